@@ -1,0 +1,266 @@
+// Package bits provides the LSB-first bit stream that every bitwire coding
+// writes to and reads from.
+//
+// The first bit written is bit 0 of byte 0; a multi-bit value is written low
+// bit first. The Writer accumulates bits in a 64-bit scratch register and
+// flushes it in whole little-endian words; the final byte is zero-padded.
+// The Reader never returns zeros past the end of its input: reading past the
+// end is ErrUnexpectedEnd, and nothing in this package panics on any input.
+//
+// Package bits knows nothing of reflection or of the codings built on it.
+package bits
+
+import (
+	"encoding/binary"
+	"errors"
+	"sync"
+)
+
+// ErrUnexpectedEnd is returned by a Reader asked for more bits than remain.
+var ErrUnexpectedEnd = errors.New("bitwire: unexpected end of input")
+
+// Writer appends bits to a byte slice. The zero value is ready to use.
+type Writer struct {
+	buf     []byte // whole flushed words (and, transiently, partial bytes)
+	scratch uint64 // pending bits, low bits first
+	n       int    // number of pending bits in scratch, 0..63
+}
+
+// NewWriter returns a Writer that appends to buf[:0], reusing its storage.
+func NewWriter(buf []byte) *Writer {
+	return &Writer{buf: buf[:0]}
+}
+
+// Reset discards everything written and reuses buf's storage.
+func (w *Writer) Reset(buf []byte) {
+	w.buf = buf[:0]
+	w.scratch = 0
+	w.n = 0
+}
+
+// WriteBits writes the low n bits of v, low bit first. n must be in 0..64;
+// bits of v above n are ignored. WriteBits panics on an n outside 0..64, which
+// is always a bug in the caller, never a property of the data.
+func (w *Writer) WriteBits(v uint64, n int) {
+	if uint(n) > 64 {
+		panic("bits: WriteBits with n outside 0..64")
+	}
+	if n < 64 {
+		v &= 1<<uint(n) - 1
+	}
+	w.scratch |= v << uint(w.n)
+	w.n += n
+	if w.n >= 64 {
+		w.buf = binary.LittleEndian.AppendUint64(w.buf, w.scratch)
+		w.n -= 64
+		// The bits of v that did not fit; a shift by 64 yields 0 in Go.
+		w.scratch = v >> uint(n-w.n)
+		if w.n == 0 {
+			w.scratch = 0
+		}
+	}
+}
+
+// WriteBool writes one bit: 1 for true.
+func (w *Writer) WriteBool(b bool) {
+	var v uint64
+	if b {
+		v = 1
+	}
+	w.WriteBits(v, 1)
+}
+
+// WriteBytes writes each byte of p as 8 bits, in order. It is the same as
+// calling WriteBits(uint64(c), 8) for every byte, only faster.
+func (w *Writer) WriteBytes(p []byte) {
+	for len(p) >= 8 {
+		w.WriteBits(binary.LittleEndian.Uint64(p), 64)
+		p = p[8:]
+	}
+	for _, c := range p {
+		w.WriteBits(uint64(c), 8)
+	}
+}
+
+// Len returns the number of bits written.
+func (w *Writer) Len() int { return len(w.buf)*8 + w.n }
+
+// Bytes returns the bytes written so far, the last one zero-padded. The slice
+// aliases the Writer's storage and is valid until the next write or Reset.
+func (w *Writer) Bytes() []byte {
+	m := len(w.buf)
+	tail := (w.n + 7) / 8
+	if tail == 0 {
+		return w.buf
+	}
+	out := binary.LittleEndian.AppendUint64(w.buf, w.scratch)
+	return out[:m+tail]
+}
+
+// Truncate discards every bit written after the first n, so that Len()
+// becomes n. It panics if n is negative or larger than Len().
+func (w *Writer) Truncate(n int) {
+	if n < 0 || n > w.Len() {
+		panic("bits: Truncate outside 0..Len()")
+	}
+	if n >= len(w.buf)*8 {
+		k := n - len(w.buf)*8
+		if k < 64 {
+			w.scratch &= 1<<uint(k) - 1
+		}
+		w.n = k
+		return
+	}
+	words := n / 64
+	k := n % 64
+	w.scratch = binary.LittleEndian.Uint64(w.buf[words*8:]) & (1<<uint(k) - 1)
+	w.buf = w.buf[:words*8]
+	w.n = k
+}
+
+var writerPool = sync.Pool{New: func() any { return new(Writer) }}
+
+// GetWriter takes a reset Writer from a pool shared by the process.
+func GetWriter() *Writer {
+	w := writerPool.Get().(*Writer)
+	w.buf = w.buf[:0]
+	w.scratch = 0
+	w.n = 0
+	return w
+}
+
+// PutWriter returns w to the pool. The caller must not use w, nor any slice
+// returned by its Bytes, afterwards. Writers that grew beyond 64 KiB are
+// dropped so the pool does not pin large buffers.
+func PutWriter(w *Writer) {
+	if cap(w.buf) > 64<<10 {
+		return
+	}
+	writerPool.Put(w)
+}
+
+// Reader reads bits from a byte slice in the order a Writer wrote them.
+type Reader struct {
+	data  []byte
+	next  int    // index of the next byte of data not yet in cache
+	cache uint64 // bits not yet consumed, low bits first
+	n     int    // number of valid bits in cache
+	total int    // len(data)*8
+	pos   int    // bits consumed
+}
+
+// NewReader returns a Reader over data.
+func NewReader(data []byte) *Reader {
+	r := &Reader{}
+	r.Reset(data)
+	return r
+}
+
+// Reset makes r read data from its first bit.
+func (r *Reader) Reset(data []byte) {
+	*r = Reader{data: data, total: len(data) * 8}
+}
+
+// refill tops the cache up to at least 57 bits when that much input remains.
+func (r *Reader) refill() {
+	if r.next+8 <= len(r.data) {
+		r.cache |= binary.LittleEndian.Uint64(r.data[r.next:]) << uint(r.n)
+		r.next += (63 - r.n) >> 3
+		r.n |= 56
+		return
+	}
+	for r.n <= 56 && r.next < len(r.data) {
+		r.cache |= uint64(r.data[r.next]) << uint(r.n)
+		r.next++
+		r.n += 8
+	}
+}
+
+// ReadBits reads n bits (0..64) and returns them as the low bits of the
+// result. It returns ErrUnexpectedEnd, consuming nothing, if fewer than n bits
+// remain, and an error for n outside 0..64.
+func (r *Reader) ReadBits(n int) (uint64, error) {
+	if uint(n) > 64 {
+		return 0, errors.New("bits: ReadBits with n outside 0..64")
+	}
+	if n > r.total-r.pos {
+		return 0, ErrUnexpectedEnd
+	}
+	if n > 56 {
+		lo := r.take(32)
+		hi := r.take(n - 32)
+		return lo | hi<<32, nil
+	}
+	return r.take(n), nil
+}
+
+// take consumes n ≤ 56 bits known to be available.
+func (r *Reader) take(n int) uint64 {
+	if r.n < n {
+		r.refill()
+	}
+	v := r.cache & (1<<uint(n) - 1)
+	r.cache >>= uint(n)
+	r.n -= n
+	r.pos += n
+	return v
+}
+
+// ReadBool reads one bit.
+func (r *Reader) ReadBool() (bool, error) {
+	if r.pos >= r.total {
+		return false, ErrUnexpectedEnd
+	}
+	return r.take(1) == 1, nil
+}
+
+// ReadBytes fills p with the next len(p)*8 bits, 8 bits a byte.
+func (r *Reader) ReadBytes(p []byte) error {
+	if len(p)*8 > r.total-r.pos {
+		return ErrUnexpectedEnd
+	}
+	for len(p) >= 4 {
+		binary.LittleEndian.PutUint32(p, uint32(r.take(32)))
+		p = p[4:]
+	}
+	for i := range p {
+		p[i] = byte(r.take(8))
+	}
+	return nil
+}
+
+// Remaining returns the number of unread bits, padding included.
+func (r *Reader) Remaining() int { return r.total - r.pos }
+
+// Pos returns the number of bits read so far.
+func (r *Reader) Pos() int { return r.pos }
+
+// Skip consumes n bits, or returns ErrUnexpectedEnd if fewer remain.
+func (r *Reader) Skip(n int) error {
+	if n < 0 || n > r.total-r.pos {
+		return ErrUnexpectedEnd
+	}
+	for n > 0 {
+		k := n
+		if k > 56 {
+			k = 56
+		}
+		r.take(k)
+		n -= k
+	}
+	return nil
+}
+
+// CheckPadding reports whether the input ends here: fewer than 8 bits remain
+// and all of them are zero. Decoders of whole messages use it to reject
+// trailing data.
+func (r *Reader) CheckPadding() bool {
+	rem := r.total - r.pos
+	if rem >= 8 {
+		return false
+	}
+	if rem == 0 {
+		return true
+	}
+	return r.take(rem) == 0
+}

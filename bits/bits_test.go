@@ -1,0 +1,203 @@
+package bits
+
+import (
+	"errors"
+	"math/rand"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestSeedExample(t *testing.T) {
+	var w Writer
+	w.WriteBits(0b101010, 3)
+	w.WriteBits(0b1111, 3)
+	require.Equal(t, 6, w.Len())
+	require.Equal(t, []byte{0b00111010}, w.Bytes())
+}
+
+func TestLSBFirst(t *testing.T) {
+	var w Writer
+	w.WriteBool(true)
+	w.WriteBool(false)
+	w.WriteBool(true)
+	w.WriteBits(0xABC, 12)
+	// bits: 1,0,1 then 0xABC low bit first
+	want := uint64(0b101) | 0xABC<<3
+	require.Equal(t, []byte{byte(want), byte(want >> 8)}, w.Bytes())
+}
+
+type item struct {
+	v uint64
+	n int
+}
+
+func randomItems(rng *rand.Rand, count int) []item {
+	items := make([]item, count)
+	for i := range items {
+		n := rng.Intn(65)
+		v := rng.Uint64()
+		if n < 64 {
+			v &= 1<<uint(n) - 1
+		}
+		items[i] = item{v, n}
+	}
+	return items
+}
+
+func TestRoundTripRandom(t *testing.T) {
+	rng := rand.New(rand.NewSource(1))
+	for trial := 0; trial < 500; trial++ {
+		items := randomItems(rng, rng.Intn(40))
+		w := NewWriter(nil)
+		total := 0
+		for _, it := range items {
+			junk := uint64(0)
+			if it.n < 64 {
+				junk = ^uint64(0) << uint(it.n) // bits above n must be ignored
+			}
+			w.WriteBits(it.v|junk, it.n)
+			total += it.n
+			require.Equal(t, total, w.Len())
+		}
+		data := w.Bytes()
+		require.Equal(t, (total+7)/8, len(data))
+		r := NewReader(data)
+		for i, it := range items {
+			got, err := r.ReadBits(it.n)
+			require.NoError(t, err)
+			require.Equal(t, it.v, got, "item %d (%d bits)", i, it.n)
+		}
+		require.Less(t, r.Remaining(), 8)
+		require.True(t, r.CheckPadding())
+	}
+}
+
+func TestJunkAboveNIgnored(t *testing.T) {
+	var w Writer
+	w.WriteBits(0xFF, 4)
+	w.WriteBits(0, 4)
+	require.Equal(t, []byte{0x0F}, w.Bytes())
+}
+
+func TestBytesThenMoreWrites(t *testing.T) {
+	var w Writer
+	w.WriteBits(0x1, 1)
+	first := append([]byte(nil), w.Bytes()...)
+	w.WriteBits(0x7F, 7)
+	require.Equal(t, []byte{0x01}, first)
+	require.Equal(t, []byte{0xFF}, w.Bytes())
+	for i := 0; i < 9; i++ {
+		w.WriteBits(uint64(i), 8)
+	}
+	require.Equal(t, []byte{0xFF, 0, 1, 2, 3, 4, 5, 6, 7, 8}, w.Bytes())
+}
+
+func TestWriteBytesReadBytes(t *testing.T) {
+	for shift := 0; shift < 8; shift++ {
+		var w Writer
+		w.WriteBits(0x55, shift)
+		p := []byte("hello, bit world! 0123456789")
+		w.WriteBytes(p)
+		r := NewReader(w.Bytes())
+		_, err := r.ReadBits(shift)
+		require.NoError(t, err)
+		got := make([]byte, len(p))
+		require.NoError(t, r.ReadBytes(got))
+		require.Equal(t, p, got)
+	}
+}
+
+func TestTruncate(t *testing.T) {
+	rng := rand.New(rand.NewSource(2))
+	for trial := 0; trial < 200; trial++ {
+		items := randomItems(rng, 30)
+		var ref Writer
+		lens := []int{0}
+		for _, it := range items {
+			ref.WriteBits(it.v, it.n)
+			lens = append(lens, ref.Len())
+		}
+		cut := rng.Intn(len(items) + 1)
+		var w Writer
+		for _, it := range items {
+			w.WriteBits(it.v, it.n)
+		}
+		w.Truncate(lens[cut])
+		require.Equal(t, lens[cut], w.Len())
+		// continue writing the rest: must equal the reference
+		for _, it := range items[cut:] {
+			w.WriteBits(it.v, it.n)
+		}
+		require.Equal(t, ref.Bytes(), w.Bytes())
+	}
+}
+
+func TestReaderUnexpectedEnd(t *testing.T) {
+	r := NewReader([]byte{0xFF, 0x01})
+	_, err := r.ReadBits(17)
+	require.True(t, errors.Is(err, ErrUnexpectedEnd))
+	require.Equal(t, 16, r.Remaining(), "a failed read consumes nothing")
+	v, err := r.ReadBits(16)
+	require.NoError(t, err)
+	require.Equal(t, uint64(0x01FF), v)
+	_, err = r.ReadBool()
+	require.ErrorIs(t, err, ErrUnexpectedEnd)
+	require.ErrorIs(t, r.Skip(1), ErrUnexpectedEnd)
+	_, err = r.ReadBits(65)
+	require.Error(t, err)
+	_, err = NewReader(nil).ReadBits(1)
+	require.ErrorIs(t, err, ErrUnexpectedEnd)
+}
+
+func TestCheckPadding(t *testing.T) {
+	r := NewReader([]byte{0x01})
+	_, _ = r.ReadBits(1)
+	require.True(t, r.CheckPadding())
+	r = NewReader([]byte{0x03})
+	_, _ = r.ReadBits(1)
+	require.False(t, r.CheckPadding(), "non-zero padding")
+	r = NewReader([]byte{0x01, 0x00})
+	_, _ = r.ReadBits(1)
+	require.False(t, r.CheckPadding(), "a whole unread byte")
+}
+
+func TestPool(t *testing.T) {
+	w := GetWriter()
+	w.WriteBits(5, 3)
+	PutWriter(w)
+	w2 := GetWriter()
+	require.Equal(t, 0, w2.Len())
+	require.Empty(t, w2.Bytes())
+}
+
+func BenchmarkWriteBits(b *testing.B) {
+	var w Writer
+	buf := make([]byte, 0, 4096)
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		w.Reset(buf)
+		for j := 0; j < 256; j++ {
+			w.WriteBits(uint64(j), 13)
+		}
+		buf = w.Bytes()
+	}
+}
+
+func BenchmarkReadBits(b *testing.B) {
+	var w Writer
+	for j := 0; j < 256; j++ {
+		w.WriteBits(uint64(j), 13)
+	}
+	data := w.Bytes()
+	var r Reader
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		r.Reset(data)
+		for j := 0; j < 256; j++ {
+			if _, err := r.ReadBits(13); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}
