@@ -105,17 +105,23 @@ func (w *Writer) Truncate(n int) {
 	}
 	if n >= len(w.buf)*8 {
 		k := n - len(w.buf)*8
-		if k < 64 {
-			w.scratch &= 1<<uint(k) - 1
-		}
+		w.scratch &= 1<<uint(k) - 1
 		w.n = k
 		return
 	}
-	words := n / 64
-	k := n % 64
-	w.scratch = binary.LittleEndian.Uint64(w.buf[words*8:]) & (1<<uint(k) - 1)
-	w.buf = w.buf[:words*8]
+	i, k := n/8, n%8
+	w.scratch = uint64(w.buf[i]) & (1<<uint(k) - 1)
+	w.buf = w.buf[:i]
 	w.n = k
+}
+
+// ResetAppend discards the pending bits and continues after the bytes of
+// dst: what is written next starts at bit 0 of byte len(dst), and Bytes
+// returns dst followed by the new bytes. Len counts dst's bytes too.
+func (w *Writer) ResetAppend(dst []byte) {
+	w.buf = dst
+	w.scratch = 0
+	w.n = 0
 }
 
 var writerPool = sync.Pool{New: func() any { return new(Writer) }}

@@ -201,3 +201,15 @@ func BenchmarkReadBits(b *testing.B) {
 		}
 	}
 }
+
+func TestResetAppend(t *testing.T) {
+	var w Writer
+	w.ResetAppend([]byte{0xAA, 0xBB, 0xCC})
+	require.Equal(t, 24, w.Len())
+	w.WriteBits(0x1234, 16)
+	w.WriteBits(1, 1)
+	w.WriteBits(0xDEADBEEFCAFE, 48)
+	w.Truncate(24 + 17)
+	w.WriteBits(0, 7)
+	require.Equal(t, []byte{0xAA, 0xBB, 0xCC, 0x34, 0x12, 0x01}, w.Bytes())
+}

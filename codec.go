@@ -1,0 +1,317 @@
+// Package bitwire serializes the state of real-time multiplayer games into
+// as few bits as possible, fast.
+//
+// Describe the state with plain Go structs and net struct tags:
+//
+//	type Player struct {
+//		X, Y   float32 `net:"q,min=-512,max=512,prec=0.01"` // 17 bits each
+//		Health int     `net:"range,min=0,max=200"`          // 8 bits
+//		Alive  bool                                         // 1 bit
+//	}
+//
+// For compiles a type once into a plan of field codings (cached per type);
+// Marshal, Append, Unmarshal, Encode and Decode then walk that plan over the
+// value's memory without reflection. The codings themselves live in package
+// fields and the bit stream in package bits, both usable by hand-written
+// code. The exact bits of every coding are documented in docs/wire-format.md.
+package bitwire
+
+import (
+	"bytes"
+	"fmt"
+	"hash/fnv"
+	"reflect"
+	"sync"
+	"unsafe"
+
+	"github.com/bitwire/bitwire/bits"
+)
+
+// Codec is the compiled plan of struct type T. It is safe for concurrent use.
+type Codec[T any] struct {
+	p       *plan
+	maxBits int
+	fp      uint64
+	layout  string
+}
+
+var codecs sync.Map // reflect.Type -> *Codec[T] (as any)
+
+// For compiles and validates the plan of struct type T, or returns the one
+// compiled before. Every tag problem is reported here, as an error wrapping
+// ErrBadTag or ErrUnsupportedType that names the field path.
+func For[T any]() (*Codec[T], error) {
+	t := reflect.TypeFor[T]()
+	if c, ok := codecs.Load(t); ok {
+		return c.(*Codec[T]), nil
+	}
+	p, err := compileRoot(t)
+	if err != nil {
+		return nil, err
+	}
+	c := &Codec[T]{p: p}
+	c.layout = layoutPlan(p)
+	c.maxBits = maxBitsPlan(p, map[*plan]bool{})
+	if c.maxBits >= 0 && p.hasSigned {
+		c.maxBits++
+	}
+	h := fnv.New64a()
+	fmt.Fprintf(h, "bitwire-1\n%s", c.layout)
+	c.fp = h.Sum64()
+	actual, _ := codecs.LoadOrStore(t, c)
+	return actual.(*Codec[T]), nil
+}
+
+// MustFor is like For but panics on error. Use it for package-level codec
+// variables of types whose tags are known to be right.
+func MustFor[T any]() *Codec[T] {
+	c, err := For[T]()
+	if err != nil {
+		panic(err)
+	}
+	return c
+}
+
+// Marshal encodes v into a new byte slice.
+func (c *Codec[T]) Marshal(v *T) ([]byte, error) {
+	return marshalPlan(c.p, unsafe.Pointer(v))
+}
+
+// Append encodes v after the bytes of dst and returns the extended slice. On
+// error it returns dst unchanged. It allocates nothing when dst has room.
+func (c *Codec[T]) Append(dst []byte, v *T) ([]byte, error) {
+	return appendPlan(dst, c.p, unsafe.Pointer(v))
+}
+
+// Unmarshal decodes data into v, which it overwrites. It reuses v's slices,
+// strings, maps and pointees where it can. data must hold exactly one value:
+// a whole unread byte or non-zero padding bits is ErrTrailingData. On error,
+// v may be partly overwritten.
+func (c *Codec[T]) Unmarshal(data []byte, v *T) error {
+	return unmarshalPlan(data, c.p, unsafe.Pointer(v))
+}
+
+// Encode writes v to w, after whatever w holds: many values can share one
+// packet. On error w is left as it was.
+func (c *Codec[T]) Encode(w *bits.Writer, v *T) error {
+	return encodeRoot(c.p, w, unsafe.Pointer(v))
+}
+
+// Decode reads one value from r into v. Unlike Unmarshal it does not check
+// that the input ends after the value.
+func (c *Codec[T]) Decode(r *bits.Reader, v *T) error {
+	return decodeRoot(c.p, r, unsafe.Pointer(v))
+}
+
+// Quantize replaces v, in place, with exactly what a receiver decodes from
+// its encoding: floats snap to their quantization step, and so on. It fails
+// where Marshal would fail.
+func (c *Codec[T]) Quantize(v *T) error {
+	if v == nil {
+		return nilError(c.p)
+	}
+	w := bits.GetWriter()
+	defer bits.PutWriter(w)
+	if err := encodeRoot(c.p, w, unsafe.Pointer(v)); err != nil {
+		return err
+	}
+	var r bits.Reader
+	r.Reset(w.Bytes())
+	return decodeRoot(c.p, &r, unsafe.Pointer(v))
+}
+
+// Equal reports whether a and b are equal after quantization, that is
+// whether they encode to the same bits. A value that cannot be encoded is
+// equal to nothing.
+func (c *Codec[T]) Equal(a, b *T) bool {
+	wa, wb := bits.GetWriter(), bits.GetWriter()
+	defer bits.PutWriter(wa)
+	defer bits.PutWriter(wb)
+	if encodeRoot(c.p, wa, unsafe.Pointer(a)) != nil || encodeRoot(c.p, wb, unsafe.Pointer(b)) != nil {
+		return false
+	}
+	return wa.Len() == wb.Len() && bytes.Equal(wa.Bytes(), wb.Bytes())
+}
+
+// MaxBits returns the worst-case size of Encode in bits, or -1 when it is
+// unbounded (a string, slice or map without maxlen, or a recursive type).
+func (c *Codec[T]) MaxBits() int { return c.maxBits }
+
+// Fingerprint is a hash of the compiled layout: two codecs with the same
+// layout (field order, codings and their parameters) have the same
+// fingerprint, so peers can check they speak the same format.
+func (c *Codec[T]) Fingerprint() uint64 { return c.fp }
+
+// Layout returns a table of the compiled plan: one row per leaf with its
+// field path, coding, size in bits and options.
+func (c *Codec[T]) Layout() string { return c.layout }
+
+// ---- package-level functions: any struct, found through a cache ----
+
+var rootPlans sync.Map // reflect.Type -> *plan
+
+func planOf(t reflect.Type) (*plan, error) {
+	if p, ok := rootPlans.Load(t); ok {
+		return p.(*plan), nil
+	}
+	p, err := compileRoot(t)
+	if err != nil {
+		return nil, err
+	}
+	rootPlans.Store(t, p)
+	return p, nil
+}
+
+// valuePointer returns the plan of v's struct type and a pointer to the
+// struct: v itself when it is a pointer, else a copy.
+func valuePointer(v any) (*plan, unsafe.Pointer, error) {
+	rv := reflect.ValueOf(v)
+	if !rv.IsValid() {
+		return nil, nil, fmt.Errorf("%w: nil", ErrUnsupportedType)
+	}
+	t := rv.Type()
+	if t.Kind() == reflect.Pointer {
+		p, err := planOf(t.Elem())
+		if err != nil {
+			return nil, nil, err
+		}
+		if rv.IsNil() {
+			return nil, nil, nilError(p)
+		}
+		return p, rv.UnsafePointer(), nil
+	}
+	p, err := planOf(t)
+	if err != nil {
+		return nil, nil, err
+	}
+	cp := reflect.New(t)
+	cp.Elem().Set(rv)
+	return p, cp.UnsafePointer(), nil
+}
+
+func nilError(p *plan) error {
+	return &FieldError{Path: p.name, Bit: -1, Err: fmt.Errorf("%w: nil pointer", ErrInvalidValue)}
+}
+
+// Marshal encodes v, a struct or a pointer to one, into a new byte slice.
+func Marshal(v any) ([]byte, error) {
+	p, ptr, err := valuePointer(v)
+	if err != nil {
+		return nil, err
+	}
+	return marshalPlan(p, ptr)
+}
+
+// Append encodes v, a struct or a pointer to one, after the bytes of dst.
+func Append(dst []byte, v any) ([]byte, error) {
+	p, ptr, err := valuePointer(v)
+	if err != nil {
+		return dst, err
+	}
+	return appendPlan(dst, p, ptr)
+}
+
+// Unmarshal decodes data into v, a non-nil pointer to a struct.
+func Unmarshal(data []byte, v any) error {
+	rv := reflect.ValueOf(v)
+	if !rv.IsValid() || rv.Kind() != reflect.Pointer {
+		return fmt.Errorf("%w: Unmarshal needs a non-nil pointer to a struct, not %T", ErrUnsupportedType, v)
+	}
+	p, err := planOf(rv.Type().Elem())
+	if err != nil {
+		return err
+	}
+	if rv.IsNil() {
+		return nilError(p)
+	}
+	return unmarshalPlan(data, p, rv.UnsafePointer())
+}
+
+// ---- shared by both ----
+
+func marshalPlan(p *plan, ptr unsafe.Pointer) ([]byte, error) {
+	if ptr == nil {
+		return nil, nilError(p)
+	}
+	w := bits.GetWriter()
+	defer bits.PutWriter(w)
+	if err := encodeRoot(p, w, ptr); err != nil {
+		return nil, err
+	}
+	return append([]byte(nil), w.Bytes()...), nil
+}
+
+func appendPlan(dst []byte, p *plan, ptr unsafe.Pointer) ([]byte, error) {
+	if ptr == nil {
+		return dst, nilError(p)
+	}
+	var w bits.Writer
+	w.ResetAppend(dst)
+	if err := encodeRoot(p, &w, ptr); err != nil {
+		return dst, err
+	}
+	return w.Bytes(), nil
+}
+
+func unmarshalPlan(data []byte, p *plan, ptr unsafe.Pointer) error {
+	if ptr == nil {
+		return nilError(p)
+	}
+	var r bits.Reader
+	r.Reset(data)
+	if err := decodeRoot(p, &r, ptr); err != nil {
+		return err
+	}
+	if !r.CheckPadding() {
+		return &FieldError{Path: p.name, Bit: r.Pos(), Err: ErrTrailingData}
+	}
+	return nil
+}
+
+// encodeRoot writes one message: the sign flag when the plan has signed
+// adaptive integers, then the struct. The flag is first written as 0; if a
+// negative value turns up, the writer rewinds and encodes again with it set.
+func encodeRoot(p *plan, w *bits.Writer, ptr unsafe.Pointer) error {
+	if ptr == nil {
+		return nilError(p)
+	}
+	start := w.Len()
+	e := encoder{w: w}
+	if p.hasSigned {
+		w.WriteBool(false)
+	}
+	err := e.encStruct(p, ptr)
+	if err == errNeedSign {
+		w.Truncate(start)
+		w.WriteBool(true)
+		e = encoder{w: w, neg: true}
+		err = e.encStruct(p, ptr)
+	}
+	if err != nil {
+		w.Truncate(start)
+		return rootError(p, err, w.Len())
+	}
+	return nil
+}
+
+func decodeRoot(p *plan, r *bits.Reader, ptr unsafe.Pointer) error {
+	if ptr == nil {
+		return nilError(p)
+	}
+	d := decoder{r: r}
+	if p.hasSigned {
+		neg, err := r.ReadBool()
+		if err != nil {
+			return rootError(p, err, r.Pos())
+		}
+		d.neg = neg
+	}
+	if err := d.decStruct(p, ptr); err != nil {
+		return rootError(p, err, r.Pos())
+	}
+	return nil
+}
+
+func rootError(p *plan, err error, bit int) error {
+	return wrapField(err, p.name, bit)
+}

@@ -1,0 +1,85 @@
+package bitwire
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/bitwire/bitwire/bits"
+	"github.com/bitwire/bitwire/fields"
+)
+
+// The errors bitwire returns. Test for them with errors.Is: they arrive
+// wrapped in a *FieldError that names the field path and the bit offset.
+var (
+	// ErrUnexpectedEnd: the input ended in the middle of a value. It is the
+	// same value as bits.ErrUnexpectedEnd.
+	ErrUnexpectedEnd = bits.ErrUnexpectedEnd
+	// ErrOutOfRange: a value lies outside the range its tag declares (on
+	// encode, unless the field has clamp), or a decoded value does not fit
+	// the declared range or the field's Go type.
+	ErrOutOfRange = fields.ErrOutOfRange
+	// ErrInvalidValue: NaN or ±Inf where a finite number is needed, a
+	// quaternion that is not of unit length, or a cyclic value.
+	ErrInvalidValue = fields.ErrInvalidValue
+	// ErrTooLong: a string, slice or map longer than its maxlen (or the
+	// default limit when it has none).
+	ErrTooLong = fields.ErrTooLong
+	// ErrMalformed: input no encoder produces, such as an overlong varint,
+	// a duplicated map key or nesting deeper than the decode limit.
+	ErrMalformed = fields.ErrMalformed
+	// ErrTrailingData: Unmarshal found a whole unread byte, or non-zero
+	// padding bits, after the value.
+	ErrTrailingData = errors.New("bitwire: trailing data after the value")
+	// ErrBadTag: For found a malformed or misapplied net tag.
+	ErrBadTag = errors.New("bitwire: bad net tag")
+	// ErrUnsupportedType: For found a field of a kind bitwire cannot code
+	// (chan, func, interface, complex, unsafe.Pointer).
+	ErrUnsupportedType = errors.New("bitwire: unsupported type")
+)
+
+// FieldError is the error type of every failure bitwire reports about a
+// field: it names the field path (such as "Player.Pos.X" or
+// "World.Crates[3].Rot") and, for encoding and decoding, the bit offset in
+// the message where the failure happened. Unwrap gives the sentinel error.
+type FieldError struct {
+	Path string // the field path, starting with the type name
+	Bit  int    // bit offset in the message; -1 when not applicable (For)
+	Err  error  // the cause, one of the sentinel errors possibly wrapped
+}
+
+func (e *FieldError) Error() string {
+	if e.Bit < 0 {
+		return fmt.Sprintf("%s: %v", e.Path, e.Err)
+	}
+	return fmt.Sprintf("%s: %v (at bit %d)", e.Path, e.Err, e.Bit)
+}
+
+// Unwrap returns the cause.
+func (e *FieldError) Unwrap() error { return e.Err }
+
+// errNeedSign is the internal signal that a message needs its "any
+// negative" flag set; the encoder rewinds and encodes again. It never
+// escapes to a caller.
+var errNeedSign = errors.New("bitwire: internal: message needs the sign flag")
+
+// wrapField prefixes err's path with name (a field name or "[i]"). bit is
+// the offset recorded when err is not yet a *FieldError.
+func wrapField(err error, name string, bit int) error {
+	if err == errNeedSign {
+		return err
+	}
+	var fe *FieldError
+	if errors.As(err, &fe) {
+		switch {
+		case fe.Path == "":
+			fe.Path = name
+		case strings.HasPrefix(fe.Path, "["):
+			fe.Path = name + fe.Path
+		default:
+			fe.Path = name + "." + fe.Path
+		}
+		return err
+	}
+	return &FieldError{Path: name, Bit: bit, Err: err}
+}

@@ -1,0 +1,793 @@
+package bitwire
+
+import (
+	"fmt"
+	"math"
+	"reflect"
+	"sort"
+	"time"
+	"unsafe"
+
+	"github.com/bitwire/bitwire/bits"
+	"github.com/bitwire/bitwire/fields"
+)
+
+// This file holds the hot path: the encoder and decoder that walk a
+// compiled plan over raw memory. Each coding's write and read sit side by
+// side. Nothing here calls the reflect API except for maps and for
+// allocating a slice or a pointee the value does not have yet.
+
+// DefaultMaxLen caps the length of a string, slice or map that has no
+// maxlen tag, when encoding and when decoding.
+const DefaultMaxLen = 1 << 20
+
+// DefaultMaxDepth caps the nesting of structs while encoding or decoding
+// (recursive types, cyclic values, hostile input).
+const DefaultMaxDepth = 100
+
+type encoder struct {
+	w     *bits.Writer
+	neg   bool // the message's "any negative" flag
+	depth int
+}
+
+type decoder struct {
+	r       *bits.Reader
+	neg     bool
+	depth   int
+	scratch [64]byte
+}
+
+type sliceHeader struct {
+	data unsafe.Pointer
+	len  int
+	cap  int
+}
+
+// ---- memory access ----
+
+func loadInt(p unsafe.Pointer, m memKind) uint64 {
+	switch m {
+	case mU8:
+		return uint64(*(*uint8)(p))
+	case mU16:
+		return uint64(*(*uint16)(p))
+	case mU32:
+		return uint64(*(*uint32)(p))
+	case mU64:
+		return *(*uint64)(p)
+	case mI8:
+		return uint64(int64(*(*int8)(p)))
+	case mI16:
+		return uint64(int64(*(*int16)(p)))
+	case mI32:
+		return uint64(int64(*(*int32)(p)))
+	case mI64:
+		return uint64(*(*int64)(p))
+	}
+	return 0
+}
+
+func storeInt(p unsafe.Pointer, m memKind, v uint64) {
+	switch m {
+	case mU8, mI8:
+		*(*uint8)(p) = uint8(v)
+	case mU16, mI16:
+		*(*uint16)(p) = uint16(v)
+	case mU32, mI32:
+		*(*uint32)(p) = uint32(v)
+	case mU64, mI64:
+		*(*uint64)(p) = v
+	}
+}
+
+// fitsInt reports whether v (sign-extended for signed kinds) is a value of m.
+func fitsInt(m memKind, v uint64) bool {
+	switch m {
+	case mU8:
+		return v <= math.MaxUint8
+	case mU16:
+		return v <= math.MaxUint16
+	case mU32:
+		return v <= math.MaxUint32
+	case mI8:
+		return int64(v) >= math.MinInt8 && int64(v) <= math.MaxInt8
+	case mI16:
+		return int64(v) >= math.MinInt16 && int64(v) <= math.MaxInt16
+	case mI32:
+		return int64(v) >= math.MinInt32 && int64(v) <= math.MaxInt32
+	}
+	return true
+}
+
+func loadFloat(p unsafe.Pointer, m memKind) float64 {
+	if m == mF32 {
+		return float64(*(*float32)(p))
+	}
+	return *(*float64)(p)
+}
+
+func storeFloat(p unsafe.Pointer, m memKind, v float64) {
+	if m == mF32 {
+		*(*float32)(p) = float32(v)
+	} else {
+		*(*float64)(p) = v
+	}
+}
+
+// ---- structs ----
+
+func (e *encoder) encStruct(p *plan, base unsafe.Pointer) error {
+	e.depth++
+	if e.depth > DefaultMaxDepth {
+		return fmt.Errorf("%w: nesting deeper than %d (a cyclic value?)", ErrInvalidValue, DefaultMaxDepth)
+	}
+	for i := range p.fields {
+		f := &p.fields[i]
+		if f.grp != nil {
+			if f.grp.members[0] == i {
+				s := seq{base: base, p: p, idx: f.grp.members}
+				if err := e.encGroup(&s, len(f.grp.members), f.grp.width); err != nil {
+					return err
+				}
+			}
+			continue
+		}
+		if err := e.encNode(f.node, ptrAt(base, f.off)); err != nil {
+			return wrapField(err, f.name, e.w.Len())
+		}
+	}
+	e.depth--
+	return nil
+}
+
+func (d *decoder) decStruct(p *plan, base unsafe.Pointer) error {
+	d.depth++
+	if d.depth > DefaultMaxDepth {
+		return fmt.Errorf("%w: nesting deeper than %d", ErrMalformed, DefaultMaxDepth)
+	}
+	for i := range p.fields {
+		f := &p.fields[i]
+		if f.grp != nil {
+			if f.grp.members[0] == i {
+				s := seq{base: base, p: p, idx: f.grp.members}
+				if err := d.decGroup(&s, len(f.grp.members), f.grp.width); err != nil {
+					return err
+				}
+			}
+			continue
+		}
+		if err := d.decNode(f.node, ptrAt(base, f.off)); err != nil {
+			return wrapField(err, f.name, d.r.Pos())
+		}
+	}
+	d.depth--
+	return nil
+}
+
+// ---- one node ----
+
+func (e *encoder) encNode(n *node, p unsafe.Pointer) error {
+	w := e.w
+	switch n.code {
+	case cBool:
+		w.WriteBool(*(*bool)(p))
+	case cBits:
+		x := loadInt(p, n.mem)
+		if n.mem.signed() {
+			return fields.WriteInt(w, int64(x), n.n)
+		}
+		return fields.WriteUint(w, x, n.n)
+	case cRange:
+		x := loadInt(p, n.mem)
+		if n.mem.signed() {
+			v := int64(x)
+			if n.clamp {
+				v = n.irng.Clamp(v)
+			}
+			return n.irng.Write(w, v)
+		}
+		if n.clamp {
+			x = n.urng.Clamp(x)
+		}
+		return n.urng.Write(w, x)
+	case cQ:
+		if n.clamp {
+			return n.q.WriteClamp(w, loadFloat(p, n.mem))
+		}
+		return n.q.Write(w, loadFloat(p, n.mem))
+	case cFloat:
+		if n.mem == mF32 {
+			w.WriteBits(uint64(*(*uint32)(p)), 32)
+		} else {
+			w.WriteBits(*(*uint64)(p), 64)
+		}
+	case cFixed, cBitlen:
+		return e.encInt(n, p)
+	case cVarint:
+		x := loadInt(p, n.mem)
+		if n.mem.signed() {
+			x = fields.Zigzag(int64(x))
+		}
+		fields.WriteVarint(w, x, n.n)
+	case cString:
+		s := *(*string)(p)
+		if n.maxlen == 0 && len(s) > DefaultMaxLen {
+			return fmt.Errorf("%w: %d bytes, over the default limit %d", ErrTooLong, len(s), DefaultMaxLen)
+		}
+		return fields.WriteString(w, s, n.maxlen)
+	case cBytes:
+		b := *(*[]byte)(p)
+		if n.maxlen == 0 && len(b) > DefaultMaxLen {
+			return fmt.Errorf("%w: %d bytes, over the default limit %d", ErrTooLong, len(b), DefaultMaxLen)
+		}
+		return fields.WriteBytes(w, b, n.maxlen)
+	case cQuat:
+		return n.quat.Write(w, loadQuat(n, p))
+	case cTime:
+		t := (*time.Time)(p)
+		fields.WriteBitlen(w, fields.Zigzag(t.Unix()), 6)
+		w.WriteBits(uint64(t.Nanosecond()), 30)
+	case cStruct:
+		return e.encStruct(n.sub, p)
+	case cArray:
+		return e.encElems(n, p, n.count)
+	case cSlice:
+		sh := (*sliceHeader)(p)
+		if err := writeLen(w, sh.len, n.maxlen); err != nil {
+			return err
+		}
+		return e.encElems(n, sh.data, sh.len)
+	case cPtr:
+		q := *(*unsafe.Pointer)(p)
+		w.WriteBool(q != nil)
+		if q != nil {
+			return e.encNode(n.elem, q)
+		}
+	case cMap:
+		return e.encMap(n, p)
+	}
+	return nil
+}
+
+func (d *decoder) decNode(n *node, p unsafe.Pointer) error {
+	r := d.r
+	switch n.code {
+	case cBool:
+		b, err := r.ReadBool()
+		if err != nil {
+			return err
+		}
+		*(*bool)(p) = b
+	case cBits:
+		if n.mem.signed() {
+			v, err := fields.ReadInt(r, n.n)
+			if err != nil {
+				return err
+			}
+			storeInt(p, n.mem, uint64(v))
+			return nil
+		}
+		v, err := fields.ReadUint(r, n.n)
+		if err != nil {
+			return err
+		}
+		storeInt(p, n.mem, v)
+	case cRange:
+		if n.mem.signed() {
+			v, err := n.irng.Read(r)
+			if err != nil {
+				return err
+			}
+			storeInt(p, n.mem, uint64(v))
+			return nil
+		}
+		v, err := n.urng.Read(r)
+		if err != nil {
+			return err
+		}
+		storeInt(p, n.mem, v)
+	case cQ:
+		v, err := n.q.Read(r)
+		if err != nil {
+			return err
+		}
+		storeFloat(p, n.mem, v)
+	case cFloat:
+		if n.mem == mF32 {
+			v, err := r.ReadBits(32)
+			if err != nil {
+				return err
+			}
+			*(*uint32)(p) = uint32(v)
+		} else {
+			v, err := r.ReadBits(64)
+			if err != nil {
+				return err
+			}
+			*(*uint64)(p) = v
+		}
+	case cFixed, cBitlen:
+		return d.decInt(n, p)
+	case cVarint:
+		v, err := fields.ReadVarint(r, n.n)
+		if err != nil {
+			return err
+		}
+		if n.mem.signed() {
+			v = uint64(fields.Unzigzag(v))
+		}
+		if !fitsInt(n.mem, v) {
+			return fmt.Errorf("%w: varint does not fit %s", ErrOutOfRange, n.typ)
+		}
+		storeInt(p, n.mem, v)
+	case cString:
+		l, err := d.readLen(n, 8)
+		if err != nil {
+			return err
+		}
+		sp := (*string)(p)
+		if l <= len(d.scratch) {
+			buf := d.scratch[:l]
+			if err := r.ReadBytes(buf); err != nil {
+				return err
+			}
+			if *sp != string(buf) { // unchanged strings cost no allocation
+				*sp = string(buf)
+			}
+			return nil
+		}
+		buf := make([]byte, l)
+		if err := r.ReadBytes(buf); err != nil {
+			return err
+		}
+		*sp = unsafe.String(&buf[0], l)
+	case cBytes:
+		bp := (*[]byte)(p)
+		l, err := d.readLen(n, 8)
+		if err != nil {
+			return err
+		}
+		if l == 0 {
+			*bp = nil
+			return nil
+		}
+		b := *bp
+		if cap(b) < l {
+			b = make([]byte, l)
+		}
+		b = b[:l]
+		if err := r.ReadBytes(b); err != nil {
+			return err
+		}
+		*bp = b
+	case cQuat:
+		q, err := n.quat.Read(r)
+		if err != nil {
+			return err
+		}
+		storeQuat(n, p, q)
+	case cTime:
+		z, err := fields.ReadBitlen(r, 6)
+		if err != nil {
+			return err
+		}
+		ns, err := r.ReadBits(30)
+		if err != nil {
+			return err
+		}
+		if ns >= 1e9 {
+			return fmt.Errorf("%w: %d nanoseconds", ErrOutOfRange, ns)
+		}
+		*(*time.Time)(p) = time.Unix(fields.Unzigzag(z), int64(ns)).UTC()
+	case cStruct:
+		return d.decStruct(n.sub, p)
+	case cArray:
+		return d.decElems(n, p, n.count)
+	case cSlice:
+		l, err := d.readLen(n, n.emin)
+		if err != nil {
+			return err
+		}
+		sh := (*sliceHeader)(p)
+		if l == 0 {
+			*sh = sliceHeader{}
+			return nil
+		}
+		if sh.cap < l {
+			nv := reflect.MakeSlice(n.typ, l, l)
+			sh.data, sh.cap = nv.UnsafePointer(), l
+		}
+		sh.len = l
+		return d.decElems(n, sh.data, l)
+	case cPtr:
+		present, err := r.ReadBool()
+		if err != nil {
+			return err
+		}
+		pp := (*unsafe.Pointer)(p)
+		if !present {
+			*pp = nil
+			return nil
+		}
+		if *pp == nil {
+			*pp = reflect.New(n.typ.Elem()).UnsafePointer()
+		}
+		return d.decNode(n.elem, *pp)
+	case cMap:
+		return d.decMap(n, p)
+	}
+	return nil
+}
+
+// ---- lengths ----
+
+func writeLen(w *bits.Writer, l, maxlen int) error {
+	if maxlen == 0 && l > DefaultMaxLen {
+		return fmt.Errorf("%w: length %d, over the default limit %d", ErrTooLong, l, DefaultMaxLen)
+	}
+	return fields.WriteLen(w, l, maxlen)
+}
+
+// readLen reads a length and checks it against the limits and against what
+// the rest of the input can hold at minBits bits an element, before the
+// caller allocates anything.
+func (d *decoder) readLen(n *node, minBits int) (int, error) {
+	l, err := fields.ReadLen(d.r, n.maxlen)
+	if err != nil {
+		return 0, err
+	}
+	if n.maxlen == 0 && l > DefaultMaxLen {
+		return 0, fmt.Errorf("%w: length %d, over the default limit %d", ErrTooLong, l, DefaultMaxLen)
+	}
+	if minBits > 0 && l > d.r.Remaining()/minBits {
+		return 0, fmt.Errorf("%w: length %d needs more input than remains", ErrUnexpectedEnd, l)
+	}
+	return l, nil
+}
+
+// ---- arrays and slices ----
+
+func (e *encoder) encElems(n *node, base unsafe.Pointer, count int) error {
+	el := n.elem
+	if el.groupable() {
+		s := seq{base: base, stride: n.stride, elem: el}
+		return e.encGroup(&s, count, el.n)
+	}
+	for i := 0; i < count; i++ {
+		if err := e.encNode(el, ptrAt(base, uintptr(i)*n.stride)); err != nil {
+			return wrapField(err, fmt.Sprintf("[%d]", i), e.w.Len())
+		}
+	}
+	return nil
+}
+
+func (d *decoder) decElems(n *node, base unsafe.Pointer, count int) error {
+	el := n.elem
+	if el.groupable() {
+		s := seq{base: base, stride: n.stride, elem: el}
+		return d.decGroup(&s, count, el.n)
+	}
+	for i := 0; i < count; i++ {
+		if err := d.decNode(el, ptrAt(base, uintptr(i)*n.stride)); err != nil {
+			return wrapField(err, fmt.Sprintf("[%d]", i), d.r.Pos())
+		}
+	}
+	return nil
+}
+
+// ---- adaptive bit-length integers and their groups ----
+
+func isSigned(n *node) bool { return n.code == cFixed || n.mem.signed() }
+
+// intValue returns the sign and magnitude of a bitlen or fixed value.
+func intValue(n *node, p unsafe.Pointer) (neg bool, mag uint64, err error) {
+	if n.code == cFixed {
+		i, err := n.fx.ToInt(loadFloat(p, n.mem))
+		if err != nil {
+			return false, 0, err
+		}
+		neg, mag = fields.Magnitude(i)
+		return neg, mag, nil
+	}
+	x := loadInt(p, n.mem)
+	if n.mem.signed() {
+		neg, mag = fields.Magnitude(int64(x))
+		return neg, mag, nil
+	}
+	return false, x, nil
+}
+
+// storeInt stores a decoded sign and magnitude into a bitlen or fixed value.
+func storeSignMag(n *node, p unsafe.Pointer, neg bool, mag uint64) error {
+	if neg && mag == 0 {
+		return fmt.Errorf("%w: negative zero", ErrMalformed)
+	}
+	var v uint64
+	switch {
+	case neg:
+		if mag > 1<<63 {
+			return fmt.Errorf("%w: -%d does not fit int64", ErrOutOfRange, mag)
+		}
+		v = -mag
+	case isSigned(n) && mag > math.MaxInt64:
+		return fmt.Errorf("%w: %d does not fit int64", ErrOutOfRange, mag)
+	default:
+		v = mag
+	}
+	if n.code == cFixed {
+		storeFloat(p, n.mem, n.fx.FromInt(int64(v)))
+		return nil
+	}
+	if !fitsInt(n.mem, v) {
+		return fmt.Errorf("%w: value does not fit %s", ErrOutOfRange, n.typ)
+	}
+	storeInt(p, n.mem, v)
+	return nil
+}
+
+func (e *encoder) encInt(n *node, p unsafe.Pointer) error {
+	neg, mag, err := intValue(n, p)
+	if err != nil {
+		return err
+	}
+	if neg && !e.neg {
+		return errNeedSign
+	}
+	if e.neg && isSigned(n) {
+		e.w.WriteBool(neg)
+	}
+	fields.WriteBitlen(e.w, mag, n.n)
+	return nil
+}
+
+func (d *decoder) decInt(n *node, p unsafe.Pointer) error {
+	neg := false
+	if d.neg && isSigned(n) {
+		b, err := d.r.ReadBool()
+		if err != nil {
+			return err
+		}
+		neg = b
+	}
+	mag, err := fields.ReadBitlen(d.r, n.n)
+	if err != nil {
+		return err
+	}
+	return storeSignMag(n, p, neg, mag)
+}
+
+// seq addresses the members of a group: the elements of an array or slice,
+// or the fields of one struct that share a group name.
+type seq struct {
+	base   unsafe.Pointer
+	stride uintptr
+	elem   *node
+	p      *plan
+	idx    []int
+}
+
+func (s *seq) at(i int) (*node, unsafe.Pointer) {
+	if s.idx != nil {
+		f := &s.p.fields[s.idx[i]]
+		return f.node, ptrAt(s.base, f.off)
+	}
+	return s.elem, ptrAt(s.base, uintptr(i)*s.stride)
+}
+
+func (s *seq) wrap(err error, i, bit int) error {
+	if s.idx != nil {
+		return wrapField(err, s.p.fields[s.idx[i]].name, bit)
+	}
+	return wrapField(err, fmt.Sprintf("[%d]", i), bit)
+}
+
+// encGroup writes count values sharing one bit length when that is
+// strictly shorter: a mode bit (for two or more values), then either every
+// value coded alone, or the shared highest-bit index in width bits and each
+// value's sign bit (signed values of a message with the sign flag) and low
+// p+1 bits.
+func (e *encoder) encGroup(s *seq, count, width int) error {
+	if count == 0 {
+		return nil
+	}
+	if count == 1 {
+		n, p := s.at(0)
+		if err := e.encInt(n, p); err != nil {
+			return s.wrap(err, 0, e.w.Len())
+		}
+		return nil
+	}
+	maxHigh, indiv, signBits := 0, 0, 0
+	for i := 0; i < count; i++ {
+		n, p := s.at(i)
+		neg, mag, err := intValue(n, p)
+		if err != nil {
+			return s.wrap(err, i, e.w.Len())
+		}
+		if neg && !e.neg {
+			return errNeedSign
+		}
+		if e.neg && isSigned(n) {
+			signBits++
+		}
+		indiv += fields.BitlenBits(mag, n.n)
+		if h := fields.HighBit(mag); h > maxHigh {
+			maxHigh = h
+		}
+	}
+	shared := width + count*(maxHigh+1)
+	if shared >= indiv {
+		e.w.WriteBool(false)
+		for i := 0; i < count; i++ {
+			n, p := s.at(i)
+			if err := e.encInt(n, p); err != nil {
+				return s.wrap(err, i, e.w.Len())
+			}
+		}
+		return nil
+	}
+	e.w.WriteBool(true)
+	e.w.WriteBits(uint64(maxHigh), width)
+	for i := 0; i < count; i++ {
+		n, p := s.at(i)
+		neg, mag, _ := intValue(n, p)
+		if e.neg && isSigned(n) {
+			e.w.WriteBool(neg)
+		}
+		e.w.WriteBits(mag, maxHigh+1)
+	}
+	return nil
+}
+
+func (d *decoder) decGroup(s *seq, count, width int) error {
+	if count == 0 {
+		return nil
+	}
+	shared := false
+	if count > 1 {
+		b, err := d.r.ReadBool()
+		if err != nil {
+			return s.wrap(err, 0, d.r.Pos())
+		}
+		shared = b
+	}
+	if !shared {
+		for i := 0; i < count; i++ {
+			n, p := s.at(i)
+			if err := d.decInt(n, p); err != nil {
+				return s.wrap(err, i, d.r.Pos())
+			}
+		}
+		return nil
+	}
+	h, err := d.r.ReadBits(width)
+	if err != nil {
+		return s.wrap(err, 0, d.r.Pos())
+	}
+	for i := 0; i < count; i++ {
+		n, p := s.at(i)
+		neg := false
+		if d.neg && isSigned(n) {
+			if neg, err = d.r.ReadBool(); err != nil {
+				return s.wrap(err, i, d.r.Pos())
+			}
+		}
+		mag, err := d.r.ReadBits(int(h) + 1)
+		if err != nil {
+			return s.wrap(err, i, d.r.Pos())
+		}
+		if err := storeSignMag(n, p, neg, mag); err != nil {
+			return s.wrap(err, i, d.r.Pos())
+		}
+	}
+	return nil
+}
+
+// ---- quaternions ----
+
+func loadQuat(n *node, p unsafe.Pointer) [4]float64 {
+	var q [4]float64
+	for i := range q {
+		q[i] = loadFloat(ptrAt(p, n.qoff[i]), n.mem)
+	}
+	return q
+}
+
+func storeQuat(n *node, p unsafe.Pointer, q [4]float64) {
+	for i := range q {
+		storeFloat(ptrAt(p, n.qoff[i]), n.mem, q[i])
+	}
+}
+
+// ---- maps (the one coding that uses reflect on the hot path) ----
+
+func (e *encoder) encMap(n *node, p unsafe.Pointer) error {
+	mv := reflect.NewAt(n.typ, p).Elem()
+	l := mv.Len()
+	if err := writeLen(e.w, l, n.maxlen); err != nil {
+		return err
+	}
+	if l == 0 {
+		return nil
+	}
+	keys := make([]reflect.Value, 0, l)
+	vals := make([]reflect.Value, 0, l)
+	it := mv.MapRange()
+	for it.Next() {
+		k := reflect.New(n.typ.Key())
+		k.Elem().Set(it.Key())
+		v := reflect.New(n.typ.Elem())
+		v.Elem().Set(it.Value())
+		vals = append(vals, v)
+		keys = append(keys, k.Elem())
+	}
+	order := make([]int, l)
+	for i := range order {
+		order[i] = i
+	}
+	sortIndexes(keys, order)
+	for _, i := range order {
+		if err := e.encNode(n.key, keys[i].Addr().UnsafePointer()); err != nil {
+			return wrapField(err, fmt.Sprintf("{%v}", keys[i]), e.w.Len())
+		}
+		if err := e.encNode(n.elem, vals[i].UnsafePointer()); err != nil {
+			return wrapField(err, fmt.Sprintf("[%v]", keys[i]), e.w.Len())
+		}
+	}
+	return nil
+}
+
+func (d *decoder) decMap(n *node, p unsafe.Pointer) error {
+	l, err := d.readLen(n, n.emin)
+	if err != nil {
+		return err
+	}
+	mv := reflect.NewAt(n.typ, p).Elem()
+	if l == 0 {
+		mv.SetZero()
+		return nil
+	}
+	if mv.IsNil() {
+		mv.Set(reflect.MakeMapWithSize(n.typ, l))
+	} else {
+		mv.Clear()
+	}
+	k := reflect.New(n.typ.Key())
+	v := reflect.New(n.typ.Elem())
+	for i := 0; i < l; i++ {
+		k.Elem().SetZero()
+		v.Elem().SetZero()
+		if err := d.decNode(n.key, k.UnsafePointer()); err != nil {
+			return wrapField(err, fmt.Sprintf("{#%d}", i), d.r.Pos())
+		}
+		if err := d.decNode(n.elem, v.UnsafePointer()); err != nil {
+			return wrapField(err, fmt.Sprintf("[%v]", k.Elem()), d.r.Pos())
+		}
+		mv.SetMapIndex(k.Elem(), v.Elem())
+	}
+	if mv.Len() != l {
+		return fmt.Errorf("%w: duplicate map key", ErrMalformed)
+	}
+	return nil
+}
+
+// sortIndexes orders idx by the keys they point to.
+func sortIndexes(keys []reflect.Value, idx []int) {
+	less := keyLess(keys)
+	sort.Slice(idx, func(a, b int) bool { return less(idx[a], idx[b]) })
+}
+
+func keyLess(keys []reflect.Value) func(i, j int) bool {
+	switch keys[0].Kind() {
+	case reflect.Bool:
+		return func(i, j int) bool { return !keys[i].Bool() && keys[j].Bool() }
+	case reflect.String:
+		return func(i, j int) bool { return keys[i].String() < keys[j].String() }
+	case reflect.Float32, reflect.Float64:
+		return func(i, j int) bool { return keys[i].Float() < keys[j].Float() }
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return func(i, j int) bool { return keys[i].Int() < keys[j].Int() }
+	}
+	return func(i, j int) bool { return keys[i].Uint() < keys[j].Uint() }
+}

@@ -1,0 +1,248 @@
+package bitwire
+
+import (
+	"fmt"
+	"math"
+	"reflect"
+	"strconv"
+	"strings"
+
+	"github.com/fatih/structtag"
+)
+
+// kind is the coding named by the first element of a net tag.
+type kind uint8
+
+const (
+	kindNone   kind = iota // no kind: the type's default coding
+	kindRange              // range,min=A,max=B
+	kindQ                  // q,min=A,max=B,prec=P | bits=N
+	kindFixed              // fixed,prec=P
+	kindVarint             // varint[,group=G]
+	kindBitlen             // bitlen[,group=NAME]
+	kindQuat               // quat[,bits=N]
+)
+
+var kindNames = map[string]kind{
+	"range":  kindRange,
+	"q":      kindQ,
+	"fixed":  kindFixed,
+	"varint": kindVarint,
+	"bitlen": kindBitlen,
+	"quat":   kindQuat,
+}
+
+func (k kind) String() string {
+	for name, v := range kindNames {
+		if v == k {
+			return name
+		}
+	}
+	return ""
+}
+
+// spec is one field's parsed net tag. Parsing checks the grammar; checking the
+// spec against the field's Go type is done by the plan compiler (check).
+type spec struct {
+	present bool // the field has a net tag
+	skip    bool // net:"-"
+	kind    kind
+
+	min, max       string // as written; parsed per type
+	prec           float64
+	bits           int
+	group          string // varint: group size; bitlen: group name
+	maxlen         int
+	dmin, dmax     string
+	hasMin, hasMax bool
+	hasPrec        bool
+	hasBits        bool
+	hasGroup       bool
+	hasMaxlen      bool
+	hasDelta       bool
+	composite      bool
+	id             bool
+	clamp          bool
+}
+
+// badTag builds an ErrBadTag error naming the field path and the problem.
+func badTag(path, format string, args ...any) error {
+	return &FieldError{Path: path, Bit: -1, Err: fmt.Errorf("%w: %s", ErrBadTag, fmt.Sprintf(format, args...))}
+}
+
+// parseTag parses the net tag of a struct field. path names the field in errors.
+func parseTag(path string, tag reflect.StructTag) (spec, error) {
+	var s spec
+	if tag == "" {
+		return s, nil
+	}
+	tags, err := structtag.Parse(string(tag))
+	if err != nil {
+		if _, ok := tag.Lookup("net"); !ok {
+			return s, nil // someone else's malformed tag; we have no net tag
+		}
+		return s, badTag(path, "malformed struct tag %q: %v", tag, err)
+	}
+	t, err := tags.Get("net")
+	if err != nil {
+		return s, nil // no net tag
+	}
+	s.present = true
+	if t.Name == "-" && len(t.Options) == 0 {
+		s.skip = true
+		return s, nil
+	}
+	elems := append([]string{t.Name}, t.Options...)
+	for i, e := range elems {
+		e = strings.TrimSpace(e)
+		if e == "" {
+			if i == 0 {
+				continue // empty kind
+			}
+			return s, badTag(path, "empty option in net tag %q", t.Value())
+		}
+		key, val, hasVal := strings.Cut(e, "=")
+		if i == 0 && !hasVal {
+			if k, ok := kindNames[key]; ok {
+				s.kind = k
+				continue
+			}
+		}
+		if err := s.setOption(key, val, hasVal); err != nil {
+			return s, badTag(path, "%v", err)
+		}
+	}
+	return s, nil
+}
+
+func (s *spec) setOption(key, val string, hasVal bool) error {
+	needVal := func() error {
+		if !hasVal || val == "" {
+			return fmt.Errorf("option %q needs a value", key)
+		}
+		return nil
+	}
+	flag := func(dst *bool) error {
+		if hasVal {
+			return fmt.Errorf("option %q takes no value", key)
+		}
+		*dst = true
+		return nil
+	}
+	switch key {
+	case "min":
+		if err := needVal(); err != nil {
+			return err
+		}
+		s.min, s.hasMin = val, true
+	case "max":
+		if err := needVal(); err != nil {
+			return err
+		}
+		s.max, s.hasMax = val, true
+	case "prec":
+		if err := needVal(); err != nil {
+			return err
+		}
+		p, err := strconv.ParseFloat(val, 64)
+		if err != nil {
+			return fmt.Errorf("prec=%s does not parse as a number", val)
+		}
+		if !(p > 0) || math.IsInf(p, 0) {
+			return fmt.Errorf("prec=%s must be a positive finite number", val)
+		}
+		s.prec, s.hasPrec = p, true
+	case "bits":
+		if err := needVal(); err != nil {
+			return err
+		}
+		n, err := strconv.Atoi(val)
+		if err != nil {
+			return fmt.Errorf("bits=%s does not parse as an integer", val)
+		}
+		if n < 1 || n > 64 {
+			return fmt.Errorf("bits=%d is outside 1..64", n)
+		}
+		s.bits, s.hasBits = n, true
+	case "group":
+		if err := needVal(); err != nil {
+			return err
+		}
+		s.group, s.hasGroup = val, true
+	case "maxlen":
+		if err := needVal(); err != nil {
+			return err
+		}
+		n, err := strconv.Atoi(val)
+		if err != nil {
+			return fmt.Errorf("maxlen=%s does not parse as an integer", val)
+		}
+		if n < 1 || n > math.MaxInt32 {
+			return fmt.Errorf("maxlen=%d is outside 1..%d", n, math.MaxInt32)
+		}
+		s.maxlen, s.hasMaxlen = n, true
+	case "dmin":
+		if err := needVal(); err != nil {
+			return err
+		}
+		s.dmin, s.hasDelta = val, true
+	case "dmax":
+		if err := needVal(); err != nil {
+			return err
+		}
+		s.dmax, s.hasDelta = val, true
+	case "composite":
+		return flag(&s.composite)
+	case "id":
+		return flag(&s.id)
+	case "clamp":
+		return flag(&s.clamp)
+	default:
+		if _, ok := kindNames[key]; ok {
+			return fmt.Errorf("coding %q must be the first element of the tag", key)
+		}
+		return fmt.Errorf("unknown option %q", key)
+	}
+	return nil
+}
+
+// inherit returns the spec an element or leaf gets from a container's tag:
+// the kind and its coding options, without the options that belong to the
+// container itself (maxlen, composite, id, delta bounds stay with the leaf).
+func (s spec) inherit() spec {
+	e := s
+	e.maxlen, e.hasMaxlen = 0, false
+	e.composite = false
+	e.id = false
+	return e
+}
+
+// hasCoding reports whether the spec names a coding that a struct-typed field
+// passes down to its untagged leaves.
+func (s spec) hasCoding() bool {
+	return s.kind != kindNone || s.hasBits || s.hasPrec || s.hasMin || s.hasMax || s.clamp
+}
+
+// parseIntBound parses a min/max bound for an integer field.
+func parseIntBound(name, v string, unsigned bool) (int64, uint64, error) {
+	if unsigned {
+		u, err := strconv.ParseUint(v, 0, 64)
+		if err != nil {
+			return 0, 0, fmt.Errorf("%s=%s does not parse as an unsigned integer", name, v)
+		}
+		return 0, u, nil
+	}
+	i, err := strconv.ParseInt(v, 0, 64)
+	if err != nil {
+		return 0, 0, fmt.Errorf("%s=%s does not parse as an integer", name, v)
+	}
+	return i, 0, nil
+}
+
+func parseFloatBound(name, v string) (float64, error) {
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+		return 0, fmt.Errorf("%s=%s does not parse as a finite number", name, v)
+	}
+	return f, nil
+}
