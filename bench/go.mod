@@ -3,6 +3,7 @@ module github.com/bitwire/bitwire/bench
 go 1.26.8
 
 require (
+	github.com/bitwire/bitwire v0.0.0
 	github.com/fxamacker/cbor/v2 v2.10.0
 	github.com/kelindar/binary v1.2.3
 	github.com/vmihailenco/msgpack/v5 v5.4.1
@@ -10,7 +11,7 @@ require (
 )
 
 require (
-	github.com/stretchr/testify v1.12.1 // indirect
+	github.com/fatih/structtag v1.2.0 // indirect
 	github.com/vmihailenco/tagparser/v2 v2.0.0 // indirect
 	github.com/x448/float16 v0.8.4 // indirect
 )
