@@ -268,22 +268,19 @@ func unmarshalPlan(data []byte, p *plan, ptr unsafe.Pointer) error {
 	return nil
 }
 
-// encodeRoot writes one message: the sign flag when the plan has signed
-// adaptive integers, then the struct. The flag is first written as 0; if a
-// negative value turns up, the writer rewinds and encodes again with it set.
+// encodeRoot writes one message. When the message carries signed adaptive
+// integers, one "any negative" flag bit sits just before the first of them;
+// it is first written as 0, and if a negative value turns up the writer
+// rewinds and encodes the message again with the flag set.
 func encodeRoot(p *plan, w *bits.Writer, ptr unsafe.Pointer) error {
 	if ptr == nil {
 		return nilError(p)
 	}
 	start := w.Len()
 	e := encoder{w: w}
-	if p.hasSigned {
-		w.WriteBool(false)
-	}
 	err := e.encStruct(p, ptr)
 	if err == errNeedSign {
 		w.Truncate(start)
-		w.WriteBool(true)
 		e = encoder{w: w, neg: true}
 		err = e.encStruct(p, ptr)
 	}
@@ -299,13 +296,6 @@ func decodeRoot(p *plan, r *bits.Reader, ptr unsafe.Pointer) error {
 		return nilError(p)
 	}
 	d := decoder{r: r}
-	if p.hasSigned {
-		neg, err := r.ReadBool()
-		if err != nil {
-			return rootError(p, err, r.Pos())
-		}
-		d.neg = neg
-	}
 	if err := d.decStruct(p, ptr); err != nil {
 		return rootError(p, err, r.Pos())
 	}

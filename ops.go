@@ -26,16 +26,40 @@ const DefaultMaxLen = 1 << 20
 const DefaultMaxDepth = 100
 
 type encoder struct {
-	w     *bits.Writer
-	neg   bool // the message's "any negative" flag
-	depth int
+	w       *bits.Writer
+	neg     bool // the message's "any negative" flag
+	flagged bool // the flag has been written
+	depth   int
 }
 
 type decoder struct {
 	r       *bits.Reader
 	neg     bool
+	flagged bool // the flag has been read
 	depth   int
 	scratch [64]byte
+}
+
+// signFlag writes the message's "any negative" flag if it is not written
+// yet: the flag sits just before the first signed adaptive value (or group
+// holding one) that the message actually carries.
+func (e *encoder) signFlag() {
+	if !e.flagged {
+		e.w.WriteBool(e.neg)
+		e.flagged = true
+	}
+}
+
+// signFlag reads the flag where the encoder wrote it.
+func (d *decoder) signFlag() error {
+	if !d.flagged {
+		b, err := d.r.ReadBool()
+		if err != nil {
+			return err
+		}
+		d.neg, d.flagged = b, true
+	}
+	return nil
 }
 
 type sliceHeader struct {
@@ -534,8 +558,11 @@ func (e *encoder) encInt(n *node, p unsafe.Pointer) error {
 	if neg && !e.neg {
 		return errNeedSign
 	}
-	if e.neg && isSigned(n) {
-		e.w.WriteBool(neg)
+	if isSigned(n) {
+		e.signFlag()
+		if e.neg {
+			e.w.WriteBool(neg)
+		}
 	}
 	fields.WriteBitlen(e.w, mag, n.n)
 	return nil
@@ -543,12 +570,17 @@ func (e *encoder) encInt(n *node, p unsafe.Pointer) error {
 
 func (d *decoder) decInt(n *node, p unsafe.Pointer) error {
 	neg := false
-	if d.neg && isSigned(n) {
-		b, err := d.r.ReadBool()
-		if err != nil {
+	if isSigned(n) {
+		if err := d.signFlag(); err != nil {
 			return err
 		}
-		neg = b
+		if d.neg {
+			b, err := d.r.ReadBool()
+			if err != nil {
+				return err
+			}
+			neg = b
+		}
 	}
 	mag, err := fields.ReadBitlen(d.r, n.n)
 	if err != nil {
@@ -575,6 +607,19 @@ func (s *seq) at(i int) (*node, unsafe.Pointer) {
 	return s.elem, ptrAt(s.base, uintptr(i)*s.stride)
 }
 
+// signed reports whether any member is a signed value.
+func (s *seq) signed() bool {
+	if s.idx == nil {
+		return isSigned(s.elem)
+	}
+	for _, i := range s.idx {
+		if isSigned(s.p.fields[i].node) {
+			return true
+		}
+	}
+	return false
+}
+
 func (s *seq) wrap(err error, i, bit int) error {
 	if s.idx != nil {
 		return wrapField(err, s.p.fields[s.idx[i]].name, bit)
@@ -597,6 +642,9 @@ func (e *encoder) encGroup(s *seq, count, width int) error {
 			return s.wrap(err, 0, e.w.Len())
 		}
 		return nil
+	}
+	if s.signed() {
+		e.signFlag()
 	}
 	maxHigh, indiv, signBits := 0, 0, 0
 	for i := 0; i < count; i++ {
@@ -645,6 +693,11 @@ func (d *decoder) decGroup(s *seq, count, width int) error {
 		return nil
 	}
 	shared := false
+	if count > 1 && s.signed() {
+		if err := d.signFlag(); err != nil {
+			return s.wrap(err, 0, d.r.Pos())
+		}
+	}
 	if count > 1 {
 		b, err := d.r.ReadBool()
 		if err != nil {
