@@ -305,3 +305,147 @@ func decodeRoot(p *plan, r *bits.Reader, ptr unsafe.Pointer) error {
 func rootError(p *plan, err error, bit int) error {
 	return wrapField(err, p.name, bit)
 }
+
+// ---- delta encoding ----
+
+// MarshalDelta encodes what a receiver holding base needs to rebuild cur.
+func (c *Codec[T]) MarshalDelta(base, cur *T) ([]byte, error) {
+	w := bits.GetWriter()
+	defer bits.PutWriter(w)
+	if err := encodeDeltaRoot(c.p, w, unsafe.Pointer(base), unsafe.Pointer(cur)); err != nil {
+		return nil, err
+	}
+	return append([]byte(nil), w.Bytes()...), nil
+}
+
+// AppendDelta appends the delta from base to cur to dst. On error it returns
+// dst unchanged.
+func (c *Codec[T]) AppendDelta(dst []byte, base, cur *T) ([]byte, error) {
+	return appendDeltaPlan(dst, c.p, unsafe.Pointer(base), unsafe.Pointer(cur))
+}
+
+// UnmarshalDelta rebuilds into v the value whose delta from base is data.
+// v may be base itself. On error, v may be partly overwritten.
+func (c *Codec[T]) UnmarshalDelta(data []byte, base, v *T) error {
+	return unmarshalDeltaPlan(data, c.p, unsafe.Pointer(base), unsafe.Pointer(v))
+}
+
+// EncodeDelta writes the delta from base to cur to w. On error w is left as
+// it was.
+func (c *Codec[T]) EncodeDelta(w *bits.Writer, base, cur *T) error {
+	return encodeDeltaRoot(c.p, w, unsafe.Pointer(base), unsafe.Pointer(cur))
+}
+
+// DecodeDelta reads a delta from r and rebuilds the value into v.
+func (c *Codec[T]) DecodeDelta(r *bits.Reader, base, v *T) error {
+	return decodeDeltaRoot(c.p, r, unsafe.Pointer(base), unsafe.Pointer(v))
+}
+
+// MarshalDelta encodes what a receiver holding base needs to rebuild cur;
+// both are the same struct type, as values or pointers.
+func MarshalDelta(base, cur any) ([]byte, error) {
+	return AppendDelta(nil, base, cur)
+}
+
+// AppendDelta appends the delta from base to cur to dst.
+func AppendDelta(dst []byte, base, cur any) ([]byte, error) {
+	p, pc, err := valuePointer(cur)
+	if err != nil {
+		return dst, err
+	}
+	pb2, pb, err := valuePointer(base)
+	if err != nil {
+		return dst, err
+	}
+	if pb2 != p {
+		return dst, fmt.Errorf("%w: base is %T, cur is %T", ErrUnsupportedType, base, cur)
+	}
+	return appendDeltaPlan(dst, p, pb, pc)
+}
+
+// UnmarshalDelta rebuilds into v (a non-nil pointer to a struct) the value
+// whose delta from base (the same struct type, as a value or a pointer) is
+// data.
+func UnmarshalDelta(data []byte, base, v any) error {
+	rv := reflect.ValueOf(v)
+	if !rv.IsValid() || rv.Kind() != reflect.Pointer {
+		return fmt.Errorf("%w: UnmarshalDelta needs a non-nil pointer to a struct, not %T", ErrUnsupportedType, v)
+	}
+	p, err := planOf(rv.Type().Elem())
+	if err != nil {
+		return err
+	}
+	if rv.IsNil() {
+		return nilError(p)
+	}
+	pb2, pb, err := valuePointer(base)
+	if err != nil {
+		return err
+	}
+	if pb2 != p {
+		return fmt.Errorf("%w: base is %T, v is %T", ErrUnsupportedType, base, v)
+	}
+	return unmarshalDeltaPlan(data, p, pb, rv.UnsafePointer())
+}
+
+func appendDeltaPlan(dst []byte, p *plan, b, c unsafe.Pointer) ([]byte, error) {
+	var w bits.Writer
+	w.ResetAppend(dst)
+	if err := encodeDeltaRoot(p, &w, b, c); err != nil {
+		return dst, err
+	}
+	return w.Bytes(), nil
+}
+
+func unmarshalDeltaPlan(data []byte, p *plan, b, v unsafe.Pointer) error {
+	var r bits.Reader
+	r.Reset(data)
+	if err := decodeDeltaRoot(p, &r, b, v); err != nil {
+		return err
+	}
+	if !r.CheckPadding() {
+		return &FieldError{Path: p.name, Bit: r.Pos(), Err: ErrTrailingData}
+	}
+	return nil
+}
+
+func encodeDeltaRoot(p *plan, w *bits.Writer, b, c unsafe.Pointer) error {
+	if b == nil || c == nil {
+		return nilError(p)
+	}
+	ar := arenas.Get().(*arena)
+	defer func() { ar.buf = ar.buf[:0]; arenas.Put(ar) }()
+	start := w.Len()
+	e := encoder{w: w, ar: ar}
+	err := e.encStructDelta(p, b, c, -1)
+	if err == errNeedSign {
+		w.Truncate(start)
+		e = encoder{w: w, neg: true, ar: ar}
+		err = e.encStructDelta(p, b, c, -1)
+	}
+	if err != nil {
+		w.Truncate(start)
+		return rootError(p, err, w.Len())
+	}
+	return nil
+}
+
+func decodeDeltaRoot(p *plan, r *bits.Reader, b, v unsafe.Pointer) error {
+	if b == nil || v == nil {
+		return nilError(p)
+	}
+	ar := arenas.Get().(*arena)
+	defer func() { ar.buf = ar.buf[:0]; arenas.Put(ar) }()
+	d := decoder{r: r, ar: ar}
+	dst := v
+	if b == v {
+		dst = reflect.New(p.typ).UnsafePointer()
+	}
+	if err := d.decStructDelta(p, b, dst, -1); err != nil {
+		return rootError(p, err, r.Pos())
+	}
+	if dst != v {
+		copyStruct(p, v, dst)
+	}
+	return nil
+}

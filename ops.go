@@ -30,6 +30,7 @@ type encoder struct {
 	neg     bool // the message's "any negative" flag
 	flagged bool // the flag has been written
 	depth   int
+	ar      *arena // scratch index lists (delta encoding)
 }
 
 type decoder struct {
@@ -37,6 +38,7 @@ type decoder struct {
 	neg     bool
 	flagged bool // the flag has been read
 	depth   int
+	ar      *arena // scratch index lists (delta decoding)
 	scratch [64]byte
 }
 
@@ -157,7 +159,31 @@ func (e *encoder) encStruct(p *plan, base unsafe.Pointer) error {
 			}
 			continue
 		}
-		if err := e.encNode(f.node, ptrAt(base, f.off)); err != nil {
+		// The commonest nodes are coded here, saving a call to the big
+		// encNode per leaf; everything else goes through encNode.
+		n, fp := f.node, ptrAt(base, f.off)
+		var err error
+		switch n.code {
+		case cQ:
+			if n.clamp {
+				err = n.q.WriteClamp(e.w, loadFloat(fp, n.mem))
+			} else {
+				err = n.q.Write(e.w, loadFloat(fp, n.mem))
+			}
+		case cRange:
+			if n.mem.signed() && !n.clamp {
+				err = n.irng.Write(e.w, int64(loadInt(fp, n.mem)))
+			} else {
+				err = e.encNode(n, fp)
+			}
+		case cBool:
+			e.w.WriteBool(*(*bool)(fp))
+		case cStruct:
+			err = e.encStruct(n.sub, fp)
+		default:
+			err = e.encNode(n, fp)
+		}
+		if err != nil {
 			return wrapField(err, f.name, e.w.Len())
 		}
 	}

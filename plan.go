@@ -130,6 +130,12 @@ type node struct {
 	stride uintptr // cArray, cSlice: element size
 	sub    *plan   // cStruct
 	emin   int     // cSlice, cMap: fewest bits of one element (entry)
+
+	// delta coding
+	hasD     bool  // dmin/dmax: a difference window
+	dlo, dhi int64 // the window, in steps
+	dbits    int   // bits of a difference in the window
+	idField  int   // cSlice of structs with an id field: its index; else -1
 	typ    reflect.Type
 
 	spec spec // the tag this node was compiled from (delta options live here)
@@ -267,8 +273,11 @@ func inhKeyOf(tag reflect.StructTag, parent string, own bool) string {
 }
 
 func (c *compiler) node(path string, t reflect.Type, s spec, inhKey string) (*node, error) {
-	nd := &node{typ: t, spec: s, clamp: s.clamp}
+	nd := &node{typ: t, spec: s, clamp: s.clamp, idField: -1}
 	if err := c.fill(nd, path, t, s, inhKey); err != nil {
+		return nil, err
+	}
+	if err := nd.setDelta(path); err != nil {
 		return nil, err
 	}
 	return nd, nil
@@ -744,6 +753,14 @@ func finishNode(n *node) {
 	switch n.code {
 	case cSlice:
 		n.emin = minBitsNode(n.elem)
+		if n.elem.code == cStruct {
+			for i, f := range n.elem.sub.fields {
+				if f.node.spec.id && f.node.mem != mNone && f.node.code != cFloat && f.node.code != cQ && f.node.code != cFixed {
+					n.idField = i
+					break
+				}
+			}
+		}
 	case cMap:
 		n.emin = minBitsNode(n.key) + minBitsNode(n.elem)
 		finishNode(n.key)

@@ -1,0 +1,1081 @@
+package bitwire
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"reflect"
+	"sync"
+	"time"
+	"unsafe"
+
+	"github.com/bitwire/bitwire/fields"
+)
+
+// Delta encoding: what a receiver holding base needs to rebuild cur. Every
+// field of a struct gets one changed bit; an unchanged field costs nothing
+// more. Changes are judged on quantized values (eqNode). Writing and reading
+// of each form sit side by side below.
+
+// ---- compile-time delta parameters ----
+
+// setDelta computes the dmin/dmax window of a scalar in steps of its
+// precision: the difference from the baseline is coded in dbits bits when it
+// lies in [dlo, dhi].
+func (n *node) setDelta(path string) error {
+	s := n.spec
+	if !s.hasDelta {
+		return nil
+	}
+	a, _ := parseFloatBound("dmin", s.dmin)
+	b, _ := parseFloatBound("dmax", s.dmax)
+	step := 1.0
+	switch n.code {
+	case cQ:
+		step = n.q.Step()
+	case cFixed:
+		step = n.fx.Prec()
+	case cRange, cBits:
+	default:
+		return badTag(path, "dmin/dmax apply to q, range, bits and fixed codings only")
+	}
+	lo := math.Ceil(a/step - 1e-9)
+	hi := math.Floor(b/step + 1e-9)
+	if lo > hi || lo < -(1<<53) || hi > 1<<53 {
+		return badTag(path, "dmin=%s dmax=%s holds no whole step of %g", s.dmin, s.dmax, step)
+	}
+	n.dlo, n.dhi = int64(lo), int64(hi)
+	n.dbits = fields.BitsRequired(uint64(n.dhi - n.dlo))
+	n.hasD = true
+	return nil
+}
+
+// ---- quantized scalar values ----
+
+// scalarKey returns the value a scalar is coded as, in the units its delta
+// window counts: a quantization index, an integer, a fixed-point integer.
+// Two values with the same key encode to the same bits.
+func scalarKey(n *node, p unsafe.Pointer) (uint64, error) {
+	switch n.code {
+	case cBool:
+		if *(*bool)(p) {
+			return 1, nil
+		}
+		return 0, nil
+	case cBits, cVarint, cBitlen:
+		return loadInt(p, n.mem), nil
+	case cRange:
+		x := loadInt(p, n.mem)
+		if n.clamp {
+			if n.mem.signed() {
+				return uint64(n.irng.Clamp(int64(x))), nil
+			}
+			return n.urng.Clamp(x), nil
+		}
+		return x, nil
+	case cQ:
+		if n.clamp {
+			return n.q.IndexClamp(loadFloat(p, n.mem))
+		}
+		return n.q.Index(loadFloat(p, n.mem))
+	case cFloat:
+		if n.mem == mF32 {
+			return uint64(*(*uint32)(p)), nil
+		}
+		return *(*uint64)(p), nil
+	case cFixed:
+		i, err := n.fx.ToInt(loadFloat(p, n.mem))
+		return uint64(i), err
+	}
+	return 0, nil
+}
+
+// storeKey stores a key decoded from a delta, checking it is a value the
+// field can hold.
+func storeKey(n *node, p unsafe.Pointer, k uint64) error {
+	switch n.code {
+	case cQ:
+		if k > n.q.Steps() {
+			return fmt.Errorf("%w: quantization index %d over %d", ErrOutOfRange, k, n.q.Steps())
+		}
+		storeFloat(p, n.mem, n.q.Value(k))
+	case cRange:
+		if n.mem.signed() {
+			if int64(k) < n.irng.Min() || int64(k) > n.irng.Max() {
+				return fmt.Errorf("%w: %d outside %d..%d", ErrOutOfRange, int64(k), n.irng.Min(), n.irng.Max())
+			}
+		} else if k < n.urng.Min() || k > n.urng.Max() {
+			return fmt.Errorf("%w: %d outside %d..%d", ErrOutOfRange, k, n.urng.Min(), n.urng.Max())
+		}
+		storeInt(p, n.mem, k)
+	case cBits:
+		if n.mem.signed() {
+			if !fields.FitsInt(int64(k), n.n) {
+				return fmt.Errorf("%w: %d does not fit %d bits", ErrOutOfRange, int64(k), n.n)
+			}
+		} else if !fields.FitsUint(k, n.n) {
+			return fmt.Errorf("%w: %d does not fit %d bits", ErrOutOfRange, k, n.n)
+		}
+		storeInt(p, n.mem, k)
+	case cFixed:
+		storeFloat(p, n.mem, n.fx.FromInt(int64(k)))
+	}
+	return nil
+}
+
+// ---- equality after quantization ----
+
+func eqStruct(p *plan, a, b unsafe.Pointer, depth int) bool {
+	if depth > DefaultMaxDepth {
+		return false
+	}
+	for i := range p.fields {
+		f := &p.fields[i]
+		if !eqNode(f.node, ptrAt(a, f.off), ptrAt(b, f.off), depth) {
+			return false
+		}
+	}
+	return true
+}
+
+func eqNode(n *node, a, b unsafe.Pointer, depth int) bool {
+	switch n.code {
+	case cString:
+		return *(*string)(a) == *(*string)(b)
+	case cBytes:
+		return bytes.Equal(*(*[]byte)(a), *(*[]byte)(b))
+	case cQuat:
+		qa, ea := n.quat.Pack(loadQuat(n, a))
+		qb, eb := n.quat.Pack(loadQuat(n, b))
+		return ea == nil && eb == nil && qa == qb
+	case cTime:
+		ta, tb := (*time.Time)(a), (*time.Time)(b)
+		return ta.Unix() == tb.Unix() && ta.Nanosecond() == tb.Nanosecond()
+	case cStruct:
+		return eqStruct(n.sub, a, b, depth+1)
+	case cArray:
+		return eqElems(n, a, b, n.count, depth)
+	case cSlice:
+		sa, sb := (*sliceHeader)(a), (*sliceHeader)(b)
+		return sa.len == sb.len && eqElems(n, sa.data, sb.data, sa.len, depth)
+	case cPtr:
+		pa, pb := *(*unsafe.Pointer)(a), *(*unsafe.Pointer)(b)
+		if pa == nil || pb == nil {
+			return pa == nil && pb == nil
+		}
+		return eqNode(n.elem, pa, pb, depth+1)
+	case cMap:
+		ma, mb := reflect.NewAt(n.typ, a).Elem(), reflect.NewAt(n.typ, b).Elem()
+		if ma.Len() != mb.Len() {
+			return false
+		}
+		it := ma.MapRange()
+		for it.Next() {
+			vb := mb.MapIndex(it.Key())
+			if !vb.IsValid() {
+				return false
+			}
+			va := reflect.New(n.typ.Elem())
+			va.Elem().Set(it.Value())
+			cb := reflect.New(n.typ.Elem())
+			cb.Elem().Set(vb)
+			if !eqNode(n.elem, va.UnsafePointer(), cb.UnsafePointer(), depth+1) {
+				return false
+			}
+		}
+		return true
+	}
+	ka, ea := scalarKey(n, a)
+	kb, eb := scalarKey(n, b)
+	return ea == nil && eb == nil && ka == kb
+}
+
+func eqElems(n *node, a, b unsafe.Pointer, count, depth int) bool {
+	for i := 0; i < count; i++ {
+		off := uintptr(i) * n.stride
+		if !eqNode(n.elem, ptrAt(a, off), ptrAt(b, off), depth) {
+			return false
+		}
+	}
+	return true
+}
+
+// ---- deep copy (what an unchanged field takes from the baseline) ----
+
+func copyStruct(p *plan, dst, src unsafe.Pointer) {
+	if dst == src {
+		return
+	}
+	for i := range p.fields {
+		f := &p.fields[i]
+		copyNode(f.node, ptrAt(dst, f.off), ptrAt(src, f.off))
+	}
+}
+
+// copyNode makes dst's value equal to src's without sharing any mutable
+// memory with it (slices, pointees and maps are copied), reusing dst's own
+// storage where it can.
+func copyNode(n *node, dst, src unsafe.Pointer) {
+	if dst == src {
+		return
+	}
+	switch n.code {
+	case cBool:
+		*(*bool)(dst) = *(*bool)(src)
+	case cBits, cRange, cVarint, cBitlen:
+		storeInt(dst, n.mem, loadInt(src, n.mem))
+	case cQ, cFloat, cFixed:
+		if n.mem == mF32 {
+			*(*uint32)(dst) = *(*uint32)(src)
+		} else {
+			*(*uint64)(dst) = *(*uint64)(src)
+		}
+	case cString:
+		*(*string)(dst) = *(*string)(src)
+	case cBytes:
+		s, d := *(*[]byte)(src), (*[]byte)(dst)
+		if s == nil {
+			*d = nil
+			return
+		}
+		buf := *d
+		if cap(buf) < len(s) || (len(buf) > 0 && &buf[:1][0] == &s[:1][0]) {
+			buf = make([]byte, len(s))
+		}
+		buf = buf[:len(s)]
+		copy(buf, s)
+		*d = buf
+	case cQuat:
+		sz := n.typ.Size()
+		copy(unsafe.Slice((*byte)(dst), sz), unsafe.Slice((*byte)(src), sz))
+	case cTime:
+		*(*time.Time)(dst) = *(*time.Time)(src)
+	case cStruct:
+		copyStruct(n.sub, dst, src)
+	case cArray:
+		for i := 0; i < n.count; i++ {
+			off := uintptr(i) * n.stride
+			copyNode(n.elem, ptrAt(dst, off), ptrAt(src, off))
+		}
+	case cSlice:
+		ss, ds := (*sliceHeader)(src), (*sliceHeader)(dst)
+		if ss.len == 0 {
+			*ds = sliceHeader{}
+			return
+		}
+		growSlice(n, ds, ss.len, ss.data)
+		for i := 0; i < ss.len; i++ {
+			off := uintptr(i) * n.stride
+			copyNode(n.elem, ptrAt(ds.data, off), ptrAt(ss.data, off))
+		}
+	case cPtr:
+		sp, dp := *(*unsafe.Pointer)(src), (*unsafe.Pointer)(dst)
+		if sp == nil {
+			*dp = nil
+			return
+		}
+		if *dp == nil || *dp == sp {
+			*dp = reflect.New(n.typ.Elem()).UnsafePointer()
+		}
+		copyNode(n.elem, *dp, sp)
+	case cMap:
+		sm := reflect.NewAt(n.typ, src).Elem()
+		dm := reflect.NewAt(n.typ, dst).Elem()
+		if sm.Len() == 0 {
+			dm.SetZero()
+			return
+		}
+		nm := reflect.MakeMapWithSize(n.typ, sm.Len())
+		it := sm.MapRange()
+		for it.Next() {
+			sv := reflect.New(n.typ.Elem())
+			sv.Elem().Set(it.Value())
+			dv := reflect.New(n.typ.Elem())
+			copyNode(n.elem, dv.UnsafePointer(), sv.UnsafePointer())
+			nm.SetMapIndex(it.Key(), dv.Elem())
+		}
+		dm.Set(nm)
+	}
+}
+
+// growSlice makes ds a slice of length l with storage of its own: it reuses
+// ds's array when it is large enough and is not avoid (the baseline's).
+func growSlice(n *node, ds *sliceHeader, l int, avoid unsafe.Pointer) {
+	if ds.cap < l || ds.data == avoid {
+		nv := reflect.MakeSlice(n.typ, l, l)
+		ds.data, ds.cap = nv.UnsafePointer(), l
+	}
+	ds.len = l
+}
+
+// ---- scratch space for index lists ----
+
+type arena struct{ buf []int32 }
+
+var arenas = sync.Pool{New: func() any { return new(arena) }}
+
+// take returns an empty list with room for n entries.
+func (a *arena) take(n int) []int32 {
+	if cap(a.buf)-len(a.buf) < n {
+		nb := make([]int32, len(a.buf), 2*cap(a.buf)+n)
+		copy(nb, a.buf)
+		a.buf = nb
+	}
+	s := a.buf[len(a.buf) : len(a.buf) : len(a.buf)+n]
+	a.buf = a.buf[:len(a.buf)+n]
+	return s
+}
+
+// ---- structs ----
+
+// encStructDelta writes one changed bit per field (but skip, the id field of
+// an entity, which never changes) and each changed field's delta.
+func (e *encoder) encStructDelta(p *plan, b, c unsafe.Pointer, skip int) error {
+	e.depth++
+	if e.depth > DefaultMaxDepth {
+		return fmt.Errorf("%w: nesting deeper than %d (a cyclic value?)", ErrInvalidValue, DefaultMaxDepth)
+	}
+	for i := range p.fields {
+		if i == skip {
+			continue
+		}
+		f := &p.fields[i]
+		pb, pc := ptrAt(b, f.off), ptrAt(c, f.off)
+		changed := !eqNode(f.node, pb, pc, 0)
+		e.w.WriteBool(changed)
+		if changed {
+			if err := e.encValueDelta(f.node, pb, pc); err != nil {
+				return wrapField(err, f.name, e.w.Len())
+			}
+		}
+	}
+	e.depth--
+	return nil
+}
+
+func (d *decoder) decStructDelta(p *plan, b, dst unsafe.Pointer, skip int) error {
+	d.depth++
+	if d.depth > DefaultMaxDepth {
+		return fmt.Errorf("%w: nesting deeper than %d", ErrMalformed, DefaultMaxDepth)
+	}
+	for i := range p.fields {
+		f := &p.fields[i]
+		pb, pd := ptrAt(b, f.off), ptrAt(dst, f.off)
+		if i == skip {
+			copyNode(f.node, pd, pb)
+			continue
+		}
+		changed, err := d.r.ReadBool()
+		if err != nil {
+			return wrapField(err, f.name, d.r.Pos())
+		}
+		if !changed {
+			copyNode(f.node, pd, pb)
+			continue
+		}
+		if err := d.decValueDelta(f.node, pb, pd); err != nil {
+			return wrapField(err, f.name, d.r.Pos())
+		}
+	}
+	d.depth--
+	return nil
+}
+
+// ---- one changed value ----
+
+// encValueDelta writes the new value of a field known to have changed.
+func (e *encoder) encValueDelta(n *node, b, c unsafe.Pointer) error {
+	switch n.code {
+	case cStruct:
+		if n.spec.composite {
+			return e.encStruct(n.sub, c)
+		}
+		return e.encStructDelta(n.sub, b, c, -1)
+	case cQuat:
+		return e.encQuatDelta(n, b, c)
+	case cSlice:
+		if n.idField >= 0 {
+			return e.encEntityDelta(n, b, c)
+		}
+		return e.encSliceDelta(n, b, c)
+	case cPtr:
+		pb, pc := *(*unsafe.Pointer)(b), *(*unsafe.Pointer)(c)
+		e.w.WriteBool(pc != nil)
+		switch {
+		case pc == nil:
+			return nil
+		case pb == nil:
+			return e.encNode(n.elem, pc)
+		}
+		return e.encValueDelta(n.elem, pb, pc)
+	case cMap:
+		return e.encMapDelta(n, b, c)
+	}
+	if n.hasD {
+		kb, err := scalarKey(n, b)
+		if err != nil {
+			return fmt.Errorf("baseline: %w", err)
+		}
+		kc, err := scalarKey(n, c)
+		if err != nil {
+			return err
+		}
+		diff := int64(kc - kb)
+		in := diff >= n.dlo && diff <= n.dhi
+		e.w.WriteBool(in)
+		if in {
+			e.w.WriteBits(uint64(diff-n.dlo), n.dbits)
+			return nil
+		}
+	}
+	return e.encNode(n, c)
+}
+
+func (d *decoder) decValueDelta(n *node, b, dst unsafe.Pointer) error {
+	switch n.code {
+	case cStruct:
+		if n.spec.composite {
+			return d.decStruct(n.sub, dst)
+		}
+		return d.decStructDelta(n.sub, b, dst, -1)
+	case cQuat:
+		return d.decQuatDelta(n, b, dst)
+	case cSlice:
+		if n.idField >= 0 {
+			return d.decEntityDelta(n, b, dst)
+		}
+		return d.decSliceDelta(n, b, dst)
+	case cPtr:
+		present, err := d.r.ReadBool()
+		if err != nil {
+			return err
+		}
+		pb, pd := *(*unsafe.Pointer)(b), (*unsafe.Pointer)(dst)
+		if !present {
+			*pd = nil
+			return nil
+		}
+		if *pd == nil || *pd == pb {
+			*pd = reflect.New(n.typ.Elem()).UnsafePointer()
+		}
+		if pb == nil {
+			return d.decNode(n.elem, *pd)
+		}
+		return d.decValueDelta(n.elem, pb, *pd)
+	case cMap:
+		return d.decMapDelta(n, b, dst)
+	}
+	if n.hasD {
+		in, err := d.r.ReadBool()
+		if err != nil {
+			return err
+		}
+		if in {
+			off, err := d.r.ReadBits(n.dbits)
+			if err != nil {
+				return err
+			}
+			kb, err := scalarKey(n, b)
+			if err != nil {
+				return fmt.Errorf("baseline: %w", err)
+			}
+			return storeKey(n, dst, kb+uint64(int64(off)+n.dlo))
+		}
+	}
+	return d.decNode(n, dst)
+}
+
+// ---- quaternions relative to their baseline ----
+
+// quatRelWidth is the prefix width of a relative quaternion: it holds the
+// highest set bit of a zigzagged component difference, at most n.
+func quatRelWidth(n int) int { return fields.BitsRequired(uint64(n)) }
+
+// encQuatDelta writes one bit: 1 when the quaternion is coded relative to
+// its baseline (same dropped component; the three index differences,
+// zigzagged, share one bit length), 0 when it is absolute.
+func (e *encoder) encQuatDelta(n *node, b, c unsafe.Pointer) error {
+	qc, err := n.quat.Pack(loadQuat(n, c))
+	if err != nil {
+		return err
+	}
+	qb, errb := n.quat.Pack(loadQuat(n, b))
+	nb := (n.quat.Bits() - 2) / 3
+	if errb == nil && qb&3 == qc&3 {
+		var z [3]uint64
+		high := 0
+		mask := uint64(1)<<uint(nb) - 1
+		for i := 0; i < 3; i++ {
+			sh := uint(2 + i*nb)
+			z[i] = fields.Zigzag(int64(qc>>sh&mask) - int64(qb>>sh&mask))
+			if h := fields.HighBit(z[i]); h > high {
+				high = h
+			}
+		}
+		w := quatRelWidth(nb)
+		if w+3*(high+1) < n.quat.Bits() {
+			e.w.WriteBool(true)
+			e.w.WriteBits(uint64(high), w)
+			for i := 0; i < 3; i++ {
+				e.w.WriteBits(z[i], high+1)
+			}
+			return nil
+		}
+	}
+	e.w.WriteBool(false)
+	e.w.WriteBits(qc, n.quat.Bits())
+	return nil
+}
+
+func (d *decoder) decQuatDelta(n *node, b, dst unsafe.Pointer) error {
+	rel, err := d.r.ReadBool()
+	if err != nil {
+		return err
+	}
+	if !rel {
+		return d.decNode(n, dst)
+	}
+	qb, err := n.quat.Pack(loadQuat(n, b))
+	if err != nil {
+		return fmt.Errorf("baseline: %w", err)
+	}
+	nb := (n.quat.Bits() - 2) / 3
+	h, err := d.r.ReadBits(quatRelWidth(nb))
+	if err != nil {
+		return err
+	}
+	if int(h) >= nb+1 {
+		return fmt.Errorf("%w: relative quaternion width %d", ErrMalformed, h+1)
+	}
+	mask := uint64(1)<<uint(nb) - 1
+	q := qb & 3
+	for i := 0; i < 3; i++ {
+		z, err := d.r.ReadBits(int(h) + 1)
+		if err != nil {
+			return err
+		}
+		sh := uint(2 + i*nb)
+		v := int64(qb>>sh&mask) + fields.Unzigzag(z)
+		if v < 0 || uint64(v) > mask {
+			return fmt.Errorf("%w: relative quaternion component out of range", ErrMalformed)
+		}
+		q |= uint64(v) << sh
+	}
+	v, err := n.quat.Unpack(q)
+	if err != nil {
+		return err
+	}
+	storeQuat(n, dst, v)
+	return nil
+}
+
+// ---- index sets ----
+
+// An index set is a sorted set of indexes in [0, n): its count (bitlen,
+// width 5; omitted when the reader can infer it), then, unless the count is
+// 0 or n, one bit choosing a bitmask of n bits (0) or Rice-coded gaps (1):
+// a 5-bit parameter k, then each gap (the first index, then the distance to
+// the previous index minus one) as gap>>k one-bits, a zero bit and the low
+// k bits of the gap.
+
+func riceCost(idx []int32, k int) int {
+	total, prev := 0, int32(-1)
+	for _, i := range idx {
+		g := int(i - prev - 1)
+		total += g>>uint(k) + 1 + k
+		prev = i
+	}
+	return total
+}
+
+func (e *encoder) writeIndexSet(idx []int32, n int, countKnown bool) {
+	c := len(idx)
+	if !countKnown {
+		fields.WriteBitlen(e.w, uint64(c), 5)
+	}
+	if c == 0 || c == n {
+		return
+	}
+	bestK, best := 0, riceCost(idx, 0)
+	for k := 1; k < 24; k++ {
+		if cost := riceCost(idx, k); cost < best {
+			bestK, best = k, cost
+		}
+	}
+	if n <= 5+best {
+		e.w.WriteBool(false)
+		j := 0
+		for i := 0; i < n; i++ {
+			hit := j < c && int(idx[j]) == i
+			e.w.WriteBool(hit)
+			if hit {
+				j++
+			}
+		}
+		return
+	}
+	e.w.WriteBool(true)
+	e.w.WriteBits(uint64(bestK), 5)
+	prev := int32(-1)
+	for _, i := range idx {
+		g := uint64(i - prev - 1)
+		for q := g >> uint(bestK); q > 0; q-- {
+			e.w.WriteBool(true)
+		}
+		e.w.WriteBool(false)
+		e.w.WriteBits(g, bestK)
+		prev = i
+	}
+}
+
+// readIndexSet reads a set of indexes in [0, n); count < 0 means the count
+// is coded.
+func (d *decoder) readIndexSet(ar *arena, n, count int) ([]int32, error) {
+	if count < 0 {
+		c, err := fields.ReadBitlen(d.r, 5)
+		if err != nil {
+			return nil, err
+		}
+		if c > uint64(n) {
+			return nil, fmt.Errorf("%w: index set of %d in %d", ErrMalformed, c, n)
+		}
+		count = int(c)
+	}
+	idx := ar.take(count)
+	if count == n {
+		for i := 0; i < n; i++ {
+			idx = append(idx, int32(i))
+		}
+		return idx, nil
+	}
+	if count == 0 {
+		return idx, nil
+	}
+	rice, err := d.r.ReadBool()
+	if err != nil {
+		return nil, err
+	}
+	if !rice {
+		if n > d.r.Remaining() {
+			return nil, ErrUnexpectedEnd
+		}
+		for i := 0; i < n; i++ {
+			hit, _ := d.r.ReadBool()
+			if hit {
+				if len(idx) == count {
+					return nil, fmt.Errorf("%w: bitmask holds more than %d indexes", ErrMalformed, count)
+				}
+				idx = append(idx, int32(i))
+			}
+		}
+		if len(idx) != count {
+			return nil, fmt.Errorf("%w: bitmask holds %d indexes, not %d", ErrMalformed, len(idx), count)
+		}
+		return idx, nil
+	}
+	k, err := d.r.ReadBits(5)
+	if err != nil {
+		return nil, err
+	}
+	if k >= 24 {
+		return nil, fmt.Errorf("%w: Rice parameter %d", ErrMalformed, k)
+	}
+	prev := int64(-1)
+	for j := 0; j < count; j++ {
+		var q int64
+		for {
+			one, err := d.r.ReadBool()
+			if err != nil {
+				return nil, err
+			}
+			if !one {
+				break
+			}
+			q++
+			if q > int64(n) {
+				return nil, fmt.Errorf("%w: index gap past %d", ErrMalformed, n)
+			}
+		}
+		low, err := d.r.ReadBits(int(k))
+		if err != nil {
+			return nil, err
+		}
+		i := prev + 1 + q<<k + int64(low)
+		if i >= int64(n) {
+			return nil, fmt.Errorf("%w: index %d past %d", ErrMalformed, i, n)
+		}
+		idx = append(idx, int32(i))
+		prev = i
+	}
+	return idx, nil
+}
+
+// ---- slices matched by index ----
+
+// encSliceDelta writes the new length, the set of changed indexes among
+// those both slices have, their deltas, then the appended elements in full.
+func (e *encoder) encSliceDelta(n *node, b, c unsafe.Pointer) error {
+	sb, sc := (*sliceHeader)(b), (*sliceHeader)(c)
+	if err := writeLen(e.w, sc.len, n.maxlen); err != nil {
+		return err
+	}
+	common := min(sb.len, sc.len)
+	mark := len(e.ar.buf)
+	defer func() { e.ar.buf = e.ar.buf[:mark] }()
+	changed := e.ar.take(common)
+	for i := 0; i < common; i++ {
+		off := uintptr(i) * n.stride
+		if !eqNode(n.elem, ptrAt(sb.data, off), ptrAt(sc.data, off), 0) {
+			changed = append(changed, int32(i))
+		}
+	}
+	e.writeIndexSet(changed, common, false)
+	for _, i := range changed {
+		off := uintptr(i) * n.stride
+		if err := e.encValueDelta(n.elem, ptrAt(sb.data, off), ptrAt(sc.data, off)); err != nil {
+			return wrapField(err, fmt.Sprintf("[%d]", i), e.w.Len())
+		}
+	}
+	for i := common; i < sc.len; i++ {
+		if err := e.encNode(n.elem, ptrAt(sc.data, uintptr(i)*n.stride)); err != nil {
+			return wrapField(err, fmt.Sprintf("[%d]", i), e.w.Len())
+		}
+	}
+	return nil
+}
+
+func (d *decoder) decSliceDelta(n *node, b, dst unsafe.Pointer) error {
+	sb, sd := (*sliceHeader)(b), (*sliceHeader)(dst)
+	l, err := fields.ReadLen(d.r, n.maxlen)
+	if err != nil {
+		return err
+	}
+	if n.maxlen == 0 && l > DefaultMaxLen {
+		return fmt.Errorf("%w: length %d, over the default limit %d", ErrTooLong, l, DefaultMaxLen)
+	}
+	common := min(sb.len, l)
+	if added := l - common; added > 0 && n.emin > 0 && added > d.r.Remaining()/n.emin {
+		return fmt.Errorf("%w: %d new elements need more input than remains", ErrUnexpectedEnd, added)
+	}
+	mark := len(d.ar.buf)
+	defer func() { d.ar.buf = d.ar.buf[:mark] }()
+	changed, err := d.readIndexSet(d.ar, common, -1)
+	if err != nil {
+		return err
+	}
+	if l == 0 {
+		*sd = sliceHeader{}
+		return nil
+	}
+	growSlice(n, sd, l, sb.data)
+	j := 0
+	for i := 0; i < common; i++ {
+		off := uintptr(i) * n.stride
+		pb, pd := ptrAt(sb.data, off), ptrAt(sd.data, off)
+		if j < len(changed) && int(changed[j]) == i {
+			j++
+			if err := d.decValueDelta(n.elem, pb, pd); err != nil {
+				return wrapField(err, fmt.Sprintf("[%d]", i), d.r.Pos())
+			}
+			continue
+		}
+		copyNode(n.elem, pd, pb)
+	}
+	for i := common; i < l; i++ {
+		if err := d.decNode(n.elem, ptrAt(sd.data, uintptr(i)*n.stride)); err != nil {
+			return wrapField(err, fmt.Sprintf("[%d]", i), d.r.Pos())
+		}
+	}
+	return nil
+}
+
+// ---- entity sets: slices of structs matched by id ----
+
+func entityID(n *node, elem unsafe.Pointer) uint64 {
+	f := &n.elem.sub.fields[n.idField]
+	return loadInt(ptrAt(elem, f.off), f.node.mem)
+}
+
+// encEntityDelta writes: the new length; the removed entities (a set of
+// baseline indexes); where new entities go (a set of new indexes, whose
+// count the reader infers); which survivors changed (a set of survivor
+// ordinals); each changed survivor's delta without its id; then each new
+// entity in full. Entities are matched in one pass that assumes ids ascend
+// (or keep their order); any order is coded correctly, but an entity out of
+// order may be sent as removed and new.
+func (e *encoder) encEntityDelta(n *node, b, c unsafe.Pointer) error {
+	sb, sc := (*sliceHeader)(b), (*sliceHeader)(c)
+	if err := writeLen(e.w, sc.len, n.maxlen); err != nil {
+		return err
+	}
+	mark := len(e.ar.buf)
+	defer func() { e.ar.buf = e.ar.buf[:mark] }()
+	removed := e.ar.take(sb.len)
+	added := e.ar.take(sc.len)
+	survB := e.ar.take(min(sb.len, sc.len))
+	survC := e.ar.take(min(sb.len, sc.len))
+	i, j := 0, 0
+	for i < sb.len && j < sc.len {
+		pb, pc := ptrAt(sb.data, uintptr(i)*n.stride), ptrAt(sc.data, uintptr(j)*n.stride)
+		ib, ic := entityID(n, pb), entityID(n, pc)
+		switch {
+		case ib == ic:
+			survB, survC = append(survB, int32(i)), append(survC, int32(j))
+			i++
+			j++
+		case ib < ic:
+			removed = append(removed, int32(i))
+			i++
+		default:
+			added = append(added, int32(j))
+			j++
+		}
+	}
+	for ; i < sb.len; i++ {
+		removed = append(removed, int32(i))
+	}
+	for ; j < sc.len; j++ {
+		added = append(added, int32(j))
+	}
+	changed := e.ar.take(len(survB))
+	for k := range survB {
+		if !eqNode(n.elem, ptrAt(sb.data, uintptr(survB[k])*n.stride), ptrAt(sc.data, uintptr(survC[k])*n.stride), 0) {
+			changed = append(changed, int32(k))
+		}
+	}
+	e.writeIndexSet(removed, sb.len, false)
+	e.writeIndexSet(added, sc.len, true)
+	e.writeIndexSet(changed, len(survB), false)
+	for _, k := range changed {
+		pb, pc := ptrAt(sb.data, uintptr(survB[k])*n.stride), ptrAt(sc.data, uintptr(survC[k])*n.stride)
+		if err := e.encStructDelta(n.elem.sub, pb, pc, n.idField); err != nil {
+			return wrapField(err, fmt.Sprintf("[%d]", survC[k]), e.w.Len())
+		}
+	}
+	for _, j := range added {
+		if err := e.encNode(n.elem, ptrAt(sc.data, uintptr(j)*n.stride)); err != nil {
+			return wrapField(err, fmt.Sprintf("[%d]", j), e.w.Len())
+		}
+	}
+	return nil
+}
+
+func (d *decoder) decEntityDelta(n *node, b, dst unsafe.Pointer) error {
+	sb, sd := (*sliceHeader)(b), (*sliceHeader)(dst)
+	l, err := fields.ReadLen(d.r, n.maxlen)
+	if err != nil {
+		return err
+	}
+	if n.maxlen == 0 && l > DefaultMaxLen {
+		return fmt.Errorf("%w: length %d, over the default limit %d", ErrTooLong, l, DefaultMaxLen)
+	}
+	mark := len(d.ar.buf)
+	defer func() { d.ar.buf = d.ar.buf[:mark] }()
+	removed, err := d.readIndexSet(d.ar, sb.len, -1)
+	if err != nil {
+		return err
+	}
+	surv := sb.len - len(removed)
+	nAdded := l - surv
+	if nAdded < 0 {
+		return fmt.Errorf("%w: %d entities after removing %d of %d", ErrMalformed, l, len(removed), sb.len)
+	}
+	if nAdded > 0 && nAdded > d.r.Remaining()/max(1, n.emin) {
+		return fmt.Errorf("%w: %d new entities need more input than remains", ErrUnexpectedEnd, nAdded)
+	}
+	added, err := d.readIndexSet(d.ar, l, nAdded)
+	if err != nil {
+		return err
+	}
+	changed, err := d.readIndexSet(d.ar, surv, -1)
+	if err != nil {
+		return err
+	}
+	if l == 0 {
+		*sd = sliceHeader{}
+		return nil
+	}
+	growSlice(n, sd, l, sb.data)
+	bi, ai, ci, k := 0, 0, 0, 0
+	for j := 0; j < l; j++ {
+		if ai < len(added) && int(added[ai]) == j {
+			ai++
+			continue
+		}
+		for len(removed) > 0 && bi == int(removed[0]) {
+			removed = removed[1:]
+			bi++
+		}
+		if bi >= sb.len {
+			return fmt.Errorf("%w: entity set survivors run past the baseline", ErrMalformed)
+		}
+		pb, pd := ptrAt(sb.data, uintptr(bi)*n.stride), ptrAt(sd.data, uintptr(j)*n.stride)
+		if ci < len(changed) && int(changed[ci]) == k {
+			ci++
+			if err := d.decStructDelta(n.elem.sub, pb, pd, n.idField); err != nil {
+				return wrapField(err, fmt.Sprintf("[%d]", j), d.r.Pos())
+			}
+		} else {
+			copyNode(n.elem, pd, pb)
+		}
+		bi++
+		k++
+	}
+	for _, j := range added {
+		if err := d.decNode(n.elem, ptrAt(sd.data, uintptr(j)*n.stride)); err != nil {
+			return wrapField(err, fmt.Sprintf("[%d]", j), d.r.Pos())
+		}
+	}
+	return nil
+}
+
+// ---- maps matched by key ----
+
+// sortedEntries returns a map's keys and values (as addressable copies) in
+// key order.
+func sortedEntries(n *node, p unsafe.Pointer) (keys, vals []reflect.Value) {
+	m := reflect.NewAt(n.typ, p).Elem()
+	it := m.MapRange()
+	for it.Next() {
+		k := reflect.New(n.typ.Key())
+		k.Elem().Set(it.Key())
+		v := reflect.New(n.typ.Elem())
+		v.Elem().Set(it.Value())
+		keys = append(keys, k.Elem())
+		vals = append(vals, v)
+	}
+	if len(keys) == 0 {
+		return nil, nil
+	}
+	order := make([]int, len(keys))
+	for i := range order {
+		order[i] = i
+	}
+	sortIndexes(keys, order)
+	ks, vs := make([]reflect.Value, len(keys)), make([]reflect.Value, len(keys))
+	for i, o := range order {
+		ks[i], vs[i] = keys[o], vals[o]
+	}
+	return ks, vs
+}
+
+// encMapDelta writes: the removed keys (a set of indexes into the
+// baseline's sorted keys), the changed survivors (a set of survivor
+// ordinals) and their value deltas, then the count of added entries and each
+// added key and value in full, in key order.
+func (e *encoder) encMapDelta(n *node, b, c unsafe.Pointer) error {
+	bk, bv := sortedEntries(n, b)
+	cm := reflect.NewAt(n.typ, c).Elem()
+	if (n.maxlen > 0 && cm.Len() > n.maxlen) || (n.maxlen == 0 && cm.Len() > DefaultMaxLen) {
+		return fmt.Errorf("%w: %d entries", ErrTooLong, cm.Len())
+	}
+	var removed, changed []int32
+	var survB []int
+	for i, k := range bk {
+		v := cm.MapIndex(k)
+		if !v.IsValid() {
+			removed = append(removed, int32(i))
+			continue
+		}
+		cv := reflect.New(n.typ.Elem())
+		cv.Elem().Set(v)
+		if !eqNode(n.elem, bv[i].UnsafePointer(), cv.UnsafePointer(), 0) {
+			changed = append(changed, int32(len(survB)))
+		}
+		survB = append(survB, i)
+	}
+	e.writeIndexSet(removed, len(bk), false)
+	e.writeIndexSet(changed, len(survB), false)
+	for _, s := range changed {
+		i := survB[s]
+		cv := reflect.New(n.typ.Elem())
+		cv.Elem().Set(cm.MapIndex(bk[i]))
+		if err := e.encValueDelta(n.elem, bv[i].UnsafePointer(), cv.UnsafePointer()); err != nil {
+			return wrapField(err, fmt.Sprintf("[%v]", bk[i]), e.w.Len())
+		}
+	}
+	ck, cv := sortedEntries(n, c)
+	bm := reflect.NewAt(n.typ, b).Elem()
+	var added []int
+	for i, k := range ck {
+		if !bm.MapIndex(k).IsValid() {
+			added = append(added, i)
+		}
+	}
+	fields.WriteBitlen(e.w, uint64(len(added)), 5)
+	for _, i := range added {
+		if err := e.encNode(n.key, ck[i].Addr().UnsafePointer()); err != nil {
+			return wrapField(err, fmt.Sprintf("{%v}", ck[i]), e.w.Len())
+		}
+		if err := e.encNode(n.elem, cv[i].UnsafePointer()); err != nil {
+			return wrapField(err, fmt.Sprintf("[%v]", ck[i]), e.w.Len())
+		}
+	}
+	return nil
+}
+
+func (d *decoder) decMapDelta(n *node, b, dst unsafe.Pointer) error {
+	bk, bv := sortedEntries(n, b)
+	mark := len(d.ar.buf)
+	defer func() { d.ar.buf = d.ar.buf[:mark] }()
+	removed, err := d.readIndexSet(d.ar, len(bk), -1)
+	if err != nil {
+		return err
+	}
+	surv := len(bk) - len(removed)
+	changed, err := d.readIndexSet(d.ar, surv, -1)
+	if err != nil {
+		return err
+	}
+	nm := reflect.MakeMapWithSize(n.typ, surv)
+	k, ci := 0, 0
+	for i := range bk {
+		if len(removed) > 0 && int(removed[0]) == i {
+			removed = removed[1:]
+			continue
+		}
+		v := reflect.New(n.typ.Elem())
+		if ci < len(changed) && int(changed[ci]) == k {
+			ci++
+			if err := d.decValueDelta(n.elem, bv[i].UnsafePointer(), v.UnsafePointer()); err != nil {
+				return wrapField(err, fmt.Sprintf("[%v]", bk[i]), d.r.Pos())
+			}
+		} else {
+			copyNode(n.elem, v.UnsafePointer(), bv[i].UnsafePointer())
+		}
+		nm.SetMapIndex(bk[i], v.Elem())
+		k++
+	}
+	cnt, err := fields.ReadBitlen(d.r, 5)
+	if err != nil {
+		return err
+	}
+	if cnt > 0 && cnt > uint64(d.r.Remaining()/max(1, n.emin)) {
+		return fmt.Errorf("%w: %d new entries need more input than remains", ErrUnexpectedEnd, cnt)
+	}
+	total := surv + int(cnt)
+	if (n.maxlen > 0 && total > n.maxlen) || (n.maxlen == 0 && total > DefaultMaxLen) {
+		return fmt.Errorf("%w: %d entries", ErrTooLong, total)
+	}
+	for i := 0; i < int(cnt); i++ {
+		kv := reflect.New(n.typ.Key())
+		vv := reflect.New(n.typ.Elem())
+		if err := d.decNode(n.key, kv.UnsafePointer()); err != nil {
+			return wrapField(err, fmt.Sprintf("{#%d}", i), d.r.Pos())
+		}
+		if err := d.decNode(n.elem, vv.UnsafePointer()); err != nil {
+			return wrapField(err, fmt.Sprintf("[%v]", kv.Elem()), d.r.Pos())
+		}
+		nm.SetMapIndex(kv.Elem(), vv.Elem())
+	}
+	if nm.Len() != total {
+		return fmt.Errorf("%w: duplicate map key", ErrMalformed)
+	}
+	dm := reflect.NewAt(n.typ, dst).Elem()
+	if total == 0 {
+		dm.SetZero()
+	} else {
+		dm.Set(nm)
+	}
+	return nil
+}

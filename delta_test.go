@@ -1,0 +1,203 @@
+package bitwire
+
+import (
+	"math"
+	"math/rand"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/bitwire/bitwire/bits"
+)
+
+type Flags struct {
+	Crouch bool
+	Firing bool
+}
+
+// DeltaPlayer is the core issue's player state with Pos and the two flags
+// composite.
+type DeltaPlayer struct {
+	Pos    PlayerPos `net:"composite"`
+	Yaw    float32   `net:"q,min=0,max=360,bits=10"`
+	Health int       `net:"range,min=0,max=200"`
+	Weapon int       `net:"range,min=0,max=15"`
+	Flags  Flags     `net:"composite"`
+}
+
+type DeltaTransform struct {
+	X     float32 `net:"q,min=-100,max=100,prec=0.1,dmin=-1,dmax=1"`
+	Y     float32 `net:"q,min=-10,max=10,prec=0.1,dmin=-1,dmax=1"`
+	Z     float32 `net:"q,min=-100,max=100,prec=0.1,dmin=-1,dmax=1"`
+	Yaw   float32 `net:"q,min=0,max=360,prec=0.1"`
+	Pitch float32 `net:"q,min=0,max=360,prec=0.1"`
+}
+
+func deltaBits[T any](t *testing.T, base, cur *T) int {
+	t.Helper()
+	c := MustFor[T]()
+	var w bits.Writer
+	require.NoError(t, c.EncodeDelta(&w, base, cur))
+	// and a receiver, whose baseline is quantized, must decode the
+	// quantized cur
+	qbase := *base
+	require.NoError(t, c.Quantize(&qbase))
+	var got T
+	r := bits.NewReader(w.Bytes())
+	require.NoError(t, c.DecodeDelta(r, &qbase, &got))
+	want := *cur
+	require.NoError(t, c.Quantize(&want))
+	require.Equal(t, want, got)
+	return w.Len()
+}
+
+func TestDeltaPlayerState(t *testing.T) {
+	base := DeltaPlayer{Pos: PlayerPos{X: 10, Y: 2, Z: -30}, Yaw: 90, Health: 100, Weapon: 3}
+	require.Equal(t, 5, deltaBits(t, &base, &base))
+	cur := base
+	cur.Pos.X += 0.5
+	cur.Pos.Z -= 0.25
+	cur.Yaw = 95
+	require.Equal(t, 63, deltaBits(t, &base, &cur))
+}
+
+func TestDeltaTransform(t *testing.T) {
+	base := DeltaTransform{X: 10, Y: 1, Z: -20, Yaw: 45, Pitch: 10}
+	require.Equal(t, 5, deltaBits(t, &base, &base))
+	moved := base
+	moved.X += 0.5
+	moved.Y += 0.5
+	moved.Z += 0.5
+	require.Equal(t, 23, deltaBits(t, &base, &moved))
+	data, err := MarshalDelta(&base, &moved)
+	require.NoError(t, err)
+	require.Len(t, data, 3)
+
+	plainBase := Transform{X: base.X, Y: base.Y, Z: base.Z, Yaw: base.Yaw, Pitch: base.Pitch}
+	plainMoved := Transform{X: moved.X, Y: moved.Y, Z: moved.Z, Yaw: moved.Yaw, Pitch: moved.Pitch}
+	require.Equal(t, 35, deltaBits(t, &plainBase, &plainMoved))
+
+	tele := base
+	tele.X, tele.Y, tele.Z = -80, 9, 70
+	require.Equal(t, 38, deltaBits(t, &base, &tele))
+}
+
+func TestDeltaSubStepMoveIsFree(t *testing.T) {
+	base := Transform{X: 10, Y: 1, Z: -20, Yaw: 45, Pitch: 10}
+	cur := base
+	cur.X += 0.04 // less than half of the 0.1 step
+	require.Equal(t, 5, deltaBits(t, &base, &cur))
+}
+
+type Cube struct {
+	ID       uint32     `net:"id"`
+	Pos      PlayerPos  `net:"composite"`
+	Rot      [4]float32 `net:"quat,bits=9"`
+	Sleeping bool
+}
+
+type CubeWorld struct {
+	Tick  uint32 `net:"bits=32"`
+	Cubes []Cube
+}
+
+func makeWorld(rng *rand.Rand, n int) CubeWorld {
+	w := CubeWorld{Tick: 1, Cubes: make([]Cube, n)}
+	for i := range w.Cubes {
+		q := randomQuat(rng)
+		w.Cubes[i] = Cube{ID: uint32(i*2 + 1), Pos: PlayerPos{X: float32(rng.Float64()*1000 - 500), Y: float32(rng.Float64() * 100), Z: float32(rng.Float64()*1000 - 500)},
+			Rot: [4]float32{float32(q[0]), float32(q[1]), float32(q[2]), float32(q[3])}}
+	}
+	return w
+}
+
+func cloneWorld(w CubeWorld) CubeWorld {
+	c := w
+	c.Cubes = append([]Cube(nil), w.Cubes...)
+	return c
+}
+
+func TestEntitySetOverhead(t *testing.T) {
+	rng := rand.New(rand.NewSource(5))
+	base := makeWorld(rng, 901)
+	cur := cloneWorld(base)
+	cur.Tick++
+	perm := rng.Perm(901)[:45]
+	for _, i := range perm {
+		cur.Cubes[i].Pos.X += 1
+	}
+	total := deltaBits(t, &base, &cur)
+	// each changed cube's own data: its changed bits (Pos, Rot, Sleeping)
+	// and Pos in full (48 bits)
+	own := 45 * (3 + 48)
+	tick := 1 + 32
+	overhead := total - own - tick
+	t.Logf("901 cubes, 45 changed: %d bits, %d beyond the changed cubes' own data", total, overhead)
+	require.Less(t, overhead, 400)
+}
+
+func TestEntityAddRemove(t *testing.T) {
+	rng := rand.New(rand.NewSource(6))
+	base := makeWorld(rng, 50)
+	cur := cloneWorld(base)
+	// remove a few, change some, add new ones at the end and in the middle
+	cur.Cubes = append(cur.Cubes[:10], cur.Cubes[13:]...)
+	cur.Cubes[20].Sleeping = true
+	extra := makeWorld(rng, 3).Cubes
+	for i := range extra {
+		extra[i].ID = uint32(1000 + i)
+	}
+	cur.Cubes = append(cur.Cubes, extra...)
+	mid := Cube{ID: 4, Rot: [4]float32{0, 0, 0, 1}} // between ids 3 and 5
+	cur.Cubes = append(cur.Cubes[:2], append([]Cube{mid}, cur.Cubes[2:]...)...)
+	deltaBits(t, &base, &cur)
+	// empty to full and back
+	empty := CubeWorld{}
+	deltaBits(t, &empty, &cur)
+	deltaBits(t, &cur, &empty)
+	// out-of-order ids still round-trip
+	shuffled := cloneWorld(cur)
+	rng.Shuffle(len(shuffled.Cubes), func(i, j int) { shuffled.Cubes[i], shuffled.Cubes[j] = shuffled.Cubes[j], shuffled.Cubes[i] })
+	deltaBits(t, &cur, &shuffled)
+}
+
+type Spinner struct {
+	Rot [4]float32 `net:"quat,bits=9"`
+}
+
+func rotate(q [4]float64, axis [3]float64, angle float64) [4]float64 {
+	s, c := math.Sin(angle/2), math.Cos(angle/2)
+	r := [4]float64{axis[0] * s, axis[1] * s, axis[2] * s, c}
+	// r * q
+	return [4]float64{
+		r[3]*q[0] + r[0]*q[3] + r[1]*q[2] - r[2]*q[1],
+		r[3]*q[1] - r[0]*q[2] + r[1]*q[3] + r[2]*q[0],
+		r[3]*q[2] + r[0]*q[1] - r[1]*q[0] + r[2]*q[3],
+		r[3]*q[3] - r[0]*q[0] - r[1]*q[1] - r[2]*q[2],
+	}
+}
+
+func TestRelativeQuaternionSmallRotations(t *testing.T) {
+	rng := rand.New(rand.NewSource(7))
+	c := MustFor[Spinner]()
+	total, changed := 0, 0
+	for i := 0; i < 5000; i++ {
+		q := randomQuat(rng)
+		base := Spinner{Rot: [4]float32{float32(q[0]), float32(q[1]), float32(q[2]), float32(q[3])}}
+		require.NoError(t, c.Quantize(&base))
+		ax := randomQuat(rng)
+		n := math.Sqrt(ax[0]*ax[0] + ax[1]*ax[1] + ax[2]*ax[2])
+		angle := rng.Float64() * 2 * math.Pi / 180
+		bq := [4]float64{float64(base.Rot[0]), float64(base.Rot[1]), float64(base.Rot[2]), float64(base.Rot[3])}
+		nq := rotate(bq, [3]float64{ax[0] / n, ax[1] / n, ax[2] / n}, angle)
+		cur := Spinner{Rot: [4]float32{float32(nq[0]), float32(nq[1]), float32(nq[2]), float32(nq[3])}}
+		if c.Equal(&base, &cur) {
+			continue
+		}
+		total += deltaBits(t, &base, &cur)
+		changed++
+	}
+	avg := float64(total) / float64(changed)
+	t.Logf("relative quaternion: %.2f bits on average over %d changed rotations", avg, changed)
+	require.Less(t, avg, 20.0)
+}
