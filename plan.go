@@ -136,7 +136,7 @@ type node struct {
 	dlo, dhi int64 // the window, in steps
 	dbits    int   // bits of a difference in the window
 	idField  int   // cSlice of structs with an id field: its index; else -1
-	typ    reflect.Type
+	typ      reflect.Type
 
 	spec spec // the tag this node was compiled from (delta options live here)
 }
