@@ -1,0 +1,119 @@
+package bitwire
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/bitwire/bitwire/bits"
+)
+
+type MsgMove struct {
+	X, Y float32 `net:"q,min=-512,max=512,prec=0.01"`
+}
+
+type MsgChat struct {
+	Text string `net:",maxlen=140"`
+}
+
+type MsgFire struct {
+	Weapon uint8 `net:"bits=4"`
+}
+
+func TestUnionRoundTrip(t *testing.T) {
+	u, err := NewUnion(MsgMove{}, &MsgChat{}, MsgFire{})
+	require.NoError(t, err)
+	require.Equal(t, 2, u.TagBits())
+	for _, v := range []any{MsgMove{X: 1.5, Y: -2}, &MsgChat{Text: "gg"}, MsgFire{Weapon: 9}} {
+		data, err := u.Marshal(v)
+		require.NoError(t, err)
+		got, err := u.Unmarshal(data)
+		require.NoError(t, err)
+		switch m := got.(type) {
+		case *MsgMove:
+			require.Equal(t, v, *m)
+		case *MsgChat:
+			require.Equal(t, v, m)
+		case *MsgFire:
+			require.Equal(t, v, *m)
+		default:
+			t.Fatalf("unexpected %T", got)
+		}
+	}
+	// the tag is 2 bits, then the message: MsgFire is 2+4 bits, one byte
+	data, err := u.Marshal(MsgFire{Weapon: 9})
+	require.NoError(t, err)
+	require.Equal(t, []byte{2 | 9<<2}, data)
+}
+
+func TestUnionSeveralInOnePacket(t *testing.T) {
+	u, err := NewUnion(MsgMove{}, MsgChat{}, MsgFire{})
+	require.NoError(t, err)
+	var w bits.Writer
+	msgs := []any{MsgFire{Weapon: 1}, MsgChat{Text: "hi"}, MsgMove{X: 3}}
+	for _, m := range msgs {
+		require.NoError(t, u.Encode(&w, m))
+	}
+	r := bits.NewReader(w.Bytes())
+	for _, m := range msgs {
+		got, err := u.Decode(r)
+		require.NoError(t, err)
+		require.Equal(t, m, reflectDeref(got))
+	}
+}
+
+func reflectDeref(v any) any {
+	switch m := v.(type) {
+	case *MsgMove:
+		return *m
+	case *MsgChat:
+		return *m
+	case *MsgFire:
+		return *m
+	}
+	return v
+}
+
+func TestUnionErrors(t *testing.T) {
+	u, err := NewUnion(MsgMove{}, MsgChat{}, MsgFire{})
+	require.NoError(t, err)
+	// tag 3 has no variant
+	_, err = u.Unmarshal([]byte{3})
+	require.True(t, errors.Is(err, ErrUnknownTag), err)
+	_, err = u.Marshal(Transform{})
+	require.True(t, errors.Is(err, ErrUnknownTag), err)
+	_, err = u.Marshal(nil)
+	require.True(t, errors.Is(err, ErrUnknownTag), err)
+	_, err = u.Unmarshal(nil)
+	require.True(t, errors.Is(err, ErrUnexpectedEnd), err)
+	data, err := u.Marshal(MsgChat{Text: "hello"})
+	require.NoError(t, err)
+	for i := 0; i < len(data); i++ {
+		_, err := u.Unmarshal(data[:i])
+		require.True(t, errors.Is(err, ErrUnexpectedEnd), "prefix %d: %v", i, err)
+	}
+	_, err = u.Unmarshal(append(data, 0))
+	require.True(t, errors.Is(err, ErrTrailingData), err)
+
+	_, err = NewUnion()
+	require.ErrorIs(t, err, ErrUnsupportedType)
+	_, err = NewUnion(MsgMove{}, &MsgMove{})
+	require.ErrorIs(t, err, ErrUnsupportedType)
+	_, err = NewUnion(42)
+	require.ErrorIs(t, err, ErrUnsupportedType)
+	type bad struct {
+		C chan int
+	}
+	_, err = NewUnion(bad{})
+	require.ErrorIs(t, err, ErrUnsupportedType)
+}
+
+func TestUnionSingleVariantHasNoTag(t *testing.T) {
+	u, err := NewUnion(MsgFire{})
+	require.NoError(t, err)
+	require.Equal(t, 0, u.TagBits())
+	data, err := u.Marshal(MsgFire{Weapon: 15})
+	require.NoError(t, err)
+	require.Equal(t, []byte{15}, data)
+}
