@@ -74,7 +74,7 @@ func wrapField(err error, name string, bit int) error {
 		switch {
 		case fe.Path == "":
 			fe.Path = name
-		case strings.HasPrefix(fe.Path, "["):
+		case strings.HasPrefix(fe.Path, "["), strings.HasPrefix(fe.Path, "{"):
 			fe.Path = name + fe.Path
 		default:
 			fe.Path = name + "." + fe.Path

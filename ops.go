@@ -225,7 +225,14 @@ func (e *encoder) encNode(n *node, p unsafe.Pointer) error {
 	case cBits:
 		x := loadInt(p, n.mem)
 		if n.mem.signed() {
-			return fields.WriteInt(w, int64(x), n.n)
+			v := int64(x)
+			if n.clamp && n.n < 64 {
+				v = min(max(v, -1<<(n.n-1)), 1<<(n.n-1)-1)
+			}
+			return fields.WriteInt(w, v, n.n)
+		}
+		if n.clamp && n.n < 64 {
+			x = min(x, 1<<n.n-1)
 		}
 		return fields.WriteUint(w, x, n.n)
 	case cRange:

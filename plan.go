@@ -186,6 +186,7 @@ var (
 type compiler struct {
 	building map[planKey]*plan
 	order    []*plan
+	open     map[reflect.Type]bool // non-struct types being compiled since the last struct
 }
 
 // compileRoot compiles the plan of struct type t.
@@ -230,6 +231,9 @@ func (c *compiler) structPlan(t reflect.Type, inh spec, inhKey string) (*plan, e
 	c.building[key] = p
 	c.order = append(c.order, p)
 	groups := map[string]*fieldGroup{}
+	open := c.open
+	c.open = nil // a struct ends a chain of non-struct types (see node)
+	defer func() { c.open = open }()
 	for i := 0; i < t.NumField(); i++ {
 		sf := t.Field(i)
 		s, err := parseTag(sf.Name, sf.Tag)
@@ -242,12 +246,15 @@ func (c *compiler) structPlan(t reflect.Type, inh spec, inhKey string) (*plan, e
 		if !s.present && inh.hasCoding() {
 			s = inh
 		}
-		nd, err := c.node(sf.Name, sf.Type, s, inhKeyOf(sf.Tag, inhKey, s.present))
+		nd, err := c.node("", sf.Type, s, inhKeyOf(sf.Tag, inhKey, s.present))
 		if err != nil {
 			return nil, wrapField(err, sf.Name, -1)
 		}
 		f := field{name: sf.Name, off: sf.Offset, node: nd}
 		if s.kind == kindBitlen && s.hasGroup {
+			if nd.code != cBitlen {
+				return nil, badTag(sf.Name, "option group applies to integer fields, not %s (the elements of a slice or array share a length already)", sf.Type)
+			}
 			g := groups[s.group]
 			if g == nil {
 				g = &fieldGroup{name: s.group}
@@ -273,6 +280,18 @@ func inhKeyOf(tag reflect.StructTag, parent string, own bool) string {
 }
 
 func (c *compiler) node(path string, t reflect.Type, s spec, inhKey string) (*node, error) {
+	if t.Kind() != reflect.Struct {
+		// A type that contains itself without passing through a struct
+		// (type L []L, type M map[string]M, type P *P) has no plan.
+		if c.open[t] {
+			return nil, &FieldError{Path: path, Bit: -1, Err: fmt.Errorf("%w: %s contains itself without passing through a struct", ErrUnsupportedType, t)}
+		}
+		if c.open == nil {
+			c.open = map[reflect.Type]bool{}
+		}
+		c.open[t] = true
+		defer delete(c.open, t)
+	}
 	nd := &node{typ: t, spec: s, clamp: s.clamp, idField: -1}
 	if err := c.fill(nd, path, t, s, inhKey); err != nil {
 		return nil, err

@@ -78,7 +78,7 @@ func parseTag(path string, tag reflect.StructTag) (spec, error) {
 	}
 	tags, err := structtag.Parse(string(tag))
 	if err != nil {
-		if _, ok := tag.Lookup("net"); !ok {
+		if _, ok := tag.Lookup("net"); !ok && !strings.Contains(string(tag), "net:") {
 			return s, nil // someone else's malformed tag; we have no net tag
 		}
 		return s, badTag(path, "malformed struct tag %q: %v", tag, err)
