@@ -1,15 +1,18 @@
 package bench
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/bitwire/bitwire"
+	"github.com/bitwire/bitwire/bits"
 )
 
 // The bitwire subjects of the delta workload: the world one tick later
-// against the previous tick, with package-level MarshalDelta/UnmarshalDelta
-// and with a Codec's AppendDelta/UnmarshalDelta on reused buffers. A receiver
-// rebuilds the quantized current world.
+// against the previous tick, with package-level MarshalDelta/UnmarshalDelta,
+// with a Codec's AppendDelta/UnmarshalDelta on reused buffers, and with the
+// hand-written delta of the same layout (handwritten_delta.go). A receiver
+// holds the quantized previous tick and rebuilds the quantized current one.
 
 func checkDelta(name string, out, cur *World) func() error {
 	want := quantized(cur)
@@ -62,6 +65,33 @@ func init() {
 				},
 				Decode: func(data []byte) error { return c.UnmarshalDelta(data, &recv, &out) },
 				Check:  checkDelta("bitwire-codec", &out, &cur),
+			}
+		},
+		func() Subject {
+			base, cur := MakeWorlds()
+			recv := deltaBase(&base)
+			var enc, dec HandWorldDelta
+			var w bits.Writer
+			var r bits.Reader
+			var out World
+			return Subject{
+				Name: "handwritten",
+				Encode: func() ([]byte, error) {
+					w.Reset(w.Bytes()[:0])
+					err := enc.Encode(&w, &base, &cur)
+					return w.Bytes(), err
+				},
+				Decode: func(data []byte) error {
+					r.Reset(data)
+					if err := dec.Decode(&r, &recv, &out); err != nil {
+						return err
+					}
+					if !r.CheckPadding() {
+						return errors.New("handwritten: trailing data")
+					}
+					return nil
+				},
+				Check: checkDelta("handwritten", &out, &cur),
 			}
 		})
 }
