@@ -201,3 +201,18 @@ func TestRelativeQuaternionSmallRotations(t *testing.T) {
 	t.Logf("relative quaternion: %.2f bits on average over %d changed rotations", avg, changed)
 	require.Less(t, avg, 20.0)
 }
+
+// Regression (found by FuzzUnionUnmarshal): a slice of adaptive integers in
+// shared-length mode takes one bit an element, so the decoder's length
+// bound must not assume a whole prefix per element.
+func TestSharedLengthSliceLengthBound(t *testing.T) {
+	type msg struct {
+		Offsets []int32
+	}
+	v := msg{Offsets: []int32{0, 1, 0, 1, 1, 0, 0, 1, 1}}
+	data, err := Marshal(&v)
+	require.NoError(t, err)
+	var got msg
+	require.NoError(t, Unmarshal(data, &got))
+	require.Equal(t, v, got)
+}

@@ -760,6 +760,10 @@ func minBitsNode(n *node) int {
 	case cStruct:
 		return minBitsPlan(n.sub)
 	case cArray:
+		if n.elem.groupable() && n.count > 1 {
+			// a mode bit, the shared width, then at least one bit each
+			return 1 + n.elem.n + n.count
+		}
 		return n.count * minBitsNode(n.elem)
 	case cPtr:
 		return 1
@@ -772,6 +776,9 @@ func finishNode(n *node) {
 	switch n.code {
 	case cSlice:
 		n.emin = minBitsNode(n.elem)
+		if n.elem.groupable() {
+			n.emin = 1 // in a shared-length group an element may take one bit
+		}
 		if n.elem.code == cStruct {
 			for i, f := range n.elem.sub.fields {
 				if f.node.spec.id && f.node.mem != mNone && f.node.code != cFloat && f.node.code != cQ && f.node.code != cFixed {
