@@ -207,7 +207,35 @@ func (d *decoder) decStruct(p *plan, base unsafe.Pointer) error {
 			}
 			continue
 		}
-		if err := d.decNode(f.node, ptrAt(base, f.off)); err != nil {
+		// The commonest nodes are decoded here, as in encStruct.
+		n, fp := f.node, ptrAt(base, f.off)
+		var err error
+		switch n.code {
+		case cQ:
+			var v float64
+			if v, err = n.q.Read(d.r); err == nil {
+				storeFloat(fp, n.mem, v)
+			}
+		case cRange:
+			if n.mem.signed() {
+				var v int64
+				if v, err = n.irng.Read(d.r); err == nil {
+					storeInt(fp, n.mem, uint64(v))
+				}
+			} else {
+				err = d.decNode(n, fp)
+			}
+		case cBool:
+			var b bool
+			if b, err = d.r.ReadBool(); err == nil {
+				*(*bool)(fp) = b
+			}
+		case cStruct:
+			err = d.decStruct(n.sub, fp)
+		default:
+			err = d.decNode(n, fp)
+		}
+		if err != nil {
 			return wrapField(err, f.name, d.r.Pos())
 		}
 	}
