@@ -30,9 +30,17 @@ if ! [ -x "$gobin/benchstat" ] || ! go version -m "$gobin/benchstat" | grep -q "
 	go install "golang.org/x/perf/cmd/benchstat@$benchstat_version"
 fi
 
-go test -run '^$' -bench "$bench" -count "$count" -benchtime "$benchtime" . | tee bench.txt
+# One test binary, run count times over the whole set rather than each
+# benchmark count times in a row: on a shared machine a burst of load then
+# spreads over every serializer instead of landing on a few.
+go test -c -o bench.test .
+trap 'rm -f bench.test bench.csv bench.csv.log' EXIT
+: > bench.txt
+for i in $(seq "$count"); do
+	echo "run $i of $count" >&2
+	./bench.test -test.run '^$' -test.bench "$bench" -test.benchtime "$benchtime" -test.count 1 | tee -a bench.txt
+done
 "$gobin/benchstat" -format csv bench.txt > bench.csv 2> bench.csv.log || { cat bench.csv.log >&2; exit 1; }
 mkdir -p ../docs
 go run ./cmd/benchmd -in bench.csv -out ../docs/BENCHMARKS.md -count "$count" -benchtime "$benchtime"
-rm -f bench.csv bench.csv.log
 echo "wrote docs/BENCHMARKS.md"
