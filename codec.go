@@ -29,6 +29,7 @@ import (
 
 // Codec is the compiled plan of struct type T. It is safe for concurrent use.
 type Codec[T any] struct {
+	stats   *Stats // per-field accounting (WithStats); nil: off
 	p       *plan
 	maxBits int
 	fp      uint64
@@ -74,13 +75,13 @@ func MustFor[T any]() *Codec[T] {
 
 // Marshal encodes v into a new byte slice.
 func (c *Codec[T]) Marshal(v *T) ([]byte, error) {
-	return marshalPlan(c.p, unsafe.Pointer(v))
+	return marshalPlan(c.p, unsafe.Pointer(v), c.stats)
 }
 
 // Append encodes v after the bytes of dst and returns the extended slice. On
 // error it returns dst unchanged. It allocates nothing when dst has room.
 func (c *Codec[T]) Append(dst []byte, v *T) ([]byte, error) {
-	return appendPlan(dst, c.p, unsafe.Pointer(v))
+	return appendPlan(dst, c.p, unsafe.Pointer(v), c.stats)
 }
 
 // Unmarshal decodes data into v, which it overwrites. It reuses v's slices,
@@ -94,7 +95,7 @@ func (c *Codec[T]) Unmarshal(data []byte, v *T) error {
 // Encode writes v to w, after whatever w holds: many values can share one
 // packet. On error w is left as it was.
 func (c *Codec[T]) Encode(w *bits.Writer, v *T) error {
-	return encodeRoot(c.p, w, unsafe.Pointer(v))
+	return encodeRootStats(c.p, w, unsafe.Pointer(v), c.stats)
 }
 
 // Decode reads one value from r into v. Unlike Unmarshal it does not check
@@ -199,7 +200,7 @@ func Marshal(v any) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return marshalPlan(p, ptr)
+	return marshalPlan(p, ptr, nil)
 }
 
 // Append encodes v, a struct or a pointer to one, after the bytes of dst.
@@ -208,7 +209,7 @@ func Append(dst []byte, v any) ([]byte, error) {
 	if err != nil {
 		return dst, err
 	}
-	return appendPlan(dst, p, ptr)
+	return appendPlan(dst, p, ptr, nil)
 }
 
 // Unmarshal decodes data into v, a non-nil pointer to a struct.
@@ -229,25 +230,25 @@ func Unmarshal(data []byte, v any) error {
 
 // ---- shared by both ----
 
-func marshalPlan(p *plan, ptr unsafe.Pointer) ([]byte, error) {
+func marshalPlan(p *plan, ptr unsafe.Pointer, st *Stats) ([]byte, error) {
 	if ptr == nil {
 		return nil, nilError(p)
 	}
 	w := bits.GetWriter()
 	defer bits.PutWriter(w)
-	if err := encodeRoot(p, w, ptr); err != nil {
+	if err := encodeRootStats(p, w, ptr, st); err != nil {
 		return nil, err
 	}
 	return append([]byte(nil), w.Bytes()...), nil
 }
 
-func appendPlan(dst []byte, p *plan, ptr unsafe.Pointer) ([]byte, error) {
+func appendPlan(dst []byte, p *plan, ptr unsafe.Pointer, st *Stats) ([]byte, error) {
 	if ptr == nil {
 		return dst, nilError(p)
 	}
 	var w bits.Writer
 	w.ResetAppend(dst)
-	if err := encodeRoot(p, &w, ptr); err != nil {
+	if err := encodeRootStats(p, &w, ptr, st); err != nil {
 		return dst, err
 	}
 	return w.Bytes(), nil
@@ -273,21 +274,29 @@ func unmarshalPlan(data []byte, p *plan, ptr unsafe.Pointer) error {
 // it is first written as 0, and if a negative value turns up the writer
 // rewinds and encodes the message again with the flag set.
 func encodeRoot(p *plan, w *bits.Writer, ptr unsafe.Pointer) error {
+	return encodeRootStats(p, w, ptr, nil)
+}
+
+func encodeRootStats(p *plan, w *bits.Writer, ptr unsafe.Pointer, st *Stats) error {
 	if ptr == nil {
 		return nilError(p)
 	}
 	start := w.Len()
-	e := encoder{w: w}
+	h := startStats(st)
+	e := encoder{w: w, stats: h, statPath: -1}
 	err := e.encStruct(p, ptr)
 	if err == errNeedSign {
 		w.Truncate(start)
-		e = encoder{w: w, neg: true}
+		restartStats(h)
+		e = encoder{w: w, neg: true, stats: h, statPath: -1}
 		err = e.encStruct(p, ptr)
 	}
 	if err != nil {
 		w.Truncate(start)
+		endStats(h, false)
 		return rootError(p, err, w.Len())
 	}
+	endStats(h, true)
 	return nil
 }
 
@@ -312,7 +321,7 @@ func rootError(p *plan, err error, bit int) error {
 func (c *Codec[T]) MarshalDelta(base, cur *T) ([]byte, error) {
 	w := bits.GetWriter()
 	defer bits.PutWriter(w)
-	if err := encodeDeltaRoot(c.p, w, unsafe.Pointer(base), unsafe.Pointer(cur)); err != nil {
+	if err := encodeDeltaRoot(c.p, w, unsafe.Pointer(base), unsafe.Pointer(cur), c.stats); err != nil {
 		return nil, err
 	}
 	return append([]byte(nil), w.Bytes()...), nil
@@ -321,7 +330,7 @@ func (c *Codec[T]) MarshalDelta(base, cur *T) ([]byte, error) {
 // AppendDelta appends the delta from base to cur to dst. On error it returns
 // dst unchanged.
 func (c *Codec[T]) AppendDelta(dst []byte, base, cur *T) ([]byte, error) {
-	return appendDeltaPlan(dst, c.p, unsafe.Pointer(base), unsafe.Pointer(cur))
+	return appendDeltaPlan(dst, c.p, unsafe.Pointer(base), unsafe.Pointer(cur), c.stats)
 }
 
 // UnmarshalDelta rebuilds into v the value whose delta from base is data.
@@ -333,7 +342,7 @@ func (c *Codec[T]) UnmarshalDelta(data []byte, base, v *T) error {
 // EncodeDelta writes the delta from base to cur to w. On error w is left as
 // it was.
 func (c *Codec[T]) EncodeDelta(w *bits.Writer, base, cur *T) error {
-	return encodeDeltaRoot(c.p, w, unsafe.Pointer(base), unsafe.Pointer(cur))
+	return encodeDeltaRoot(c.p, w, unsafe.Pointer(base), unsafe.Pointer(cur), c.stats)
 }
 
 // DecodeDelta reads a delta from r and rebuilds the value into v.
@@ -360,7 +369,7 @@ func AppendDelta(dst []byte, base, cur any) ([]byte, error) {
 	if pb2 != p {
 		return dst, fmt.Errorf("%w: base is %T, cur is %T", ErrUnsupportedType, base, cur)
 	}
-	return appendDeltaPlan(dst, p, pb, pc)
+	return appendDeltaPlan(dst, p, pb, pc, nil)
 }
 
 // UnmarshalDelta rebuilds into v (a non-nil pointer to a struct) the value
@@ -388,10 +397,10 @@ func UnmarshalDelta(data []byte, base, v any) error {
 	return unmarshalDeltaPlan(data, p, pb, rv.UnsafePointer())
 }
 
-func appendDeltaPlan(dst []byte, p *plan, b, c unsafe.Pointer) ([]byte, error) {
+func appendDeltaPlan(dst []byte, p *plan, b, c unsafe.Pointer, st *Stats) ([]byte, error) {
 	var w bits.Writer
 	w.ResetAppend(dst)
-	if err := encodeDeltaRoot(p, &w, b, c); err != nil {
+	if err := encodeDeltaRoot(p, &w, b, c, st); err != nil {
 		return dst, err
 	}
 	return w.Bytes(), nil
@@ -409,24 +418,28 @@ func unmarshalDeltaPlan(data []byte, p *plan, b, v unsafe.Pointer) error {
 	return nil
 }
 
-func encodeDeltaRoot(p *plan, w *bits.Writer, b, c unsafe.Pointer) error {
+func encodeDeltaRoot(p *plan, w *bits.Writer, b, c unsafe.Pointer, st *Stats) error {
 	if b == nil || c == nil {
 		return nilError(p)
 	}
 	ar := arenas.Get().(*arena)
 	defer func() { ar.buf = ar.buf[:0]; arenas.Put(ar) }()
 	start := w.Len()
-	e := encoder{w: w, ar: ar}
+	h := startStats(st)
+	e := encoder{w: w, ar: ar, stats: h, statPath: -1}
 	err := e.encStructDelta(p, b, c, -1)
 	if err == errNeedSign {
 		w.Truncate(start)
-		e = encoder{w: w, neg: true, ar: ar}
+		restartStats(h)
+		e = encoder{w: w, neg: true, ar: ar, stats: h, statPath: -1}
 		err = e.encStructDelta(p, b, c, -1)
 	}
 	if err != nil {
 		w.Truncate(start)
+		endStats(h, false)
 		return rootError(p, err, w.Len())
 	}
+	endStats(h, true)
 	return nil
 }
 

@@ -335,6 +335,13 @@ func (e *encoder) encStructDelta(p *plan, b, c unsafe.Pointer, skip int) error {
 	if e.depth > DefaultMaxDepth {
 		return fmt.Errorf("%w: nesting deeper than %d (a cyclic value?)", ErrInvalidValue, DefaultMaxDepth)
 	}
+	if e.stats != 0 {
+		if err := e.encStructDeltaStats(p, b, c, skip); err != nil {
+			return err
+		}
+		e.depth--
+		return nil
+	}
 	for i := range p.fields {
 		if i == skip {
 			continue
@@ -719,6 +726,10 @@ func (e *encoder) encSliceDelta(n *node, b, c unsafe.Pointer) error {
 	if err := writeLen(e.w, sc.len, n.maxlen); err != nil {
 		return err
 	}
+	if e.stats != 0 {
+		id, saved, start := e.enter("[]")
+		defer e.leave(id, saved, start, true)
+	}
 	common := min(sb.len, sc.len)
 	mark := len(e.ar.buf)
 	defer func() { e.ar.buf = e.ar.buf[:mark] }()
@@ -807,6 +818,10 @@ func (e *encoder) encEntityDelta(n *node, b, c unsafe.Pointer) error {
 	sb, sc := (*sliceHeader)(b), (*sliceHeader)(c)
 	if err := writeLen(e.w, sc.len, n.maxlen); err != nil {
 		return err
+	}
+	if e.stats != 0 {
+		id, saved, start := e.enter("[]")
+		defer e.leave(id, saved, start, true)
 	}
 	mark := len(e.ar.buf)
 	defer func() { e.ar.buf = e.ar.buf[:mark] }()

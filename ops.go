@@ -31,6 +31,12 @@ type encoder struct {
 	flagged bool // the flag has been written
 	depth   int
 	ar      *arena // scratch index lists (delta encoding)
+
+	// Per-field accounting, when on: a handle into statRuns rather than a
+	// pointer, so that the encoder's pointers (the writer) never escape
+	// through the accounting code and the plain path stays allocation-free.
+	stats    int32 // 0: off
+	statPath int   // the current path's id (-1: the message)
 }
 
 type decoder struct {
@@ -147,6 +153,13 @@ func (e *encoder) encStruct(p *plan, base unsafe.Pointer) error {
 	e.depth++
 	if e.depth > DefaultMaxDepth {
 		return fmt.Errorf("%w: nesting deeper than %d (a cyclic value?)", ErrInvalidValue, DefaultMaxDepth)
+	}
+	if e.stats != 0 {
+		if err := e.encStructStats(p, base); err != nil {
+			return err
+		}
+		e.depth--
+		return nil
 	}
 	for i := range p.fields {
 		f := &p.fields[i]
@@ -534,6 +547,10 @@ func (d *decoder) readLen(n *node, minBits int) (int, error) {
 // ---- arrays and slices ----
 
 func (e *encoder) encElems(n *node, base unsafe.Pointer, count int) error {
+	if e.stats != 0 {
+		id, saved, start := e.enter("[]")
+		defer e.leave(id, saved, start, true)
+	}
 	el := n.elem
 	if el.groupable() {
 		s := seq{base: base, stride: n.stride, elem: el}

@@ -1,0 +1,87 @@
+package bitwire
+
+import (
+	"math/rand"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/bitwire/bitwire/bits"
+)
+
+func TestStatsFullAndDelta(t *testing.T) {
+	st := NewStats()
+	c := MustFor[DeltaPlayer]().WithStats(st)
+	v := DeltaPlayer{Pos: PlayerPos{X: 1}, Yaw: 10, Health: 50}
+	var w bits.Writer
+	require.NoError(t, c.Encode(&w, &v))
+	byPath := map[string]FieldStats{}
+	for _, f := range st.Fields() {
+		byPath[f.Path] = f
+	}
+	require.Equal(t, int64(48), byPath["Pos"].Bits)
+	require.False(t, byPath["Pos"].Leaf)
+	require.Equal(t, int64(17), byPath["Pos.X"].Bits)
+	require.True(t, byPath["Pos.X"].Leaf)
+	require.Equal(t, int64(10), byPath["Yaw"].Bits)
+	require.Equal(t, int64(2), byPath["Flags"].Bits)
+
+	st.Reset()
+	cur := v
+	cur.Yaw = 20
+	w.Reset(nil)
+	require.NoError(t, c.EncodeDelta(&w, &v, &cur))
+	require.Equal(t, 5+10, w.Len())
+	for _, f := range st.Fields() {
+		switch f.Path {
+		case "Yaw":
+			require.Equal(t, int64(11), f.Bits)
+			require.Equal(t, int64(1), f.Changed)
+		case "Pos", "Health", "Weapon", "Flags":
+			require.Equal(t, int64(1), f.Bits, f.Path)
+			require.Equal(t, int64(0), f.Changed, f.Path)
+			require.Equal(t, int64(1), f.Count, f.Path)
+		}
+	}
+	require.Contains(t, st.String(), "Yaw")
+}
+
+func TestStatsEntitySetPaths(t *testing.T) {
+	st := NewStats()
+	c := MustFor[CubeWorld]().WithStats(st)
+	rng := rand.New(rand.NewSource(9))
+	base := makeWorld(rng, 20)
+	cur := cloneWorld(base)
+	cur.Cubes[3].Sleeping = true
+	data, err := c.MarshalDelta(&base, &cur)
+	require.NoError(t, err)
+	// accounting does not change the bytes
+	plain, err := MustFor[CubeWorld]().MarshalDelta(&base, &cur)
+	require.NoError(t, err)
+	require.Equal(t, plain, data)
+	var total int64
+	paths := []string{}
+	for _, f := range st.Fields() {
+		paths = append(paths, f.Path)
+		if f.Path == "Cubes[].Sleeping" {
+			require.Equal(t, int64(1), f.Changed)
+		}
+		if f.Path == "Tick" || f.Path == "Cubes" {
+			total += f.Bits
+		}
+	}
+	require.Contains(t, strings.Join(paths, " "), "Cubes[].Sleeping")
+	require.Equal(t, int64(len(data)*8), (total+7)/8*8)
+}
+
+func TestStatsDropsFailedMessages(t *testing.T) {
+	st := NewStats()
+	c := MustFor[Transform]().WithStats(st)
+	bad := Transform{X: 1000}
+	_, err := c.Marshal(&bad)
+	require.Error(t, err)
+	for _, f := range st.Fields() {
+		require.Zero(t, f.Bits, f.Path)
+	}
+}
