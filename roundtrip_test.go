@@ -379,6 +379,9 @@ func roundTrip[T any](t *testing.T, o rtOptions[T]) {
 		require.True(t, c.Equal(v, q), "seed %d: Equal(v, Quantize(v))", seed)
 		require.True(t, c.Equal(q, &got), "seed %d: Equal(Quantize(v), decoded)", seed)
 
+		// Delta encoding against a baseline has the same property.
+		deltaProperty(t, c, seed, mk, ign)
+
 		if o.check != nil {
 			decoded := new(T)
 			require.NoError(t, Unmarshal(data, decoded))
