@@ -618,7 +618,19 @@ func storeSignMag(n *node, p unsafe.Pointer, neg bool, mag uint64) error {
 		v = mag
 	}
 	if n.code == cFixed {
-		storeFloat(p, n.mem, n.fx.FromInt(int64(v)))
+		f := n.fx.FromInt(int64(v))
+		if n.mem == mF32 {
+			f = float64(float32(f))
+		}
+		// Below 2^50 steps a float64 holds the value exactly enough;
+		// beyond, accept only what the encoder can write again (near
+		// 2^63 the product rounds past the int64 range).
+		if mag > 1<<50 || math.IsInf(f, 0) {
+			if _, err := n.fx.ToInt(f); err != nil {
+				return fmt.Errorf("%w: fixed-point value of %d steps cannot be encoded again", ErrOutOfRange, int64(v))
+			}
+		}
+		storeFloat(p, n.mem, f)
 		return nil
 	}
 	if !fitsInt(n.mem, v) {
