@@ -242,6 +242,17 @@ encoder per message, since each datagram must decode on its own; **json** encodi
 values at full width (float32 as 4 bytes, and so on); bitwire codes what its tags say (quantized floats, ranged ints),
 which is the point of the comparison. Exact versions are in bench/go.mod.
 
+Notes for reading the tables:
+- Every subject decodes the same message into the same reused value again and again. bitwire keeps a string field
+  whose decoded bytes equal its current value, so its person decode allocates nothing here; the hand-written packer
+  calls ` + "`fields.ReadString`" + `, which always allocates, as do the peers.
+- protobuf's full-message rows convert nothing (the message is built once); its delta row converts the changed
+  crates to and from messages, since the diff and the rebuild work on the Go structs.
+- The hand-written World delta compares each crate's memory before quantizing it, and only quantizes (packs the
+  quaternion) when the bytes differ; the test TestHandDeltaMatchesBitwire checks that it writes bitwire's bytes.
+- Ticks are ` + "`bits=32`" + `; the crates slice has ` + "`maxlen=1024`" + ` (an 11-bit length); crate ids are untagged
+  uint32 (bitlen, 5-bit prefix).
+
 `)
 
 	// Headline.
