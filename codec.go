@@ -29,7 +29,7 @@ import (
 
 // Codec is the compiled plan of struct type T. It is safe for concurrent use.
 type Codec[T any] struct {
-	stats   *Stats // per-field accounting (WithStats); nil: off
+	o       options // WithStats, WithLimits, WithDebug
 	p       *plan
 	maxBits int
 	fp      uint64
@@ -75,13 +75,13 @@ func MustFor[T any]() *Codec[T] {
 
 // Marshal encodes v into a new byte slice.
 func (c *Codec[T]) Marshal(v *T) ([]byte, error) {
-	return marshalPlan(c.p, unsafe.Pointer(v), c.stats)
+	return marshalPlan(c.p, unsafe.Pointer(v), &c.o)
 }
 
 // Append encodes v after the bytes of dst and returns the extended slice. On
 // error it returns dst unchanged. It allocates nothing when dst has room.
 func (c *Codec[T]) Append(dst []byte, v *T) ([]byte, error) {
-	return appendPlan(dst, c.p, unsafe.Pointer(v), c.stats)
+	return appendPlan(dst, c.p, unsafe.Pointer(v), &c.o)
 }
 
 // Unmarshal decodes data into v, which it overwrites. It reuses v's slices,
@@ -89,19 +89,19 @@ func (c *Codec[T]) Append(dst []byte, v *T) ([]byte, error) {
 // a whole unread byte or non-zero padding bits is ErrTrailingData. On error,
 // v may be partly overwritten.
 func (c *Codec[T]) Unmarshal(data []byte, v *T) error {
-	return unmarshalPlan(data, c.p, unsafe.Pointer(v))
+	return unmarshalPlan(data, c.p, unsafe.Pointer(v), &c.o)
 }
 
 // Encode writes v to w, after whatever w holds: many values can share one
 // packet. On error w is left as it was.
 func (c *Codec[T]) Encode(w *bits.Writer, v *T) error {
-	return encodeRootStats(c.p, w, unsafe.Pointer(v), c.stats)
+	return encodeRootOpt(c.p, w, unsafe.Pointer(v), &c.o)
 }
 
 // Decode reads one value from r into v. Unlike Unmarshal it does not check
 // that the input ends after the value.
 func (c *Codec[T]) Decode(r *bits.Reader, v *T) error {
-	return decodeRoot(c.p, r, unsafe.Pointer(v))
+	return decodeRootOpt(c.p, r, unsafe.Pointer(v), &c.o)
 }
 
 // Quantize replaces v, in place, with exactly what a receiver decodes from
@@ -111,24 +111,28 @@ func (c *Codec[T]) Quantize(v *T) error {
 	if v == nil {
 		return nilError(c.p)
 	}
+	o := c.o
+	o.stats = nil // quantizing is not sending
 	w := bits.GetWriter()
 	defer bits.PutWriter(w)
-	if err := encodeRoot(c.p, w, unsafe.Pointer(v)); err != nil {
+	if err := encodeRootOpt(c.p, w, unsafe.Pointer(v), &o); err != nil {
 		return err
 	}
 	var r bits.Reader
 	r.Reset(w.Bytes())
-	return decodeRoot(c.p, &r, unsafe.Pointer(v))
+	return decodeRootOpt(c.p, &r, unsafe.Pointer(v), &o)
 }
 
 // Equal reports whether a and b are equal after quantization, that is
 // whether they encode to the same bits. A value that cannot be encoded is
 // equal to nothing.
 func (c *Codec[T]) Equal(a, b *T) bool {
+	o := c.o
+	o.stats = nil
 	wa, wb := bits.GetWriter(), bits.GetWriter()
 	defer bits.PutWriter(wa)
 	defer bits.PutWriter(wb)
-	if encodeRoot(c.p, wa, unsafe.Pointer(a)) != nil || encodeRoot(c.p, wb, unsafe.Pointer(b)) != nil {
+	if encodeRootOpt(c.p, wa, unsafe.Pointer(a), &o) != nil || encodeRootOpt(c.p, wb, unsafe.Pointer(b), &o) != nil {
 		return false
 	}
 	return wa.Len() == wb.Len() && bytes.Equal(wa.Bytes(), wb.Bytes())
@@ -225,42 +229,42 @@ func Unmarshal(data []byte, v any) error {
 	if rv.IsNil() {
 		return nilError(p)
 	}
-	return unmarshalPlan(data, p, rv.UnsafePointer())
+	return unmarshalPlan(data, p, rv.UnsafePointer(), nil)
 }
 
 // ---- shared by both ----
 
-func marshalPlan(p *plan, ptr unsafe.Pointer, st *Stats) ([]byte, error) {
+func marshalPlan(p *plan, ptr unsafe.Pointer, o *options) ([]byte, error) {
 	if ptr == nil {
 		return nil, nilError(p)
 	}
 	w := bits.GetWriter()
 	defer bits.PutWriter(w)
-	if err := encodeRootStats(p, w, ptr, st); err != nil {
+	if err := encodeRootOpt(p, w, ptr, o); err != nil {
 		return nil, err
 	}
 	return append([]byte(nil), w.Bytes()...), nil
 }
 
-func appendPlan(dst []byte, p *plan, ptr unsafe.Pointer, st *Stats) ([]byte, error) {
+func appendPlan(dst []byte, p *plan, ptr unsafe.Pointer, o *options) ([]byte, error) {
 	if ptr == nil {
 		return dst, nilError(p)
 	}
 	var w bits.Writer
 	w.ResetAppend(dst)
-	if err := encodeRootStats(p, &w, ptr, st); err != nil {
+	if err := encodeRootOpt(p, &w, ptr, o); err != nil {
 		return dst, err
 	}
 	return w.Bytes(), nil
 }
 
-func unmarshalPlan(data []byte, p *plan, ptr unsafe.Pointer) error {
+func unmarshalPlan(data []byte, p *plan, ptr unsafe.Pointer, o *options) error {
 	if ptr == nil {
 		return nilError(p)
 	}
 	var r bits.Reader
 	r.Reset(data)
-	if err := decodeRoot(p, &r, ptr); err != nil {
+	if err := decodeRootOpt(p, &r, ptr, o); err != nil {
 		return err
 	}
 	if !r.CheckPadding() {
@@ -274,21 +278,22 @@ func unmarshalPlan(data []byte, p *plan, ptr unsafe.Pointer) error {
 // it is first written as 0, and if a negative value turns up the writer
 // rewinds and encodes the message again with the flag set.
 func encodeRoot(p *plan, w *bits.Writer, ptr unsafe.Pointer) error {
-	return encodeRootStats(p, w, ptr, nil)
+	return encodeRootOpt(p, w, ptr, nil)
 }
 
-func encodeRootStats(p *plan, w *bits.Writer, ptr unsafe.Pointer, st *Stats) error {
+func encodeRootOpt(p *plan, w *bits.Writer, ptr unsafe.Pointer, o *options) error {
 	if ptr == nil {
 		return nilError(p)
 	}
 	start := w.Len()
-	h := startStats(st)
-	e := encoder{w: w, stats: h, statPath: -1}
+	h := startStats(o.statsOf())
+	e := o.encoder(w, nil, h)
 	err := e.encStruct(p, ptr)
 	if err == errNeedSign {
 		w.Truncate(start)
 		restartStats(h)
-		e = encoder{w: w, neg: true, stats: h, statPath: -1}
+		e = o.encoder(w, nil, h)
+		e.neg = true
 		err = e.encStruct(p, ptr)
 	}
 	if err != nil {
@@ -301,10 +306,14 @@ func encodeRootStats(p *plan, w *bits.Writer, ptr unsafe.Pointer, st *Stats) err
 }
 
 func decodeRoot(p *plan, r *bits.Reader, ptr unsafe.Pointer) error {
+	return decodeRootOpt(p, r, ptr, nil)
+}
+
+func decodeRootOpt(p *plan, r *bits.Reader, ptr unsafe.Pointer, o *options) error {
 	if ptr == nil {
 		return nilError(p)
 	}
-	d := decoder{r: r}
+	d := o.decoder(r, nil)
 	if err := d.decStruct(p, ptr); err != nil {
 		return rootError(p, err, r.Pos())
 	}
@@ -321,7 +330,7 @@ func rootError(p *plan, err error, bit int) error {
 func (c *Codec[T]) MarshalDelta(base, cur *T) ([]byte, error) {
 	w := bits.GetWriter()
 	defer bits.PutWriter(w)
-	if err := encodeDeltaRoot(c.p, w, unsafe.Pointer(base), unsafe.Pointer(cur), c.stats); err != nil {
+	if err := encodeDeltaRoot(c.p, w, unsafe.Pointer(base), unsafe.Pointer(cur), &c.o); err != nil {
 		return nil, err
 	}
 	return append([]byte(nil), w.Bytes()...), nil
@@ -330,24 +339,24 @@ func (c *Codec[T]) MarshalDelta(base, cur *T) ([]byte, error) {
 // AppendDelta appends the delta from base to cur to dst. On error it returns
 // dst unchanged.
 func (c *Codec[T]) AppendDelta(dst []byte, base, cur *T) ([]byte, error) {
-	return appendDeltaPlan(dst, c.p, unsafe.Pointer(base), unsafe.Pointer(cur), c.stats)
+	return appendDeltaPlan(dst, c.p, unsafe.Pointer(base), unsafe.Pointer(cur), &c.o)
 }
 
 // UnmarshalDelta rebuilds into v the value whose delta from base is data.
 // v may be base itself. On error, v may be partly overwritten.
 func (c *Codec[T]) UnmarshalDelta(data []byte, base, v *T) error {
-	return unmarshalDeltaPlan(data, c.p, unsafe.Pointer(base), unsafe.Pointer(v))
+	return unmarshalDeltaPlan(data, c.p, unsafe.Pointer(base), unsafe.Pointer(v), &c.o)
 }
 
 // EncodeDelta writes the delta from base to cur to w. On error w is left as
 // it was.
 func (c *Codec[T]) EncodeDelta(w *bits.Writer, base, cur *T) error {
-	return encodeDeltaRoot(c.p, w, unsafe.Pointer(base), unsafe.Pointer(cur), c.stats)
+	return encodeDeltaRoot(c.p, w, unsafe.Pointer(base), unsafe.Pointer(cur), &c.o)
 }
 
 // DecodeDelta reads a delta from r and rebuilds the value into v.
 func (c *Codec[T]) DecodeDelta(r *bits.Reader, base, v *T) error {
-	return decodeDeltaRoot(c.p, r, unsafe.Pointer(base), unsafe.Pointer(v))
+	return decodeDeltaRoot(c.p, r, unsafe.Pointer(base), unsafe.Pointer(v), &c.o)
 }
 
 // MarshalDelta encodes what a receiver holding base needs to rebuild cur;
@@ -394,22 +403,22 @@ func UnmarshalDelta(data []byte, base, v any) error {
 	if pb2 != p {
 		return fmt.Errorf("%w: base is %T, v is %T", ErrUnsupportedType, base, v)
 	}
-	return unmarshalDeltaPlan(data, p, pb, rv.UnsafePointer())
+	return unmarshalDeltaPlan(data, p, pb, rv.UnsafePointer(), nil)
 }
 
-func appendDeltaPlan(dst []byte, p *plan, b, c unsafe.Pointer, st *Stats) ([]byte, error) {
+func appendDeltaPlan(dst []byte, p *plan, b, c unsafe.Pointer, o *options) ([]byte, error) {
 	var w bits.Writer
 	w.ResetAppend(dst)
-	if err := encodeDeltaRoot(p, &w, b, c, st); err != nil {
+	if err := encodeDeltaRoot(p, &w, b, c, o); err != nil {
 		return dst, err
 	}
 	return w.Bytes(), nil
 }
 
-func unmarshalDeltaPlan(data []byte, p *plan, b, v unsafe.Pointer) error {
+func unmarshalDeltaPlan(data []byte, p *plan, b, v unsafe.Pointer, o *options) error {
 	var r bits.Reader
 	r.Reset(data)
-	if err := decodeDeltaRoot(p, &r, b, v); err != nil {
+	if err := decodeDeltaRoot(p, &r, b, v, o); err != nil {
 		return err
 	}
 	if !r.CheckPadding() {
@@ -418,20 +427,21 @@ func unmarshalDeltaPlan(data []byte, p *plan, b, v unsafe.Pointer) error {
 	return nil
 }
 
-func encodeDeltaRoot(p *plan, w *bits.Writer, b, c unsafe.Pointer, st *Stats) error {
+func encodeDeltaRoot(p *plan, w *bits.Writer, b, c unsafe.Pointer, o *options) error {
 	if b == nil || c == nil {
 		return nilError(p)
 	}
 	ar := arenas.Get().(*arena)
 	defer func() { ar.buf = ar.buf[:0]; arenas.Put(ar) }()
 	start := w.Len()
-	h := startStats(st)
-	e := encoder{w: w, ar: ar, stats: h, statPath: -1}
+	h := startStats(o.statsOf())
+	e := o.encoder(w, ar, h)
 	err := e.encStructDelta(p, b, c, -1)
 	if err == errNeedSign {
 		w.Truncate(start)
 		restartStats(h)
-		e = encoder{w: w, neg: true, ar: ar, stats: h, statPath: -1}
+		e = o.encoder(w, ar, h)
+		e.neg = true
 		err = e.encStructDelta(p, b, c, -1)
 	}
 	if err != nil {
@@ -443,13 +453,13 @@ func encodeDeltaRoot(p *plan, w *bits.Writer, b, c unsafe.Pointer, st *Stats) er
 	return nil
 }
 
-func decodeDeltaRoot(p *plan, r *bits.Reader, b, v unsafe.Pointer) error {
+func decodeDeltaRoot(p *plan, r *bits.Reader, b, v unsafe.Pointer, o *options) error {
 	if b == nil || v == nil {
 		return nilError(p)
 	}
 	ar := arenas.Get().(*arena)
 	defer func() { ar.buf = ar.buf[:0]; arenas.Put(ar) }()
-	d := decoder{r: r, ar: ar}
+	d := o.decoder(r, ar)
 	dst := v
 	if b == v {
 		dst = reflect.New(p.typ).UnsafePointer()

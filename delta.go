@@ -332,8 +332,8 @@ func (a *arena) take(n int) []int32 {
 // an entity, which never changes) and each changed field's delta.
 func (e *encoder) encStructDelta(p *plan, b, c unsafe.Pointer, skip int) error {
 	e.depth++
-	if e.depth > DefaultMaxDepth {
-		return fmt.Errorf("%w: nesting deeper than %d (a cyclic value?)", ErrInvalidValue, DefaultMaxDepth)
+	if e.depth > e.maxDepth {
+		return fmt.Errorf("%w: nesting deeper than %d (a cyclic value?)", ErrInvalidValue, e.maxDepth)
 	}
 	if e.stats != 0 {
 		if err := e.encStructDeltaStats(p, b, c, skip); err != nil {
@@ -355,6 +355,7 @@ func (e *encoder) encStructDelta(p *plan, b, c unsafe.Pointer, skip int) error {
 				return wrapField(err, f.name, e.w.Len())
 			}
 		}
+		e.sentinel()
 	}
 	e.depth--
 	return nil
@@ -362,8 +363,8 @@ func (e *encoder) encStructDelta(p *plan, b, c unsafe.Pointer, skip int) error {
 
 func (d *decoder) decStructDelta(p *plan, b, dst unsafe.Pointer, skip int) error {
 	d.depth++
-	if d.depth > DefaultMaxDepth {
-		return fmt.Errorf("%w: nesting deeper than %d", ErrMalformed, DefaultMaxDepth)
+	if d.depth > d.maxDepth {
+		return fmt.Errorf("%w: nesting deeper than %d", ErrMalformed, d.maxDepth)
 	}
 	for i := range p.fields {
 		f := &p.fields[i]
@@ -376,11 +377,15 @@ func (d *decoder) decStructDelta(p *plan, b, dst unsafe.Pointer, skip int) error
 		if err != nil {
 			return wrapField(err, f.name, d.r.Pos())
 		}
-		if !changed {
+		if changed {
+			err = d.decValueDelta(f.node, pb, pd)
+		} else {
 			copyNode(f.node, pd, pb)
-			continue
 		}
-		if err := d.decValueDelta(f.node, pb, pd); err != nil {
+		if err == nil {
+			err = d.sentinel()
+		}
+		if err != nil {
 			return wrapField(err, f.name, d.r.Pos())
 		}
 	}
@@ -723,7 +728,7 @@ func (d *decoder) readIndexSet(ar *arena, n, count int) ([]int32, error) {
 // those both slices have, their deltas, then the appended elements in full.
 func (e *encoder) encSliceDelta(n *node, b, c unsafe.Pointer) error {
 	sb, sc := (*sliceHeader)(b), (*sliceHeader)(c)
-	if err := writeLen(e.w, sc.len, n.maxlen); err != nil {
+	if err := e.writeLen(sc.len, n.maxlen); err != nil {
 		return err
 	}
 	if e.stats != 0 {
@@ -761,8 +766,8 @@ func (d *decoder) decSliceDelta(n *node, b, dst unsafe.Pointer) error {
 	if err != nil {
 		return err
 	}
-	if n.maxlen == 0 && l > DefaultMaxLen {
-		return fmt.Errorf("%w: length %d, over the default limit %d", ErrTooLong, l, DefaultMaxLen)
+	if n.maxlen == 0 && l > d.maxLen {
+		return fmt.Errorf("%w: length %d, over the limit %d", ErrTooLong, l, d.maxLen)
 	}
 	common := min(sb.len, l)
 	if added := l - common; added > 0 && n.emin > 0 && added > d.r.Remaining()/n.emin {
@@ -816,7 +821,7 @@ func entityID(n *node, elem unsafe.Pointer) uint64 {
 // order may be sent as removed and new.
 func (e *encoder) encEntityDelta(n *node, b, c unsafe.Pointer) error {
 	sb, sc := (*sliceHeader)(b), (*sliceHeader)(c)
-	if err := writeLen(e.w, sc.len, n.maxlen); err != nil {
+	if err := e.writeLen(sc.len, n.maxlen); err != nil {
 		return err
 	}
 	if e.stats != 0 {
@@ -881,8 +886,8 @@ func (d *decoder) decEntityDelta(n *node, b, dst unsafe.Pointer) error {
 	if err != nil {
 		return err
 	}
-	if n.maxlen == 0 && l > DefaultMaxLen {
-		return fmt.Errorf("%w: length %d, over the default limit %d", ErrTooLong, l, DefaultMaxLen)
+	if n.maxlen == 0 && l > d.maxLen {
+		return fmt.Errorf("%w: length %d, over the limit %d", ErrTooLong, l, d.maxLen)
 	}
 	mark := len(d.ar.buf)
 	defer func() { d.ar.buf = d.ar.buf[:mark] }()
@@ -981,7 +986,7 @@ func sortedEntries(n *node, p unsafe.Pointer) (keys, vals []reflect.Value) {
 func (e *encoder) encMapDelta(n *node, b, c unsafe.Pointer) error {
 	bk, bv := sortedEntries(n, b)
 	cm := reflect.NewAt(n.typ, c).Elem()
-	if (n.maxlen > 0 && cm.Len() > n.maxlen) || (n.maxlen == 0 && cm.Len() > DefaultMaxLen) {
+	if (n.maxlen > 0 && cm.Len() > n.maxlen) || (n.maxlen == 0 && cm.Len() > e.maxLen) {
 		return fmt.Errorf("%w: %d entries", ErrTooLong, cm.Len())
 	}
 	var removed, changed []int32
@@ -1069,7 +1074,7 @@ func (d *decoder) decMapDelta(n *node, b, dst unsafe.Pointer) error {
 		return fmt.Errorf("%w: %d new entries need more input than remains", ErrUnexpectedEnd, cnt)
 	}
 	total := surv + int(cnt)
-	if (n.maxlen > 0 && total > n.maxlen) || (n.maxlen == 0 && total > DefaultMaxLen) {
+	if (n.maxlen > 0 && total > n.maxlen) || (n.maxlen == 0 && total > d.maxLen) {
 		return fmt.Errorf("%w: %d entries", ErrTooLong, total)
 	}
 	for i := 0; i < int(cnt); i++ {

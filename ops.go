@@ -17,14 +17,6 @@ import (
 // side. Nothing here calls the reflect API except for maps and for
 // allocating a slice or a pointee the value does not have yet.
 
-// DefaultMaxLen caps the length of a string, slice or map that has no
-// maxlen tag, when encoding and when decoding.
-const DefaultMaxLen = 1 << 20
-
-// DefaultMaxDepth caps the nesting of structs while encoding or decoding
-// (recursive types, cyclic values, hostile input).
-const DefaultMaxDepth = 100
-
 type encoder struct {
 	w       *bits.Writer
 	neg     bool // the message's "any negative" flag
@@ -37,6 +29,10 @@ type encoder struct {
 	// through the accounting code and the plain path stays allocation-free.
 	stats    int32 // 0: off
 	statPath int   // the current path's id (-1: the message)
+
+	maxDepth int  // limits (see Limits)
+	maxLen   int
+	debug    bool // a sentinel after each top-level field
 }
 
 type decoder struct {
@@ -45,7 +41,11 @@ type decoder struct {
 	flagged bool // the flag has been read
 	depth   int
 	ar      *arena // scratch index lists (delta decoding)
-	scratch [64]byte
+
+	maxDepth int  // limits (see Limits)
+	maxLen   int
+	debug    bool // a sentinel after each top-level field
+	scratch  [64]byte
 }
 
 // signFlag writes the message's "any negative" flag if it is not written
@@ -151,8 +151,8 @@ func storeFloat(p unsafe.Pointer, m memKind, v float64) {
 
 func (e *encoder) encStruct(p *plan, base unsafe.Pointer) error {
 	e.depth++
-	if e.depth > DefaultMaxDepth {
-		return fmt.Errorf("%w: nesting deeper than %d (a cyclic value?)", ErrInvalidValue, DefaultMaxDepth)
+	if e.depth > e.maxDepth {
+		return fmt.Errorf("%w: nesting deeper than %d (a cyclic value?)", ErrInvalidValue, e.maxDepth)
 	}
 	if e.stats != 0 {
 		if err := e.encStructStats(p, base); err != nil {
@@ -169,6 +169,7 @@ func (e *encoder) encStruct(p *plan, base unsafe.Pointer) error {
 				if err := e.encGroup(&s, len(f.grp.members), f.grp.width); err != nil {
 					return err
 				}
+				e.sentinel()
 			}
 			continue
 		}
@@ -199,6 +200,7 @@ func (e *encoder) encStruct(p *plan, base unsafe.Pointer) error {
 		if err != nil {
 			return wrapField(err, f.name, e.w.Len())
 		}
+		e.sentinel()
 	}
 	e.depth--
 	return nil
@@ -206,8 +208,8 @@ func (e *encoder) encStruct(p *plan, base unsafe.Pointer) error {
 
 func (d *decoder) decStruct(p *plan, base unsafe.Pointer) error {
 	d.depth++
-	if d.depth > DefaultMaxDepth {
-		return fmt.Errorf("%w: nesting deeper than %d", ErrMalformed, DefaultMaxDepth)
+	if d.depth > d.maxDepth {
+		return fmt.Errorf("%w: nesting deeper than %d", ErrMalformed, d.maxDepth)
 	}
 	for i := range p.fields {
 		f := &p.fields[i]
@@ -216,6 +218,9 @@ func (d *decoder) decStruct(p *plan, base unsafe.Pointer) error {
 				s := seq{base: base, p: p, idx: f.grp.members}
 				if err := d.decGroup(&s, len(f.grp.members), f.grp.width); err != nil {
 					return err
+				}
+				if err := d.sentinel(); err != nil {
+					return wrapField(err, f.grp.name, d.r.Pos())
 				}
 			}
 			continue
@@ -251,8 +256,36 @@ func (d *decoder) decStruct(p *plan, base unsafe.Pointer) error {
 		if err != nil {
 			return wrapField(err, f.name, d.r.Pos())
 		}
+		if err := d.sentinel(); err != nil {
+			return wrapField(err, f.name, d.r.Pos())
+		}
 	}
 	d.depth--
+	return nil
+}
+
+// sentinel writes the debug sentinel after a top-level field (debug mode).
+func (e *encoder) sentinel() {
+	if e.debug && e.depth == 1 {
+		e.w.WriteBits(debugSentinel, 8)
+	}
+}
+
+// sentinel checks the debug sentinel after a top-level field: a mismatch
+// means the field's reader consumed a different number of bits than its
+// writer produced.
+func (d *decoder) sentinel() error {
+	if !d.debug || d.depth != 1 {
+		return nil
+	}
+	at := d.r.Pos()
+	v, err := d.r.ReadBits(8)
+	if err != nil {
+		return fmt.Errorf("%w: debug sentinel missing after the field (at bit %d): reader and writer disagree", ErrMalformed, at)
+	}
+	if v != debugSentinel {
+		return fmt.Errorf("%w: debug sentinel after the field reads %#02x, not %#02x (at bit %d): reader and writer disagree", ErrMalformed, v, debugSentinel, at)
+	}
 	return nil
 }
 
@@ -310,14 +343,14 @@ func (e *encoder) encNode(n *node, p unsafe.Pointer) error {
 		fields.WriteVarint(w, x, n.n)
 	case cString:
 		s := *(*string)(p)
-		if n.maxlen == 0 && len(s) > DefaultMaxLen {
-			return fmt.Errorf("%w: %d bytes, over the default limit %d", ErrTooLong, len(s), DefaultMaxLen)
+		if n.maxlen == 0 && len(s) > e.maxLen {
+			return fmt.Errorf("%w: %d bytes, over the limit %d", ErrTooLong, len(s), e.maxLen)
 		}
 		return fields.WriteString(w, s, n.maxlen)
 	case cBytes:
 		b := *(*[]byte)(p)
-		if n.maxlen == 0 && len(b) > DefaultMaxLen {
-			return fmt.Errorf("%w: %d bytes, over the default limit %d", ErrTooLong, len(b), DefaultMaxLen)
+		if n.maxlen == 0 && len(b) > e.maxLen {
+			return fmt.Errorf("%w: %d bytes, over the limit %d", ErrTooLong, len(b), e.maxLen)
 		}
 		return fields.WriteBytes(w, b, n.maxlen)
 	case cQuat:
@@ -332,7 +365,7 @@ func (e *encoder) encNode(n *node, p unsafe.Pointer) error {
 		return e.encElems(n, p, n.count)
 	case cSlice:
 		sh := (*sliceHeader)(p)
-		if err := writeLen(w, sh.len, n.maxlen); err != nil {
+		if err := e.writeLen(sh.len, n.maxlen); err != nil {
 			return err
 		}
 		return e.encElems(n, sh.data, sh.len)
@@ -520,11 +553,11 @@ func (d *decoder) decNode(n *node, p unsafe.Pointer) error {
 
 // ---- lengths ----
 
-func writeLen(w *bits.Writer, l, maxlen int) error {
-	if maxlen == 0 && l > DefaultMaxLen {
-		return fmt.Errorf("%w: length %d, over the default limit %d", ErrTooLong, l, DefaultMaxLen)
+func (e *encoder) writeLen(l, maxlen int) error {
+	if maxlen == 0 && l > e.maxLen {
+		return fmt.Errorf("%w: length %d, over the limit %d", ErrTooLong, l, e.maxLen)
 	}
-	return fields.WriteLen(w, l, maxlen)
+	return fields.WriteLen(e.w, l, maxlen)
 }
 
 // readLen reads a length and checks it against the limits and against what
@@ -535,8 +568,8 @@ func (d *decoder) readLen(n *node, minBits int) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	if n.maxlen == 0 && l > DefaultMaxLen {
-		return 0, fmt.Errorf("%w: length %d, over the default limit %d", ErrTooLong, l, DefaultMaxLen)
+	if n.maxlen == 0 && l > d.maxLen {
+		return 0, fmt.Errorf("%w: length %d, over the limit %d", ErrTooLong, l, d.maxLen)
 	}
 	if minBits > 0 && l > d.r.Remaining()/minBits {
 		return 0, fmt.Errorf("%w: length %d needs more input than remains", ErrUnexpectedEnd, l)
@@ -848,7 +881,7 @@ func storeQuat(n *node, p unsafe.Pointer, q [4]float64) {
 func (e *encoder) encMap(n *node, p unsafe.Pointer) error {
 	mv := reflect.NewAt(n.typ, p).Elem()
 	l := mv.Len()
-	if err := writeLen(e.w, l, n.maxlen); err != nil {
+	if err := e.writeLen(l, n.maxlen); err != nil {
 		return err
 	}
 	if l == 0 {

@@ -48,7 +48,7 @@ func NewStats() *Stats { return &Stats{ids: map[statKey]int{}} }
 // message it encodes spends on each field. s may be shared by many codecs.
 func (c *Codec[T]) WithStats(s *Stats) *Codec[T] {
 	cp := *c
-	cp.stats = s
+	cp.o.stats = s
 	return &cp
 }
 
@@ -246,6 +246,9 @@ func (e *encoder) encStructStats(p *plan, base unsafe.Pointer) error {
 		if err != nil {
 			return wrapField(err, f.name, e.w.Len())
 		}
+		if f.grp == nil || f.grp.members[0] == i {
+			e.sentinel()
+		}
 	}
 	return nil
 }
@@ -269,6 +272,7 @@ func (e *encoder) encStructDeltaStats(p *plan, b, c unsafe.Pointer, skip int) er
 		if err != nil {
 			return wrapField(err, f.name, e.w.Len())
 		}
+		e.sentinel()
 	}
 	return nil
 }

@@ -1,0 +1,85 @@
+package bitwire
+
+import "github.com/bitwire/bitwire/bits"
+
+// DefaultMaxLen caps the length of a string, slice or map that has no
+// maxlen tag, when encoding and when decoding, unless Limits say otherwise.
+const DefaultMaxLen = 1 << 20
+
+// DefaultMaxDepth caps the nesting of structs while encoding or decoding
+// (recursive types, cyclic values, hostile input), unless Limits say
+// otherwise.
+const DefaultMaxDepth = 100
+
+// Limits bound what a codec accepts, so that hostile input can neither
+// recurse deeply nor make the decoder allocate much: lengths are also always
+// checked against what the rest of the input could hold before anything is
+// allocated. The encoder applies the same limits, so it never writes what a
+// receiver with the same limits would refuse.
+type Limits struct {
+	// MaxDepth is the deepest nesting of structs (through pointers, slices
+	// and maps of recursive types); 0 means DefaultMaxDepth.
+	MaxDepth int
+	// MaxLen is the longest string, slice or map without a maxlen tag;
+	// 0 means DefaultMaxLen. A maxlen tag overrides it for its field.
+	MaxLen int
+}
+
+// options are a codec's settings beyond its plan.
+type options struct {
+	stats *Stats
+	lim   Limits
+	debug bool
+}
+
+// WithLimits returns a codec of the same plan that applies l.
+func (c *Codec[T]) WithLimits(l Limits) *Codec[T] {
+	cp := *c
+	cp.o.lim = l
+	return &cp
+}
+
+// WithDebug returns a codec of the same plan that, when on, writes an 8-bit
+// sentinel (0xA5) after each top-level field and checks it when decoding: a
+// reader and writer that disagree about a field's size fail at that field,
+// with ErrMalformed naming it, instead of somewhere later. Both ends must
+// use it; the debug format is not the wire format, so use it in tests and
+// while developing a compatible decoder only.
+func (c *Codec[T]) WithDebug(on bool) *Codec[T] {
+	cp := *c
+	cp.o.debug = on
+	return &cp
+}
+
+// debugSentinel is the byte written after each top-level field in debug mode.
+const debugSentinel = 0xA5
+
+func (o *options) statsOf() *Stats {
+	if o == nil {
+		return nil
+	}
+	return o.stats
+}
+
+func (o *options) limits() (depth, length int) {
+	depth, length = DefaultMaxDepth, DefaultMaxLen
+	if o != nil {
+		if o.lim.MaxDepth > 0 {
+			depth = o.lim.MaxDepth
+		}
+		if o.lim.MaxLen > 0 {
+			length = o.lim.MaxLen
+		}
+	}
+	return depth, length
+}
+
+func (o *options) encoder(w *bits.Writer, ar *arena, stats int32) encoder {
+	depth, length := o.limits()
+	return encoder{w: w, ar: ar, stats: stats, statPath: -1, maxDepth: depth, maxLen: length, debug: o != nil && o.debug}
+}
+
+func (o *options) decoder(r *bits.Reader, ar *arena) decoder {
+	depth, length := o.limits()
+	return decoder{r: r, ar: ar, maxDepth: depth, maxLen: length, debug: o != nil && o.debug}
+}
