@@ -30,7 +30,7 @@ type encoder struct {
 	stats    int32 // 0: off
 	statPath int   // the current path's id (-1: the message)
 
-	maxDepth int  // limits (see Limits)
+	maxDepth int // limits (see Limits)
 	maxLen   int
 	debug    bool // a sentinel after each top-level field
 }
@@ -42,7 +42,7 @@ type decoder struct {
 	depth   int
 	ar      *arena // scratch index lists (delta decoding)
 
-	maxDepth int  // limits (see Limits)
+	maxDepth int // limits (see Limits)
 	maxLen   int
 	debug    bool // a sentinel after each top-level field
 	scratch  [64]byte
