@@ -1,0 +1,299 @@
+package bitwire
+
+import (
+	"encoding/hex"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/bitwire/bitwire/bits"
+)
+
+// The frozen wire format: golden vectors of every coding, of deltas and of
+// unions. Each case is encoded and compared with the hex kept under
+// testdata/golden; any change of the format fails here, on purpose. Run
+// `go test -run Golden -update .` only when a format change is intended,
+// and say so in docs/wire-format.md.
+var updateGolden = flag.Bool("update", false, "rewrite the golden files under testdata/golden")
+
+type goldenCase struct {
+	name string
+	enc  func() ([]byte, int, error)    // bytes and bit length
+	dec  func(data []byte) (any, error) // decodes the bytes
+	want func() any                     // what dec must return
+	show any                            // the Go value(s) shown in the file
+}
+
+func fullCase[T any](name string, v T) goldenCase {
+	c := MustFor[T]()
+	return goldenCase{
+		name: name,
+		show: v,
+		enc: func() ([]byte, int, error) {
+			var w bits.Writer
+			err := c.Encode(&w, &v)
+			return w.Bytes(), w.Len(), err
+		},
+		dec: func(data []byte) (any, error) {
+			var out T
+			err := c.Unmarshal(data, &out)
+			return out, err
+		},
+		want: func() any {
+			q := v
+			if err := c.Quantize(&q); err != nil {
+				panic(err)
+			}
+			return q
+		},
+	}
+}
+
+func deltaCase[T any](name string, base, cur T) goldenCase {
+	c := MustFor[T]()
+	return goldenCase{
+		name: name,
+		show: [2]T{base, cur},
+		enc: func() ([]byte, int, error) {
+			var w bits.Writer
+			err := c.EncodeDelta(&w, &base, &cur)
+			return w.Bytes(), w.Len(), err
+		},
+		dec: func(data []byte) (any, error) {
+			qb := base
+			if err := c.Quantize(&qb); err != nil {
+				return nil, err
+			}
+			var out T
+			err := c.UnmarshalDelta(data, &qb, &out)
+			return out, err
+		},
+		want: func() any {
+			q := cur
+			if err := c.Quantize(&q); err != nil {
+				panic(err)
+			}
+			return q
+		},
+	}
+}
+
+type gBool struct{ A, B, C bool }
+type gBits struct {
+	U uint16 `net:"bits=12"`
+	S int8   `net:"bits=5"`
+	N int32  `net:"bits=32"`
+}
+type gRange struct {
+	A int    `net:"range,min=-100,max=100"`
+	B uint64 `net:"range,min=1000,max=1015"`
+	C int8   `net:"range,min=0,max=10,clamp"`
+}
+type gQ struct {
+	P float32 `net:"q,min=-512,max=512,prec=0.01"`
+	B float64 `net:"q,min=0,max=1,bits=8"`
+}
+type gFloat struct {
+	F float32
+	D float64
+}
+type gFixed struct {
+	A float64    `net:"fixed,prec=0.001"`
+	V [3]float32 `net:"fixed,prec=0.5"`
+}
+type gVarint struct {
+	A int32  `net:"varint,group=5"`
+	B uint64 `net:"varint"`
+	C int64  `net:"varint,group=3"`
+}
+type gBitlen struct {
+	A int64  `net:"bitlen"`
+	B int32  `net:"bitlen,group=a"`
+	C uint32 `net:"bitlen,group=a"`
+	D uint8
+	S []uint16
+}
+type gStrings struct {
+	S string `net:",maxlen=15"`
+	T string
+	B []byte `net:",maxlen=4"`
+}
+type gQuat struct {
+	Q [4]float32 `net:"quat"`
+	R Quat4      `net:"quat,bits=12"`
+}
+type gTime struct{ T time.Time }
+type gLeaf struct {
+	X uint8 `net:"bits=3"`
+}
+type gContainers struct {
+	Arr [3]gLeaf
+	Sl  []gLeaf `net:",maxlen=7"`
+	P   *gLeaf
+	Q   *gLeaf
+	M   map[string]uint8
+}
+type gEntity struct {
+	ID uint16 `net:"id"`
+	X  uint8  `net:"bits=8"`
+}
+type gWorld struct {
+	T  uint8 `net:"bits=4"`
+	Es []gEntity
+	L  []uint8 `net:"bits=4"`
+}
+
+func goldenCases() []goldenCase {
+	q := func(x, y, z, w float32) [4]float32 { return [4]float32{x, y, z, w} }
+	return []goldenCase{
+		fullCase("bool", gBool{A: true, C: true}),
+		fullCase("bits", gBits{U: 0xABC, S: -3, N: -2}),
+		fullCase("range", gRange{A: -100, B: 1007, C: 42}),
+		fullCase("q", gQ{P: 123.456, B: 0.5}),
+		fullCase("float", gFloat{F: 1.5, D: -2.25}),
+		fullCase("fixed", gFixed{A: 3.14159, V: [3]float32{1, 2.5, -3}}),
+		fullCase("fixed-positive", gFixed{A: 3.14159, V: [3]float32{1, 2.5, 3}}),
+		fullCase("varint", gVarint{A: -1, B: 300, C: -1000}),
+		fullCase("bitlen", gBitlen{A: 123456789, B: 25, C: 3, D: 0, S: []uint16{1, 1, 0, 1}}),
+		fullCase("bitlen-negative", gBitlen{A: -5, B: -25, C: 3, D: 200, S: []uint16{1000, 3}}),
+		fullCase("strings", gStrings{S: "hi", T: "bitwire", B: []byte{0xDE, 0xAD}}),
+		fullCase("quat", gQuat{Q: q(0, 0, 0, 1), R: Quat4{X: 0.5, Y: -0.5, Z: 0.5, W: 0.5}}),
+		fullCase("time", gTime{T: time.Date(2026, 11, 29, 12, 0, 0, 123456789, time.UTC)}),
+		fullCase("containers", gContainers{Arr: [3]gLeaf{{1}, {2}, {3}}, Sl: []gLeaf{{7}, {6}}, Q: &gLeaf{5}, M: map[string]uint8{"b": 2, "a": 1}}),
+		fullCase("seed-player", SeedPlayer{ID: 7, X: 12.5, Y: -300, Aim: 200, Health: 100, Score: 65535, Alive: true}),
+		fullCase("seed-transform", Transform{X: 12.3, Y: -3.3, Z: 99.9, Yaw: 359.9, Pitch: 0.1}),
+		fullCase("seed-player-state", PlayerState{Pos: PlayerPos{X: 100.25, Y: 3.5, Z: -511}, Yaw: 90, Health: 200, Weapon: 15, Firing: true}),
+		fullCase("seed-adaptive", Adaptive{A: 123456789, B: 25, C: 3}),
+		deltaCase("delta-unchanged", DeltaTransform{X: 10, Y: 1, Z: -20, Yaw: 45, Pitch: 10}, DeltaTransform{X: 10, Y: 1, Z: -20, Yaw: 45, Pitch: 10}),
+		deltaCase("delta-window", DeltaTransform{X: 10, Y: 1, Z: -20, Yaw: 45, Pitch: 10}, DeltaTransform{X: 10.5, Y: 1.5, Z: -19.5, Yaw: 45, Pitch: 10}),
+		deltaCase("delta-teleport", DeltaTransform{X: 10, Y: 1, Z: -20, Yaw: 45, Pitch: 10}, DeltaTransform{X: -80, Y: 9, Z: 70, Yaw: 45, Pitch: 10}),
+		deltaCase("delta-composite", DeltaPlayer{Pos: PlayerPos{X: 10, Y: 2, Z: -30}, Yaw: 90, Health: 100}, DeltaPlayer{Pos: PlayerPos{X: 10.5, Y: 2, Z: -30}, Yaw: 95, Health: 100}),
+		deltaCase("delta-quat-relative", Spinner{Rot: q(0, 0, 0, 1)}, Spinner{Rot: q(0.0087, 0, 0, 0.99996)}),
+		deltaCase("delta-entities", gWorld{T: 1, Es: []gEntity{{1, 1}, {2, 2}, {3, 3}, {5, 5}}, L: []uint8{1, 2}},
+			gWorld{T: 2, Es: []gEntity{{1, 1}, {3, 30}, {4, 4}, {5, 5}, {9, 9}}, L: []uint8{1, 3, 4}}),
+		deltaCase("delta-containers", gContainers{Arr: [3]gLeaf{{1}, {2}, {3}}, Sl: []gLeaf{{1}}, P: &gLeaf{1}, M: map[string]uint8{"a": 1, "b": 2}},
+			gContainers{Arr: [3]gLeaf{{1}, {2}, {4}}, Sl: []gLeaf{{1}, {2}}, Q: &gLeaf{3}, M: map[string]uint8{"a": 1, "c": 3}}),
+		unionCase(),
+	}
+}
+
+func unionCase() goldenCase {
+	u, err := NewUnion(MsgMove{}, MsgChat{}, MsgFire{})
+	if err != nil {
+		panic(err)
+	}
+	msgs := []any{MsgFire{Weapon: 9}, MsgChat{Text: "gg"}, MsgMove{X: 1.5, Y: -2}}
+	return goldenCase{
+		name: "union",
+		show: msgs,
+		enc: func() ([]byte, int, error) {
+			var w bits.Writer
+			for _, m := range msgs {
+				if err := u.Encode(&w, m); err != nil {
+					return nil, 0, err
+				}
+			}
+			return w.Bytes(), w.Len(), nil
+		},
+		dec: func(data []byte) (any, error) {
+			r := bits.NewReader(data)
+			var out []any
+			for range msgs {
+				v, err := u.Decode(r)
+				if err != nil {
+					return nil, err
+				}
+				out = append(out, reflect.ValueOf(v).Elem().Interface())
+			}
+			return out, nil
+		},
+		want: func() any { return msgs },
+	}
+}
+
+// showValue prints a value like %+v, but pointers as &{...} and map
+// entries in key order, so the file does not depend on addresses.
+func showValue(v reflect.Value) string {
+	switch v.Kind() {
+	case reflect.Pointer:
+		if v.IsNil() {
+			return "nil"
+		}
+		return "&" + showValue(v.Elem())
+	case reflect.Interface:
+		if v.IsNil() {
+			return "nil"
+		}
+		return showValue(v.Elem())
+	case reflect.Struct:
+		if v.Type() == reflect.TypeOf(time.Time{}) {
+			return v.Interface().(time.Time).Format(time.RFC3339Nano)
+		}
+		parts := make([]string, 0, v.NumField())
+		for i := 0; i < v.NumField(); i++ {
+			if !v.Type().Field(i).IsExported() {
+				continue
+			}
+			parts = append(parts, v.Type().Field(i).Name+":"+showValue(v.Field(i)))
+		}
+		return v.Type().Name() + "{" + strings.Join(parts, " ") + "}"
+	case reflect.Slice, reflect.Array:
+		if v.Kind() == reflect.Slice && v.IsNil() {
+			return "nil"
+		}
+		parts := make([]string, v.Len())
+		for i := range parts {
+			parts[i] = showValue(v.Index(i))
+		}
+		return "[" + strings.Join(parts, " ") + "]"
+	case reflect.Map:
+		keys := v.MapKeys()
+		parts := make([]string, len(keys))
+		for i, k := range keys {
+			parts[i] = fmt.Sprintf("%v:%s", k, showValue(v.MapIndex(k)))
+		}
+		sort.Strings(parts)
+		return "map[" + strings.Join(parts, " ") + "]"
+	}
+	return fmt.Sprintf("%v", v.Interface())
+}
+
+func renderGolden(t *testing.T) string {
+	var b strings.Builder
+	b.WriteString("# bitwire golden vectors: the frozen wire format (see docs/wire-format.md).\n")
+	b.WriteString("# Each block: the case, its Go value(s), the size in bits and the bytes in hex.\n")
+	for _, gc := range goldenCases() {
+		data, n, err := gc.enc()
+		require.NoError(t, err, gc.name)
+		fmt.Fprintf(&b, "\n[%s]\nvalue = %s\nbits  = %d\nhex   = %s\n", gc.name, showValue(reflect.ValueOf(gc.show)), n, hex.EncodeToString(data))
+	}
+	return b.String()
+}
+
+func TestGolden(t *testing.T) {
+	path := filepath.Join("testdata", "golden", "codings.txt")
+	got := renderGolden(t)
+	if *updateGolden {
+		require.NoError(t, os.WriteFile(path, []byte(got), 0o644))
+	}
+	want, err := os.ReadFile(path)
+	require.NoError(t, err, "missing golden file: run go test -run Golden -update . once")
+	require.Equal(t, string(want), got, "the wire format changed: if on purpose, run go test -run Golden -update . and document it")
+
+	// and each golden vector decodes to the quantized value
+	for _, gc := range goldenCases() {
+		data, _, err := gc.enc()
+		require.NoError(t, err)
+		out, err := gc.dec(data)
+		require.NoError(t, err, gc.name)
+		require.Equal(t, gc.want(), out, gc.name)
+	}
+}
