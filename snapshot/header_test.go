@@ -81,6 +81,9 @@ type Movers struct {
 // exchange snapshots of a state without strings or maps without
 // allocating.
 func TestSteadyStateAllocs(t *testing.T) {
+	if raceEnabled {
+		t.Skip("allocation counts are meaningless under the race detector")
+	}
 	c := bitwire.MustFor[Movers]()
 	var states [64]Movers
 	g := newGame(50, 32, 32)
