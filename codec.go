@@ -317,6 +317,15 @@ func decodeRootOpt(p *plan, r *bits.Reader, ptr unsafe.Pointer, o *options) erro
 	if err := d.decStruct(p, ptr); err != nil {
 		return rootError(p, err, r.Pos())
 	}
+	return d.checkSign(p)
+}
+
+// checkSign rejects a message whose "any negative" flag is set but which
+// carries no negative value: the encoder never writes that.
+func (d *decoder) checkSign(p *plan) error {
+	if d.neg && !d.sawNeg {
+		return rootError(p, fmt.Errorf("%w: sign flag set on a message without negative values", ErrMalformed), d.r.Pos())
+	}
 	return nil
 }
 
@@ -466,6 +475,9 @@ func decodeDeltaRoot(p *plan, r *bits.Reader, b, v unsafe.Pointer, o *options) e
 	}
 	if err := d.decStructDelta(p, b, dst, -1); err != nil {
 		return rootError(p, err, r.Pos())
+	}
+	if err := d.checkSign(p); err != nil {
+		return err
 	}
 	if dst != v {
 		copyStruct(p, v, dst)

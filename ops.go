@@ -39,6 +39,7 @@ type decoder struct {
 	r       *bits.Reader
 	neg     bool
 	flagged bool // the flag has been read
+	sawNeg  bool // a negative value was read
 	depth   int
 	ar      *arena // scratch index lists (delta decoding)
 
@@ -692,22 +693,35 @@ func (e *encoder) encInt(n *node, p unsafe.Pointer) error {
 }
 
 func (d *decoder) decInt(n *node, p unsafe.Pointer) error {
-	neg := false
-	if isSigned(n) {
-		if err := d.signFlag(); err != nil {
-			return err
-		}
-		if d.neg {
-			b, err := d.r.ReadBool()
-			if err != nil {
-				return err
-			}
-			neg = b
-		}
-	}
-	mag, err := fields.ReadBitlen(d.r, n.n)
+	neg, mag, err := d.readInt(n)
 	if err != nil {
 		return err
+	}
+	return d.storeSignMag(n, p, neg, mag)
+}
+
+// readInt reads one individually coded bitlen or fixed value: its sign bit
+// (when signed and the message's flag is set), then its magnitude.
+func (d *decoder) readInt(n *node) (neg bool, mag uint64, err error) {
+	if isSigned(n) {
+		if err := d.signFlag(); err != nil {
+			return false, 0, err
+		}
+		if d.neg {
+			if neg, err = d.r.ReadBool(); err != nil {
+				return false, 0, err
+			}
+		}
+	}
+	mag, err = fields.ReadBitlen(d.r, n.n)
+	return neg, mag, err
+}
+
+// storeSignMag stores a decoded value and notes a negative one: a message
+// whose flag is set must carry one (see decodeRoot).
+func (d *decoder) storeSignMag(n *node, p unsafe.Pointer, neg bool, mag uint64) error {
+	if neg {
+		d.sawNeg = true
 	}
 	return storeSignMag(n, p, neg, mag)
 }
@@ -828,12 +842,25 @@ func (d *decoder) decGroup(s *seq, count, width int) error {
 		}
 		shared = b
 	}
+	// The encoder picks the shared mode exactly when it is strictly
+	// shorter, with the smallest shared width; anything else is not its
+	// output, and is rejected so that every group has one encoding.
+	maxHigh, indiv := 0, 0
 	if !shared {
 		for i := 0; i < count; i++ {
 			n, p := s.at(i)
-			if err := d.decInt(n, p); err != nil {
+			neg, mag, err := d.readInt(n)
+			if err == nil {
+				err = d.storeSignMag(n, p, neg, mag)
+			}
+			if err != nil {
 				return s.wrap(err, i, d.r.Pos())
 			}
+			indiv += fields.BitlenBits(mag, n.n)
+			maxHigh = max(maxHigh, fields.HighBit(mag))
+		}
+		if count > 1 && width+count*(maxHigh+1) < indiv {
+			return s.wrap(fmt.Errorf("%w: group coded one by one where a shared length is shorter", ErrMalformed), 0, d.r.Pos())
 		}
 		return nil
 	}
@@ -853,9 +880,14 @@ func (d *decoder) decGroup(s *seq, count, width int) error {
 		if err != nil {
 			return s.wrap(err, i, d.r.Pos())
 		}
-		if err := storeSignMag(n, p, neg, mag); err != nil {
+		if err := d.storeSignMag(n, p, neg, mag); err != nil {
 			return s.wrap(err, i, d.r.Pos())
 		}
+		indiv += fields.BitlenBits(mag, n.n)
+		maxHigh = max(maxHigh, fields.HighBit(mag))
+	}
+	if maxHigh != int(h) || width+count*(maxHigh+1) >= indiv {
+		return s.wrap(fmt.Errorf("%w: shared-length group that is not the shortest coding", ErrMalformed), 0, d.r.Pos())
 	}
 	return nil
 }
