@@ -45,11 +45,20 @@ func (c *Codec[T]) WithLimits(l Limits) *Codec[T] {
 // with ErrMalformed naming it, instead of somewhere later. Both ends must
 // use it; the debug format is not the wire format, so use it in tests and
 // while developing a compatible decoder only.
+//
+// A debug codec has its own Fingerprint, so that snapshot peers of which
+// only one is in debug mode see a protocol mismatch, not garbage.
 func (c *Codec[T]) WithDebug(on bool) *Codec[T] {
 	cp := *c
+	if cp.o.debug != on {
+		cp.fp ^= debugFingerprint
+	}
 	cp.o.debug = on
 	return &cp
 }
+
+// debugFingerprint is mixed into the fingerprint of a debug codec.
+const debugFingerprint = 0x9E3779B97F4A7C15
 
 // debugSentinel is the byte written after each top-level field in debug mode.
 const debugSentinel = 0xA5

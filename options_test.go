@@ -42,6 +42,10 @@ func TestDebugSentinelNamesTheMismatchedField(t *testing.T) {
 	require.NoError(t, err)
 	require.NotEqual(t, v.B, got.B)
 
+	// debug mode has its own fingerprint, and turning it off restores it
+	require.NotEqual(t, MustFor[dbgWriterSide]().Fingerprint(), w.Fingerprint())
+	require.Equal(t, MustFor[dbgWriterSide]().Fingerprint(), w.WithDebug(false).Fingerprint())
+
 	// agreeing sides round-trip in debug mode, full and delta
 	var back dbgWriterSide
 	require.NoError(t, w.Unmarshal(data, &back))
