@@ -72,6 +72,7 @@ func wrapField(err error, name string, bit int) error {
 	var fe *FieldError
 	if errors.As(err, &fe) {
 		switch {
+		case name == "": // an unnamed root type
 		case fe.Path == "":
 			fe.Path = name
 		case strings.HasPrefix(fe.Path, "["), strings.HasPrefix(fe.Path, "{"):

@@ -389,8 +389,8 @@ func (c *compiler) fill(nd *node, path string, t reflect.Type, s spec, inhKey st
 		return nil
 
 	case reflect.Array:
-		if s.kind == kindQuat {
-			return c.fillQuat(nd, path, t, s)
+		if s.kind == kindQuat && t.Len() == 4 && (t.Elem().Kind() == reflect.Float32 || t.Elem().Kind() == reflect.Float64) {
+			return c.fillQuat(nd, path, t, s) // the array is the quaternion; else quat applies to each element
 		}
 		if err := s.reject(path, what, "maxlen", "id"); err != nil {
 			return err
