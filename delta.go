@@ -333,7 +333,7 @@ func (a *arena) take(n int) []int32 {
 func (e *encoder) encStructDelta(p *plan, b, c unsafe.Pointer, skip int) error {
 	e.depth++
 	if e.depth > e.maxDepth {
-		return fmt.Errorf("%w: nesting deeper than %d (a cyclic value?)", ErrInvalidValue, e.maxDepth)
+		return &limitError{ErrInvalidValue, "nesting (a cyclic value?)", e.depth, e.maxDepth}
 	}
 	if e.stats != 0 {
 		if err := e.encStructDeltaStats(p, b, c, skip); err != nil {
@@ -364,7 +364,7 @@ func (e *encoder) encStructDelta(p *plan, b, c unsafe.Pointer, skip int) error {
 func (d *decoder) decStructDelta(p *plan, b, dst unsafe.Pointer, skip int) error {
 	d.depth++
 	if d.depth > d.maxDepth {
-		return fmt.Errorf("%w: nesting deeper than %d", ErrMalformed, d.maxDepth)
+		return &limitError{ErrMalformed, "nesting", d.depth, d.maxDepth}
 	}
 	for i := range p.fields {
 		f := &p.fields[i]
@@ -767,7 +767,7 @@ func (d *decoder) decSliceDelta(n *node, b, dst unsafe.Pointer) error {
 		return err
 	}
 	if n.maxlen == 0 && l > d.maxLen {
-		return fmt.Errorf("%w: length %d, over the limit %d", ErrTooLong, l, d.maxLen)
+		return &limitError{ErrTooLong, "length", l, d.maxLen}
 	}
 	common := min(sb.len, l)
 	if added := l - common; added > 0 && n.emin > 0 && added > d.r.Remaining()/n.emin {
@@ -887,7 +887,7 @@ func (d *decoder) decEntityDelta(n *node, b, dst unsafe.Pointer) error {
 		return err
 	}
 	if n.maxlen == 0 && l > d.maxLen {
-		return fmt.Errorf("%w: length %d, over the limit %d", ErrTooLong, l, d.maxLen)
+		return &limitError{ErrTooLong, "length", l, d.maxLen}
 	}
 	mark := len(d.ar.buf)
 	defer func() { d.ar.buf = d.ar.buf[:mark] }()

@@ -69,8 +69,11 @@ func wrapField(err error, name string, bit int) error {
 	if err == errNeedSign {
 		return err
 	}
-	var fe *FieldError
-	if errors.As(err, &fe) {
+	fe, ok := err.(*FieldError)
+	if !ok {
+		ok = errors.As(err, &fe)
+	}
+	if ok {
 		switch {
 		case name == "": // an unnamed root type
 		case fe.Path == "":
@@ -84,3 +87,17 @@ func wrapField(err error, name string, bit int) error {
 	}
 	return &FieldError{Path: name, Bit: bit, Err: err}
 }
+
+// limitError reports a length or a nesting over its bound. It is formatted
+// only when printed, so that rejecting hostile input stays cheap.
+type limitError struct {
+	err      error
+	what     string
+	n, limit int
+}
+
+func (e *limitError) Error() string {
+	return fmt.Sprintf("%v: %s %d, over %d", e.err, e.what, e.n, e.limit)
+}
+
+func (e *limitError) Unwrap() error { return e.err }

@@ -153,7 +153,7 @@ func storeFloat(p unsafe.Pointer, m memKind, v float64) {
 func (e *encoder) encStruct(p *plan, base unsafe.Pointer) error {
 	e.depth++
 	if e.depth > e.maxDepth {
-		return fmt.Errorf("%w: nesting deeper than %d (a cyclic value?)", ErrInvalidValue, e.maxDepth)
+		return &limitError{ErrInvalidValue, "nesting (a cyclic value?)", e.depth, e.maxDepth}
 	}
 	if e.stats != 0 {
 		if err := e.encStructStats(p, base); err != nil {
@@ -556,7 +556,7 @@ func (d *decoder) decNode(n *node, p unsafe.Pointer) error {
 
 func (e *encoder) writeLen(l, maxlen int) error {
 	if maxlen == 0 && l > e.maxLen {
-		return fmt.Errorf("%w: length %d, over the limit %d", ErrTooLong, l, e.maxLen)
+		return &limitError{ErrTooLong, "length", l, e.maxLen}
 	}
 	return fields.WriteLen(e.w, l, maxlen)
 }
@@ -570,10 +570,10 @@ func (d *decoder) readLen(n *node, minBits int) (int, error) {
 		return 0, err
 	}
 	if n.maxlen == 0 && l > d.maxLen {
-		return 0, fmt.Errorf("%w: length %d, over the limit %d", ErrTooLong, l, d.maxLen)
+		return 0, &limitError{ErrTooLong, "length", l, d.maxLen}
 	}
 	if minBits > 0 && l > d.r.Remaining()/minBits {
-		return 0, fmt.Errorf("%w: length %d needs more input than remains", ErrUnexpectedEnd, l)
+		return 0, &limitError{ErrUnexpectedEnd, "length (against the input left)", l, d.r.Remaining() / minBits}
 	}
 	return l, nil
 }
