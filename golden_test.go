@@ -20,7 +20,7 @@ import (
 // The frozen wire format: golden vectors of every coding, of deltas and of
 // unions. Each case is encoded and compared with the hex kept under
 // testdata/golden; any change of the format fails here, on purpose. Run
-// `go test -run Golden -update .` only when a format change is intended,
+// `go test . -run Golden -update` only when a format change is intended,
 // and say so in docs/wire-format.md.
 var updateGolden = flag.Bool("update", false, "rewrite the golden files under testdata/golden")
 
@@ -285,8 +285,8 @@ func TestGolden(t *testing.T) {
 		require.NoError(t, os.WriteFile(path, []byte(got), 0o644))
 	}
 	want, err := os.ReadFile(path)
-	require.NoError(t, err, "missing golden file: run go test -run Golden -update . once")
-	require.Equal(t, string(want), got, "the wire format changed: if on purpose, run go test -run Golden -update . and document it")
+	require.NoError(t, err, "missing golden file: run go test . -run Golden -update once")
+	require.Equal(t, string(want), got, "the wire format changed: if on purpose, run go test . -run Golden -update and document it")
 
 	// and each golden vector decodes to the quantized value
 	for _, gc := range goldenCases() {
