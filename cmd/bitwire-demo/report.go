@@ -1,0 +1,241 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/bitwire/bitwire"
+)
+
+// Summary is the outcome of a run: what -json prints.
+type Summary struct {
+	Config          ConfigSummary     `json:"config"`
+	Streams         int               `json:"streams"`           // snapshot streams per client: 1 + CrateStreams
+	CrateStreams    int               `json:"crate_streams"`     // crate shards
+	CratesPerStream int               `json:"crates_per_stream"` // at most
+	Budget          int               `json:"budget_bytes"`      // largest datagram
+	Ticks           int               `json:"ticks"`
+	WallSeconds     float64           `json:"wall_seconds"`
+	LateTicks       int               `json:"late_ticks"` // produced more than a tick after they were due
+	AwakeCrates     float64           `json:"awake_crates_avg"`
+	Encodings       []EncodingSummary `json:"encodings"`
+	DeltaVsNaive    float64           `json:"delta_vs_naive"` // how many times smaller than naive
+	DeltaVsFull     float64           `json:"delta_vs_full"`
+	Fallbacks       int               `json:"over_budget_fallbacks"` // deltas over budget, sent in full
+	AcksTaken       int               `json:"acks_taken"`
+	BaselineAge     float64           `json:"baseline_age_avg"` // ticks between a delta and its baseline
+	Clients         clientStats       `json:"clients"` // summed over clients
+	Network         condStats         `json:"network"` // what the conditioners did, summed
+	LoopbackLost    int               `json:"loopback_lost"`
+	Desyncs         int               `json:"desyncs"`
+	DecodeErrors    int               `json:"decode_errors"`
+	StatsBits       int64             `json:"stats_bits"` // body bits of the delta packets, as the field accounting counted them
+	TopFields       []FieldSummary    `json:"top_fields"`
+	Series          []SecondSummary   `json:"series"`
+}
+
+// ConfigSummary is the configuration in JSON-friendly units.
+type ConfigSummary struct {
+	Duration  string  `json:"duration"`
+	Clients   int     `json:"clients"`
+	Bots      int     `json:"bots"`
+	Rate      int     `json:"rate"`
+	Crates    int     `json:"crates"`
+	Seed      uint64  `json:"seed"`
+	Loss      float64 `json:"loss"`
+	Latency   string  `json:"latency"`
+	Jitter    string  `json:"jitter"`
+	Dup       float64 `json:"dup"`
+	Reorder   float64 `json:"reorder"`
+	GoVersion string  `json:"go_version,omitempty"`
+}
+
+// EncodingSummary is one row of the table.
+type EncodingSummary struct {
+	Name          string  `json:"name"`
+	KbpsPerClient float64 `json:"kbps_per_client"` // kbit/s (1000 bits) of payload per client per simulated second
+	BytesPerTick  float64 `json:"bytes_per_tick"`  // per client, all streams
+	Packets       int     `json:"packets"`         // all clients
+	Full          int     `json:"full_packets"`
+	Delta         int     `json:"delta_packets"`
+	P50           int     `json:"p50_bytes"`
+	P95           int     `json:"p95_bytes"`
+	Max           int     `json:"max_bytes"`
+	OverBudget    int     `json:"over_budget"` // packets (all clients) larger than Budget
+}
+
+// FieldSummary is one field path of the per-field accounting.
+type FieldSummary struct {
+	Path          string  `json:"path"`
+	Bits          int64   `json:"bits"`
+	Share         float64 `json:"share"` // of all leaf bits
+	KbpsPerClient float64 `json:"kbps_per_client"`
+	Count         int64   `json:"count"`
+	Changed       float64 `json:"changed"` // fraction of Count that wrote a value
+}
+
+// SecondSummary is one point of the chart: kbit/s per client during one
+// simulated second.
+type SecondSummary struct {
+	Second int     `json:"second"`
+	Naive  float64 `json:"naive_kbps"`
+	Full   float64 `json:"full_kbps"`
+	Delta  float64 `json:"delta_kbps"`
+}
+
+func summarize(cfg Config, srv *server, clients []*client, stats *bitwire.Stats, ticks int, wall time.Duration, late int) Summary {
+	s := Summary{
+		Config: ConfigSummary{
+			Duration: cfg.Duration.String(), Clients: cfg.Clients, Bots: cfg.Bots, Rate: cfg.Rate,
+			Crates: cfg.Crates, Seed: cfg.Seed, Loss: cfg.Net.Loss, Latency: cfg.Net.Latency.String(),
+			Jitter: cfg.Net.Jitter.String(), Dup: cfg.Net.Dup, Reorder: cfg.Net.Reorder,
+		},
+		Budget:      budget,
+		Ticks:       ticks,
+		WallSeconds: wall.Seconds(),
+		LateTicks:   late,
+		Fallbacks:   srv.fallbacks,
+		AcksTaken:   srv.acksTaken,
+	}
+	if ticks > 0 {
+		s.AwakeCrates = float64(srv.awakeSum) / float64(ticks)
+	}
+	n := float64(len(clients))
+	seconds := float64(ticks) / float64(cfg.Rate)
+	row := func(name string, a *encodingAcct) EncodingSummary {
+		e := EncodingSummary{Name: name, Full: a.full, Delta: a.delta, Packets: a.full + a.delta, OverBudget: a.overBudget}
+		if ticks > 0 {
+			e.BytesPerTick = float64(a.bytes) / n / float64(ticks)
+			e.KbpsPerClient = float64(a.bytes) * 8 / 1000 / n / seconds
+		}
+		e.P50, e.P95, e.Max = percentiles(a.sizes)
+		return e
+	}
+	s.Encodings = []EncodingSummary{
+		row("naive binary", &srv.naive),
+		row("bitwire full", &srv.fullAcct),
+		row("bitwire delta", &srv.deltaAcct),
+	}
+	if d := s.Encodings[2].Delta; d > 0 {
+		s.BaselineAge = float64(srv.baselineAge) / float64(d)
+	}
+	if d := s.Encodings[2].KbpsPerClient; d > 0 {
+		s.DeltaVsNaive = s.Encodings[0].KbpsPerClient / d
+		s.DeltaVsFull = s.Encodings[1].KbpsPerClient / d
+	}
+	for _, c := range clients {
+		s.Clients = s.Clients.add(c.stats)
+		s.Network = s.Network.add(c.cond.stats)
+	}
+	s.LoopbackLost = s.Encodings[2].Packets - s.Clients.Received
+	s.Desyncs, s.DecodeErrors = s.Clients.Desyncs, s.Clients.Errors
+
+	var leafBits int64
+	fields := stats.Fields()
+	for _, f := range fields {
+		if f.Leaf {
+			leafBits += f.Bits
+		}
+	}
+	for _, f := range fields {
+		if !strings.ContainsAny(f.Path, ".[") { // a top-level field
+			s.StatsBits += f.Bits
+		}
+	}
+	for _, f := range fields {
+		if !f.Leaf || f.Count == 0 || len(s.TopFields) == 10 {
+			continue
+		}
+		fs := FieldSummary{Path: f.Path, Bits: f.Bits, Count: f.Count, Changed: float64(f.Changed) / float64(f.Count)}
+		if leafBits > 0 {
+			fs.Share = float64(f.Bits) / float64(leafBits)
+		}
+		if seconds > 0 {
+			fs.KbpsPerClient = float64(f.Bits) / 1000 / n / seconds
+		}
+		s.TopFields = append(s.TopFields, fs)
+	}
+	secs := max(len(srv.naive.perSecond), len(srv.fullAcct.perSecond), len(srv.deltaAcct.perSecond))
+	for i := 0; i < secs; i++ {
+		// The last second may be partial: scale by the ticks it holds.
+		inSec := min(cfg.Rate, ticks-i*cfg.Rate)
+		k := 8.0 / 1000 / n * float64(cfg.Rate) / float64(inSec)
+		at := func(v []int64) float64 {
+			if i < len(v) {
+				return float64(v[i]) * k
+			}
+			return 0
+		}
+		s.Series = append(s.Series, SecondSummary{Second: i + 1, Naive: at(srv.naive.perSecond), Full: at(srv.fullAcct.perSecond), Delta: at(srv.deltaAcct.perSecond)})
+	}
+	return s
+}
+
+// percentiles returns the nearest-rank p50 and p95 and the maximum.
+func percentiles(v []int) (p50, p95, mx int) {
+	if len(v) == 0 {
+		return 0, 0, 0
+	}
+	s := slices.Clone(v)
+	slices.Sort(s)
+	rank := func(p float64) int {
+		i := int(p*float64(len(s))+0.9999999) - 1
+		return s[max(0, min(i, len(s)-1))]
+	}
+	return rank(0.50), rank(0.95), s[len(s)-1]
+}
+
+// printReport writes the human-readable report.
+func printReport(w io.Writer, s *Summary) {
+	c := s.Config
+	fmt.Fprintf(w, "bitwire-demo: %d clients + %d bots, %d crates, %d Hz, %s (%d ticks in %.1fs wall), seed %d\n",
+		c.Clients, c.Bots, c.Crates, c.Rate, c.Duration, s.Ticks, s.WallSeconds, c.Seed)
+	fmt.Fprintf(w, "network (each direction): loss %g, latency %s, jitter %s, dup %g, reorder %g\n",
+		c.Loss, c.Latency, c.Jitter, c.Dup, c.Reorder)
+	fmt.Fprintf(w, "world: %d snapshot streams per client (players + %d crate shards of at most %d crates); %.0f crates awake on average\n",
+		s.Streams, s.CrateStreams, s.CratesPerStream, s.AwakeCrates)
+	if s.LateTicks > 0 {
+		fmt.Fprintf(w, "note: %d ticks ran more than a tick late (machine too slow for this rate)\n", s.LateTicks)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "%-14s %10s %10s %9s %8s %8s   %-22s %s\n", "encoding", "kbit/s", "bytes", "packets", "full", "delta", "bytes/packet", "over")
+	fmt.Fprintf(w, "%-14s %10s %10s %9s %8s %8s   %6s %6s %8s %s\n", "", "per client", "per tick", "", "", "", "p50", "p95", "max", fmt.Sprintf("%d B", s.Budget))
+	for _, e := range s.Encodings {
+		fmt.Fprintf(w, "%-14s %10.1f %10.0f %9d %8d %8d   %6d %6d %8d %d\n",
+			e.Name, e.KbpsPerClient, e.BytesPerTick, e.Packets, e.Full, e.Delta, e.P50, e.P95, e.Max, e.OverBudget)
+	}
+	fmt.Fprintf(w, "\ndelta is %.1f× smaller than naive and %.1f× smaller than full; deltas are against a baseline %.2f ticks old on average",
+		s.DeltaVsNaive, s.DeltaVsFull, s.BaselineAge)
+	if s.Fallbacks > 0 {
+		fmt.Fprintf(w, "; %d deltas over budget were sent in full", s.Fallbacks)
+	}
+	fmt.Fprintln(w)
+
+	cl, nw := s.Clients, s.Network
+	fmt.Fprintf(w, "clients: %d datagrams received (%d lost on loopback), %d dropped, %d duplicated, %d held back by the conditioner\n",
+		cl.Received, s.LoopbackLost, nw.Dropped, nw.Duplicated, nw.Reordered)
+	fmt.Fprintf(w, "         %d accepted and checked, %d stale, %d without baseline, %d unchecked; acks: %d sent, %d dropped, %d taken\n",
+		cl.Accepted, cl.Stale, cl.NoBaseline, cl.Unchecked, cl.AcksSent, nw.DroppedAcks, s.AcksTaken)
+	status := "OK"
+	if s.Desyncs > 0 || s.DecodeErrors > 0 {
+		status = "FAILED"
+	}
+	fmt.Fprintf(w, "         desyncs: %d, decode errors: %d  %s\n", s.Desyncs, s.DecodeErrors, status)
+
+	if len(s.TopFields) > 0 {
+		fmt.Fprintf(w, "\nfields that cost the most bits (delta packets sent, all clients; bitwire.Stats):\n")
+		fmt.Fprintf(w, "%-24s %12s %7s %14s %12s %8s\n", "field", "bits", "share", "kbit/s/client", "count", "changed")
+		for _, f := range s.TopFields {
+			fmt.Fprintf(w, "%-24s %12d %6.1f%% %14.2f %12d %7.1f%%\n", f.Path, f.Bits, 100*f.Share, f.KbpsPerClient, f.Count, 100*f.Changed)
+		}
+		deltaBits := int64(s.Encodings[2].BytesPerTick*float64(s.Ticks)*float64(c.Clients)) * 8
+		if deltaBits > 0 {
+			fmt.Fprintf(w, "%s\n", strings.Repeat("-", 24))
+			fmt.Fprintf(w, "bodies %.1f%% of the bytes sent; headers, stream byte and padding %.1f%%\n",
+				100*float64(s.StatsBits)/float64(deltaBits), 100-100*float64(s.StatsBits)/float64(deltaBits))
+		}
+	}
+}

@@ -1,0 +1,245 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/bitwire/bitwire"
+)
+
+// Config is one run of the demo.
+type Config struct {
+	Duration time.Duration // simulated time: Duration×Rate ticks, paced in real time
+	Clients  int
+	Bots     int
+	Rate     int // ticks a second
+	Crates   int
+	Seed     uint64
+	Net      NetConfig // the conditioner of every client (ReorderStep is set by run)
+
+	Ctx      context.Context // ends the run early (its results are still reported); nil: none
+	Progress io.Writer       // the live progress line; nil: none
+	Log      io.Writer       // desyncs and errors as they happen; nil: none
+}
+
+// DefaultConfig is the configuration of `go run ./cmd/bitwire-demo`.
+func DefaultConfig() Config {
+	return Config{Duration: 10 * time.Second, Clients: 16, Bots: 4, Rate: 30, Crates: 300, Seed: 1}
+}
+
+func (cfg *Config) validate() error {
+	switch {
+	case cfg.Duration <= 0:
+		return errors.New("-duration must be positive")
+	case cfg.Clients < 1:
+		return errors.New("-clients must be at least 1")
+	case cfg.Bots < 0:
+		return errors.New("-bots must not be negative")
+	case cfg.Clients+cfg.Bots > maxPlayers:
+		return fmt.Errorf("-clients plus -bots is at most %d", maxPlayers)
+	case cfg.Rate < 1 || cfg.Rate > 1000:
+		return errors.New("-rate must be within 1..1000")
+	case cfg.Crates < 0 || cfg.Crates > 20000:
+		return errors.New("-crates must be within 0..20000")
+	}
+	for _, p := range []struct {
+		name string
+		v    float64
+	}{{"-loss", cfg.Net.Loss}, {"-dup", cfg.Net.Dup}, {"-reorder", cfg.Net.Reorder}} {
+		if !(p.v >= 0 && p.v <= 1) {
+			return fmt.Errorf("%s must be a fraction within 0..1", p.name)
+		}
+	}
+	if cfg.Net.Loss >= 1 {
+		return errors.New("-loss must be under 1")
+	}
+	if cfg.Net.Latency < 0 || cfg.Net.Jitter < 0 || cfg.Net.Latency > 5*time.Second || cfg.Net.Jitter > 5*time.Second {
+		return errors.New("-latency and -jitter must be within 0..5s")
+	}
+	return nil
+}
+
+// loopback is the only address the demo binds.
+var loopback = net.IPv4(127, 0, 0, 1)
+
+func listen() (*net.UDPConn, error) {
+	c, err := net.ListenUDP("udp4", &net.UDPAddr{IP: loopback, Port: 0})
+	if err != nil {
+		return nil, err
+	}
+	_ = c.SetReadBuffer(4 << 20)
+	_ = c.SetWriteBuffer(4 << 20)
+	return c, nil
+}
+
+// run runs the demo: a server and cfg.Clients clients over UDP on
+// 127.0.0.1, for cfg.Duration. It returns the summary of the run and an
+// error when the run could not be carried out (sockets, a packet that
+// cannot be encoded, a shutdown that does not end). Desyncs are not errors:
+// they are in the summary.
+func run(cfg Config) (Summary, error) {
+	if err := cfg.validate(); err != nil {
+		return Summary{}, err
+	}
+	ctx := cfg.Ctx
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	logw := cfg.Log
+	if logw == nil {
+		logw = io.Discard
+	}
+	var logMu sync.Mutex
+	logf := func(format string, args ...any) {
+		logMu.Lock()
+		defer logMu.Unlock()
+		fmt.Fprintf(logw, "\n"+format+"\n", args...)
+	}
+
+	plain := bitwire.MustFor[Shard]()
+	stats := bitwire.NewStats()
+	codec := plain.WithStats(stats) // the senders' codec: every packet sent is accounted
+	crateStreams, perStream := streamsFor(cfg.Crates, budget, bitwire.MustFor[Crate]().MaxBits())
+	if worst := stream0Bits(cfg.Clients + cfg.Bots); (worst+7)/8+15+streamPrefix > budget {
+		return Summary{}, fmt.Errorf("%d players do not fit one packet", cfg.Clients+cfg.Bots)
+	}
+	streams := 1 + crateStreams
+	period := time.Second / time.Duration(cfg.Rate)
+	cfg.Net.ReorderStep = period
+
+	// The truth ring must outlive any packet the conditioner may hold back.
+	hold := cfg.Net.Latency + cfg.Net.Jitter + 3*period
+	truth := newTruthRing(plain, cfg.Rate*(2+int(2*hold/time.Second))+64, streams)
+
+	// Sockets, all on 127.0.0.1.
+	var conns []*net.UDPConn
+	closeAll := func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	}
+	srvConn, err := listen()
+	if err != nil {
+		return Summary{}, err
+	}
+	conns = append(conns, srvConn)
+	clientAddrs := make([]*net.UDPAddr, cfg.Clients)
+	clientConns := make([]*net.UDPConn, cfg.Clients)
+	for i := range clientConns {
+		c, err := listen()
+		if err != nil {
+			closeAll()
+			return Summary{}, err
+		}
+		conns = append(conns, c)
+		clientConns[i], clientAddrs[i] = c, c.LocalAddr().(*net.UDPAddr)
+	}
+	srv, err := newServer(cfg, srvConn, codec, streams, truth, clientAddrs)
+	if err != nil {
+		closeAll()
+		return Summary{}, err
+	}
+	var desyncs atomic.Int64
+	srvAddr := srvConn.LocalAddr().(*net.UDPAddr)
+	clients := make([]*client, cfg.Clients)
+	for i := range clients {
+		cond := newConditioner(cfg.Net, cfg.Seed*1000003+uint64(i))
+		if clients[i], err = newClient(i, clientConns[i], srvAddr, plain, streams, truth, cond, &desyncs, logf); err != nil {
+			closeAll()
+			return Summary{}, err
+		}
+	}
+
+	runCtx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Go(srv.readAcks)
+	for _, c := range clients {
+		wg.Go(func() { c.read(runCtx) })
+		wg.Go(func() { c.loop(runCtx) })
+	}
+	// shutdown ends every goroutine: the loops with the context, the
+	// readers by closing their sockets. Bounded: 3 s, then an error.
+	shutdown := func() error {
+		cancel()
+		closeAll()
+		done := make(chan struct{})
+		go func() { wg.Wait(); close(done) }()
+		select {
+		case <-done:
+			return nil
+		case <-time.After(3 * time.Second):
+			return errors.New("shutdown: goroutines still running after 3s")
+		}
+	}
+
+	// The tick loop, paced on the wall clock: tick t is due at start+t×period.
+	// A slow machine delays ticks but never skips one, so the world and the
+	// bandwidth figures (per simulated second) do not depend on its speed.
+	total := max(1, int(cfg.Duration*time.Duration(cfg.Rate)/time.Second))
+	var (
+		late      int
+		recent    = make([]int64, cfg.Rate+1) // delta bytes sent, by tick, for the progress line
+		lastPrint time.Time
+		ticks     int
+	)
+	start := time.Now()
+loop:
+	for t := 1; t <= total; t++ {
+		due := start.Add(time.Duration(t-1) * period)
+		if d := time.Until(due); d > 0 {
+			select {
+			case <-time.After(d):
+			case <-ctx.Done():
+				break loop
+			}
+		} else if -d > period {
+			late++
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		if err := srv.tick(uint32(t)); err != nil {
+			shutdown()
+			return Summary{}, err
+		}
+		ticks = t
+		recent[t%len(recent)] = srv.deltaAcct.bytes
+		if cfg.Progress != nil && (time.Since(lastPrint) >= 200*time.Millisecond || t == total) {
+			lastPrint = time.Now()
+			back := min(t, cfg.Rate)
+			bytes := srv.deltaAcct.bytes - recent[(t-back)%len(recent)]
+			kbps := float64(bytes) * 8 / 1000 / float64(cfg.Clients) * float64(cfg.Rate) / float64(max(back, 1))
+			fmt.Fprintf(cfg.Progress, "\rtick %5d/%d  %5.1fs  %8.1f kbit/s per client  desyncs %d   ",
+				t, total, time.Since(start).Seconds(), kbps, desyncs.Load())
+		}
+	}
+	if cfg.Progress != nil {
+		fmt.Fprintln(cfg.Progress)
+	}
+	wall := time.Since(start)
+	// Let packets still in the conditioners' delay lines arrive and be
+	// checked (bounded), then stop everything.
+	drain := min(cfg.Net.Latency+cfg.Net.Jitter+3*period+50*time.Millisecond, 2*time.Second)
+	time.Sleep(drain)
+	if err := shutdown(); err != nil {
+		return Summary{}, err
+	}
+
+	sum := summarize(cfg, srv, clients, stats, ticks, wall, late)
+	sum.CrateStreams, sum.CratesPerStream, sum.Streams = crateStreams, perStream, streams
+	return sum, nil
+}
+
+// stream0Bits is the worst case of stream 0 with n players, delta slack
+// included.
+func stream0Bits(n int) int {
+	m := bitwire.MustFor[Match]().MaxBits()
+	p := bitwire.MustFor[Player]().MaxBits()
+	return 1 + m + 8 + 8 + n*(p+deltaSlackBits)
+}
