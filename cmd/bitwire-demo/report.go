@@ -27,8 +27,8 @@ type Summary struct {
 	Fallbacks       int               `json:"over_budget_fallbacks"` // deltas over budget, sent in full
 	AcksTaken       int               `json:"acks_taken"`
 	BaselineAge     float64           `json:"baseline_age_avg"` // ticks between a delta and its baseline
-	Clients         clientStats       `json:"clients"` // summed over clients
-	Network         condStats         `json:"network"` // what the conditioners did, summed
+	Clients         clientStats       `json:"clients"`          // summed over clients
+	Network         condStats         `json:"network"`          // what the conditioners did, summed
 	LoopbackLost    int               `json:"loopback_lost"`
 	Desyncs         int               `json:"desyncs"`
 	DecodeErrors    int               `json:"decode_errors"`
