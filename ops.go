@@ -162,6 +162,14 @@ func (e *encoder) encStruct(p *plan, base unsafe.Pointer) error {
 		e.depth--
 		return nil
 	}
+	if fp := p.flat; fp != nil && !e.debug && e.depth+fp.depth-1 <= e.maxDepth {
+		start := e.w.Len()
+		if e.encFlat(fp, base) == nil {
+			e.depth--
+			return nil
+		}
+		e.w.Truncate(start) // the general path below reports the error with its field path
+	}
 	for i := range p.fields {
 		f := &p.fields[i]
 		if f.grp != nil {
@@ -210,7 +218,15 @@ func (e *encoder) encStruct(p *plan, base unsafe.Pointer) error {
 func (d *decoder) decStruct(p *plan, base unsafe.Pointer) error {
 	d.depth++
 	if d.depth > d.maxDepth {
-		return fmt.Errorf("%w: nesting deeper than %d", ErrMalformed, d.maxDepth)
+		return &limitError{ErrMalformed, "nesting", d.depth, d.maxDepth}
+	}
+	if fp := p.flat; fp != nil && !d.debug && d.depth+fp.depth-1 <= d.maxDepth {
+		saved := *d.r
+		if d.decFlat(fp, base) == nil {
+			d.depth--
+			return nil
+		}
+		*d.r = saved // the general path below reports the error with its field path
 	}
 	for i := range p.fields {
 		f := &p.fields[i]

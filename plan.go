@@ -168,8 +168,9 @@ type plan struct {
 	fields []field
 
 	// filled in once the whole type graph is compiled
-	hasSigned bool // some signed bitlen/fixed value is reachable: the message has a sign flag
-	minBits   int  // fewest bits an encoding of this struct takes
+	hasSigned bool      // some signed bitlen/fixed value is reachable: the message has a sign flag
+	flat      *flatPlan // the fast path's flat list of leaves; nil when it does not apply (flat.go)
+	minBits   int       // fewest bits an encoding of this struct takes
 }
 
 type planKey struct {
@@ -212,6 +213,9 @@ func compileRoot(t reflect.Type) (*plan, error) {
 		for _, f := range q.fields {
 			finishNode(f.node)
 		}
+	}
+	for _, q := range c.order {
+		q.flat = flatten(q)
 	}
 	for k, q := range c.building {
 		plans[k] = q

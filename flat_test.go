@@ -1,0 +1,231 @@
+package bitwire
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+	"time"
+)
+
+// The flat fast path (flat.go) must be invisible: same bits, same decoded
+// values, same errors as the general path. These types are used by no other
+// test, so switching their flat plans off and on here races with nothing.
+
+type flatVec struct {
+	X, Y, Z float32 `net:"q,min=-100,max=100,prec=0.01"`
+}
+
+type flatEntity struct {
+	Pos    flatVec
+	Vel    [2]flatVec
+	Yaw    float64 `net:"q,min=0,max=360,bits=12,clamp"`
+	HP     int16   `net:"range,min=-50,max=200"`
+	Ammo   uint8   `net:"range,min=0,max=99"`
+	Team   uint8   `net:"bits=2"`
+	Flags  int32   `net:"bits=7,clamp"`
+	Raw    float32
+	Seq    uint32     `net:"varint,group=5"`
+	Rot    [4]float32 `net:"quat"`
+	At     time.Time
+	Alive  bool
+	Hidden bool `net:"-"`
+}
+
+type flatWorld struct {
+	Tick     uint16 `net:"bits=16"`
+	Entities [3]flatEntity
+}
+
+// notFlat has a string: the flat path does not apply.
+type notFlat struct {
+	A flatVec
+	S string
+}
+
+func TestFlatPlans(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		p    *plan
+		want bool
+	}{
+		{"flatVec", MustFor[flatVec]().p, true},
+		{"flatEntity", MustFor[flatEntity]().p, true},
+		{"flatWorld", MustFor[flatWorld]().p, true},
+		{"PlayerState", MustFor[PlayerState]().p, true},
+		{"Players64", MustFor[Players64]().p, true},
+		{"notFlat", MustFor[notFlat]().p, false},
+		{"Adaptive (bitlen groups)", MustFor[Adaptive]().p, false},
+	} {
+		if got := tc.p.flat != nil; got != tc.want {
+			t.Errorf("%s: flat plan %v, want %v", tc.name, got, tc.want)
+		}
+	}
+	if fp := MustFor[flatWorld]().p.flat; fp.depth != 3 || len(fp.ops) != 1+3*19 {
+		t.Errorf("flatWorld: depth %d and %d ops, want 3 and %d", fp.depth, len(fp.ops), 1+3*19)
+	}
+}
+
+// withoutFlat runs f with the flat plans of p and of every struct in it
+// switched off.
+func withoutFlat(p *plan, f func()) {
+	saved := map[*plan]*flatPlan{}
+	var walkPlan func(*plan)
+	var walkNode func(*node)
+	walkPlan = func(p *plan) {
+		if _, seen := saved[p]; seen {
+			return
+		}
+		saved[p] = p.flat
+		for _, fl := range p.fields {
+			walkNode(fl.node)
+		}
+	}
+	walkNode = func(n *node) {
+		if n == nil {
+			return
+		}
+		if n.sub != nil {
+			walkPlan(n.sub)
+		}
+		walkNode(n.elem)
+		walkNode(n.key)
+	}
+	walkPlan(p)
+	for q := range saved {
+		q.flat = nil
+	}
+	defer func() {
+		for q, fp := range saved {
+			q.flat = fp
+		}
+	}()
+	f()
+}
+
+func randomFlatWorld(rng *rand.Rand, wild bool) flatWorld {
+	f := func(min, max float64) float64 {
+		if wild && rng.IntN(40) == 0 {
+			return []float64{math.NaN(), math.Inf(1), max + 1, min - 1}[rng.IntN(4)]
+		}
+		return min + rng.Float64()*(max-min)
+	}
+	var w flatWorld
+	w.Tick = uint16(rng.Uint32())
+	for i := range w.Entities {
+		e := &w.Entities[i]
+		e.Pos = flatVec{float32(f(-100, 100)), float32(f(-100, 100)), float32(f(-100, 100))}
+		for j := range e.Vel {
+			e.Vel[j] = flatVec{float32(f(-100, 100)), float32(f(-100, 100)), float32(f(-100, 100))}
+		}
+		e.Yaw = f(-10, 370)
+		e.HP = int16(f(-50, 200))
+		e.Ammo = uint8(rng.IntN(100))
+		e.Team = uint8(rng.IntN(4))
+		e.Flags = int32(rng.IntN(300) - 150)
+		e.Raw = float32(rng.NormFloat64())
+		e.Seq = rng.Uint32()
+		e.Rot = [4]float32{0, 0, 0, 1}
+		if wild && rng.IntN(20) == 0 {
+			e.Rot = [4]float32{1, 1, 0, 0}
+		}
+		e.At = time.Unix(rng.Int64N(1<<40)-1<<39, rng.Int64N(1e9)).UTC()
+		e.Alive = rng.IntN(2) == 0
+		if wild && rng.IntN(30) == 0 {
+			e.Ammo = 150
+		}
+	}
+	return w
+}
+
+func errString(err error) string {
+	if err == nil {
+		return "<nil>"
+	}
+	return err.Error()
+}
+
+func TestFlatPathMatchesGeneralPath(t *testing.T) {
+	c := MustFor[flatWorld]()
+	rng := rand.New(rand.NewPCG(7, 8))
+	var errs int
+	for i := 0; i < 3000; i++ {
+		v := randomFlatWorld(rng, true)
+		got, gotErr := c.Append([]byte{0xEE}, &v)
+		var want []byte
+		var wantErr error
+		withoutFlat(c.p, func() { want, wantErr = c.Append([]byte{0xEE}, &v) })
+		if errString(gotErr) != errString(wantErr) || string(got) != string(want) {
+			t.Fatalf("encode %d: flat %x, %v; general %x, %v", i, got, gotErr, want, wantErr)
+		}
+		if gotErr != nil {
+			errs++
+			continue
+		}
+		data := got[1:]
+		// Decode the value, every prefix of it and a corrupted copy: same
+		// values, same errors.
+		inputs := [][]byte{data, data[:rng.IntN(len(data))], append([]byte(nil), data...)}
+		inputs[2][rng.IntN(len(data))] ^= byte(1 + rng.IntN(255))
+		for k, in := range inputs {
+			var a, b flatWorld
+			errA := c.Unmarshal(in, &a)
+			var errB error
+			withoutFlat(c.p, func() { errB = c.Unmarshal(in, &b) })
+			if errString(errA) != errString(errB) {
+				t.Fatalf("decode %d/%d: flat error %v, general %v", i, k, errA, errB)
+			}
+			if errA == nil && !sameFlatWorld(&a, &b) {
+				t.Fatalf("decode %d/%d: flat %+v\ngeneral %+v", i, k, a, b)
+			}
+		}
+	}
+	if errs == 0 {
+		t.Fatal("no encoding failed: the wild values do not reach the error paths")
+	}
+}
+
+// sameFlatWorld compares bit for bit (NaN included) except time locations.
+func sameFlatWorld(a, b *flatWorld) bool {
+	ca, cb := *a, *b
+	for i := range ca.Entities {
+		if !ca.Entities[i].At.Equal(cb.Entities[i].At) {
+			return false
+		}
+		ca.Entities[i].At, cb.Entities[i].At = time.Time{}, time.Time{}
+		if math.Float32bits(ca.Entities[i].Raw) != math.Float32bits(cb.Entities[i].Raw) {
+			return false
+		}
+		ca.Entities[i].Raw, cb.Entities[i].Raw = 0, 0
+	}
+	return ca == cb
+}
+
+func TestFlatPathRespectsLimitsAndDebug(t *testing.T) {
+	base := MustFor[flatWorld]()
+	v := randomFlatWorld(rand.New(rand.NewPCG(9, 10)), false)
+	for _, c := range []*Codec[flatWorld]{
+		base.WithLimits(Limits{MaxDepth: 1}),
+		base.WithLimits(Limits{MaxDepth: 2}),
+		base.WithLimits(Limits{MaxDepth: 3}),
+		base.WithDebug(true),
+	} {
+		got, gotErr := c.Append(nil, &v)
+		var want []byte
+		var wantErr error
+		withoutFlat(c.p, func() { want, wantErr = c.Append(nil, &v) })
+		if errString(gotErr) != errString(wantErr) || string(got) != string(want) {
+			t.Fatalf("encode: flat %x, %v; general %x, %v", got, gotErr, want, wantErr)
+		}
+		data, err := base.WithDebug(c.o.debug).Append(nil, &v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var a, b flatWorld
+		errA := c.Unmarshal(data, &a)
+		var errB error
+		withoutFlat(c.p, func() { errB = c.Unmarshal(data, &b) })
+		if errString(errA) != errString(errB) {
+			t.Fatalf("decode: flat error %v, general %v", errA, errB)
+		}
+	}
+}
