@@ -42,14 +42,14 @@ type client struct {
 	ackBuf  []byte
 }
 
-func newClient(id int, conn *net.UDPConn, server *net.UDPAddr, codec *bitwire.Codec[Shard], streams int, truth *truthRing, cond *conditioner, desyncs *atomic.Int64, logf func(string, ...any)) (*client, error) {
+func newClient(id int, conn *net.UDPConn, server *net.UDPAddr, codec *bitwire.Codec[Shard], streams, history int, truth *truthRing, cond *conditioner, desyncs *atomic.Int64, logf func(string, ...any)) (*client, error) {
 	c := &client{
 		id: id, conn: conn, server: server, truth: truth, cond: cond, desyncs: desyncs, logf: logf,
 		views: make([]Shard, streams),
 		in:    make(chan []byte, 256),
 	}
 	for k := 0; k < streams; k++ {
-		r, err := snapshot.NewReceiver(codec)
+		r, err := snapshot.NewReceiver(codec, snapshot.WithHistorySize(history))
 		if err != nil {
 			return nil, err
 		}

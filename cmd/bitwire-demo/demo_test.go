@@ -3,9 +3,11 @@ package main
 import (
 	"bytes"
 	"encoding/binary"
+	"encoding/json"
 	"encoding/xml"
 	"io"
 	"math"
+	"os"
 	"runtime"
 	"strings"
 	"testing"
@@ -399,5 +401,61 @@ func TestChart(t *testing.T) {
 		if !strings.Contains(all, want) {
 			t.Errorf("chart lacks %q", want)
 		}
+	}
+}
+
+// The check can fail: a state altered after the server kept it as the
+// truth is caught by every client that accepts it, and only that tick.
+func TestDesyncIsCaught(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Duration, cfg.Clients, cfg.Crates = 500*time.Millisecond, 3, 30
+	var log bytes.Buffer
+	cfg.Log = &log
+	cfg.tamper = func(tick uint32, shards []Shard) {
+		if tick == 5 {
+			shards[1].Crates[0].Pos.X += 0.5
+		}
+	}
+	s, err := run(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Desyncs != cfg.Clients {
+		t.Errorf("%d desyncs, want one per client (%d)", s.Desyncs, cfg.Clients)
+	}
+	if !strings.Contains(log.String(), "DESYNC: client 0 stream 1 tick 5") {
+		t.Errorf("log:\n%s", log.String())
+	}
+}
+
+// The command: flags, -json on stdout, -chart, the exit status.
+func TestCommand(t *testing.T) {
+	chart := t.TempDir() + "/c.svg"
+	var out, errb bytes.Buffer
+	code := realMain([]string{"-duration", "300ms", "-clients", "2", "-crates", "20", "-loss", "0.05", "-json", "-chart", chart}, &out, &errb)
+	if code != 0 {
+		t.Fatalf("exit %d, stderr:\n%s", code, errb.String())
+	}
+	var s Summary
+	if err := json.Unmarshal(out.Bytes(), &s); err != nil {
+		t.Fatalf("-json output: %v\n%s", err, out.String())
+	}
+	if s.Ticks != 9 || s.Config.Clients != 2 || s.Config.Loss != 0.05 || len(s.Encodings) != 3 {
+		t.Errorf("summary: %+v", s)
+	}
+	svg, err := os.ReadFile(chart)
+	if err != nil || !bytes.Contains(svg, []byte("<svg")) {
+		t.Errorf("chart: %v", err)
+	}
+
+	out.Reset()
+	if code := realMain([]string{"-duration", "200ms", "-clients", "2", "-crates", "10"}, &out, &errb); code != 0 || !strings.Contains(out.String(), "bitwire delta") {
+		t.Errorf("exit %d, output:\n%s", code, out.String())
+	}
+	if code := realMain([]string{"-clients", "0"}, &out, &errb); code != 2 {
+		t.Errorf("-clients 0: exit %d, want 2", code)
+	}
+	if code := realMain([]string{"-nosuchflag"}, &out, &errb); code != 2 {
+		t.Errorf("-nosuchflag: exit %d, want 2", code)
 	}
 }

@@ -19,18 +19,22 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"runtime"
 )
 
 func main() {
-	os.Exit(realMain(os.Args[1:]))
+	os.Exit(realMain(os.Args[1:], os.Stdout, os.Stderr))
 }
 
-func realMain(args []string) int {
+// realMain is the command, with its exit status: 0, 1 on any desync or
+// decoding error, 2 when the run could not be carried out.
+func realMain(args []string, stdout, stderr io.Writer) int {
 	cfg := DefaultConfig()
 	fs := flag.NewFlagSet("bitwire-demo", flag.ContinueOnError)
+	fs.SetOutput(stderr)
 	fs.DurationVar(&cfg.Duration, "duration", cfg.Duration, "simulated time to run (`ticks = duration × rate`)")
 	fs.IntVar(&cfg.Clients, "clients", cfg.Clients, "number of clients (one player each)")
 	fs.IntVar(&cfg.Bots, "bots", cfg.Bots, "number of server-side bot players")
@@ -48,32 +52,32 @@ func realMain(args []string) int {
 		return 2
 	}
 	if fs.NArg() > 0 {
-		fmt.Fprintf(os.Stderr, "bitwire-demo: unexpected arguments: %v\n", fs.Args())
+		fmt.Fprintf(stderr, "bitwire-demo: unexpected arguments: %v\n", fs.Args())
 		return 2
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	cfg.Ctx = ctx
-	cfg.Log = os.Stderr
-	if !*jsonOut && isTerminal(os.Stdout) {
-		cfg.Progress = os.Stdout
+	cfg.Log = stderr
+	if f, ok := stdout.(*os.File); ok && !*jsonOut && isTerminal(f) {
+		cfg.Progress = stdout
 	}
 
 	sum, err := run(cfg)
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "bitwire-demo: %v\n", err)
+		fmt.Fprintf(stderr, "bitwire-demo: %v\n", err)
 		return 2
 	}
 	sum.Config.GoVersion = runtime.Version()
 	if *jsonOut {
-		enc := json.NewEncoder(os.Stdout)
+		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(&sum); err != nil {
-			fmt.Fprintf(os.Stderr, "bitwire-demo: %v\n", err)
+			fmt.Fprintf(stderr, "bitwire-demo: %v\n", err)
 			return 2
 		}
 	} else {
-		printReport(os.Stdout, &sum)
+		printReport(stdout, &sum)
 	}
 	if *chart != "" {
 		f, err := os.Create(*chart)
@@ -84,15 +88,15 @@ func realMain(args []string) int {
 			}
 		}
 		if err != nil {
-			fmt.Fprintf(os.Stderr, "bitwire-demo: chart: %v\n", err)
+			fmt.Fprintf(stderr, "bitwire-demo: chart: %v\n", err)
 			return 2
 		}
 		if !*jsonOut {
-			fmt.Printf("\nchart written to %s\n", *chart)
+			fmt.Fprintf(stdout, "\nchart written to %s\n", *chart)
 		}
 	}
 	if sum.Desyncs > 0 || sum.DecodeErrors > 0 {
-		fmt.Fprintf(os.Stderr, "bitwire-demo: %d desyncs, %d decode errors\n", sum.Desyncs, sum.DecodeErrors)
+		fmt.Fprintf(stderr, "bitwire-demo: %d desyncs, %d decode errors\n", sum.Desyncs, sum.DecodeErrors)
 		return 1
 	}
 	return 0

@@ -32,8 +32,10 @@ type Summary struct {
 	LoopbackLost    int               `json:"loopback_lost"`
 	Desyncs         int               `json:"desyncs"`
 	DecodeErrors    int               `json:"decode_errors"`
-	StatsBits       int64             `json:"stats_bits"` // body bits of the delta packets, as the field accounting counted them
-	TopFields       []FieldSummary    `json:"top_fields"`
+	BodyBits        int64             `json:"body_bits"`   // bits of the delta packets' bodies (bitwire.Stats, top-level fields)
+	LeafBits        int64             `json:"leaf_bits"`   // of which in leaf fields; the rest is structure
+	TopFields       []FieldSummary    `json:"top_fields"`  // the costliest leaf fields
+	PacketBits      int64             `json:"packet_bits"` // all delta datagrams, headers and stream bytes included
 	Series          []SecondSummary   `json:"series"`
 }
 
@@ -133,25 +135,23 @@ func summarize(cfg Config, srv *server, clients []*client, stats *bitwire.Stats,
 	s.LoopbackLost = s.Encodings[2].Packets - s.Clients.Received
 	s.Desyncs, s.DecodeErrors = s.Clients.Desyncs, s.Clients.Errors
 
-	var leafBits int64
 	fields := stats.Fields()
 	for _, f := range fields {
 		if f.Leaf {
-			leafBits += f.Bits
+			s.LeafBits += f.Bits
 		}
-	}
-	for _, f := range fields {
 		if !strings.ContainsAny(f.Path, ".[") { // a top-level field
-			s.StatsBits += f.Bits
+			s.BodyBits += f.Bits
 		}
 	}
+	s.PacketBits = srv.deltaAcct.bytes * 8
 	for _, f := range fields {
 		if !f.Leaf || f.Count == 0 || len(s.TopFields) == 10 {
 			continue
 		}
 		fs := FieldSummary{Path: f.Path, Bits: f.Bits, Count: f.Count, Changed: float64(f.Changed) / float64(f.Count)}
-		if leafBits > 0 {
-			fs.Share = float64(f.Bits) / float64(leafBits)
+		if s.BodyBits > 0 {
+			fs.Share = float64(f.Bits) / float64(s.BodyBits)
 		}
 		if seconds > 0 {
 			fs.KbpsPerClient = float64(f.Bits) / 1000 / n / seconds
@@ -198,7 +198,7 @@ func printReport(w io.Writer, s *Summary) {
 	fmt.Fprintf(w, "world: %d snapshot streams per client (players + %d crate shards of at most %d crates); %.0f crates awake on average\n",
 		s.Streams, s.CrateStreams, s.CratesPerStream, s.AwakeCrates)
 	if s.LateTicks > 0 {
-		fmt.Fprintf(w, "note: %d ticks ran more than a tick late (machine too slow for this rate)\n", s.LateTicks)
+		fmt.Fprintf(w, "note: %d ticks started more than a tick late (a busy machine); the figures are per simulated second, unaffected\n", s.LateTicks)
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "%-14s %10s %10s %9s %8s %8s   %-22s %s\n", "encoding", "kbit/s", "bytes", "packets", "full", "delta", "bytes/packet", "over")
@@ -225,17 +225,25 @@ func printReport(w io.Writer, s *Summary) {
 	}
 	fmt.Fprintf(w, "         desyncs: %d, decode errors: %d  %s\n", s.Desyncs, s.DecodeErrors, status)
 
-	if len(s.TopFields) > 0 {
-		fmt.Fprintf(w, "\nfields that cost the most bits (delta packets sent, all clients; bitwire.Stats):\n")
-		fmt.Fprintf(w, "%-24s %12s %7s %14s %12s %8s\n", "field", "bits", "share", "kbit/s/client", "count", "changed")
+	if len(s.TopFields) > 0 && s.BodyBits > 0 {
+		fmt.Fprintf(w, "\nfields that cost the most bits (bodies of the delta packets sent, all clients; bitwire.Stats):\n")
+		fmt.Fprintf(w, "%-26s %12s %7s %14s %10s %8s\n", "field", "bits", "share", "kbit/s/client", "count", "changed")
+		var top int64
 		for _, f := range s.TopFields {
-			fmt.Fprintf(w, "%-24s %12d %6.1f%% %14.2f %12d %7.1f%%\n", f.Path, f.Bits, 100*f.Share, f.KbpsPerClient, f.Count, 100*f.Changed)
+			top += f.Bits
+			fmt.Fprintf(w, "%-26s %12d %6.1f%% %14.2f %10d %7.1f%%\n", f.Path, f.Bits, 100*f.Share, f.KbpsPerClient, f.Count, 100*f.Changed)
 		}
-		deltaBits := int64(s.Encodings[2].BytesPerTick*float64(s.Ticks)*float64(c.Clients)) * 8
-		if deltaBits > 0 {
-			fmt.Fprintf(w, "%s\n", strings.Repeat("-", 24))
-			fmt.Fprintf(w, "bodies %.1f%% of the bytes sent; headers, stream byte and padding %.1f%%\n",
-				100*float64(s.StatsBits)/float64(deltaBits), 100-100*float64(s.StatsBits)/float64(deltaBits))
+		seconds := float64(s.Ticks) / float64(c.Rate)
+		other := func(name string, bits int64) {
+			fmt.Fprintf(w, "%-26s %12d %6.1f%% %14.2f\n", name, bits, 100*float64(bits)/float64(s.BodyBits), float64(bits)/1000/float64(c.Clients)/seconds)
+		}
+		other("(other leaf fields)", s.LeafBits-top)
+		other("(structure)", s.BodyBits-s.LeafBits)
+		other("all bodies", s.BodyBits)
+		if s.PacketBits > 0 {
+			fmt.Fprintf(w, "structure: changed bits of structs, slice lengths, entity-set index sets, presence bits.\n")
+			fmt.Fprintf(w, "bodies are %.1f%% of the delta bytes sent; snapshot headers, stream bytes and padding the other %.1f%%\n",
+				100*float64(s.BodyBits)/float64(s.PacketBits), 100-100*float64(s.BodyBits)/float64(s.PacketBits))
 		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/bitwire/bitwire"
+	"github.com/bitwire/bitwire/snapshot"
 )
 
 // Config is one run of the demo.
@@ -26,6 +27,10 @@ type Config struct {
 	Ctx      context.Context // ends the run early (its results are still reported); nil: none
 	Progress io.Writer       // the live progress line; nil: none
 	Log      io.Writer       // desyncs and errors as they happen; nil: none
+
+	// tamper, in tests, alters the states of a tick after the server kept
+	// them as the truth and before it sends them: a desync to catch.
+	tamper func(tick uint32, shards []Shard)
 }
 
 // DefaultConfig is the configuration of `go run ./cmd/bitwire-demo`.
@@ -113,9 +118,12 @@ func run(cfg Config) (Summary, error) {
 	period := time.Second / time.Duration(cfg.Rate)
 	cfg.Net.ReorderStep = period
 
-	// The truth ring must outlive any packet the conditioner may hold back.
+	// The truth ring must outlive any packet the conditioner may hold back,
+	// and the snapshot rings a round trip (plus reordering), so that a long
+	// path does not force full snapshots.
 	hold := cfg.Net.Latency + cfg.Net.Jitter + 3*period
 	truth := newTruthRing(plain, cfg.Rate*(2+int(2*hold/time.Second))+64, streams)
+	history := max(snapshot.DefaultHistorySize, int(2*hold/period)+8)
 
 	// Sockets, all on 127.0.0.1.
 	var conns []*net.UDPConn
@@ -140,7 +148,7 @@ func run(cfg Config) (Summary, error) {
 		conns = append(conns, c)
 		clientConns[i], clientAddrs[i] = c, c.LocalAddr().(*net.UDPAddr)
 	}
-	srv, err := newServer(cfg, srvConn, codec, streams, truth, clientAddrs)
+	srv, err := newServer(cfg, srvConn, codec, streams, history, truth, clientAddrs)
 	if err != nil {
 		closeAll()
 		return Summary{}, err
@@ -150,7 +158,7 @@ func run(cfg Config) (Summary, error) {
 	clients := make([]*client, cfg.Clients)
 	for i := range clients {
 		cond := newConditioner(cfg.Net, cfg.Seed*1000003+uint64(i))
-		if clients[i], err = newClient(i, clientConns[i], srvAddr, plain, streams, truth, cond, &desyncs, logf); err != nil {
+		if clients[i], err = newClient(i, clientConns[i], srvAddr, plain, streams, history, truth, cond, &desyncs, logf); err != nil {
 			closeAll()
 			return Summary{}, err
 		}

@@ -206,7 +206,7 @@ type server struct {
 	awakeSum                   int64
 }
 
-func newServer(cfg Config, conn *net.UDPConn, codec *bitwire.Codec[Shard], streams int, truth *truthRing, clientAddrs []*net.UDPAddr) (*server, error) {
+func newServer(cfg Config, conn *net.UDPConn, codec *bitwire.Codec[Shard], streams, history int, truth *truthRing, clientAddrs []*net.UDPAddr) (*server, error) {
 	s := &server{
 		cfg:     cfg,
 		conn:    conn,
@@ -218,10 +218,10 @@ func newServer(cfg Config, conn *net.UDPConn, codec *bitwire.Codec[Shard], strea
 		buf:     make([]byte, 0, 2*budget),
 		workers: max(1, min(runtime.GOMAXPROCS(0), len(clientAddrs))),
 	}
-	opt := snapshot.WithBudget(budget - streamPrefix)
+	opts := []snapshot.Option{snapshot.WithBudget(budget - streamPrefix), snapshot.WithHistorySize(history)}
 	plain := bitwire.MustFor[Shard]()
 	for k := 0; k < streams; k++ {
-		fs, err := snapshot.NewSender(plain, opt)
+		fs, err := snapshot.NewSender(plain, opts...)
 		if err != nil {
 			return nil, err
 		}
@@ -230,7 +230,7 @@ func newServer(cfg Config, conn *net.UDPConn, codec *bitwire.Codec[Shard], strea
 	for _, a := range clientAddrs {
 		p := &peer{addr: a, buf: make([]byte, 0, 2*budget)}
 		for k := 0; k < streams; k++ {
-			snd, err := snapshot.NewSender(codec, opt)
+			snd, err := snapshot.NewSender(codec, opts...)
 			if err != nil {
 				return nil, err
 			}
@@ -285,6 +285,9 @@ func (s *server) tick(t uint32) error {
 	s.awakeSum += int64(s.world.awake())
 	if err := s.truth.put(t, s.shards); err != nil {
 		return err
+	}
+	if s.cfg.tamper != nil {
+		s.cfg.tamper(t, s.shards)
 	}
 	sec := int(t-1) / s.cfg.Rate
 	clients := len(s.peers)
