@@ -26,6 +26,7 @@ type Summary struct {
 	DeltaVsFull     float64           `json:"delta_vs_full"`
 	Fallbacks       int               `json:"over_budget_fallbacks"` // deltas over budget, sent in full
 	AcksTaken       int               `json:"acks_taken"`
+	BadAcks         int               `json:"bad_acks"`         // malformed or from an unknown address
 	BaselineAge     float64           `json:"baseline_age_avg"` // ticks between a delta and its baseline
 	Clients         clientStats       `json:"clients"`          // summed over clients
 	Network         condStats         `json:"network"`          // what the conditioners did, summed
@@ -101,6 +102,7 @@ func summarize(cfg Config, srv *server, clients []*client, stats *bitwire.Stats,
 		LateTicks:   late,
 		Fallbacks:   srv.fallbacks,
 		AcksTaken:   srv.acksTaken,
+		BadAcks:     srv.badAcks,
 	}
 	if ticks > 0 {
 		s.AwakeCrates = float64(srv.awakeSum) / float64(ticks)
@@ -217,7 +219,7 @@ func printReport(w io.Writer, s *Summary) {
 	cl, nw := s.Clients, s.Network
 	fmt.Fprintf(w, "clients: %d datagrams received (%d lost on loopback), %d dropped, %d duplicated, %d held back by the conditioner\n",
 		cl.Received, s.LoopbackLost, nw.Dropped, nw.Duplicated, nw.Reordered)
-	fmt.Fprintf(w, "         %d accepted and checked, %d stale, %d without baseline, %d unchecked; acks: %d sent, %d dropped, %d taken\n",
+	fmt.Fprintf(w, "         %d accepted and checked, %d stale, %d without baseline, %d unchecked; acks: %d sent, %d dropped, %d reached the server\n",
 		cl.Accepted, cl.Stale, cl.NoBaseline, cl.Unchecked, cl.AcksSent, nw.DroppedAcks, s.AcksTaken)
 	status := "OK"
 	if s.Desyncs > 0 || s.DecodeErrors > 0 {

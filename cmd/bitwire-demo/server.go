@@ -186,17 +186,17 @@ func (a *encodingAcct) add(sec int, size, clients int, delta bool) {
 const budget = 1200
 
 type server struct {
-	cfg     Config
-	conn    *net.UDPConn
-	codec   *bitwire.Codec[Shard] // with the shared Stats: what the senders use
-	world   *world
-	shards  []Shard
-	peers   []*peer
-	full    []*snapshot.Sender[Shard] // never acked: a full snapshot every tick
-	truth   *truthRing
-	acks    chan ack
-	buf     []byte
-	badAcks int // read by the ack reader only until it ends
+	cfg      Config
+	conn     *net.UDPConn
+	world    *world
+	shards   []Shard
+	peers    []*peer
+	full     []*snapshot.Sender[Shard] // never acked: a full snapshot every tick
+	truth    *truthRing
+	acks     chan ack
+	buf      []byte // the full snapshots'
+	naiveBuf []byte
+	badAcks  int // written by the ack reader; read once it has ended
 
 	naive, fullAcct, deltaAcct encodingAcct
 	workers                    int // goroutines encoding the clients' packets
@@ -206,11 +206,12 @@ type server struct {
 	awakeSum                   int64
 }
 
+// newServer returns the server; codec, with the shared Stats, is the one
+// its Senders use.
 func newServer(cfg Config, conn *net.UDPConn, codec *bitwire.Codec[Shard], streams, history int, truth *truthRing, clientAddrs []*net.UDPAddr) (*server, error) {
 	s := &server{
 		cfg:     cfg,
 		conn:    conn,
-		codec:   codec,
 		world:   newWorld(cfg.Seed, cfg.Rate, cfg.Clients+cfg.Bots, cfg.Crates),
 		shards:  make([]Shard, streams),
 		truth:   truth,
@@ -293,7 +294,8 @@ func (s *server) tick(t uint32) error {
 	clients := len(s.peers)
 	for k := range s.shards {
 		st := &s.shards[k]
-		n := naiveSize(st)
+		s.naiveBuf = appendNaive(s.naiveBuf[:0], k, t, st)
+		n := len(s.naiveBuf)
 		s.naive.add(sec, n, clients, false)
 		s.naive.sizes = append(s.naive.sizes, n)
 		pkt, err := s.full[k].Encode(s.buf[:0], t, st)
