@@ -639,6 +639,9 @@ func intValue(n *node, p unsafe.Pointer) (neg bool, mag uint64, err error) {
 		if err != nil {
 			return false, 0, err
 		}
+		if !fixedExact(n, i) {
+			return false, 0, fmt.Errorf("%w: %d steps of %g are beyond the precision of %s", ErrOutOfRange, i, n.fx.Prec(), n.typ)
+		}
 		neg, mag = fields.Magnitude(i)
 		return neg, mag, nil
 	}
@@ -668,19 +671,10 @@ func storeSignMag(n *node, p unsafe.Pointer, neg bool, mag uint64) error {
 		v = mag
 	}
 	if n.code == cFixed {
-		f := n.fx.FromInt(int64(v))
-		if n.mem == mF32 {
-			f = float64(float32(f))
+		if !fixedExact(n, int64(v)) {
+			return fmt.Errorf("%w: %d steps of %g are beyond the precision of %s", ErrOutOfRange, int64(v), n.fx.Prec(), n.typ)
 		}
-		// Below 2^50 steps a float64 holds the value exactly enough;
-		// beyond, accept only what the encoder can write again (near
-		// 2^63 the product rounds past the int64 range).
-		if mag > 1<<50 || math.IsInf(f, 0) {
-			if _, err := n.fx.ToInt(f); err != nil {
-				return fmt.Errorf("%w: fixed-point value of %d steps cannot be encoded again", ErrOutOfRange, int64(v))
-			}
-		}
-		storeFloat(p, n.mem, f)
+		storeFloat(p, n.mem, n.fx.FromInt(int64(v)))
 		return nil
 	}
 	if !fitsInt(n.mem, v) {
@@ -688,6 +682,27 @@ func storeSignMag(n *node, p unsafe.Pointer, neg bool, mag uint64) error {
 	}
 	storeInt(p, n.mem, v)
 	return nil
+}
+
+// fixedExact reports whether i steps of a fixed-point field survive a trip
+// through the field's float type: ToInt(FromInt(i)) == i. Below 2^22 steps
+// (float32) or 2^50 (float64) they always do. Beyond, the encoder and the
+// decoder both refuse the counts that do not (ErrOutOfRange), so a decoded
+// value always encodes to the same bits and Quantize is idempotent.
+func fixedExact(n *node, i int64) bool {
+	lim := int64(1) << 50
+	if n.mem == mF32 {
+		lim = 1 << 22
+	}
+	if i > -lim && i < lim && (n.mem != mF32 || n.fx.Prec() < 1e30) {
+		return true
+	}
+	f := n.fx.FromInt(i)
+	if n.mem == mF32 {
+		f = float64(float32(f))
+	}
+	j, err := n.fx.ToInt(f)
+	return err == nil && j == i
 }
 
 func (e *encoder) encInt(n *node, p unsafe.Pointer) error {
