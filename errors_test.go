@@ -830,11 +830,16 @@ func TestNoInputPanics(t *testing.T) {
 	noPanic(t, &BadTime{T: []TimeHolder{{}}})
 }
 
-// ---- fixed-point integers the encoder cannot write again ----
+// ---- fixed-point step counts beyond the float type's precision ----
 
 type FixedBig struct {
 	F float64 `net:"fixed,prec=1"`
 	G float32 `net:"fixed,prec=1e30"`
+}
+
+type FixedCent struct {
+	F float64 `net:"fixed,prec=0.01"`
+	G float32 `net:"fixed,prec=0.3"`
 }
 
 func TestFixedDecodesOnlyWhatEncodes(t *testing.T) {
@@ -867,13 +872,58 @@ func TestFixedDecodesOnlyWhatEncodes(t *testing.T) {
 	// Near 2^63 the decoded float64 rounds to 2^63, which no encoder
 	// writes: the decoder refuses it rather than hand out a value that
 	// Marshal then rejects.
-	for _, mag := range []uint64{1<<63 - 1, 1 << 63, 1<<64 - 1} {
+	for _, mag := range []uint64{1<<53 + 1, 1<<63 - 1, 1 << 63, 1<<64 - 1} {
 		requireFieldErr(t, Unmarshal(msg(false, mag, 0), &v), ErrOutOfRange, "FixedBig.F")
 		requireFieldErr(t, Unmarshal(msg(true, mag, 0), &v), ErrOutOfRange, "FixedBig.F")
 	}
-	// A float32 that would overflow to +Inf.
+	// A float32 that would overflow to +Inf, or that float32 cannot tell
+	// from its neighbours.
 	requireFieldErr(t, Unmarshal(msg(false, 0, 1<<40), &v), ErrOutOfRange, "FixedBig.G")
-	require.NoError(t, Unmarshal(msg(false, 0, 1<<27), &v))
-	_, err := Marshal(&v)
-	require.NoError(t, err)
+	requireFieldErr(t, Unmarshal(msg(false, 0, 1<<27+1), &v), ErrOutOfRange, "FixedBig.G")
+	require.NoError(t, Unmarshal(msg(false, 0, 1), &v))
+
+	// Whatever decodes encodes to the same bits, and whatever encodes
+	// quantizes idempotently, far beyond the exact range of the floats.
+	c := MustFor[FixedCent]()
+	rng := rand.New(rand.NewSource(5))
+	decoded, refused := 0, 0
+	for i := 0; i < 20000; i++ {
+		fMag, gMag := rng.Uint64()>>uint(rng.Intn(64)), rng.Uint64()>>uint(rng.Intn(64))
+		data := craft(func(w *bits.Writer) {
+			w.WriteBool(false)
+			fields.WriteBitlen(w, fMag, 6)
+			fields.WriteBitlen(w, gMag, 6)
+		})
+		var v FixedCent
+		if err := c.Unmarshal(data, &v); err != nil {
+			requireFieldErr(t, err, ErrOutOfRange, "FixedCent.*")
+			refused++
+			continue
+		}
+		decoded++
+		again, err := c.Marshal(&v)
+		require.NoError(t, err)
+		require.Equal(t, data, again, "F %d steps, G %d steps: %+v", fMag, gMag, v)
+	}
+	require.Positive(t, refused)
+	require.Positive(t, decoded)
+	encoded := 0
+	for i := 0; i < 20000; i++ {
+		v := FixedCent{F: (rng.Float64() - 0.5) * math.Pow(10, float64(rng.Intn(18))), G: float32((rng.Float64() - 0.5) * math.Pow(10, float64(rng.Intn(12))))}
+		data, err := c.Marshal(&v)
+		if err != nil {
+			requireFieldErr(t, err, ErrOutOfRange, "FixedCent.*")
+			continue
+		}
+		encoded++
+		q := v
+		require.NoError(t, c.Quantize(&q))
+		q2 := q
+		require.NoError(t, c.Quantize(&q2))
+		require.Equal(t, q, q2, "%+v", v)
+		qdata, err := c.Marshal(&q)
+		require.NoError(t, err)
+		require.Equal(t, data, qdata, "%+v", v)
+	}
+	require.Greater(t, encoded, 10000)
 }
