@@ -186,12 +186,17 @@ func run(cfg Config) (Summary, error) {
 		}
 	}
 
-	// The tick loop, paced on the wall clock: tick t is due at start+t×period.
-	// A slow machine delays ticks but never skips one, so the world and the
-	// bandwidth figures (per simulated second) do not depend on its speed.
+	// The tick loop, paced on the wall clock: tick t is due at
+	// start+(t-1)×period. A tick more than a period late (a busy machine)
+	// moves the schedule back instead of being caught up in a burst, as a
+	// game server would: the run then takes longer than cfg.Duration, but
+	// packets keep their spacing. Ticks are never skipped, so the world and
+	// the bandwidth figures (per simulated second) do not depend on the
+	// machine's speed.
 	total := max(1, int(cfg.Duration*time.Duration(cfg.Rate)/time.Second))
 	var (
 		late      int
+		slipped   time.Duration
 		recent    = make([]int64, cfg.Rate+1) // delta bytes sent, by tick, for the progress line
 		lastPrint time.Time
 		ticks     int
@@ -199,7 +204,7 @@ func run(cfg Config) (Summary, error) {
 	start := time.Now()
 loop:
 	for t := 1; t <= total; t++ {
-		due := start.Add(time.Duration(t-1) * period)
+		due := start.Add(time.Duration(t-1)*period + slipped)
 		if d := time.Until(due); d > 0 {
 			select {
 			case <-time.After(d):
@@ -208,6 +213,7 @@ loop:
 			}
 		} else if -d > period {
 			late++
+			slipped += -d
 		}
 		if ctx.Err() != nil {
 			break
@@ -240,6 +246,7 @@ loop:
 	}
 
 	sum := summarize(cfg, srv, clients, stats, ticks, wall, late)
+	sum.SlippedSeconds = slipped.Seconds()
 	sum.CrateStreams, sum.CratesPerStream, sum.Streams = crateStreams, perStream, streams
 	return sum, nil
 }
