@@ -139,6 +139,9 @@ func eqStruct(p *plan, a, b unsafe.Pointer, depth int) bool {
 }
 
 func eqNode(n *node, a, b unsafe.Pointer, depth int) bool {
+	if n.pod && memEqual(a, b, n.size) {
+		return true // the same bits code the same way
+	}
 	switch n.code {
 	case cString:
 		return *(*string)(a) == *(*string)(b)
@@ -217,6 +220,10 @@ func copyStruct(p *plan, dst, src unsafe.Pointer) {
 // storage where it can.
 func copyNode(n *node, dst, src unsafe.Pointer) {
 	if dst == src {
+		return
+	}
+	if n.pod {
+		copy(unsafe.Slice((*byte)(dst), n.size), unsafe.Slice((*byte)(src), n.size))
 		return
 	}
 	switch n.code {
@@ -1098,4 +1105,9 @@ func (d *decoder) decMapDelta(n *node, b, dst unsafe.Pointer) error {
 		dm.Set(nm)
 	}
 	return nil
+}
+
+// memEqual reports whether size bytes at a and b are equal.
+func memEqual(a, b unsafe.Pointer, size uintptr) bool {
+	return a == b || string(unsafe.Slice((*byte)(a), size)) == string(unsafe.Slice((*byte)(b), size))
 }

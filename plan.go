@@ -136,6 +136,11 @@ type node struct {
 	dlo, dhi int64 // the window, in steps
 	dbits    int   // bits of a difference in the window
 	idField  int   // cSlice of structs with an id field: its index; else -1
+
+	// pod: the Go type holds no pointers, so equal memory means equal
+	// values and a copy is a plain copy of size bytes.
+	pod  bool
+	size uintptr
 	typ      reflect.Type
 
 	spec spec // the tag this node was compiled from (delta options live here)
@@ -296,7 +301,7 @@ func (c *compiler) node(path string, t reflect.Type, s spec, inhKey string) (*no
 		c.open[t] = true
 		defer delete(c.open, t)
 	}
-	nd := &node{typ: t, spec: s, clamp: s.clamp, idField: -1}
+	nd := &node{typ: t, spec: s, clamp: s.clamp, idField: -1, pod: !hasPointers(t), size: t.Size()}
 	if err := c.fill(nd, path, t, s, inhKey); err != nil {
 		return nil, err
 	}
@@ -1021,3 +1026,24 @@ func layoutNode(n *node, path string, rows *[][4]string, seen map[*plan]bool, g 
 
 // ptrAt offsets p by off bytes.
 func ptrAt(p unsafe.Pointer, off uintptr) unsafe.Pointer { return unsafe.Add(p, off) }
+
+// hasPointers reports whether values of t hold pointers (strings, slices,
+// maps, pointers, interfaces, channels and functions included).
+func hasPointers(t reflect.Type) bool {
+	switch t.Kind() {
+	case reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr,
+		reflect.Float32, reflect.Float64, reflect.Complex64, reflect.Complex128:
+		return false
+	case reflect.Array:
+		return t.Len() > 0 && hasPointers(t.Elem())
+	case reflect.Struct:
+		for i := 0; i < t.NumField(); i++ {
+			if hasPointers(t.Field(i).Type) {
+				return true
+			}
+		}
+		return false
+	}
+	return true
+}
