@@ -141,7 +141,7 @@ type node struct {
 	// values and a copy is a plain copy of size bytes.
 	pod  bool
 	size uintptr
-	typ      reflect.Type
+	typ  reflect.Type
 
 	spec spec // the tag this node was compiled from (delta options live here)
 }
