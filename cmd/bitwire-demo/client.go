@@ -14,15 +14,15 @@ import (
 // clientStats counts what one client saw. Each client's loop owns its own;
 // they are read once the loops have ended.
 type clientStats struct {
-	Received   int // datagrams read from the socket
-	Accepted   int // snapshots decoded (and checked)
-	Stale      int // ErrStaleTick: late, reordered or duplicated
-	NoBaseline int // ErrNoBaseline: a delta against a tick never received
-	Errors     int // any other decoding error: a bug
-	Desyncs    int // accepted snapshots that differ from the server's
-	Unchecked  int // accepted snapshots whose truth had left the ring
-	AcksSent   int
-	Foreign    int // datagrams not from the server, or malformed
+	Received   int `json:"received"`    // datagrams read from the socket
+	Accepted   int `json:"accepted"`    // snapshots decoded (and checked)
+	Stale      int `json:"stale"`       // ErrStaleTick: late, reordered or duplicated
+	NoBaseline int `json:"no_baseline"` // ErrNoBaseline: a delta against a tick never received
+	Errors     int `json:"errors"`      // any other decoding error: a bug
+	Desyncs    int `json:"desyncs"`     // accepted snapshots that differ from the server's
+	Unchecked  int `json:"unchecked"`   // accepted snapshots whose truth had left the ring
+	AcksSent   int `json:"acks_sent"`
+	Foreign    int `json:"foreign"` // datagrams naming no stream
 }
 
 // client is one player's connection: a socket on 127.0.0.1, a Receiver per

@@ -54,14 +54,15 @@ func (h *pktHeap) Pop() any {
 
 // condStats counts what a conditioner did, per direction.
 type condStats struct {
-	In, Out         int // packets offered
-	Dropped         int
-	Duplicated      int
-	Reordered       int
-	DroppedAcks     int
-	DuplicatedAcks  int
-	ReorderedAcks   int
-	PendingAtFinish int // still queued when the run ended
+	In              int `json:"in"`  // snapshots offered
+	Out             int `json:"out"` // acks offered
+	Dropped         int `json:"dropped"`
+	Duplicated      int `json:"duplicated"`
+	Reordered       int `json:"reordered"`
+	DroppedAcks     int `json:"dropped_acks"`
+	DuplicatedAcks  int `json:"duplicated_acks"`
+	ReorderedAcks   int `json:"reordered_acks"`
+	PendingAtFinish int `json:"pending_at_finish"` // still queued when the run ended
 }
 
 // conditioner is a delay line with loss, duplication and reordering. It is
