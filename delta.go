@@ -923,6 +923,17 @@ func (d *decoder) decEntityDelta(n *node, b, dst unsafe.Pointer) error {
 		return nil
 	}
 	growSlice(n, sd, l, sb.data)
+	// Unchanged survivors of a pointer-free element type are copied in
+	// runs: one copy for each stretch that is contiguous on both sides.
+	runB, runJ, runLen := 0, 0, 0
+	flush := func() {
+		if runLen > 0 {
+			sz := uintptr(runLen) * n.stride
+			copy(unsafe.Slice((*byte)(ptrAt(sd.data, uintptr(runJ)*n.stride)), sz),
+				unsafe.Slice((*byte)(ptrAt(sb.data, uintptr(runB)*n.stride)), sz))
+			runLen = 0
+		}
+	}
 	bi, ai, ci, k := 0, 0, 0, 0
 	for j := 0; j < l; j++ {
 		if ai < len(added) && int(added[ai]) == j {
@@ -942,12 +953,19 @@ func (d *decoder) decEntityDelta(n *node, b, dst unsafe.Pointer) error {
 			if err := d.decStructDelta(n.elem.sub, pb, pd, n.idField); err != nil {
 				return wrapField(err, fmt.Sprintf("[%d]", j), d.r.Pos())
 			}
+		} else if n.elem.pod {
+			if runLen == 0 || bi != runB+runLen || j != runJ+runLen {
+				flush()
+				runB, runJ = bi, j
+			}
+			runLen++
 		} else {
 			copyNode(n.elem, pd, pb)
 		}
 		bi++
 		k++
 	}
+	flush()
 	for _, j := range added {
 		if err := d.decNode(n.elem, ptrAt(sd.data, uintptr(j)*n.stride)); err != nil {
 			return wrapField(err, fmt.Sprintf("[%d]", j), d.r.Pos())
