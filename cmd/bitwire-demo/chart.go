@@ -33,7 +33,16 @@ func writeChart(w io.Writer, s *Summary) error {
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d">`+"\n", chartW, chartH, chartW, chartH)
 	fmt.Fprintf(&b, `<rect width="100%%" height="100%%" fill="white"/>`+"\n")
 	c := s.Config
-	title := fmt.Sprintf("bitwire-demo: kbit/s per client, %d clients, %d crates, %d Hz, loss %g", c.Clients, c.Crates, c.Rate, c.Loss)
+	title := fmt.Sprintf("bitwire-demo: kbit/s per client; %d clients, %d crates, %d Hz", c.Clients, c.Crates, c.Rate)
+	if c.Loss > 0 {
+		title += fmt.Sprintf(", loss %g%%", 100*c.Loss)
+	}
+	if c.Latency != "" && c.Latency != "0s" {
+		title += ", latency " + c.Latency
+		if c.Jitter != "" && c.Jitter != "0s" {
+			title += " ±" + c.Jitter
+		}
+	}
 	fmt.Fprintf(&b, `<text x="%d" y="30" font-family="sans-serif" font-size="16" font-weight="bold" fill="#222">%s</text>`+"\n", plotL, esc(title))
 
 	// Scales: x from 0 to the last second, y logarithmic over whole decades.
