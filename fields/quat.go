@@ -132,8 +132,7 @@ func (q Quat) Pack(v [4]float64) (uint64, error) {
 	// fails), so the loop ends within 3*steps/2 passes; the bound is there
 	// only to make that visible.
 	for pass := uint64(0); ; pass++ {
-		_, ok := q.rebuild(idx)
-		if ok {
+		if q.clear(idx) {
 			break
 		}
 		if pass > 3*q.steps {
@@ -222,6 +221,24 @@ func (q Quat) dist(i uint64) uint64 {
 // exceeds each of |a|, |b|, |c| by at least the margin. The encoder and the
 // decoder share it, so they agree to the last bit on which encodings are
 // valid.
+// clear reports what rebuild's second result does, without its square root
+// when the answer is far from the boundary: sqrt(s) >= t is s >= t*t for
+// non-negative s and t; near equality, where rounding could tell them
+// apart, it asks rebuild, which the reader uses.
+func (q Quat) clear(idx [3]uint64) bool {
+	a, b, c := q.value(idx[0]), q.value(idx[1]), q.value(idx[2])
+	s := 1 - a*a - b*b - c*c
+	t := math.Max(math.Abs(a), math.Max(math.Abs(b), math.Abs(c))) + quatMargin
+	switch tt := t * t; {
+	case s > tt*(1+1e-9):
+		return true
+	case s < tt*(1-1e-9):
+		return false
+	}
+	_, ok := q.rebuild(idx)
+	return ok
+}
+
 func (q Quat) rebuild(idx [3]uint64) (float64, bool) {
 	a, b, c := q.value(idx[0]), q.value(idx[1]), q.value(idx[2])
 	s := 1 - a*a - b*b - c*c
