@@ -219,6 +219,9 @@ func compileRoot(t reflect.Type) (*plan, error) {
 			finishNode(f.node)
 		}
 	}
+	if err := checkZeroBitSlices(p, "", map[*plan]bool{}); err != nil {
+		return nil, wrapField(err, t.Name(), -1)
+	}
 	for _, q := range c.order {
 		q.flat = flatten(q)
 	}
@@ -778,6 +781,43 @@ func minBitsNode(n *node) int {
 		return 1
 	}
 	return 0
+}
+
+// checkZeroBitSlices rejects a slice whose elements occupy memory but
+// encode to no bits (a struct whose fields are all skipped): its length
+// alone, a few bits of input, could make a decoder allocate gigabytes.
+func checkZeroBitSlices(p *plan, path string, seen map[*plan]bool) error {
+	if seen[p] {
+		return nil
+	}
+	seen[p] = true
+	for _, f := range p.fields {
+		fp := f.name
+		if path != "" {
+			fp = path + "." + f.name
+		}
+		if err := checkZeroBitNode(f.node, fp, seen); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func checkZeroBitNode(n *node, path string, seen map[*plan]bool) error {
+	switch n.code {
+	case cStruct:
+		return checkZeroBitSlices(n.sub, path, seen)
+	case cSlice:
+		if n.emin == 0 && n.stride > 0 {
+			return &FieldError{Path: path, Bit: -1, Err: fmt.Errorf("%w: the elements of %s encode to no bits, so a decoder could not bound its length by its input", ErrUnsupportedType, n.typ)}
+		}
+	case cMap:
+		return checkZeroBitNode(n.elem, path+"{}", seen)
+	}
+	if n.elem != nil {
+		return checkZeroBitNode(n.elem, path+"[]", seen)
+	}
+	return nil
 }
 
 // finishNode fills in what needs the whole type graph compiled.
