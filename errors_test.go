@@ -927,3 +927,43 @@ func TestFixedDecodesOnlyWhatEncodes(t *testing.T) {
 	}
 	require.Greater(t, encoded, 10000)
 }
+
+// ---- slices of elements that encode to nothing ----
+
+type ZeroBitElem struct {
+	Pad [4096]byte `net:"-"`
+}
+
+type ZeroBitSlice struct{ S []ZeroBitElem }
+
+type ZeroBitDeep struct {
+	In struct{ M map[string][]ZeroBitElem }
+}
+
+type ZeroSizeSlice struct {
+	S []struct{}
+	A [][0]int
+}
+
+func TestZeroBitElements(t *testing.T) {
+	// Three bytes claiming 2^16 elements of 4 KiB each would make the
+	// decoder allocate 256 MiB: For refuses such a slice.
+	_, err := For[ZeroBitSlice]()
+	requireFieldErr(t, err, ErrUnsupportedType, "ZeroBitSlice.S")
+	_, err = For[ZeroBitDeep]()
+	requireFieldErr(t, err, ErrUnsupportedType, "ZeroBitDeep.In.M{}")
+	var v ZeroBitSlice
+	requireFieldErr(t, Unmarshal(lenInput(1<<16, 0), &v), ErrUnsupportedType, "ZeroBitSlice.S")
+
+	// Elements of zero size cost nothing to allocate: allowed.
+	c, err := For[ZeroSizeSlice]()
+	require.NoError(t, err)
+	var z ZeroSizeSlice
+	data := craft(func(w *bits.Writer) {
+		fields.WriteBitlen(w, 1000, 5)
+		fields.WriteBitlen(w, 3, 5)
+	})
+	requireSmallAlloc(t, "zero-size elements", func() { require.NoError(t, c.Unmarshal(data, &z)) })
+	require.Len(t, z.S, 1000)
+	require.Len(t, z.A, 3)
+}
