@@ -27,7 +27,7 @@ import (
 // small enough that even a full snapshot of it always fits the budget.
 // Every accepted packet can then be checked bit for bit against the
 // server's state of that tick, which is the point of this demo. The price
-// is one header (about 13 bytes) per stream and tick, and that a lost
+// is one header (10 to 11 bytes) per stream and tick, and that a lost
 // packet delays only its own shard.
 //
 // Stream 0 carries the match and the players; streams 1..K carry the crates
