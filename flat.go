@@ -101,59 +101,84 @@ func (fp *flatPlan) addNode(n *node, off uintptr, depth int) bool {
 }
 
 // encFlat writes the leaves of fp for the struct at base. On error the
-// writer holds a partial value; the caller rewinds it.
+// writer holds a partial value; the caller rewinds it and runs the general
+// path, which returns the real error: so the errors here need not be the
+// right ones, only non-nil. The hottest codings are written through the
+// inlinable parts of their fields API (Quantizer.Index, IntRange bounds,
+// Writer.WriteBits) rather than through Write, which saves a call each.
 func (e *encoder) encFlat(fp *flatPlan, base unsafe.Pointer) error {
 	w := e.w
-	for i := range fp.ops {
-		op := &fp.ops[i]
+	ops := fp.ops
+	for i := range ops {
+		op := &ops[i]
 		p := unsafe.Add(base, op.off)
-		var err error
 		switch op.code {
 		case flatQ32:
-			err = op.n.q.Write(w, float64(*(*float32)(p)))
+			q := &op.n.q
+			x, err := q.Index(float64(*(*float32)(p)))
+			if err != nil {
+				return err
+			}
+			w.WriteBits(x, q.Bits())
 		case flatRangeInt:
-			err = op.n.irng.Write(w, int64(loadInt(p, op.n.mem)))
+			r := &op.n.irng
+			v := int64(loadInt(p, op.n.mem))
+			if v < r.Min() || v > r.Max() {
+				return ErrOutOfRange
+			}
+			w.WriteBits(uint64(v)-uint64(r.Min()), r.Bits())
 		case flatBool:
-			w.WriteBool(*(*bool)(p))
+			var b uint64
+			if *(*bool)(p) {
+				b = 1
+			}
+			w.WriteBits(b, 1)
 		default:
-			err = e.encNode(op.n, p)
-		}
-		if err != nil {
-			return err
+			if err := e.encNode(op.n, p); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
 }
 
 // decFlat reads the leaves of fp into the struct at base. On error the
-// reader has moved on; the caller restores it.
+// reader has moved on; the caller restores it and runs the general path,
+// which returns the real error.
 func (d *decoder) decFlat(fp *flatPlan, base unsafe.Pointer) error {
 	r := d.r
-	for i := range fp.ops {
-		op := &fp.ops[i]
+	ops := fp.ops
+	for i := range ops {
+		op := &ops[i]
 		p := unsafe.Add(base, op.off)
-		var err error
 		switch op.code {
 		case flatQ32:
-			var v float64
-			if v, err = op.n.q.Read(r); err == nil {
-				*(*float32)(p) = float32(v)
+			q := &op.n.q
+			x, err := q.ReadIndex(r)
+			if err != nil {
+				return err
 			}
+			*(*float32)(p) = float32(q.Value(x))
 		case flatRangeInt:
-			var v int64
-			if v, err = op.n.irng.Read(r); err == nil {
-				storeInt(p, op.n.mem, uint64(v))
+			rng := &op.n.irng
+			u, err := r.ReadBits(rng.Bits())
+			if err != nil {
+				return err
 			}
+			if u > uint64(rng.Max())-uint64(rng.Min()) {
+				return ErrOutOfRange
+			}
+			storeInt(p, op.n.mem, uint64(rng.Min())+u)
 		case flatBool:
-			var b bool
-			if b, err = r.ReadBool(); err == nil {
-				*(*bool)(p) = b
+			b, err := r.ReadBool()
+			if err != nil {
+				return err
 			}
+			*(*bool)(p) = b
 		default:
-			err = d.decNode(op.n, p)
-		}
-		if err != nil {
-			return err
+			if err := d.decNode(op.n, p); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
