@@ -12,6 +12,8 @@ import (
 
 	fuzz "github.com/google/gofuzz"
 	"github.com/stretchr/testify/require"
+
+	"github.com/bitwire/bitwire/bits"
 )
 
 // Round trips over random values: for a dozen struct shapes, values made by
@@ -1218,4 +1220,64 @@ func TestEqualAfterChange(t *testing.T) {
 	require.False(t, cn.Equal(&bad, &bad))
 	require.False(t, cn.Equal(nil, &q))
 	require.Error(t, cn.Quantize(nil))
+}
+
+// Many values in one packet, each starting at whatever bit the previous one
+// ended on: Encode appends to a shared writer (rewinding it when a value
+// turns out to need the sign flag) and Decode reads them back in order.
+func TestEncodeDecodeManyInOnePacket(t *testing.T) {
+	cb, cq, cs := MustFor[RTBitlen](), MustFor[RTQuant](), MustFor[RTStrings]()
+	post := func(v *RTStrings, r *rand.Rand) {
+		v.SM = truncString(v.SM, 10)
+		if len(v.BM) > 16 {
+			v.BM = v.BM[:16]
+		}
+		if len(v.SS) > 5 {
+			v.SS = v.SS[:5]
+		}
+	}
+	for seed := int64(0); seed < 50; seed++ {
+		var w bits.Writer
+		w.WriteBits(uint64(seed), 3) // an unaligned start
+		var bs []*RTBitlen
+		var qs []*RTQuant
+		var ss []*RTStrings
+		for i := int64(0); i < 6; i++ {
+			b := gen[RTBitlen](seed*10+i, nil)
+			b.A = -b.A // often negative: the sign flag and the rewind
+			q := gen(seed*10+i, rtQuantPost)
+			s := gen(seed*10+i, post)
+			require.NoError(t, cb.Encode(&w, b))
+			require.NoError(t, cq.Encode(&w, q))
+			require.NoError(t, cs.Encode(&w, s))
+			bs, qs, ss = append(bs, b), append(qs, q), append(ss, s)
+		}
+		// a value that fails leaves the writer as it was
+		n := w.Len()
+		bad := gen(seed, rtQuantPost)
+		bad.A = 1000
+		require.Error(t, cq.Encode(&w, bad))
+		require.Equal(t, n, w.Len())
+
+		r := bits.NewReader(w.Bytes())
+		head, err := r.ReadBits(3)
+		require.NoError(t, err)
+		require.Equal(t, uint64(seed&7), head)
+		for i := range bs {
+			var b RTBitlen
+			var q RTQuant
+			var s RTStrings
+			require.NoError(t, cb.Decode(r, &b))
+			require.NoError(t, cq.Decode(r, &q))
+			require.NoError(t, cs.Decode(r, &s))
+			wantB, wantQ, wantS := *bs[i], *qs[i], *ss[i]
+			require.NoError(t, cb.Quantize(&wantB))
+			require.NoError(t, cq.Quantize(&wantQ))
+			require.NoError(t, cs.Quantize(&wantS))
+			require.Equal(t, wantB, b)
+			require.Equal(t, wantQ, q)
+			require.Equal(t, wantS, s)
+		}
+		require.Less(t, r.Remaining(), 8)
+	}
 }
