@@ -200,9 +200,13 @@ func printReport(w io.Writer, s *Summary) {
 		c.Loss, c.Latency, c.Jitter, c.Dup, c.Reorder)
 	fmt.Fprintf(w, "world: %d snapshot streams per client (players + %d crate shards of at most %d crates); %.0f crates awake on average\n",
 		s.Streams, s.CrateStreams, s.CratesPerStream, s.AwakeCrates)
-	if s.LateTicks > 0 {
-		fmt.Fprintf(w, "note: %d ticks started more than a tick late (a busy machine) and the schedule slipped %.1fs; bandwidth is per simulated second\n",
-			s.LateTicks, s.SlippedSeconds)
+	if s.SlippedSeconds >= 0.05 {
+		ticks := "ticks"
+		if s.LateTicks == 1 {
+			ticks = "tick"
+		}
+		fmt.Fprintf(w, "note: %d %s started more than a tick late (a busy machine) and the schedule slipped %.1fs; bandwidth is per simulated second\n",
+			s.LateTicks, ticks, s.SlippedSeconds)
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "%-14s %10s %10s %9s %8s %8s   %-22s %s\n", "encoding", "kbit/s", "bytes", "packets", "full", "delta", "bytes/packet", "over")
