@@ -55,6 +55,10 @@ func (s *Sender[T]) Budget() int { return s.budget }
 // what the receiver will rebuild from it (the quantized state) as a
 // possible baseline for later packets; state itself is not retained.
 //
+// A delta larger than the budget falls back to a full snapshot when that
+// fits (the only case in which a full snapshot goes out while an
+// acknowledged baseline is in the ring).
+//
 // Errors leave dst's contents and the Sender as they were: a tick not
 // newer than the last one encoded is ErrStaleTick; a packet larger than the
 // budget is ErrOverBudget; a state the codec cannot encode is the codec's
@@ -71,20 +75,18 @@ func (s *Sender[T]) Encode(dst []byte, tick uint32, state *T) ([]byte, error) {
 	h := Header{Fingerprint: s.fp, Tick: tick, Delta: delta, Baseline: baseTick}
 
 	start := len(dst)
-	s.w.ResetAppend(dst)
 	defer s.w.ResetAppend(nil) // keep no hold on the caller's buffer
-	writeHeader(&s.w, h)
-	headerBits := s.w.Len() - start*8
-	var err error
-	if delta {
-		err = s.c.EncodeDelta(&s.w, base, state)
-	} else {
-		err = s.c.Encode(&s.w, state)
+	out, headerBits, err := s.write(dst, h, base, state)
+	if err == nil && delta && len(out)-start > s.budget {
+		// A delta over the budget: a full snapshot may still fit, and
+		// the receiver needs no baseline for it.
+		base, delta = nil, false
+		h.Delta, h.Baseline = false, 0
+		out, headerBits, err = s.write(dst, h, nil, state)
 	}
 	if err != nil {
 		return dst, err
 	}
-	out := s.w.Bytes()
 	packet := out[start:]
 	if len(packet) > s.budget {
 		return dst, fmt.Errorf("%w: %d bytes at tick %d, budget %d", ErrOverBudget, len(packet), tick, s.budget)
@@ -109,6 +111,26 @@ func (s *Sender[T]) Encode(dst []byte, tick uint32, state *T) ([]byte, error) {
 	}
 	s.sent, s.last = true, tick
 	return out, nil
+}
+
+// write appends the header h and the body (a delta against base when
+// h.Delta, else the full state) after dst, and returns the bytes and the
+// header's size in bits.
+func (s *Sender[T]) write(dst []byte, h Header, base, state *T) ([]byte, int, error) {
+	start := len(dst)
+	s.w.ResetAppend(dst)
+	writeHeader(&s.w, h)
+	headerBits := s.w.Len() - start*8
+	var err error
+	if h.Delta {
+		err = s.c.EncodeDelta(&s.w, base, state)
+	} else {
+		err = s.c.Encode(&s.w, state)
+	}
+	if err != nil {
+		return dst, 0, err
+	}
+	return s.w.Bytes(), headerBits, nil
 }
 
 // baseline returns the snapshot the next packet is encoded against.

@@ -381,3 +381,51 @@ func TestNoAliasing(t *testing.T) {
 		p.g.w = *quantized(want) // fresh memory for the game, from a clean copy
 	}
 }
+
+type fbEntity struct {
+	ID      uint16     `net:"id"`
+	X, Y, Z float32    `net:"q,min=-100,max=100,prec=0.01,dmin=-1,dmax=1"`
+	Rot     [4]float32 `net:"quat,bits=9"`
+	On      bool
+}
+
+type fbState struct {
+	Es []fbEntity `net:"maxlen=100"`
+}
+
+// A delta over the budget falls back to a full snapshot that fits (found
+// by the demo: every entity leaving its delta window makes the delta
+// larger than the full snapshot).
+func TestSenderFallsBackToFullOverBudget(t *testing.T) {
+	c := bitwire.MustFor[fbState]()
+	var base, cur fbState
+	for i := range 50 {
+		base.Es = append(base.Es, fbEntity{ID: uint16(i + 1), X: float32(i), Y: 1, Z: -float32(i), Rot: [4]float32{0, 0, 0, 1}})
+		cur.Es = append(cur.Es, fbEntity{ID: uint16(i + 1), X: -float32(i) - 10, Y: 20, Z: float32(i) + 10, Rot: [4]float32{0.5, 0.5, 0.5, 0.5}, On: true})
+	}
+	fresh, err := snapshot.NewSender(c)
+	require.NoError(t, err)
+	full, err := fresh.Encode(nil, 2, &cur)
+	require.NoError(t, err)
+
+	snd, err := snapshot.NewSender(c, snapshot.WithBudget(len(full)))
+	require.NoError(t, err)
+	_, err = snd.Encode(nil, 1, &base)
+	require.NoError(t, err)
+	snd.Ack(1)
+	pkt, err := snd.Encode(nil, 2, &cur)
+	require.NoError(t, err)
+	h, err := snapshot.ParseHeader(pkt)
+	require.NoError(t, err)
+	require.False(t, h.Delta, "the over-budget delta became a full snapshot")
+	require.Equal(t, full, pkt)
+
+	rc, err := snapshot.NewReceiver(c)
+	require.NoError(t, err)
+	var out fbState
+	_, err = rc.Decode(pkt, &out)
+	require.NoError(t, err)
+	want := cur
+	require.NoError(t, c.Quantize(&want))
+	require.Equal(t, want, out)
+}
