@@ -961,6 +961,15 @@ func (e *encoder) encMap(n *node, p unsafe.Pointer) error {
 		vals = append(vals, v)
 		keys = append(keys, k.Elem())
 	}
+	if n.key.code == cFloat {
+		for _, k := range keys {
+			if f := k.Float(); f != f {
+				// NaN keys have no order (the encoding would vary from one
+				// Marshal to the next) and cannot be looked up.
+				return fmt.Errorf("%w: NaN map key", ErrInvalidValue)
+			}
+		}
+	}
 	order := make([]int, l)
 	for i := range order {
 		order[i] = i
@@ -999,6 +1008,9 @@ func (d *decoder) decMap(n *node, p unsafe.Pointer) error {
 		v.Elem().SetZero()
 		if err := d.decNode(n.key, k.UnsafePointer()); err != nil {
 			return wrapField(err, fmt.Sprintf("{#%d}", i), d.r.Pos())
+		}
+		if n.key.code == cFloat && math.IsNaN(loadFloat(k.UnsafePointer(), n.key.mem)) {
+			return wrapField(fmt.Errorf("%w: NaN map key", ErrInvalidValue), fmt.Sprintf("{#%d}", i), d.r.Pos())
 		}
 		if err := d.decNode(n.elem, v.UnsafePointer()); err != nil {
 			return wrapField(err, fmt.Sprintf("[%v]", k.Elem()), d.r.Pos())
