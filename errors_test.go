@@ -967,3 +967,47 @@ func TestZeroBitElements(t *testing.T) {
 	require.Len(t, z.S, 1000)
 	require.Len(t, z.A, 3)
 }
+
+// ---- NaN map keys ----
+
+type FloatKeys struct {
+	M map[float64]uint8
+	N map[float32]bool
+}
+
+func TestNaNMapKeys(t *testing.T) {
+	// NaN keys have no order, so their encoding would change from one
+	// Marshal to the next; they are invalid values, encoding and decoding.
+	c := MustFor[FloatKeys]()
+	v := FloatKeys{M: map[float64]uint8{math.NaN(): 1, 1: 3, math.Inf(-1): 4}}
+	checkBadValue(t, c, &v, ErrInvalidValue, "FloatKeys.M")
+	v = FloatKeys{N: map[float32]bool{float32(math.NaN()): true}}
+	checkBadValue(t, c, &v, ErrInvalidValue, "FloatKeys.N")
+
+	good := FloatKeys{M: map[float64]uint8{math.Inf(1): 1, -1: 2, 0: 3}, N: map[float32]bool{-0.5: true}}
+	data, err := c.Marshal(&good)
+	require.NoError(t, err)
+	var got FloatKeys
+	require.NoError(t, c.Unmarshal(data, &got))
+	require.Equal(t, good, got)
+
+	nan := craft(func(w *bits.Writer) {
+		fields.WriteLen(w, 2, 0)
+		w.WriteBits(math.Float64bits(1), 64)
+		fields.WriteBitlen(w, 0, 3)
+		w.WriteBits(math.Float64bits(math.NaN()), 64)
+		fields.WriteBitlen(w, 0, 3)
+		fields.WriteLen(w, 0, 0)
+	})
+	requireFieldErr(t, c.Unmarshal(nan, &got), ErrInvalidValue, "FloatKeys.M{#1}")
+	// +0 and -0 are one key: a message with both is malformed
+	zeros := craft(func(w *bits.Writer) {
+		fields.WriteLen(w, 2, 0)
+		w.WriteBits(math.Float64bits(0), 64)
+		fields.WriteBitlen(w, 1, 3)
+		w.WriteBits(math.Float64bits(math.Copysign(0, -1)), 64)
+		fields.WriteBitlen(w, 2, 3)
+		fields.WriteLen(w, 0, 0)
+	})
+	requireFieldErr(t, c.Unmarshal(zeros, &got), ErrMalformed, "FloatKeys.M")
+}
