@@ -216,3 +216,25 @@ func TestSharedLengthSliceLengthBound(t *testing.T) {
 	require.NoError(t, Unmarshal(data, &got))
 	require.Equal(t, v, got)
 }
+
+// Every strict prefix of a delta is an error, never a panic and never a
+// value.
+func TestDeltaPrefixes(t *testing.T) {
+	c := MustFor[fuzzScene]()
+	base, cur := fuzzScenes()
+	require.NoError(t, c.Quantize(&base))
+	for _, pair := range [][2]*fuzzScene{{&base, &cur}, {&cur, &base}} {
+		qb := *pair[0]
+		require.NoError(t, c.Quantize(&qb))
+		data, err := c.MarshalDelta(pair[0], pair[1])
+		require.NoError(t, err)
+		for i := 0; i < len(data); i++ {
+			var out fuzzScene
+			err := c.UnmarshalDelta(data[:i], &qb, &out)
+			require.ErrorIs(t, err, ErrUnexpectedEnd, "prefix of %d of %d bytes", i, len(data))
+		}
+		var out fuzzScene
+		require.NoError(t, c.UnmarshalDelta(data, &qb, &out))
+		require.ErrorIs(t, c.UnmarshalDelta(append(data, 0), &qb, &out), ErrTrailingData)
+	}
+}
