@@ -121,6 +121,7 @@ type FzMaps struct {
 	Ptrs   map[uint8]*Item `net:"maxlen=5"`
 	Nested map[string]map[int64]bool
 	Vecs   map[uint32]Vec3 `net:"q,min=0,max=1,bits=5"`
+	Floats map[float32]int8
 }
 
 func FuzzUnmarshalMaps(f *testing.F) {
@@ -128,6 +129,7 @@ func FuzzUnmarshalMaps(f *testing.F) {
 	fuzzUnmarshal(f,
 		FzMaps{},
 		FzMaps{ByName: map[string]Item{"a": it, "b": {}}, ByID: map[int16][]uint8{-5: {1}, 9: nil}, Flags: map[bool]string{true: "yes", false: ""}},
+		FzMaps{Floats: map[float32]int8{-1.5: -1, 0: 0, float32(math.Inf(1)): 1}},
 		FzMaps{Ptrs: map[uint8]*Item{1: &it, 2: nil}, Nested: map[string]map[int64]bool{"x": {-1: true, 1 << 40: false}, "": nil}, Vecs: map[uint32]Vec3{0: {0, 1, 0}, 1 << 31: {0.5, 0.25, 1}}},
 	)
 }
