@@ -1010,6 +1010,9 @@ func sortedEntries(n *node, p unsafe.Pointer) (keys, vals []reflect.Value) {
 // added key and value in full, in key order.
 func (e *encoder) encMapDelta(n *node, b, c unsafe.Pointer) error {
 	bk, bv := sortedEntries(n, b)
+	if nanKey(n, bk) {
+		return fmt.Errorf("baseline: %w: NaN map key", ErrInvalidValue)
+	}
 	cm := reflect.NewAt(n.typ, c).Elem()
 	if (n.maxlen > 0 && cm.Len() > n.maxlen) || (n.maxlen == 0 && cm.Len() > e.maxLen) {
 		return fmt.Errorf("%w: %d entries", ErrTooLong, cm.Len())
@@ -1040,6 +1043,9 @@ func (e *encoder) encMapDelta(n *node, b, c unsafe.Pointer) error {
 		}
 	}
 	ck, cv := sortedEntries(n, c)
+	if nanKey(n, ck) {
+		return fmt.Errorf("%w: NaN map key", ErrInvalidValue)
+	}
 	bm := reflect.NewAt(n.typ, b).Elem()
 	var added []int
 	for i, k := range ck {
@@ -1108,6 +1114,9 @@ func (d *decoder) decMapDelta(n *node, b, dst unsafe.Pointer) error {
 		if err := d.decNode(n.key, kv.UnsafePointer()); err != nil {
 			return wrapField(err, fmt.Sprintf("{#%d}", i), d.r.Pos())
 		}
+		if nanKey(n, []reflect.Value{kv.Elem()}) {
+			return wrapField(fmt.Errorf("%w: NaN map key", ErrInvalidValue), fmt.Sprintf("{#%d}", i), d.r.Pos())
+		}
 		if err := d.decNode(n.elem, vv.UnsafePointer()); err != nil {
 			return wrapField(err, fmt.Sprintf("[%v]", kv.Elem()), d.r.Pos())
 		}
@@ -1128,4 +1137,18 @@ func (d *decoder) decMapDelta(n *node, b, dst unsafe.Pointer) error {
 // memEqual reports whether size bytes at a and b are equal.
 func memEqual(a, b unsafe.Pointer, size uintptr) bool {
 	return a == b || string(unsafe.Slice((*byte)(a), size)) == string(unsafe.Slice((*byte)(b), size))
+}
+
+// nanKey reports whether a float-keyed map has a NaN key: NaN has no order
+// and cannot be looked up, so such maps are refused.
+func nanKey(n *node, keys []reflect.Value) bool {
+	if n.key.code != cFloat {
+		return false
+	}
+	for _, k := range keys {
+		if f := k.Float(); f != f {
+			return true
+		}
+	}
+	return false
 }

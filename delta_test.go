@@ -238,3 +238,13 @@ func TestDeltaPrefixes(t *testing.T) {
 		require.ErrorIs(t, c.UnmarshalDelta(append(data, 0), &qb, &out), ErrTrailingData)
 	}
 }
+
+func TestDeltaMapNaNKeys(t *testing.T) {
+	type fm struct{ M map[float64]uint8 }
+	base := fm{M: map[float64]uint8{1: 1}}
+	cur := fm{M: map[float64]uint8{1: 1, math.NaN(): 2}}
+	_, err := MarshalDelta(&base, &cur)
+	require.ErrorIs(t, err, ErrInvalidValue)
+	_, err = MarshalDelta(&cur, &base)
+	require.ErrorIs(t, err, ErrInvalidValue)
+}
