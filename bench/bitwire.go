@@ -6,14 +6,17 @@ import (
 
 // The bitwire subjects of the full-message workloads: the package-level
 // functions, a Codec with reused buffers, and the hand-written packer of the
-// same layout. The delta workload's are in bitwire_delta.go.
+// same layout. The delta workloads' are in bitwire_delta.go.
 
 // quantized returns v as a bitwire receiver decodes it.
 func quantized[T any](v *T) func() (T, error) {
 	return func() (T, error) {
 		q := *v
-		if s, ok := any(&q).(*World); ok { // do not quantize the caller's crates
+		switch s := any(&q).(type) { // do not quantize the caller's slices
+		case *World:
 			s.Crates = append([]Crate(nil), s.Crates...)
+		case *DeltaSnapshot:
+			s.Players = append([]IDPlayer(nil), s.Players...)
 		}
 		err := bitwire.MustFor[T]().Quantize(&q)
 		return q, err

@@ -224,3 +224,48 @@ func BytesReadWorld(data []byte, w *World) error {
 	}
 	return r.err
 }
+
+// BytesAppendDeltaSnapshot appends s's byte-aligned encoding: the tick, the
+// player count, then each player as its id byte and appendPlayer's fields.
+func BytesAppendDeltaSnapshot(dst []byte, s *DeltaSnapshot) []byte {
+	dst = binary.LittleEndian.AppendUint32(dst, s.Tick)
+	dst = binary.AppendUvarint(dst, uint64(len(s.Players)))
+	for i := range s.Players {
+		p := &s.Players[i]
+		dst = append(dst, p.ID)
+		dst = appendF32(dst, p.Pos.X)
+		dst = appendF32(dst, p.Pos.Y)
+		dst = appendF32(dst, p.Pos.Z)
+		dst = appendF32(dst, p.Yaw)
+		dst = binary.AppendVarint(dst, int64(p.Health))
+		dst = binary.AppendVarint(dst, int64(p.Weapon))
+		dst = appendBool(dst, p.Flags.Crouch)
+		dst = appendBool(dst, p.Flags.Firing)
+	}
+	return dst
+}
+
+// BytesReadDeltaSnapshot decodes what BytesAppendDeltaSnapshot wrote,
+// reusing s's slice.
+func BytesReadDeltaSnapshot(data []byte, s *DeltaSnapshot) error {
+	r := byteReader{b: data}
+	s.Tick = r.u32()
+	n := r.uvarint()
+	const minPlayer = 1 + 4*4 + 1 + 1 + 2
+	if r.err != nil || n > uint64(len(r.b)/minPlayer) {
+		return errShort
+	}
+	s.Players = s.Players[:0]
+	for range n {
+		var p IDPlayer
+		p.ID = r.u8()
+		p.Pos.X, p.Pos.Y, p.Pos.Z = r.f32(), r.f32(), r.f32()
+		p.Yaw = r.f32()
+		p.Health = int(r.varint())
+		p.Weapon = int(r.varint())
+		p.Flags.Crouch = r.u8() != 0
+		p.Flags.Firing = r.u8() != 0
+		s.Players = append(s.Players, p)
+	}
+	return r.err
+}

@@ -113,3 +113,36 @@ func WorldFromPB(w *World, m *pb.World) {
 		})
 	}
 }
+
+// DeltaSnapshotToPB fills m with s, reusing m's player messages.
+func DeltaSnapshotToPB(m *pb.DeltaSnapshot, s *DeltaSnapshot) {
+	m.Tick = s.Tick
+	for len(m.Players) < len(s.Players) {
+		m.Players = append(m.Players, new(pb.IDPlayer))
+	}
+	m.Players = m.Players[:len(s.Players)]
+	for i := range s.Players {
+		p, mp := &s.Players[i], m.Players[i]
+		mp.Id = uint32(p.ID)
+		mp.X, mp.Y, mp.Z = p.Pos.X, p.Pos.Y, p.Pos.Z
+		mp.Yaw = p.Yaw
+		mp.Health, mp.Weapon = int32(p.Health), int32(p.Weapon)
+		mp.Crouch, mp.Firing = p.Flags.Crouch, p.Flags.Firing
+	}
+}
+
+// DeltaSnapshotFromPB fills s with m, reusing s's player slice.
+func DeltaSnapshotFromPB(s *DeltaSnapshot, m *pb.DeltaSnapshot) {
+	s.Tick = m.GetTick()
+	s.Players = s.Players[:0]
+	for _, mp := range m.GetPlayers() {
+		s.Players = append(s.Players, IDPlayer{
+			ID:     uint8(mp.GetId()),
+			Pos:    PlayerPos{X: mp.GetX(), Y: mp.GetY(), Z: mp.GetZ()},
+			Yaw:    mp.GetYaw(),
+			Health: int(mp.GetHealth()),
+			Weapon: int(mp.GetWeapon()),
+			Flags:  PlayerFlags{Crouch: mp.GetCrouch(), Firing: mp.GetFiring()},
+		})
+	}
+}

@@ -31,6 +31,7 @@ const (
 	WPerson     = "person"
 	WPlayer     = "player"
 	WSnapshot   = "snapshot64"
+	WSnapDelta  = "snapshot64-delta"
 	WWorld      = "world901"
 	WWorldDelta = "world901-delta"
 )
@@ -54,7 +55,7 @@ func register(workload string, ctors ...func() Subject) {
 // Workloads returns every workload with fresh subjects, in a fixed order.
 func Workloads() []Workload {
 	var ws []Workload
-	for _, name := range []string{WPerson, WPlayer, WSnapshot, WWorld, WWorldDelta} {
+	for _, name := range []string{WPerson, WPlayer, WSnapshot, WSnapDelta, WWorld, WWorldDelta} {
 		w := Workload{Name: name}
 		for _, ctor := range registry[name] {
 			w.Subjects = append(w.Subjects, ctor())
@@ -131,6 +132,36 @@ func peerDelta(p Peer, base, cur *World) Subject {
 	}
 }
 
+// peerSnapDelta is peerDelta for the snapshot delta workload: the players
+// that changed, found by DiffPlayers, rebuilt with ApplyPlayers.
+func peerSnapDelta(p Peer, base, cur *DeltaSnapshot) Subject {
+	var changes, got, out DeltaSnapshot
+	return Subject{
+		Name: p.Name,
+		Encode: func() ([]byte, error) {
+			changes.Tick = cur.Tick
+			changes.Players = DiffPlayers(changes.Players, base, cur)
+			return p.Marshal(&changes)
+		},
+		Decode: func(data []byte) error {
+			if p.Fresh {
+				got = DeltaSnapshot{}
+			}
+			if err := p.Unmarshal(data, &got); err != nil {
+				return err
+			}
+			ApplyPlayers(&out, base, &got)
+			return nil
+		},
+		Check: func() error {
+			if !out.Equal(cur) {
+				return fmt.Errorf("%s: delta did not rebuild the current snapshot", p.Name)
+			}
+			return nil
+		},
+	}
+}
+
 func eqComparable[T comparable](a, b *T) bool { return *a == *b }
 
 func init() {
@@ -147,6 +178,10 @@ func init() {
 		register(WSnapshot, func() Subject {
 			v := MakeSnapshot()
 			return peerFull(pick(), &v, eqComparable[Snapshot])
+		})
+		register(WSnapDelta, func() Subject {
+			base, cur := MakeSnapshotDeltas()
+			return peerSnapDelta(pick(), &base, &cur)
 		})
 		register(WWorld, func() Subject {
 			_, v := MakeWorlds()
@@ -209,6 +244,37 @@ func registerProtobuf() {
 			}
 			return nil
 		})
+	})
+	register(WSnapDelta, func() Subject {
+		base, cur := MakeSnapshotDeltas()
+		var changes, got, out DeltaSnapshot
+		var buf []byte
+		msg, in := new(pb.DeltaSnapshot), new(pb.DeltaSnapshot)
+		return Subject{
+			Name: "protobuf",
+			Encode: func() ([]byte, error) {
+				changes.Tick = cur.Tick
+				changes.Players = DiffPlayers(changes.Players, &base, &cur)
+				DeltaSnapshotToPB(msg, &changes)
+				var err error
+				buf, err = pbMarshal.MarshalAppend(buf[:0], msg)
+				return buf, err
+			},
+			Decode: func(data []byte) error {
+				if err := proto.Unmarshal(data, in); err != nil {
+					return err
+				}
+				DeltaSnapshotFromPB(&got, in)
+				ApplyPlayers(&out, &base, &got)
+				return nil
+			},
+			Check: func() error {
+				if !out.Equal(&cur) {
+					return fmt.Errorf("protobuf: delta did not rebuild the current snapshot")
+				}
+				return nil
+			},
+		}
 	})
 	register(WWorld, func() Subject {
 		_, v := MakeWorlds()
@@ -285,6 +351,33 @@ func registerBytes() {
 	register(WSnapshot, func() Subject {
 		v := MakeSnapshot()
 		return bytesFull(&v, BytesAppendSnapshot, BytesReadSnapshot, eqComparable[Snapshot])
+	})
+	register(WSnapDelta, func() Subject {
+		base, cur := MakeSnapshotDeltas()
+		var changes, got, out DeltaSnapshot
+		var buf []byte
+		return Subject{
+			Name: "binary",
+			Encode: func() ([]byte, error) {
+				changes.Tick = cur.Tick
+				changes.Players = DiffPlayers(changes.Players, &base, &cur)
+				buf = BytesAppendDeltaSnapshot(buf[:0], &changes)
+				return buf, nil
+			},
+			Decode: func(data []byte) error {
+				if err := BytesReadDeltaSnapshot(data, &got); err != nil {
+					return err
+				}
+				ApplyPlayers(&out, &base, &got)
+				return nil
+			},
+			Check: func() error {
+				if !out.Equal(&cur) {
+					return fmt.Errorf("binary: delta did not rebuild the current snapshot")
+				}
+				return nil
+			},
+		}
 	})
 	register(WWorld, func() Subject {
 		_, v := MakeWorlds()

@@ -1,5 +1,5 @@
 // Package bench compares bitwire with the serializers Go programs use today,
-// on four workloads, in one run. It is a separate module so that the library's
+// on six workloads, in one run. It is a separate module so that the library's
 // users never download the peers. See docs/BENCHMARKS.md and bench/run.sh.
 package bench
 

@@ -1,4 +1,4 @@
-// The peers' view of the four workloads, for protobuf. Fields carry the same
+// The peers' view of the workloads, for protobuf. Fields carry the same
 // values as the Go structs in workloads.go: floats stay float (32-bit), the
 // quaternion is four floats, BirthDay is Unix nanoseconds (lossless here).
 // Regenerate bench.pb.go with bench/gen.sh.
@@ -423,6 +423,170 @@ func (x *World) GetCrates() []*Crate {
 	return nil
 }
 
+// IDPlayer is a player state with the id that the delta workload matches
+// players by.
+type IDPlayer struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            uint32                 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
+	X             float32                `protobuf:"fixed32,2,opt,name=x,proto3" json:"x,omitempty"`
+	Y             float32                `protobuf:"fixed32,3,opt,name=y,proto3" json:"y,omitempty"`
+	Z             float32                `protobuf:"fixed32,4,opt,name=z,proto3" json:"z,omitempty"`
+	Yaw           float32                `protobuf:"fixed32,5,opt,name=yaw,proto3" json:"yaw,omitempty"`
+	Health        int32                  `protobuf:"varint,6,opt,name=health,proto3" json:"health,omitempty"`
+	Weapon        int32                  `protobuf:"varint,7,opt,name=weapon,proto3" json:"weapon,omitempty"`
+	Crouch        bool                   `protobuf:"varint,8,opt,name=crouch,proto3" json:"crouch,omitempty"`
+	Firing        bool                   `protobuf:"varint,9,opt,name=firing,proto3" json:"firing,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *IDPlayer) Reset() {
+	*x = IDPlayer{}
+	mi := &file_bench_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *IDPlayer) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*IDPlayer) ProtoMessage() {}
+
+func (x *IDPlayer) ProtoReflect() protoreflect.Message {
+	mi := &file_bench_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use IDPlayer.ProtoReflect.Descriptor instead.
+func (*IDPlayer) Descriptor() ([]byte, []int) {
+	return file_bench_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *IDPlayer) GetId() uint32 {
+	if x != nil {
+		return x.Id
+	}
+	return 0
+}
+
+func (x *IDPlayer) GetX() float32 {
+	if x != nil {
+		return x.X
+	}
+	return 0
+}
+
+func (x *IDPlayer) GetY() float32 {
+	if x != nil {
+		return x.Y
+	}
+	return 0
+}
+
+func (x *IDPlayer) GetZ() float32 {
+	if x != nil {
+		return x.Z
+	}
+	return 0
+}
+
+func (x *IDPlayer) GetYaw() float32 {
+	if x != nil {
+		return x.Yaw
+	}
+	return 0
+}
+
+func (x *IDPlayer) GetHealth() int32 {
+	if x != nil {
+		return x.Health
+	}
+	return 0
+}
+
+func (x *IDPlayer) GetWeapon() int32 {
+	if x != nil {
+		return x.Weapon
+	}
+	return 0
+}
+
+func (x *IDPlayer) GetCrouch() bool {
+	if x != nil {
+		return x.Crouch
+	}
+	return false
+}
+
+func (x *IDPlayer) GetFiring() bool {
+	if x != nil {
+		return x.Firing
+	}
+	return false
+}
+
+// DeltaSnapshot is, in the snapshot delta workload, the tick and the players
+// that changed since the previous tick.
+type DeltaSnapshot struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Tick          uint32                 `protobuf:"varint,1,opt,name=tick,proto3" json:"tick,omitempty"`
+	Players       []*IDPlayer            `protobuf:"bytes,2,rep,name=players,proto3" json:"players,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeltaSnapshot) Reset() {
+	*x = DeltaSnapshot{}
+	mi := &file_bench_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeltaSnapshot) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeltaSnapshot) ProtoMessage() {}
+
+func (x *DeltaSnapshot) ProtoReflect() protoreflect.Message {
+	mi := &file_bench_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeltaSnapshot.ProtoReflect.Descriptor instead.
+func (*DeltaSnapshot) Descriptor() ([]byte, []int) {
+	return file_bench_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *DeltaSnapshot) GetTick() uint32 {
+	if x != nil {
+		return x.Tick
+	}
+	return 0
+}
+
+func (x *DeltaSnapshot) GetPlayers() []*IDPlayer {
+	if x != nil {
+		return x.Players
+	}
+	return nil
+}
+
 var File_bench_proto protoreflect.FileDescriptor
 
 const file_bench_proto_rawDesc = "" +
@@ -459,7 +623,20 @@ const file_bench_proto_rawDesc = "" +
 	"\x06asleep\x18\t \x01(\bR\x06asleep\"I\n" +
 	"\x05World\x12\x12\n" +
 	"\x04tick\x18\x01 \x01(\rR\x04tick\x12,\n" +
-	"\x06crates\x18\x02 \x03(\v2\x14.bitwire.bench.CrateR\x06cratesB%Z#github.com/bitwire/bitwire/bench/pbb\x06proto3"
+	"\x06crates\x18\x02 \x03(\v2\x14.bitwire.bench.CrateR\x06crates\"\xb6\x01\n" +
+	"\bIDPlayer\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\rR\x02id\x12\f\n" +
+	"\x01x\x18\x02 \x01(\x02R\x01x\x12\f\n" +
+	"\x01y\x18\x03 \x01(\x02R\x01y\x12\f\n" +
+	"\x01z\x18\x04 \x01(\x02R\x01z\x12\x10\n" +
+	"\x03yaw\x18\x05 \x01(\x02R\x03yaw\x12\x16\n" +
+	"\x06health\x18\x06 \x01(\x05R\x06health\x12\x16\n" +
+	"\x06weapon\x18\a \x01(\x05R\x06weapon\x12\x16\n" +
+	"\x06crouch\x18\b \x01(\bR\x06crouch\x12\x16\n" +
+	"\x06firing\x18\t \x01(\bR\x06firing\"V\n" +
+	"\rDeltaSnapshot\x12\x12\n" +
+	"\x04tick\x18\x01 \x01(\rR\x04tick\x121\n" +
+	"\aplayers\x18\x02 \x03(\v2\x17.bitwire.bench.IDPlayerR\aplayersB%Z#github.com/bitwire/bitwire/bench/pbb\x06proto3"
 
 var (
 	file_bench_proto_rawDescOnce sync.Once
@@ -473,22 +650,25 @@ func file_bench_proto_rawDescGZIP() []byte {
 	return file_bench_proto_rawDescData
 }
 
-var file_bench_proto_msgTypes = make([]protoimpl.MessageInfo, 5)
+var file_bench_proto_msgTypes = make([]protoimpl.MessageInfo, 7)
 var file_bench_proto_goTypes = []any{
-	(*Person)(nil),      // 0: bitwire.bench.Person
-	(*PlayerState)(nil), // 1: bitwire.bench.PlayerState
-	(*Snapshot)(nil),    // 2: bitwire.bench.Snapshot
-	(*Crate)(nil),       // 3: bitwire.bench.Crate
-	(*World)(nil),       // 4: bitwire.bench.World
+	(*Person)(nil),        // 0: bitwire.bench.Person
+	(*PlayerState)(nil),   // 1: bitwire.bench.PlayerState
+	(*Snapshot)(nil),      // 2: bitwire.bench.Snapshot
+	(*Crate)(nil),         // 3: bitwire.bench.Crate
+	(*World)(nil),         // 4: bitwire.bench.World
+	(*IDPlayer)(nil),      // 5: bitwire.bench.IDPlayer
+	(*DeltaSnapshot)(nil), // 6: bitwire.bench.DeltaSnapshot
 }
 var file_bench_proto_depIdxs = []int32{
 	1, // 0: bitwire.bench.Snapshot.players:type_name -> bitwire.bench.PlayerState
 	3, // 1: bitwire.bench.World.crates:type_name -> bitwire.bench.Crate
-	2, // [2:2] is the sub-list for method output_type
-	2, // [2:2] is the sub-list for method input_type
-	2, // [2:2] is the sub-list for extension type_name
-	2, // [2:2] is the sub-list for extension extendee
-	0, // [0:2] is the sub-list for field type_name
+	5, // 2: bitwire.bench.DeltaSnapshot.players:type_name -> bitwire.bench.IDPlayer
+	3, // [3:3] is the sub-list for method output_type
+	3, // [3:3] is the sub-list for method input_type
+	3, // [3:3] is the sub-list for extension type_name
+	3, // [3:3] is the sub-list for extension extendee
+	0, // [0:3] is the sub-list for field type_name
 }
 
 func init() { file_bench_proto_init() }
@@ -502,7 +682,7 @@ func file_bench_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_bench_proto_rawDesc), len(file_bench_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   5,
+			NumMessages:   7,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
