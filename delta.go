@@ -355,6 +355,15 @@ func (e *encoder) encStructDelta(p *plan, b, c unsafe.Pointer, skip int) error {
 		}
 		f := &p.fields[i]
 		pb, pc := ptrAt(b, f.off), ptrAt(c, f.off)
+		if f.node.code == cQ {
+			// The commonest changed leaf: compare and write its
+			// quantization index, computed once.
+			if err := e.encQDelta(f.node, pb, pc); err != nil {
+				return wrapField(err, f.name, e.w.Len())
+			}
+			e.sentinel()
+			continue
+		}
 		changed := !eqNode(f.node, pb, pc, 0)
 		e.w.WriteBool(changed)
 		if changed {
@@ -365,6 +374,41 @@ func (e *encoder) encStructDelta(p *plan, b, c unsafe.Pointer, skip int) error {
 		e.sentinel()
 	}
 	e.depth--
+	return nil
+}
+
+// encQDelta writes a quantized float's changed bit and, when it changed,
+// its value: the same bits as eqNode followed by encValueDelta, with each
+// index computed once.
+func (e *encoder) encQDelta(n *node, b, c unsafe.Pointer) error {
+	if n.pod && memEqual(b, c, n.size) {
+		e.w.WriteBool(false)
+		return nil
+	}
+	kc, err := scalarKey(n, c)
+	if err != nil {
+		e.w.WriteBool(true) // as eqNode would say; the error stops the message
+		return err
+	}
+	kb, errb := scalarKey(n, b)
+	if errb == nil && kb == kc {
+		e.w.WriteBool(false)
+		return nil
+	}
+	e.w.WriteBool(true)
+	if n.hasD {
+		if errb != nil {
+			return fmt.Errorf("baseline: %w", errb)
+		}
+		diff := int64(kc - kb)
+		in := diff >= n.dlo && diff <= n.dhi
+		e.w.WriteBool(in)
+		if in {
+			e.w.WriteBits(uint64(diff-n.dlo), n.dbits)
+			return nil
+		}
+	}
+	e.w.WriteBits(kc, n.q.Bits())
 	return nil
 }
 
