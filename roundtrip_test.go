@@ -321,6 +321,9 @@ func roundTrip[T any](t *testing.T, o rtOptions[T]) {
 	n := o.count
 	if n == 0 {
 		n = rtCount
+		if testing.Short() {
+			n = rtCount / 6 // the race run of .ci/run
+		}
 	}
 	mk := func(seed int64) *T {
 		v := gen(seed, o.post, o.funcs...)
