@@ -223,7 +223,18 @@ func copyNode(n *node, dst, src unsafe.Pointer) {
 		return
 	}
 	if n.pod {
-		copy(unsafe.Slice((*byte)(dst), n.size), unsafe.Slice((*byte)(src), n.size))
+		switch n.size {
+		case 1:
+			*(*uint8)(dst) = *(*uint8)(src)
+		case 2:
+			*(*uint16)(dst) = *(*uint16)(src)
+		case 4:
+			*(*uint32)(dst) = *(*uint32)(src)
+		case 8:
+			*(*uint64)(dst) = *(*uint64)(src)
+		default:
+			copy(unsafe.Slice((*byte)(dst), n.size), unsafe.Slice((*byte)(src), n.size))
+		}
 		return
 	}
 	switch n.code {
@@ -428,10 +439,17 @@ func (d *decoder) decStructDelta(p *plan, b, dst unsafe.Pointer, skip int) error
 		if err != nil {
 			return wrapField(err, f.name, d.r.Pos())
 		}
-		if changed {
-			err = d.decValueDelta(f.node, pb, pd)
-		} else {
+		switch {
+		case !changed:
 			copyNode(f.node, pd, pb)
+		case f.node.code == cQ && !f.node.hasD:
+			// the commonest changed leaf, without two dispatches
+			var i uint64
+			if i, err = f.node.q.ReadIndex(d.r); err == nil {
+				storeFloat(pd, f.node.mem, f.node.q.Value(i))
+			}
+		default:
+			err = d.decValueDelta(f.node, pb, pd)
 		}
 		if err == nil {
 			err = d.sentinel()

@@ -282,8 +282,15 @@ func (d *decoder) decStruct(p *plan, base unsafe.Pointer) error {
 }
 
 // sentinel writes the debug sentinel after a top-level field (debug mode).
+// The check is inlined at every field; the work is not.
 func (e *encoder) sentinel() {
-	if e.debug && e.depth == 1 {
+	if e.debug {
+		e.writeSentinel()
+	}
+}
+
+func (e *encoder) writeSentinel() {
+	if e.depth == 1 {
 		e.w.WriteBits(debugSentinel, 8)
 	}
 }
@@ -292,7 +299,14 @@ func (e *encoder) sentinel() {
 // means the field's reader consumed a different number of bits than its
 // writer produced.
 func (d *decoder) sentinel() error {
-	if !d.debug || d.depth != 1 {
+	if !d.debug {
+		return nil
+	}
+	return d.checkSentinel()
+}
+
+func (d *decoder) checkSentinel() error {
+	if d.depth != 1 {
 		return nil
 	}
 	at := d.r.Pos()
