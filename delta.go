@@ -876,11 +876,6 @@ func (d *decoder) decSliceDelta(n *node, b, dst unsafe.Pointer) error {
 
 // ---- entity sets: slices of structs matched by id ----
 
-func entityID(n *node, elem unsafe.Pointer) uint64 {
-	f := &n.elem.sub.fields[n.idField]
-	return loadInt(ptrAt(elem, f.off), f.node.mem)
-}
-
 // encEntityDelta writes: the new length; the removed entities (a set of
 // baseline indexes); where new entities go (a set of new indexes, whose
 // count the reader infers); which survivors changed (a set of survivor
@@ -901,15 +896,24 @@ func (e *encoder) encEntityDelta(n *node, b, c unsafe.Pointer) error {
 	defer func() { e.ar.buf = e.ar.buf[:mark] }()
 	removed := e.ar.take(sb.len)
 	added := e.ar.take(sc.len)
-	survB := e.ar.take(min(sb.len, sc.len))
-	survC := e.ar.take(min(sb.len, sc.len))
+	common := min(sb.len, sc.len)
+	changed := e.ar.take(common)  // survivor ordinals
+	changedB := e.ar.take(common) // their baseline indexes
+	changedC := e.ar.take(common) // and new indexes
+	idf := &n.elem.sub.fields[n.idField]
+	idOff, idMem := idf.off, idf.node.mem
+	survivors := 0
 	i, j := 0, 0
 	for i < sb.len && j < sc.len {
 		pb, pc := ptrAt(sb.data, uintptr(i)*n.stride), ptrAt(sc.data, uintptr(j)*n.stride)
-		ib, ic := entityID(n, pb), entityID(n, pc)
+		ib, ic := loadInt(ptrAt(pb, idOff), idMem), loadInt(ptrAt(pc, idOff), idMem)
 		switch {
 		case ib == ic:
-			survB, survC = append(survB, int32(i)), append(survC, int32(j))
+			if !eqNode(n.elem, pb, pc, 0) {
+				changed = append(changed, int32(survivors))
+				changedB, changedC = append(changedB, int32(i)), append(changedC, int32(j))
+			}
+			survivors++
 			i++
 			j++
 		case ib < ic:
@@ -926,19 +930,13 @@ func (e *encoder) encEntityDelta(n *node, b, c unsafe.Pointer) error {
 	for ; j < sc.len; j++ {
 		added = append(added, int32(j))
 	}
-	changed := e.ar.take(len(survB))
-	for k := range survB {
-		if !eqNode(n.elem, ptrAt(sb.data, uintptr(survB[k])*n.stride), ptrAt(sc.data, uintptr(survC[k])*n.stride), 0) {
-			changed = append(changed, int32(k))
-		}
-	}
 	e.writeIndexSet(removed, sb.len, false)
 	e.writeIndexSet(added, sc.len, true)
-	e.writeIndexSet(changed, len(survB), false)
-	for _, k := range changed {
-		pb, pc := ptrAt(sb.data, uintptr(survB[k])*n.stride), ptrAt(sc.data, uintptr(survC[k])*n.stride)
+	e.writeIndexSet(changed, survivors, false)
+	for k := range changed {
+		pb, pc := ptrAt(sb.data, uintptr(changedB[k])*n.stride), ptrAt(sc.data, uintptr(changedC[k])*n.stride)
 		if err := e.encStructDelta(n.elem.sub, pb, pc, n.idField); err != nil {
-			return wrapField(err, fmt.Sprintf("[%d]", survC[k]), e.w.Len())
+			return wrapField(err, fmt.Sprintf("[%d]", changedC[k]), e.w.Len())
 		}
 	}
 	for _, j := range added {
