@@ -372,7 +372,9 @@ func (e *encoder) encStructDelta(p *plan, b, c unsafe.Pointer, skip int) error {
 			if err := e.encQDelta(f.node, pb, pc); err != nil {
 				return wrapField(err, f.name, e.w.Len())
 			}
-			e.sentinel()
+			if e.debug {
+				e.writeSentinel()
+			}
 			continue
 		}
 		changed := !eqNode(f.node, pb, pc, 0)
@@ -382,7 +384,9 @@ func (e *encoder) encStructDelta(p *plan, b, c unsafe.Pointer, skip int) error {
 				return wrapField(err, f.name, e.w.Len())
 			}
 		}
-		e.sentinel()
+		if e.debug {
+			e.writeSentinel()
+		}
 	}
 	e.depth--
 	return nil
@@ -677,21 +681,36 @@ func (e *encoder) writeIndexSet(idx []int32, n int, countKnown bool) {
 	if c == 0 || c == n {
 		return
 	}
-	bestK, best := 0, riceCost(idx, 0)
-	for k := 1; k < 24; k++ {
-		if cost := riceCost(idx, k); cost < best {
-			bestK, best = k, cost
+	// The bitmask wins whenever n ≤ 5 + c: a Rice code takes at least one
+	// bit a gap. Otherwise try every useful k (beyond BitsRequired(n) every
+	// quotient is 0 and a larger k only costs more).
+	bestK, useMask := 0, n <= 5+c
+	if !useMask {
+		best := riceCost(idx, 0)
+		for k := 1; k < 24 && k <= fields.BitsRequired(uint64(n)); k++ {
+			if cost := riceCost(idx, k); cost < best {
+				bestK, best = k, cost
+			}
 		}
+		useMask = n <= 5+best
 	}
-	if n <= 5+best {
+	if useMask {
 		e.w.WriteBool(false)
+		// the bitmask, 64 bits at a time
+		var word uint64
 		j := 0
 		for i := 0; i < n; i++ {
-			hit := j < c && int(idx[j]) == i
-			e.w.WriteBool(hit)
-			if hit {
+			if j < c && int(idx[j]) == i {
+				word |= 1 << uint(i&63)
 				j++
 			}
+			if i&63 == 63 {
+				e.w.WriteBits(word, 64)
+				word = 0
+			}
+		}
+		if n&63 != 0 {
+			e.w.WriteBits(word, n&63)
 		}
 		return
 	}

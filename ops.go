@@ -178,7 +178,9 @@ func (e *encoder) encStruct(p *plan, base unsafe.Pointer) error {
 				if err := e.encGroup(&s, len(f.grp.members), f.grp.width); err != nil {
 					return err
 				}
-				e.sentinel()
+				if e.debug {
+					e.writeSentinel()
+				}
 			}
 			continue
 		}
@@ -209,7 +211,9 @@ func (e *encoder) encStruct(p *plan, base unsafe.Pointer) error {
 		if err != nil {
 			return wrapField(err, f.name, e.w.Len())
 		}
-		e.sentinel()
+		if e.debug {
+			e.writeSentinel()
+		}
 	}
 	e.depth--
 	return nil
