@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"math"
+	mbits "math/bits"
 	"reflect"
 	"sync"
 	"time"
@@ -759,13 +760,14 @@ func (d *decoder) readIndexSet(ar *arena, n, count int) ([]int32, error) {
 		if n > d.r.Remaining() {
 			return nil, ErrUnexpectedEnd
 		}
-		for i := 0; i < n; i++ {
-			hit, _ := d.r.ReadBool()
-			if hit {
+		for base := 0; base < n; base += 64 {
+			word, _ := d.r.ReadBits(min(64, n-base))
+			for word != 0 {
 				if len(idx) == count {
 					return nil, fmt.Errorf("%w: bitmask holds more than %d indexes", ErrMalformed, count)
 				}
-				idx = append(idx, int32(i))
+				idx = append(idx, int32(base+mbits.TrailingZeros64(word)))
+				word &= word - 1
 			}
 		}
 		if len(idx) != count {
