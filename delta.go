@@ -448,11 +448,18 @@ func (d *decoder) decStructDelta(p *plan, b, dst unsafe.Pointer, skip int) error
 		case !changed:
 			copyNode(f.node, pd, pb)
 		case f.node.code == cQ && !f.node.hasD:
-			// the commonest changed leaf, without two dispatches
+			// the commonest changed leaves, without two dispatches
 			var i uint64
 			if i, err = f.node.q.ReadIndex(d.r); err == nil {
 				storeFloat(pd, f.node.mem, f.node.q.Value(i))
 			}
+		case f.node.code == cRange && !f.node.hasD && f.node.mem.signed():
+			var v int64
+			if v, err = f.node.irng.Read(d.r); err == nil {
+				storeInt(pd, f.node.mem, uint64(v))
+			}
+		case f.node.code == cStruct && f.node.spec.composite:
+			err = d.decStruct(f.node.sub, pd)
 		default:
 			err = d.decValueDelta(f.node, pb, pd)
 		}
