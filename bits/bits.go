@@ -214,6 +214,18 @@ func (r *Reader) take(n int) uint64 {
 
 // ReadBool reads one bit.
 func (r *Reader) ReadBool() (bool, error) {
+	if r.n > 0 { // a cached bit: the inlined fast path
+		b := r.cache&1 != 0
+		r.cache >>= 1
+		r.n--
+		r.pos++
+		return b, nil
+	}
+	return r.readBoolSlow()
+}
+
+//go:noinline
+func (r *Reader) readBoolSlow() (bool, error) {
 	if r.pos >= r.total {
 		return false, ErrUnexpectedEnd
 	}
