@@ -416,11 +416,7 @@ func (e *encoder) encQDelta(n *node, b, c unsafe.Pointer) error {
 		if errb != nil {
 			return fmt.Errorf("baseline: %w", errb)
 		}
-		diff := int64(kc - kb)
-		in := diff >= n.dlo && diff <= n.dhi
-		e.w.WriteBool(in)
-		if in {
-			e.w.WriteBits(uint64(diff-n.dlo), n.dbits)
+		if e.writeWindow(n, kb, kc) {
 			return nil
 		}
 	}
@@ -513,15 +509,24 @@ func (e *encoder) encValueDelta(n *node, b, c unsafe.Pointer) error {
 		if err != nil {
 			return err
 		}
-		diff := int64(kc - kb)
-		in := diff >= n.dlo && diff <= n.dhi
-		e.w.WriteBool(in)
-		if in {
-			e.w.WriteBits(uint64(diff-n.dlo), n.dbits)
+		if e.writeWindow(n, kb, kc) {
 			return nil
 		}
 	}
 	return e.encNode(n, c)
+}
+
+// writeWindow writes the in-window bit of a scalar with dmin/dmax and, when
+// the difference from the baseline lies in the window, the difference. It
+// reports whether it did; if not, the caller writes the value in full.
+func (e *encoder) writeWindow(n *node, kb, kc uint64) bool {
+	diff := int64(kc - kb)
+	in := diff >= n.dlo && diff <= n.dhi
+	e.w.WriteBool(in)
+	if in {
+		e.w.WriteBits(uint64(diff-n.dlo), n.dbits)
+	}
+	return in
 }
 
 func (d *decoder) decValueDelta(n *node, b, dst unsafe.Pointer) error {
