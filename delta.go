@@ -238,17 +238,9 @@ func copyNode(n *node, dst, src unsafe.Pointer) {
 		}
 		return
 	}
+	// Every scalar is pointer-free and was copied above; what is left holds
+	// pointers somewhere.
 	switch n.code {
-	case cBool:
-		*(*bool)(dst) = *(*bool)(src)
-	case cBits, cRange, cVarint, cBitlen:
-		storeInt(dst, n.mem, loadInt(src, n.mem))
-	case cQ, cFloat, cFixed:
-		if n.mem == mF32 {
-			*(*uint32)(dst) = *(*uint32)(src)
-		} else {
-			*(*uint64)(dst) = *(*uint64)(src)
-		}
 	case cString:
 		*(*string)(dst) = *(*string)(src)
 	case cBytes:
@@ -265,8 +257,9 @@ func copyNode(n *node, dst, src unsafe.Pointer) {
 		copy(buf, s)
 		*d = buf
 	case cQuat:
-		sz := n.typ.Size()
-		copy(unsafe.Slice((*byte)(dst), sz), unsafe.Slice((*byte)(src), sz))
+		// a struct with X, Y, Z, W and fields of its own, some with
+		// pointers: only the components belong to this node
+		storeQuat(n, dst, loadQuat(n, src))
 	case cTime:
 		*(*time.Time)(dst) = *(*time.Time)(src)
 	case cStruct:
@@ -864,12 +857,9 @@ func (e *encoder) encSliceDelta(n *node, b, c unsafe.Pointer) error {
 
 func (d *decoder) decSliceDelta(n *node, b, dst unsafe.Pointer) error {
 	sb, sd := (*sliceHeader)(b), (*sliceHeader)(dst)
-	l, err := fields.ReadLen(d.r, n.maxlen)
+	l, err := d.readLen(n, 0) // the elements are bounded below, by what is new
 	if err != nil {
 		return err
-	}
-	if n.maxlen == 0 && l > d.maxLen {
-		return &limitError{ErrTooLong, "length", l, d.maxLen}
 	}
 	common := min(sb.len, l)
 	if added := l - common; added > 0 && n.emin > 0 && added > d.r.Remaining()/n.emin {
@@ -982,12 +972,9 @@ func (e *encoder) encEntityDelta(n *node, b, c unsafe.Pointer) error {
 
 func (d *decoder) decEntityDelta(n *node, b, dst unsafe.Pointer) error {
 	sb, sd := (*sliceHeader)(b), (*sliceHeader)(dst)
-	l, err := fields.ReadLen(d.r, n.maxlen)
+	l, err := d.readLen(n, 0) // the elements are bounded below, by what is new
 	if err != nil {
 		return err
-	}
-	if n.maxlen == 0 && l > d.maxLen {
-		return &limitError{ErrTooLong, "length", l, d.maxLen}
 	}
 	mark := len(d.ar.buf)
 	defer func() { d.ar.buf = d.ar.buf[:mark] }()
@@ -1207,7 +1194,7 @@ func (d *decoder) decMapDelta(n *node, b, dst unsafe.Pointer) error {
 		if err := d.decNode(n.key, kv.UnsafePointer()); err != nil {
 			return wrapField(err, fmt.Sprintf("{#%d}", i), d.r.Pos())
 		}
-		if nanKey(n, []reflect.Value{kv.Elem()}) {
+		if n.key.code == cFloat && math.IsNaN(loadFloat(kv.UnsafePointer(), n.key.mem)) {
 			return wrapField(fmt.Errorf("%w: NaN map key", ErrInvalidValue), fmt.Sprintf("{#%d}", i), d.r.Pos())
 		}
 		if err := d.decNode(n.elem, vv.UnsafePointer()); err != nil {

@@ -798,12 +798,7 @@ func (s *seq) signed() bool {
 	if s.idx == nil {
 		return isSigned(s.elem)
 	}
-	for _, i := range s.idx {
-		if isSigned(s.p.fields[i].node) {
-			return true
-		}
-	}
-	return false
+	return s.p.fields[s.idx[0]].grp.signed // computed by the compiler
 }
 
 func (s *seq) wrap(err error, i, bit int) error {
@@ -968,37 +963,18 @@ func (e *encoder) encMap(n *node, p unsafe.Pointer) error {
 	if l == 0 {
 		return nil
 	}
-	keys := make([]reflect.Value, 0, l)
-	vals := make([]reflect.Value, 0, l)
-	it := mv.MapRange()
-	for it.Next() {
-		k := reflect.New(n.typ.Key())
-		k.Elem().Set(it.Key())
-		v := reflect.New(n.typ.Elem())
-		v.Elem().Set(it.Value())
-		vals = append(vals, v)
-		keys = append(keys, k.Elem())
+	keys, vals := sortedEntries(n, p)
+	if nanKey(n, keys) {
+		// NaN keys have no order (the encoding would vary from one
+		// Marshal to the next) and cannot be looked up.
+		return fmt.Errorf("%w: NaN map key", ErrInvalidValue)
 	}
-	if n.key.code == cFloat {
-		for _, k := range keys {
-			if f := k.Float(); f != f {
-				// NaN keys have no order (the encoding would vary from one
-				// Marshal to the next) and cannot be looked up.
-				return fmt.Errorf("%w: NaN map key", ErrInvalidValue)
-			}
-		}
-	}
-	order := make([]int, l)
-	for i := range order {
-		order[i] = i
-	}
-	sortIndexes(keys, order)
-	for _, i := range order {
-		if err := e.encNode(n.key, keys[i].Addr().UnsafePointer()); err != nil {
-			return wrapField(err, fmt.Sprintf("{%v}", keys[i]), e.w.Len())
+	for i, k := range keys {
+		if err := e.encNode(n.key, k.Addr().UnsafePointer()); err != nil {
+			return wrapField(err, fmt.Sprintf("{%v}", k), e.w.Len())
 		}
 		if err := e.encNode(n.elem, vals[i].UnsafePointer()); err != nil {
-			return wrapField(err, fmt.Sprintf("[%v]", keys[i]), e.w.Len())
+			return wrapField(err, fmt.Sprintf("[%v]", k), e.w.Len())
 		}
 	}
 	return nil

@@ -164,6 +164,7 @@ type fieldGroup struct {
 	name    string
 	members []int // field indexes
 	width   int   // shared prefix width: the widest member's
+	signed  bool  // some member is signed: the group may need the sign flag
 }
 
 // plan is the compiled layout of one struct type.
@@ -276,6 +277,7 @@ func (c *compiler) structPlan(t reflect.Type, inh spec, inhKey string) (*plan, e
 			if nd.n > g.width {
 				g.width = nd.n
 			}
+			g.signed = g.signed || isSigned(nd)
 			f.grp = g
 		}
 		p.fields = append(p.fields, f)
@@ -764,7 +766,7 @@ func minBitsNode(n *node) int {
 	case cVarint:
 		return n.n + 1
 	case cString, cBytes, cSlice, cMap:
-		return lenBits(n.maxlen, 0)
+		return fields.LenBits(0, n.maxlen)
 	case cQuat:
 		return n.quat.Bits()
 	case cTime:
@@ -845,14 +847,6 @@ func finishNode(n *node) {
 	}
 }
 
-// lenBits is the size of the length prefix of value n under maxlen.
-func lenBits(maxlen, n int) int {
-	if maxlen > 0 {
-		return fields.BitsRequired(uint64(maxlen))
-	}
-	return fields.BitlenBits(uint64(n), 5)
-}
-
 // maxBitsPlan is the worst-case size of p, or -1 when unbounded.
 func maxBitsPlan(p *plan, visiting map[*plan]bool) int {
 	if visiting[p] {
@@ -910,7 +904,7 @@ func maxBitsNode(n *node, visiting map[*plan]bool) int {
 		if n.maxlen == 0 {
 			return -1
 		}
-		return lenBits(n.maxlen, 0) + 8*n.maxlen
+		return fields.LenBits(0, n.maxlen) + 8*n.maxlen
 	case cTime:
 		return fields.BitlenWidth(64) + 63 + 30
 	case cStruct:
@@ -933,7 +927,7 @@ func maxBitsNode(n *node, visiting map[*plan]bool) int {
 		if e < 0 {
 			return -1
 		}
-		b := lenBits(n.maxlen, 0) + n.maxlen*e
+		b := fields.LenBits(0, n.maxlen) + n.maxlen*e
 		if n.elem.groupable() && n.maxlen > 1 {
 			b++
 		}
@@ -952,7 +946,7 @@ func maxBitsNode(n *node, visiting map[*plan]bool) int {
 		if k < 0 || v < 0 {
 			return -1
 		}
-		return lenBits(n.maxlen, 0) + n.maxlen*(k+v)
+		return fields.LenBits(0, n.maxlen) + n.maxlen*(k+v)
 	}
 	return minBitsNode(n) // fixed-size codings
 }
