@@ -82,6 +82,13 @@ func (w *Writer) WriteBytes(p []byte) {
 	}
 }
 
+// WriteFrom writes every bit written to src so far, in order, as if each
+// had been written to w directly. src is not changed; it must not be w.
+func (w *Writer) WriteFrom(src *Writer) {
+	w.WriteBytes(src.buf)
+	w.WriteBits(src.scratch, src.n)
+}
+
 // Len returns the number of bits written.
 func (w *Writer) Len() int { return len(w.buf)*8 + w.n }
 

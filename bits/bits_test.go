@@ -213,3 +213,37 @@ func TestResetAppend(t *testing.T) {
 	w.WriteBits(0, 7)
 	require.Equal(t, []byte{0xAA, 0xBB, 0xCC, 0x34, 0x12, 0x01}, w.Bytes())
 }
+
+// WriteFrom of a second writer gives the bytes of one writer that wrote
+// both halves, whatever the alignment of either half, and leaves src alone.
+func TestWriteFrom(t *testing.T) {
+	rng := rand.New(rand.NewSource(3))
+	for trial := 0; trial < 300; trial++ {
+		items := randomItems(rng, 1+rng.Intn(40))
+		cut := rng.Intn(len(items) + 1)
+		var ref, w, src Writer
+		for k, it := range items {
+			ref.WriteBits(it.v, it.n)
+			if k < cut {
+				w.WriteBits(it.v, it.n)
+			} else {
+				src.WriteBits(it.v, it.n)
+			}
+		}
+		if trial%3 == 0 { // a source that appends to a byte prefix
+			var pre Writer
+			pre.ResetAppend([]byte{0xA5})
+			ref2 := NewWriter(nil)
+			ref2.WriteBits(0xA5, 8)
+			ref2.WriteFrom(&src)
+			pre.WriteFrom(&src)
+			require.Equal(t, ref2.Bytes(), pre.Bytes())
+		}
+		before, n := append([]byte(nil), src.Bytes()...), src.Len()
+		w.WriteFrom(&src)
+		require.Equal(t, ref.Len(), w.Len())
+		require.Equal(t, ref.Bytes(), w.Bytes())
+		require.Equal(t, before, src.Bytes())
+		require.Equal(t, n, src.Len())
+	}
+}
