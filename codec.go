@@ -445,13 +445,13 @@ func encodeDeltaRoot(p *plan, w *bits.Writer, b, c unsafe.Pointer, o *options) e
 	start := w.Len()
 	h := startStats(o.statsOf())
 	e := o.encoder(w, ar, h)
-	err := e.encStructDelta(p, b, c, -1)
+	_, err := e.encStructDelta(p, b, c, -1)
 	if err == errNeedSign {
 		w.Truncate(start)
 		restartStats(h)
 		e = o.encoder(w, ar, h)
 		e.neg = true
-		err = e.encStructDelta(p, b, c, -1)
+		_, err = e.encStructDelta(p, b, c, -1)
 	}
 	if err != nil {
 		w.Truncate(start)

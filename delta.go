@@ -10,6 +10,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/bitwire/bitwire/bits"
 	"github.com/bitwire/bitwire/fields"
 )
 
@@ -322,7 +323,23 @@ func growSlice(n *node, ds *sliceHeader, l int, avoid unsafe.Pointer) {
 
 // ---- scratch space for index lists ----
 
-type arena struct{ buf []int32 }
+type arena struct {
+	buf     []int32
+	writers []*bits.Writer // spare scratch writers
+}
+
+// writer returns an empty scratch writer; release gives it back.
+func (a *arena) writer() *bits.Writer {
+	if k := len(a.writers); k > 0 {
+		w := a.writers[k-1]
+		a.writers = a.writers[:k-1]
+		w.Reset(w.Bytes()[:0])
+		return w
+	}
+	return new(bits.Writer)
+}
+
+func (a *arena) release(w *bits.Writer) { a.writers = append(a.writers, w) }
 
 var arenas = sync.Pool{New: func() any { return new(arena) }}
 
@@ -341,19 +358,21 @@ func (a *arena) take(n int) []int32 {
 // ---- structs ----
 
 // encStructDelta writes one changed bit per field (but skip, the id field of
-// an entity, which never changes) and each changed field's delta.
-func (e *encoder) encStructDelta(p *plan, b, c unsafe.Pointer, skip int) error {
+// an entity, which never changes) and each changed field's delta. It
+// reports whether any field changed.
+func (e *encoder) encStructDelta(p *plan, b, c unsafe.Pointer, skip int) (bool, error) {
 	e.depth++
 	if e.depth > e.maxDepth {
-		return &limitError{ErrInvalidValue, "nesting (a cyclic value?)", e.depth, e.maxDepth}
+		return false, &limitError{ErrInvalidValue, "nesting (a cyclic value?)", e.depth, e.maxDepth}
 	}
 	if e.stats != 0 {
 		if err := e.encStructDeltaStats(p, b, c, skip); err != nil {
-			return err
+			return false, err
 		}
 		e.depth--
-		return nil
+		return true, nil
 	}
+	dirty := false
 	for i := range p.fields {
 		if i == skip {
 			continue
@@ -363,9 +382,11 @@ func (e *encoder) encStructDelta(p *plan, b, c unsafe.Pointer, skip int) error {
 		if f.node.code == cQ {
 			// The commonest changed leaf: compare and write its
 			// quantization index, computed once.
-			if err := e.encQDelta(f.node, pb, pc); err != nil {
-				return wrapField(err, f.name, e.w.Len())
+			changed, err := e.encQDelta(f.node, pb, pc)
+			if err != nil {
+				return false, wrapField(err, f.name, e.w.Len())
 			}
+			dirty = dirty || changed
 			if e.debug {
 				e.writeSentinel()
 			}
@@ -374,8 +395,9 @@ func (e *encoder) encStructDelta(p *plan, b, c unsafe.Pointer, skip int) error {
 		changed := !eqNode(f.node, pb, pc, 0)
 		e.w.WriteBool(changed)
 		if changed {
+			dirty = true
 			if err := e.encValueDelta(f.node, pb, pc); err != nil {
-				return wrapField(err, f.name, e.w.Len())
+				return false, wrapField(err, f.name, e.w.Len())
 			}
 		}
 		if e.debug {
@@ -383,38 +405,38 @@ func (e *encoder) encStructDelta(p *plan, b, c unsafe.Pointer, skip int) error {
 		}
 	}
 	e.depth--
-	return nil
+	return dirty, nil
 }
 
 // encQDelta writes a quantized float's changed bit and, when it changed,
 // its value: the same bits as eqNode followed by encValueDelta, with each
-// index computed once.
-func (e *encoder) encQDelta(n *node, b, c unsafe.Pointer) error {
+// index computed once. It reports whether the value changed.
+func (e *encoder) encQDelta(n *node, b, c unsafe.Pointer) (bool, error) {
 	if n.pod && memEqual(b, c, n.size) {
 		e.w.WriteBool(false)
-		return nil
+		return false, nil
 	}
 	kc, err := scalarKey(n, c)
 	if err != nil {
 		e.w.WriteBool(true) // as eqNode would say; the error stops the message
-		return err
+		return true, err
 	}
 	kb, errb := scalarKey(n, b)
 	if errb == nil && kb == kc {
 		e.w.WriteBool(false)
-		return nil
+		return false, nil
 	}
 	e.w.WriteBool(true)
 	if n.hasD {
 		if errb != nil {
-			return fmt.Errorf("baseline: %w", errb)
+			return true, fmt.Errorf("baseline: %w", errb)
 		}
 		if e.writeWindow(n, kb, kc) {
-			return nil
+			return true, nil
 		}
 	}
 	e.w.WriteBits(kc, n.q.Bits())
-	return nil
+	return true, nil
 }
 
 func (d *decoder) decStructDelta(p *plan, b, dst unsafe.Pointer, skip int) error {
@@ -472,7 +494,8 @@ func (e *encoder) encValueDelta(n *node, b, c unsafe.Pointer) error {
 		if n.spec.composite {
 			return e.encStruct(n.sub, c)
 		}
-		return e.encStructDelta(n.sub, b, c, -1)
+		_, err := e.encStructDelta(n.sub, b, c, -1)
+		return err
 	case cQuat:
 		return e.encQuatDelta(n, b, c)
 	case cSlice:
@@ -907,6 +930,16 @@ func (d *decoder) decSliceDelta(n *node, b, dst unsafe.Pointer) error {
 // (or keep their order); any order is coded correctly, but an entity out of
 // order may be sent as removed and new.
 func (e *encoder) encEntityDelta(n *node, b, c unsafe.Pointer) error {
+	if e.stats == 0 {
+		start, flagged, depth := e.w.Len(), e.flagged, e.depth
+		if e.encEntityDeltaFused(n, b, c) == nil {
+			return nil
+		}
+		// The fused pass locates errors inside its scratch writer; the
+		// plain pass below finds the same error at its place in the message.
+		e.w.Truncate(start)
+		e.flagged, e.depth = flagged, depth
+	}
 	sb, sc := (*sliceHeader)(b), (*sliceHeader)(c)
 	if err := e.writeLen(sc.len, n.maxlen); err != nil {
 		return err
@@ -958,10 +991,89 @@ func (e *encoder) encEntityDelta(n *node, b, c unsafe.Pointer) error {
 	e.writeIndexSet(changed, survivors, false)
 	for k := range changed {
 		pb, pc := ptrAt(sb.data, uintptr(changedB[k])*n.stride), ptrAt(sc.data, uintptr(changedC[k])*n.stride)
-		if err := e.encStructDelta(n.elem.sub, pb, pc, n.idField); err != nil {
+		if _, err := e.encStructDelta(n.elem.sub, pb, pc, n.idField); err != nil {
 			return wrapField(err, fmt.Sprintf("[%d]", changedC[k]), e.w.Len())
 		}
 	}
+	return e.encAdded(n, sc, added)
+}
+
+// encEntityDeltaFused writes what encEntityDelta writes, judging and
+// encoding each survivor in one pass: a survivor's delta goes to a scratch
+// writer while the entities are matched, and is dropped again if no field
+// changed. Runs of survivors that are equal byte for byte (pointer-free
+// elements only) are skipped a block at a time. Its errors carry bit
+// offsets of the scratch writer; encEntityDelta reruns the plain pass for
+// them.
+func (e *encoder) encEntityDeltaFused(n *node, b, c unsafe.Pointer) error {
+	sb, sc := (*sliceHeader)(b), (*sliceHeader)(c)
+	if err := e.writeLen(sc.len, n.maxlen); err != nil {
+		return err
+	}
+	mark := len(e.ar.buf)
+	sw := e.ar.writer()
+	w := e.w
+	defer func() { e.ar.buf = e.ar.buf[:mark]; e.ar.release(sw); e.w = w }()
+	removed := e.ar.take(sb.len)
+	added := e.ar.take(sc.len)
+	changed := e.ar.take(min(sb.len, sc.len)) // survivor ordinals
+	idf := &n.elem.sub.fields[n.idField]
+	idOff, idMem := idf.off, idf.node.mem
+	pod := n.elem.pod
+	survivors := 0
+	i, j := 0, 0
+	for i < sb.len && j < sc.len {
+		pb, pc := ptrAt(sb.data, uintptr(i)*n.stride), ptrAt(sc.data, uintptr(j)*n.stride)
+		if pod {
+			if run := equalRun(pb, pc, min(sb.len-i, sc.len-j), n.stride); run > 0 {
+				survivors += run
+				i += run
+				j += run
+				continue
+			}
+		}
+		ib, ic := loadInt(ptrAt(pb, idOff), idMem), loadInt(ptrAt(pc, idOff), idMem)
+		switch {
+		case ib == ic:
+			at, flagged := sw.Len(), e.flagged
+			e.w = sw
+			ch, err := e.encStructDelta(n.elem.sub, pb, pc, n.idField)
+			e.w = w
+			if err != nil {
+				return err
+			}
+			if ch {
+				changed = append(changed, int32(survivors))
+			} else {
+				sw.Truncate(at) // only unchanged bits: the survivor is unchanged
+				e.flagged = flagged
+			}
+			survivors++
+			i++
+			j++
+		case ib < ic:
+			removed = append(removed, int32(i))
+			i++
+		default:
+			added = append(added, int32(j))
+			j++
+		}
+	}
+	for ; i < sb.len; i++ {
+		removed = append(removed, int32(i))
+	}
+	for ; j < sc.len; j++ {
+		added = append(added, int32(j))
+	}
+	e.writeIndexSet(removed, sb.len, false)
+	e.writeIndexSet(added, sc.len, true)
+	e.writeIndexSet(changed, survivors, false)
+	e.w.WriteFrom(sw)
+	return e.encAdded(n, sc, added)
+}
+
+// encAdded writes the new entities of an entity set in full.
+func (e *encoder) encAdded(n *node, sc *sliceHeader, added []int32) error {
 	for _, j := range added {
 		if err := e.encNode(n.elem, ptrAt(sc.data, uintptr(j)*n.stride)); err != nil {
 			return wrapField(err, fmt.Sprintf("[%d]", j), e.w.Len())
@@ -1217,6 +1329,36 @@ func (d *decoder) decMapDelta(n *node, b, dst unsafe.Pointer) error {
 // memEqual reports whether size bytes at a and b are equal.
 func memEqual(a, b unsafe.Pointer, size uintptr) bool {
 	return a == b || string(unsafe.Slice((*byte)(a), size)) == string(unsafe.Slice((*byte)(b), size))
+}
+
+// equalRun returns how many leading elements of two arrays of count
+// elements, stride bytes apart, are equal byte for byte. It compares blocks
+// of 1, 2, 4, ... elements in one memory comparison each and bisects the
+// block that differs, so a run of k equal elements costs about 2·log2(k)
+// comparisons rather than k.
+func equalRun(a, b unsafe.Pointer, count int, stride uintptr) int {
+	done, block := 0, 1
+	for done < count {
+		m := min(block, count-done)
+		pa, pb := ptrAt(a, uintptr(done)*stride), ptrAt(b, uintptr(done)*stride)
+		if memEqual(pa, pb, uintptr(m)*stride) {
+			done += m
+			block *= 2
+			continue
+		}
+		lo, hi := 0, m // the first difference is in element lo..hi-1
+		for hi-lo > 1 {
+			mid := (lo + hi) / 2
+			off := uintptr(lo) * stride
+			if memEqual(ptrAt(pa, off), ptrAt(pb, off), uintptr(mid-lo)*stride) {
+				lo = mid
+			} else {
+				hi = mid
+			}
+		}
+		return done + lo
+	}
+	return count
 }
 
 // nanKey reports whether a float-keyed map has a NaN key: NaN has no order

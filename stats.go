@@ -41,7 +41,7 @@ type statRec struct {
 	changed bool
 }
 
-// NewStats returns an empty accounting.
+// NewStats returns an empty accounting. The zero Stats is empty too.
 func NewStats() *Stats { return &Stats{ids: map[statKey]int{}} }
 
 // WithStats returns a codec of the same plan that records into s what each
@@ -65,6 +65,9 @@ func (s *Stats) id(parent int, name string) int {
 	defer s.mu.Unlock()
 	if id, ok := s.ids[k]; ok {
 		return id
+	}
+	if s.ids == nil {
+		s.ids = map[statKey]int{}
 	}
 	path := name
 	if parent >= 0 {

@@ -85,3 +85,14 @@ func TestStatsDropsFailedMessages(t *testing.T) {
 		require.Zero(t, f.Bits, f.Path)
 	}
 }
+
+// The zero Stats is ready to use, like NewStats().
+func TestStatsZeroValue(t *testing.T) {
+	var st Stats
+	c := MustFor[DeltaPlayer]().WithStats(&st)
+	v := DeltaPlayer{Pos: PlayerPos{X: 1}, Yaw: 10, Health: 50}
+	_, err := c.Marshal(&v)
+	require.NoError(t, err)
+	require.NotEmpty(t, st.Fields())
+	require.Equal(t, "Pos", st.Fields()[0].Path)
+}
