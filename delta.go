@@ -379,10 +379,16 @@ func (e *encoder) encStructDelta(p *plan, b, c unsafe.Pointer, skip int) (bool, 
 		}
 		f := &p.fields[i]
 		pb, pc := ptrAt(b, f.off), ptrAt(c, f.off)
-		if f.node.code == cQ {
-			// The commonest changed leaf: compare and write its
-			// quantization index, computed once.
-			changed, err := e.encQDelta(f.node, pb, pc)
+		if code := f.node.code; code == cQ || code == cQuat {
+			// The commonest changed leaves: compare and write with
+			// each side quantized once.
+			var changed bool
+			var err error
+			if code == cQ {
+				changed, err = e.encQDelta(f.node, pb, pc)
+			} else {
+				changed, err = e.encQuatDelta(f.node, pb, pc)
+			}
 			if err != nil {
 				return false, wrapField(err, f.name, e.w.Len())
 			}
@@ -497,7 +503,13 @@ func (e *encoder) encValueDelta(n *node, b, c unsafe.Pointer) error {
 		_, err := e.encStructDelta(n.sub, b, c, -1)
 		return err
 	case cQuat:
-		return e.encQuatDelta(n, b, c)
+		qc, err := n.quat.Pack(loadQuat(n, c))
+		if err != nil {
+			return err
+		}
+		qb, errb := n.quat.Pack(loadQuat(n, b))
+		e.writeQuatDelta(n, qb, errb == nil, qc)
+		return nil
 	case cSlice:
 		if n.idField >= 0 {
 			return e.encEntityDelta(n, b, c)
@@ -605,17 +617,36 @@ func (d *decoder) decValueDelta(n *node, b, dst unsafe.Pointer) error {
 // highest set bit of a zigzagged component difference, at most n.
 func quatRelWidth(n int) int { return fields.BitsRequired(uint64(n)) }
 
-// encQuatDelta writes one bit: 1 when the quaternion is coded relative to
-// its baseline (same dropped component; the three index differences,
-// zigzagged, share one bit length), 0 when it is absolute.
-func (e *encoder) encQuatDelta(n *node, b, c unsafe.Pointer) error {
+// encQuatDelta writes a quaternion's changed bit and, when it changed, its
+// delta: the same bits as eqNode followed by encValueDelta, with each side
+// packed once. It reports whether the quaternion changed.
+func (e *encoder) encQuatDelta(n *node, b, c unsafe.Pointer) (bool, error) {
+	if n.pod && memEqual(b, c, n.size) {
+		e.w.WriteBool(false)
+		return false, nil
+	}
 	qc, err := n.quat.Pack(loadQuat(n, c))
 	if err != nil {
-		return err
+		e.w.WriteBool(true) // as eqNode would say; the error stops the message
+		return true, err
 	}
 	qb, errb := n.quat.Pack(loadQuat(n, b))
+	if errb == nil && qb == qc {
+		e.w.WriteBool(false)
+		return false, nil
+	}
+	e.w.WriteBool(true)
+	e.writeQuatDelta(n, qb, errb == nil, qc)
+	return true, nil
+}
+
+// writeQuatDelta writes one bit: 1 when the quaternion qc is coded relative
+// to its baseline qb (same dropped component; the three index differences,
+// zigzagged, share one bit length), 0 when it is absolute. okb tells
+// whether the baseline could be packed at all.
+func (e *encoder) writeQuatDelta(n *node, qb uint64, okb bool, qc uint64) {
 	nb := (n.quat.Bits() - 2) / 3
-	if errb == nil && qb&3 == qc&3 {
+	if okb && qb&3 == qc&3 {
 		var z [3]uint64
 		high := 0
 		mask := uint64(1)<<uint(nb) - 1
@@ -633,12 +664,11 @@ func (e *encoder) encQuatDelta(n *node, b, c unsafe.Pointer) error {
 			for i := 0; i < 3; i++ {
 				e.w.WriteBits(z[i], high+1)
 			}
-			return nil
+			return
 		}
 	}
 	e.w.WriteBool(false)
 	e.w.WriteBits(qc, n.quat.Bits())
-	return nil
 }
 
 func (d *decoder) decQuatDelta(n *node, b, dst unsafe.Pointer) error {

@@ -228,7 +228,7 @@ func (q Quat) dist(i uint64) uint64 {
 func (q Quat) clear(idx [3]uint64) bool {
 	a, b, c := q.value(idx[0]), q.value(idx[1]), q.value(idx[2])
 	s := 1 - a*a - b*b - c*c
-	t := math.Max(math.Abs(a), math.Max(math.Abs(b), math.Abs(c))) + quatMargin
+	t := max(math.Abs(a), math.Abs(b), math.Abs(c)) + quatMargin
 	switch tt := t * t; {
 	case s > tt*(1+1e-9):
 		return true
@@ -246,6 +246,6 @@ func (q Quat) rebuild(idx [3]uint64) (float64, bool) {
 		return math.NaN(), false
 	}
 	d := math.Sqrt(s)
-	big := math.Max(math.Abs(a), math.Max(math.Abs(b), math.Abs(c)))
+	big := max(math.Abs(a), math.Abs(b), math.Abs(c)) // grid points: never NaN
 	return d, d >= big+quatMargin
 }
