@@ -32,6 +32,10 @@ type Quantizer struct {
 	// values that rounding (v-min)/step alone could land on a neighbour of
 	// the nearest point; Index then compares the neighbours too.
 	fine bool
+	// inv is 1/step, and quick tells that index may round (v-min)*inv
+	// instead of (v-min)/step (see roundDiv).
+	inv   float64
+	quick bool
 }
 
 // maxQuantBits is the widest quantizer: indices up to 2^53-1 are exact in a
@@ -101,7 +105,8 @@ func newQuantizer(min, max float64, steps uint64) (Quantizer, error) {
 	// and mag/step; below 2^44 that is far under the half step that rounding
 	// tolerates, so Index(Value(i)) == i holds without further care.
 	fine := float64(steps)+mag/step > 1<<44
-	return Quantizer{min: min, max: max, step: step, steps: steps, bits: BitsRequired(steps), fine: fine}, nil
+	return Quantizer{min: min, max: max, step: step, steps: steps, bits: BitsRequired(steps), fine: fine,
+		inv: 1 / step, quick: !fine && steps <= maxQuickSteps}, nil
 }
 
 // Bits returns the size of a coded value: BitsRequired(Steps()).
@@ -151,11 +156,38 @@ func (q *Quantizer) IndexClamp(v float64) (uint64, error) {
 // quotient is below 2^53 + 1, so the conversion through int64 (one
 // instruction on most machines) is exact.
 func (q *Quantizer) index(v float64) uint64 {
-	i := uint64(int64((v-q.min)/q.step + 0.5))
+	var i uint64
+	if q.quick {
+		i = roundDiv(v-q.min, q.step, q.inv)
+	} else {
+		i = uint64(int64((v-q.min)/q.step + 0.5))
+	}
 	if i > q.steps || q.fine {
 		i = q.fix(v, i)
 	}
 	return i
+}
+
+// maxQuickSteps bounds the grids whose indices roundDiv computes: below
+// 2^26 the product and the quotient differ by less than 1e-7.
+const maxQuickSteps = 1 << 26
+
+// roundDivGuard is how close to a rounding boundary a product must fall for
+// roundDiv to divide after all: far more than the 1e-7 they can differ by.
+const roundDivGuard = 1e-6
+
+// roundDiv returns uint64(d/step + 0.5), the quotient rounded half up, for
+// 0 <= d/step < 2^26, given inv = 1/step. It multiplies by inv, which takes
+// a few cycles where a division takes tens, and divides only when the
+// product lies within roundDivGuard of a rounding boundary, where the two
+// could round apart: the result is always the quotient's, bit for bit.
+func roundDiv(d, step, inv float64) uint64 {
+	y := d*inv + 0.5
+	k := int64(y)
+	if f := y - float64(k); f < roundDivGuard || f > 1-roundDivGuard {
+		return uint64(int64(d/step + 0.5))
+	}
+	return uint64(k)
 }
 
 // fix caps a rounded index at Steps() and, on fine grids, moves it to the

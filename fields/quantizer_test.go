@@ -2,6 +2,7 @@ package fields
 
 import (
 	"math"
+	"math/rand"
 	"testing"
 
 	"github.com/bitwire/bitwire/bits"
@@ -270,4 +271,33 @@ func TestQuantizerBadValues(t *testing.T) {
 	_ = zero.Write(&w, 0)
 	_, _ = zero.Read(bits.NewReader(nil))
 	_ = zero.Value(7)
+}
+
+// roundDiv multiplies where the definition divides; it must give the
+// rounded quotient bit for bit, above all next to the half-way points where
+// a product one ulp off would round the other way.
+func TestRoundDivIsTheQuotient(t *testing.T) {
+	rng := rand.New(rand.NewSource(5))
+	steps := []float64{0.01, 0.1, 1.0 / 3, 2 * invSqrt2 / 511, 2 * invSqrt2 / (1<<20 - 1), 1024.0 / 102400, 7e-5, 3}
+	for _, step := range steps {
+		inv := 1 / step
+		check := func(d float64) {
+			if d < 0 || d/step >= maxQuickSteps {
+				return
+			}
+			require.Equal(t, uint64(int64(d/step+0.5)), roundDiv(d, step, inv), "d %v step %v", d, step)
+		}
+		for i := 0; i < 20000; i++ {
+			k := float64(rng.Intn(1 << 20))
+			if step > 1 {
+				k = float64(rng.Intn(1 << 10))
+			}
+			tie := (k + 0.5) * step // a half-way point, and its neighbours
+			check(tie)
+			check(math.Nextafter(tie, 0))
+			check(math.Nextafter(tie, math.Inf(1)))
+			check(k * step)
+			check(rng.Float64() * k * step)
+		}
+	}
 }

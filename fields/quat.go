@@ -26,6 +26,7 @@ type Quat struct {
 	n     int     // bits per component, 2..20
 	steps uint64  // 2^n - 1 intervals over [-1/√2, +1/√2]
 	step  float64 // 2/√2 / steps
+	inv   float64 // 1/step
 }
 
 const (
@@ -52,7 +53,8 @@ func NewQuat(n int) (Quat, error) {
 		return Quat{}, errWidth("quaternion component bit count", n, 2, 20)
 	}
 	steps := uint64(1)<<uint(n) - 1
-	return Quat{n: n, steps: steps, step: 2 * invSqrt2 / float64(steps)}, nil
+	step := 2 * invSqrt2 / float64(steps)
+	return Quat{n: n, steps: steps, step: step, inv: 1 / step}, nil
 }
 
 // Bits returns the size of a coded quaternion: 2 + 3n.
@@ -98,34 +100,38 @@ func (q Quat) Pack(v [4]float64) (uint64, error) {
 	if q.n == 0 {
 		return 0, errZeroQuat
 	}
-	var norm2 float64
-	for _, c := range v {
-		if c-c != 0 {
-			return 0, ErrInvalidValue
-		}
-		norm2 += c * c
-	}
+	// A NaN or infinite component makes norm2 NaN or +Inf.
+	norm2 := v[0]*v[0] + v[1]*v[1] + v[2]*v[2] + v[3]*v[3]
 	if !(math.Abs(norm2-1) <= quatNormTolerance) {
 		return 0, ErrInvalidValue
 	}
-	m := 0
-	for i := 1; i < 4; i++ {
-		if math.Abs(v[i]) > math.Abs(v[m]) { // lowest index wins ties
-			m = i
-		}
+	a0, a1, a2, a3 := math.Abs(v[0]), math.Abs(v[1]), math.Abs(v[2]), math.Abs(v[3])
+	m, big := 0, a0 // the lowest index wins ties
+	if a1 > big {
+		m, big = 1, a1
+	}
+	if a2 > big {
+		m, big = 2, a2
+	}
+	if a3 > big {
+		m = 3
 	}
 	scale := 1 / math.Sqrt(norm2)
 	if v[m] < 0 {
 		scale = -scale
 	}
-	var idx [3]uint64
-	k := 0
-	for i := 0; i < 4; i++ {
-		if i != m {
-			idx[k] = q.index(v[i] * scale)
-			k++
-		}
+	var o [3]float64 // the other three, in component order
+	switch m {
+	case 0:
+		o = [3]float64{v[1], v[2], v[3]}
+	case 1:
+		o = [3]float64{v[0], v[2], v[3]}
+	case 2:
+		o = [3]float64{v[0], v[1], v[3]}
+	default:
+		o = [3]float64{v[0], v[1], v[2]}
 	}
+	idx := [3]uint64{q.index(o[0] * scale), q.index(o[1] * scale), q.index(o[2] * scale)}
 	// Idempotence: the rebuilt component must stay clearly the largest.
 	// Every pass moves one index one step toward the middle of the grid
 	// and none passes it (the middle is never the largest while the check
@@ -193,11 +199,11 @@ func (q Quat) Unpack(u uint64) ([4]float64, error) {
 // index quantizes a component to the grid over [-1/√2, +1/√2], clamping
 // the rounding overshoot of components right at the bound.
 func (q Quat) index(c float64) uint64 {
-	x := (c + invSqrt2) / q.step
+	x := c + invSqrt2
 	if !(x > 0) {
 		return 0
 	}
-	i := uint64(x + 0.5)
+	i := roundDiv(x, q.step, q.inv)
 	if i > q.steps {
 		i = q.steps
 	}
