@@ -1,6 +1,10 @@
 package bitwire
 
-import "unsafe"
+import (
+	"unsafe"
+
+	"github.com/bitwire/bitwire/fields"
+)
 
 // The fast path for structs made only of fixed-width scalar leaves (bools,
 // bits, ranges, quantized and raw floats, varints, quaternions, times), in
@@ -22,6 +26,8 @@ const (
 	flatQ32                      // q on a float32, without clamp
 	flatRangeInt                 // range on a signed integer, without clamp
 	flatBool                     // bool
+	flatBitlenU                  // bitlen on an unsigned integer (no sign flag)
+	flatQuat                     // quaternion
 )
 
 // flatOp is one leaf of a flat plan: its coding and its offset from the
@@ -43,8 +49,9 @@ type flatPlan struct {
 const maxFlatOps = 1024
 
 // flatten returns the flat form of p, or nil when p has a field the flat
-// path does not code (strings, slices, maps, pointers, adaptive integers,
-// groups) or more than maxFlatOps leaves.
+// path does not code (strings, slices, maps, pointers, signed adaptive
+// integers, whose sign flag a rewind could not take back, fixed-point
+// numbers, groups) or more than maxFlatOps leaves.
 func flatten(p *plan) *flatPlan {
 	fp := &flatPlan{}
 	if !fp.addStruct(p, 0, 1) || len(fp.ops) == 0 {
@@ -92,7 +99,14 @@ func (fp *flatPlan) addNode(n *node, off uintptr, depth int) bool {
 		}
 	case cBool:
 		code = flatBool
-	case cBits, cFloat, cVarint, cQuat, cTime:
+	case cBitlen:
+		if isSigned(n) {
+			return false
+		}
+		code = flatBitlenU
+	case cQuat:
+		code = flatQuat
+	case cBits, cFloat, cVarint, cTime:
 	default:
 		return false
 	}
@@ -133,6 +147,14 @@ func (e *encoder) encFlat(fp *flatPlan, base unsafe.Pointer) error {
 				b = 1
 			}
 			w.WriteBits(b, 1)
+		case flatBitlenU:
+			fields.WriteBitlen(w, loadInt(p, op.n.mem), op.n.n)
+		case flatQuat:
+			u, err := op.n.quat.Pack(loadQuat(op.n, p))
+			if err != nil {
+				return err
+			}
+			w.WriteBits(u, op.n.quat.Bits())
 		default:
 			if err := e.encNode(op.n, p); err != nil {
 				return err
@@ -175,7 +197,11 @@ func (d *decoder) decFlat(fp *flatPlan, base unsafe.Pointer) error {
 				return err
 			}
 			*(*bool)(p) = b
-		default:
+		case flatBitlenU:
+			if err := d.decInt(op.n, p); err != nil {
+				return err
+			}
+		default: // flatQuat too: its reader is all in Quat.Read
 			if err := d.decNode(op.n, p); err != nil {
 				return err
 			}

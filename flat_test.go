@@ -28,7 +28,8 @@ type flatEntity struct {
 	Rot    [4]float32 `net:"quat"`
 	At     time.Time
 	Alive  bool
-	Hidden bool `net:"-"`
+	Hidden bool   `net:"-"`
+	ID     uint32 // unsigned bitlen: flat
 }
 
 type flatWorld struct {
@@ -40,6 +41,13 @@ type flatWorld struct {
 type notFlat struct {
 	A flatVec
 	S string
+}
+
+// signedNotFlat has a signed bitlen integer, whose sign flag the flat path
+// could not take back on a rewind.
+type signedNotFlat struct {
+	A flatVec
+	N int32
 }
 
 func TestFlatPlans(t *testing.T) {
@@ -54,14 +62,15 @@ func TestFlatPlans(t *testing.T) {
 		{"PlayerState", MustFor[PlayerState]().p, true},
 		{"Players64", MustFor[Players64]().p, true},
 		{"notFlat", MustFor[notFlat]().p, false},
+		{"signedNotFlat", MustFor[signedNotFlat]().p, false},
 		{"Adaptive (bitlen groups)", MustFor[Adaptive]().p, false},
 	} {
 		if got := tc.p.flat != nil; got != tc.want {
 			t.Errorf("%s: flat plan %v, want %v", tc.name, got, tc.want)
 		}
 	}
-	if fp := MustFor[flatWorld]().p.flat; fp.depth != 3 || len(fp.ops) != 1+3*19 {
-		t.Errorf("flatWorld: depth %d and %d ops, want 3 and %d", fp.depth, len(fp.ops), 1+3*19)
+	if fp := MustFor[flatWorld]().p.flat; fp.depth != 3 || len(fp.ops) != 1+3*20 {
+		t.Errorf("flatWorld: depth %d and %d ops, want 3 and %d", fp.depth, len(fp.ops), 1+3*20)
 	}
 }
 
@@ -130,6 +139,7 @@ func randomFlatWorld(rng *rand.Rand, wild bool) flatWorld {
 		}
 		e.At = time.Unix(rng.Int64N(1<<40)-1<<39, rng.Int64N(1e9)).UTC()
 		e.Alive = rng.IntN(2) == 0
+		e.ID = rng.Uint32() >> rng.IntN(32)
 		if wild && rng.IntN(30) == 0 {
 			e.Ammo = 150
 		}
