@@ -128,6 +128,23 @@ func (q *Quantizer) Step() float64 { return q.step }
 // NaN or infinite v is ErrInvalidValue; a v below min or above max is
 // ErrOutOfRange.
 func (q *Quantizer) Index(v float64) (uint64, error) {
+	// The common case, small enough to be inlined: roundDiv's product,
+	// when it is not near a rounding boundary. v <= max keeps it at most
+	// Steps(): the product exceeds the quotient by far less than a half.
+	if q.quick && v >= q.min && v <= q.max {
+		y := (v-q.min)*q.inv + 0.5
+		k := int64(y)
+		if math.Abs(y-float64(k)-0.5) <= 0.5-roundDivGuard {
+			return uint64(k), nil
+		}
+	}
+	return q.indexChecked(v)
+}
+
+// indexChecked is Index without its fast path.
+//
+//go:noinline
+func (q *Quantizer) indexChecked(v float64) (uint64, error) {
 	if v-v != 0 { // NaN and ±Inf
 		return 0, ErrInvalidValue
 	}
@@ -152,16 +169,27 @@ func (q *Quantizer) IndexClamp(v float64) (uint64, error) {
 	return q.index(v), nil
 }
 
-// index rounds v, known to be in [min, max], to its grid index. The
+// index rounds v, known to be in [min, max], to its grid index. On most
+// grids it is roundDiv, inlined, with the rare division in indexSlow.
+func (q *Quantizer) index(v float64) uint64 {
+	if q.quick {
+		y := (v-q.min)*q.inv + 0.5
+		k := int64(y)
+		if f := y - float64(k); f >= roundDivGuard && f <= 1-roundDivGuard && uint64(k) <= q.steps {
+			return uint64(k)
+		}
+	}
+	return q.indexSlow(v)
+}
+
+// indexSlow is index by the definition: (v-min)/step rounded half up,
+// capped at Steps() and, on fine grids, moved to the nearest index. The
 // quotient is below 2^53 + 1, so the conversion through int64 (one
 // instruction on most machines) is exact.
-func (q *Quantizer) index(v float64) uint64 {
-	var i uint64
-	if q.quick {
-		i = roundDiv(v-q.min, q.step, q.inv)
-	} else {
-		i = uint64(int64((v-q.min)/q.step + 0.5))
-	}
+//
+//go:noinline
+func (q *Quantizer) indexSlow(v float64) uint64 {
+	i := uint64(int64((v-q.min)/q.step + 0.5))
 	if i > q.steps || q.fine {
 		i = q.fix(v, i)
 	}
@@ -192,8 +220,6 @@ func roundDiv(d, step, inv float64) uint64 {
 
 // fix caps a rounded index at Steps() and, on fine grids, moves it to the
 // index nearest v.
-//
-//go:noinline
 func (q *Quantizer) fix(v float64, i uint64) uint64 {
 	if i > q.steps {
 		i = q.steps
