@@ -2,6 +2,7 @@ package bitwire
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"math"
 	mbits "math/bits"
@@ -398,6 +399,33 @@ func (e *encoder) encStructDelta(p *plan, b, c unsafe.Pointer, skip int) (bool, 
 			}
 			continue
 		}
+		if f.node.code == cStruct && !f.node.spec.composite {
+			// A nested struct: its delta, taken back if no field of it
+			// changed, rather than comparing it first.
+			if f.node.pod && memEqual(pb, pc, f.node.size) {
+				e.w.WriteBool(false)
+				if e.debug {
+					e.writeSentinel()
+				}
+				continue
+			}
+			at, flagged := e.w.Len(), e.flagged
+			e.w.WriteBool(true)
+			changed, err := e.encStructDelta(f.node.sub, pb, pc, -1)
+			if err != nil {
+				return false, wrapField(err, f.name, e.w.Len())
+			}
+			if !changed {
+				e.w.Truncate(at)
+				e.flagged = flagged
+				e.w.WriteBool(false)
+			}
+			dirty = dirty || changed
+			if e.debug {
+				e.writeSentinel()
+			}
+			continue
+		}
 		changed := !eqNode(f.node, pb, pc, 0)
 		e.w.WriteBool(changed)
 		if changed {
@@ -778,10 +806,11 @@ func (e *encoder) writeIndexSet(idx []int32, n int, countKnown bool) {
 	prev := int32(-1)
 	for _, i := range idx {
 		g := uint64(i - prev - 1)
-		for q := g >> uint(bestK); q > 0; q-- {
-			e.w.WriteBool(true)
+		q := g >> uint(bestK)
+		for ; q >= 63; q -= 63 {
+			e.w.WriteBits(1<<63-1, 63)
 		}
-		e.w.WriteBool(false)
+		e.w.WriteBits(1<<q-1, int(q)+1) // q ones, then a zero
 		e.w.WriteBits(g, bestK)
 		prev = i
 	}
@@ -1362,33 +1391,32 @@ func memEqual(a, b unsafe.Pointer, size uintptr) bool {
 }
 
 // equalRun returns how many leading elements of two arrays of count
-// elements, stride bytes apart, are equal byte for byte. It compares blocks
-// of 1, 2, 4, ... elements in one memory comparison each and bisects the
-// block that differs, so a run of k equal elements costs about 2·log2(k)
-// comparisons rather than k.
+// elements, stride bytes apart, are equal byte for byte.
 func equalRun(a, b unsafe.Pointer, count int, stride uintptr) int {
-	done, block := 0, 1
-	for done < count {
-		m := min(block, count-done)
-		pa, pb := ptrAt(a, uintptr(done)*stride), ptrAt(b, uintptr(done)*stride)
-		if memEqual(pa, pb, uintptr(m)*stride) {
-			done += m
-			block *= 2
-			continue
-		}
-		lo, hi := 0, m // the first difference is in element lo..hi-1
-		for hi-lo > 1 {
-			mid := (lo + hi) / 2
-			off := uintptr(lo) * stride
-			if memEqual(ptrAt(pa, off), ptrAt(pb, off), uintptr(mid-lo)*stride) {
-				lo = mid
-			} else {
-				hi = mid
-			}
-		}
-		return done + lo
+	size := uintptr(count) * stride
+	d := firstDiff(unsafe.Slice((*byte)(a), size), unsafe.Slice((*byte)(b), size))
+	return int(uintptr(d) / stride)
+}
+
+// firstDiff returns the index of the first byte where a and b differ, or
+// len(a) when b starts with a. It skips equal stretches a block at a time
+// (one vectorised memory comparison each) and finds the difference in the
+// block that has one eight bytes at a time.
+func firstDiff(a, b []byte) int {
+	const block = 256
+	n := len(a)
+	b = b[:n]
+	i := 0
+	for i+block <= n && string(a[i:i+block]) == string(b[i:i+block]) {
+		i += block
 	}
-	return count
+	for i+8 <= n && binary.LittleEndian.Uint64(a[i:]) == binary.LittleEndian.Uint64(b[i:]) {
+		i += 8
+	}
+	for i < n && a[i] == b[i] {
+		i++
+	}
+	return i
 }
 
 // nanKey reports whether a float-keyed map has a NaN key: NaN has no order

@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/rand"
 	"testing"
+	"unsafe"
 
 	"github.com/stretchr/testify/require"
 
@@ -354,4 +355,82 @@ func checkFusedDelta[T any](t *testing.T, base, cur *T) {
 	var out T
 	require.NoError(t, c.UnmarshalDelta(got, &qbase, &out))
 	require.Equal(t, qcur, out)
+}
+
+// firstDiff finds the first differing byte wherever it is: in a skipped
+// block, in the word loop or in the tail, and equalRun turns it into whole
+// elements.
+func TestFirstDiffAndEqualRun(t *testing.T) {
+	rng := rand.New(rand.NewSource(17))
+	for trial := 0; trial < 3000; trial++ {
+		n := rng.Intn(1200)
+		a := make([]byte, n)
+		rng.Read(a)
+		b := append([]byte(nil), a...)
+		want := n
+		if n > 0 && rng.Intn(5) > 0 {
+			want = rng.Intn(n)
+			b[want] ^= byte(1 + rng.Intn(255))
+			if k := want + 1 + rng.Intn(n-want); k < n { // a later difference too
+				b[k] ^= 0x80
+			}
+		}
+		require.Equal(t, want, firstDiff(a, b), "n %d", n)
+		if n == 0 {
+			continue
+		}
+		stride := uintptr(1 + rng.Intn(40))
+		count := n / int(stride)
+		if count == 0 {
+			continue
+		}
+		got := equalRun(unsafe.Pointer(&a[0]), unsafe.Pointer(&b[0]), count, stride)
+		require.Equal(t, min(want/int(stride), count), got, "n %d stride %d", n, stride)
+	}
+}
+
+// Index sets round-trip whichever form the encoder picks: empty, full,
+// bitmask, and Rice codes with quotients from 0 to well past 63 bits.
+func TestIndexSetRoundTrip(t *testing.T) {
+	rng := rand.New(rand.NewSource(23))
+	sets := [][]int32{{}, {0}, {5, 1049}, {0, 1, 2, 3, 2000}}
+	var long []int32 // a hundred neighbours and one far away: k = 4, a quotient of 118
+	for i := int32(0); i < 100; i++ {
+		long = append(long, i)
+	}
+	sets = append(sets, append(long, 2000))
+	for trial := 0; trial < 500; trial++ {
+		n := 1 + rng.Intn(3000)
+		var idx []int32
+		p := []float64{0.001, 0.05, 0.5, 0.99}[rng.Intn(4)]
+		for i := 0; i < n; i++ {
+			if rng.Float64() < p {
+				idx = append(idx, int32(i))
+			}
+		}
+		sets = append(sets, idx)
+	}
+	for _, idx := range sets {
+		n := 2100
+		if len(idx) > 0 {
+			n = max(n, int(idx[len(idx)-1])+1+rand.Intn(3))
+		}
+		for _, known := range []bool{false, true} {
+			var w bits.Writer
+			e := encoder{w: &w}
+			e.writeIndexSet(idx, n, known)
+			d := decoder{r: bits.NewReader(w.Bytes())}
+			count := -1
+			if known {
+				count = len(idx)
+			}
+			got, err := d.readIndexSet(new(arena), n, count)
+			require.NoError(t, err)
+			require.Equal(t, len(idx), len(got))
+			for k := range idx {
+				require.Equal(t, idx[k], got[k])
+			}
+			require.Equal(t, w.Len(), d.r.Pos(), "n %d, %d indexes", n, len(idx))
+		}
+	}
 }

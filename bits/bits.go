@@ -61,13 +61,21 @@ func (w *Writer) WriteBits(v uint64, n int) {
 	}
 }
 
-// WriteBool writes one bit: 1 for true.
+// WriteBool writes one bit: 1 for true. It is small enough to be inlined.
 func (w *Writer) WriteBool(b bool) {
-	var v uint64
 	if b {
-		v = 1
+		w.scratch |= 1 << uint(w.n)
 	}
-	w.WriteBits(v, 1)
+	w.n++
+	if w.n == 64 {
+		w.flush()
+	}
+}
+
+// flush moves a full scratch word to buf.
+func (w *Writer) flush() {
+	w.buf = binary.LittleEndian.AppendUint64(w.buf, w.scratch)
+	w.scratch, w.n = 0, 0
 }
 
 // WriteBytes writes each byte of p as 8 bits, in order. It is the same as
