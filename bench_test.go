@@ -280,7 +280,21 @@ func TestHotPathAllocs(t *testing.T) {
 	data64, _ := c64.Append(nil, &v64)
 	var out PlayerState
 	var out64 Players64
+	cw := MustFor[CubeWorld]()
+	wBase, wCur := changedWorlds()
+	qBase := cloneWorld(wBase)
+	if err := cw.Quantize(&qBase); err != nil {
+		t.Fatal(err)
+	}
+	dataW, err := cw.AppendDelta(nil, &wBase, &wCur)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var outW CubeWorld
+	_ = cw.UnmarshalDelta(dataW, &qBase, &outW) // outW owns its slice from now on
 	for name, f := range map[string]func(){
+		"CubeWorld delta encode": func() { buf, _ = cw.AppendDelta(buf[:0], &wBase, &wCur) },
+		"CubeWorld delta decode": func() { _ = cw.UnmarshalDelta(dataW, &qBase, &outW) },
 		"PlayerState encode": func() { buf, _ = c.Append(buf[:0], &v) },
 		"PlayerState decode": func() { _ = c.Unmarshal(data, &out) },
 		"Players64 encode":   func() { buf, _ = c64.Append(buf[:0], &v64) },

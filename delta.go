@@ -1071,8 +1071,11 @@ func (e *encoder) encEntityDeltaFused(n *node, b, c unsafe.Pointer) error {
 	}
 	mark := len(e.ar.buf)
 	sw := e.ar.writer()
-	w := e.w
-	defer func() { e.ar.buf = e.ar.buf[:mark]; e.ar.release(sw); e.w = w }()
+	defer func() { e.ar.buf = e.ar.buf[:mark]; e.ar.release(sw) }()
+	// The survivors' encoder: e with the scratch writer. (A local copy,
+	// since storing sw into e.w would make every writer escape.)
+	se := *e
+	se.w = sw
 	removed := e.ar.take(sb.len)
 	added := e.ar.take(sc.len)
 	changed := e.ar.take(min(sb.len, sc.len)) // survivor ordinals
@@ -1094,10 +1097,8 @@ func (e *encoder) encEntityDeltaFused(n *node, b, c unsafe.Pointer) error {
 		ib, ic := loadInt(ptrAt(pb, idOff), idMem), loadInt(ptrAt(pc, idOff), idMem)
 		switch {
 		case ib == ic:
-			at, flagged := sw.Len(), e.flagged
-			e.w = sw
-			ch, err := e.encStructDelta(n.elem.sub, pb, pc, n.idField)
-			e.w = w
+			at, flagged := sw.Len(), se.flagged
+			ch, err := se.encStructDelta(n.elem.sub, pb, pc, n.idField)
 			if err != nil {
 				return err
 			}
@@ -1105,7 +1106,7 @@ func (e *encoder) encEntityDeltaFused(n *node, b, c unsafe.Pointer) error {
 				changed = append(changed, int32(survivors))
 			} else {
 				sw.Truncate(at) // only unchanged bits: the survivor is unchanged
-				e.flagged = flagged
+				se.flagged = flagged
 			}
 			survivors++
 			i++
@@ -1128,6 +1129,7 @@ func (e *encoder) encEntityDeltaFused(n *node, b, c unsafe.Pointer) error {
 	e.writeIndexSet(added, sc.len, true)
 	e.writeIndexSet(changed, survivors, false)
 	e.w.WriteFrom(sw)
+	e.flagged = se.flagged
 	return e.encAdded(n, sc, added)
 }
 

@@ -118,6 +118,20 @@ func cloneWorld(w CubeWorld) CubeWorld {
 	return c
 }
 
+// changedWorlds returns 300 cubes and the same a tick later with 5% of
+// them moved and turned.
+func changedWorlds() (base, cur CubeWorld) {
+	rng := rand.New(rand.NewSource(29))
+	base = makeWorld(rng, 300)
+	cur = cloneWorld(base)
+	for _, i := range rng.Perm(300)[:15] {
+		q := randomQuat(rng)
+		cur.Cubes[i].Pos.X += 0.5
+		cur.Cubes[i].Rot = [4]float32{float32(q[0]), float32(q[1]), float32(q[2]), float32(q[3])}
+	}
+	return base, cur
+}
+
 func TestEntitySetOverhead(t *testing.T) {
 	rng := rand.New(rand.NewSource(5))
 	base := makeWorld(rng, 901)
