@@ -295,10 +295,10 @@ func TestHotPathAllocs(t *testing.T) {
 	for name, f := range map[string]func(){
 		"CubeWorld delta encode": func() { buf, _ = cw.AppendDelta(buf[:0], &wBase, &wCur) },
 		"CubeWorld delta decode": func() { _ = cw.UnmarshalDelta(dataW, &qBase, &outW) },
-		"PlayerState encode": func() { buf, _ = c.Append(buf[:0], &v) },
-		"PlayerState decode": func() { _ = c.Unmarshal(data, &out) },
-		"Players64 encode":   func() { buf, _ = c64.Append(buf[:0], &v64) },
-		"Players64 decode":   func() { _ = c64.Unmarshal(data64, &out64) },
+		"PlayerState encode":     func() { buf, _ = c.Append(buf[:0], &v) },
+		"PlayerState decode":     func() { _ = c.Unmarshal(data, &out) },
+		"Players64 encode":       func() { buf, _ = c64.Append(buf[:0], &v64) },
+		"Players64 decode":       func() { _ = c64.Unmarshal(data64, &out64) },
 	} {
 		if n := testing.AllocsPerRun(100, f); n != 0 {
 			t.Errorf("%s: %v allocs/op, want 0", name, n)
