@@ -134,7 +134,7 @@ func (q *Quantizer) Index(v float64) (uint64, error) {
 	if q.quick && v >= q.min && v <= q.max {
 		y := (v-q.min)*q.inv + 0.5
 		k := int64(y)
-		if math.Abs(y-float64(k)-0.5) <= 0.5-roundDivGuard {
+		if int64(y-roundDivGuard) == k && int64(y+roundDivGuard) == k { // as in roundDiv
 			return uint64(k), nil
 		}
 	}
@@ -210,9 +210,11 @@ const roundDivGuard = 1e-6
 // product lies within roundDivGuard of a rounding boundary, where the two
 // could round apart: the result is always the quotient's, bit for bit.
 func roundDiv(d, step, inv float64) uint64 {
-	y := d*inv + 0.5
+	y := d*inv + 0.5 // at least 0.5: truncation is floor here
 	k := int64(y)
-	if f := y - float64(k); f < roundDivGuard || f > 1-roundDivGuard {
+	// An integer within the guard of y moves one of these off k. (Three
+	// independent conversions: shorter than converting k back.)
+	if int64(y-roundDivGuard) != k || int64(y+roundDivGuard) != k {
 		return uint64(int64(d/step + 0.5))
 	}
 	return uint64(k)

@@ -27,6 +27,8 @@ type Quat struct {
 	steps uint64  // 2^n - 1 intervals over [-1/√2, +1/√2]
 	step  float64 // 2/√2 / steps
 	inv   float64 // 1/step
+	// sureSq and sureAdd make the test in surelyClear (see there).
+	sureSq, sureAdd float64
 }
 
 const (
@@ -54,7 +56,9 @@ func NewQuat(n int) (Quat, error) {
 	}
 	steps := uint64(1)<<uint(n) - 1
 	step := 2 * invSqrt2 / float64(steps)
-	return Quat{n: n, steps: steps, step: step, inv: 1 / step}, nil
+	h := step / 2 * (1 + 1e-9) // the most a component moves when quantized
+	return Quat{n: n, steps: steps, step: step, inv: 1 / step,
+		sureSq: 2*math.Sqrt(3)*h + 3*h*h + 1e-12, sureAdd: h + quatMargin + 1e-12}, nil
 }
 
 // Bits returns the size of a coded quaternion: 2 + 3n.
@@ -105,33 +109,38 @@ func (q Quat) Pack(v [4]float64) (uint64, error) {
 	if !(math.Abs(norm2-1) <= quatNormTolerance) {
 		return 0, ErrInvalidValue
 	}
-	a0, a1, a2, a3 := math.Abs(v[0]), math.Abs(v[1]), math.Abs(v[2]), math.Abs(v[3])
-	m, big := 0, a0 // the lowest index wins ties
-	if a1 > big {
-		m, big = 1, a1
+	// The largest magnitude, found without branches (their outcome is
+	// random for random rotations): the bits of non-negative floats order
+	// as the floats do, and each step compiles to conditional moves.
+	const sign = 1 << 63
+	b0, b1, b2, b3 := math.Float64bits(v[0])&^sign, math.Float64bits(v[1])&^sign,
+		math.Float64bits(v[2])&^sign, math.Float64bits(v[3])&^sign
+	m, big := 0, b0 // the lowest index wins ties
+	if b1 > big {
+		m = 1
 	}
-	if a2 > big {
-		m, big = 2, a2
+	big = max(big, b1)
+	if b2 > big {
+		m = 2
 	}
-	if a3 > big {
+	big = max(big, b2)
+	if b3 > big {
 		m = 3
 	}
-	scale := 1 / math.Sqrt(norm2)
-	if v[m] < 0 {
-		scale = -scale
+	big = max(big, b3)
+	m &= 3
+	// Scale to unit length, negated when the dropped component is
+	// negative so that it is positive.
+	scale := math.Float64frombits(math.Float64bits(1/math.Sqrt(norm2)) ^ math.Float64bits(v[m])&sign)
+	o := &quatOthers[m] // the other three, in component order
+	x, y, z := v[o[0]&3], v[o[1]&3], v[o[2]&3]
+	idx := [3]uint64{q.index(x * scale), q.index(y * scale), q.index(z * scale)}
+	// Most rotations pass this check, made before quantization, which
+	// saves the dependent chain of the exact one below.
+	second := math.Float64frombits(max(math.Float64bits(x)&^sign, math.Float64bits(y)&^sign, math.Float64bits(z)&^sign))
+	if q.surelyClear(math.Float64frombits(big)*math.Abs(scale), second*math.Abs(scale)) {
+		return q.join(m, idx), nil
 	}
-	var o [3]float64 // the other three, in component order
-	switch m {
-	case 0:
-		o = [3]float64{v[1], v[2], v[3]}
-	case 1:
-		o = [3]float64{v[0], v[2], v[3]}
-	case 2:
-		o = [3]float64{v[0], v[1], v[3]}
-	default:
-		o = [3]float64{v[0], v[1], v[2]}
-	}
-	idx := [3]uint64{q.index(o[0] * scale), q.index(o[1] * scale), q.index(o[2] * scale)}
 	// Idempotence: the rebuilt component must stay clearly the largest.
 	// Every pass moves one index one step toward the middle of the grid
 	// and none passes it (the middle is never the largest while the check
@@ -156,8 +165,27 @@ func (q Quat) Pack(v [4]float64) (uint64, error) {
 			idx[j]++
 		}
 	}
+	return q.join(m, idx), nil
+}
+
+// join packs the dropped component's index m and the three indices.
+func (q Quat) join(m int, idx [3]uint64) uint64 {
 	n := uint(q.n)
-	return uint64(m) | idx[0]<<2 | idx[1]<<(2+n) | idx[2]<<(2+2*n), nil
+	return uint64(m) | idx[0]<<2 | idx[1]<<(2+n) | idx[2]<<(2+2*n)
+}
+
+// surelyClear reports, before quantization, that clear will hold for the
+// quantized components of a unit quaternion whose dropped component has
+// magnitude big and whose next largest has magnitude second. Quantization
+// moves each of the three by at most h (half a step): their squares then
+// sum to at most 1 - big² + 2√3·h + 3h² (|a|+|b|+|c| <= √3), so the
+// rebuilt component is at least sqrt(big² - sureSq), while the largest of
+// the three is at most second + h. sureSq and sureAdd carry 1e-12 more for
+// floating-point rounding, orders of magnitude more than it can be. When
+// this fails, clear decides.
+func (q Quat) surelyClear(big, second float64) bool {
+	t := second + q.sureAdd
+	return big*big-q.sureSq >= t*t
 }
 
 // Unpack decodes Bits() bits produced by Pack. Bits set above Bits() are
@@ -196,6 +224,9 @@ func (q Quat) Unpack(u uint64) ([4]float64, error) {
 	return out, nil
 }
 
+// quatOthers lists, for each dropped component, the other three in order.
+var quatOthers = [4][3]uint8{{1, 2, 3}, {0, 2, 3}, {0, 1, 3}, {0, 1, 2}}
+
 // index quantizes a component to the grid over [-1/√2, +1/√2], clamping
 // the rounding overshoot of components right at the bound.
 func (q Quat) index(c float64) uint64 {
@@ -211,7 +242,7 @@ func (q Quat) index(c float64) uint64 {
 }
 
 // value is the grid point of index i.
-func (q Quat) value(i uint64) float64 { return float64(i)*q.step - invSqrt2 }
+func (q Quat) value(i uint64) float64 { return float64(int64(i))*q.step - invSqrt2 } // i < 2^20: exact either way
 
 // dist is the magnitude of the grid point of index i, in half steps, as an
 // integer so comparisons are exact: |2i - steps|.
@@ -234,7 +265,11 @@ func (q Quat) dist(i uint64) uint64 {
 func (q Quat) clear(idx [3]uint64) bool {
 	a, b, c := q.value(idx[0]), q.value(idx[1]), q.value(idx[2])
 	s := 1 - a*a - b*b - c*c
-	t := max(math.Abs(a), math.Abs(b), math.Abs(c)) + quatMargin
+	// The largest magnitude from the integer distances to the middle of
+	// the grid (conditional moves, no float max): |value(i)| is dist(i)
+	// half steps, give or take an ulp, far inside the band below.
+	d := max(q.dist(idx[0]), q.dist(idx[1]), q.dist(idx[2]))
+	t := float64(int64(d))*(q.step/2) + quatMargin
 	switch tt := t * t; {
 	case s > tt*(1+1e-9):
 		return true

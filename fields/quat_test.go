@@ -294,3 +294,57 @@ func TestQuatEveryEncoding(t *testing.T) {
 		}
 	}
 }
+
+// surelyClear may skip the exact idempotence check only when that check
+// would pass: over random rotations, near ties and pairs of components whose
+// gap sweeps through the bound, at every width, it never says "clear" for a
+// quantization that is not. And it must say so often at the default width,
+// or it saves nothing.
+func TestQuatSurelyClearImpliesClear(t *testing.T) {
+	rng := newRand(31)
+	for n := 2; n <= 20; n++ {
+		q := mustQuat(t, n)
+		sure, total := 0, 0
+		check := func(v [4]float64) {
+			m := 0
+			for i := 1; i < 4; i++ {
+				if math.Abs(v[i]) > math.Abs(v[m]) {
+					m = i
+				}
+			}
+			var norm2 float64
+			for _, c := range v {
+				norm2 += c * c
+			}
+			scale := 1 / math.Sqrt(norm2)
+			var idx [3]uint64
+			second, k := 0.0, 0
+			for i := 0; i < 4; i++ {
+				if i != m {
+					idx[k] = q.index(v[i] * math.Copysign(scale, v[m]))
+					second = max(second, math.Abs(v[i])*scale)
+					k++
+				}
+			}
+			total++
+			if q.surelyClear(math.Abs(v[m])*scale, second) {
+				sure++
+				require.True(t, q.clear(idx), "n %d: %v judged surely clear", n, v)
+			}
+		}
+		for i := 0; i < 4000; i++ {
+			check(randomRotation(rng))
+			check(nearTie(rng))
+			// the two largest a gap g apart, g swept across the bound
+			g := q.step * float64(rng.IntN(4000)) / 400
+			a := 0.5 + 0.2*rng.Float64()
+			v := [4]float64{a + g, a, 0.3 * rng.NormFloat64(), 0.3 * rng.NormFloat64()}
+			rng.Shuffle(4, func(i, j int) { v[i], v[j] = v[j], v[i] })
+			s := math.Sqrt(v[0]*v[0] + v[1]*v[1] + v[2]*v[2] + v[3]*v[3])
+			check([4]float64{v[0] / s, v[1] / s, v[2] / s, v[3] / s})
+		}
+		if n == DefaultQuatBits {
+			require.Greater(t, float64(sure)/float64(total), 0.5, "n %d: the shortcut is rarely taken", n)
+		}
+	}
+}
