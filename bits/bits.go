@@ -167,7 +167,7 @@ type Reader struct {
 	cache uint64 // bits not yet consumed, low bits first
 	n     int    // number of valid bits in cache
 	total int    // len(data)*8
-	pos   int    // bits consumed
+	// The bits consumed are next*8 - n: refill loads whole bytes only.
 }
 
 // NewReader returns a Reader over data.
@@ -201,10 +201,21 @@ func (r *Reader) refill() {
 // result. It returns ErrUnexpectedEnd, consuming nothing, if fewer than n bits
 // remain, and an error for n outside 0..64.
 func (r *Reader) ReadBits(n int) (uint64, error) {
+	if uint(n) <= uint(r.n) { // all cached: the inlined fast path
+		v := r.cache & (1<<uint(n) - 1) // n < 64 here
+		r.cache >>= uint(n)
+		r.n -= n
+		return v, nil
+	}
+	return r.readBitsSlow(n)
+}
+
+//go:noinline
+func (r *Reader) readBitsSlow(n int) (uint64, error) {
 	if uint(n) > 64 {
 		return 0, errors.New("bits: ReadBits with n outside 0..64")
 	}
-	if n > r.total-r.pos {
+	if n > r.Remaining() {
 		return 0, ErrUnexpectedEnd
 	}
 	if n > 56 {
@@ -223,7 +234,6 @@ func (r *Reader) take(n int) uint64 {
 	v := r.cache & (1<<uint(n) - 1)
 	r.cache >>= uint(n)
 	r.n -= n
-	r.pos += n
 	return v
 }
 
@@ -233,7 +243,6 @@ func (r *Reader) ReadBool() (bool, error) {
 		b := r.cache&1 != 0
 		r.cache >>= 1
 		r.n--
-		r.pos++
 		return b, nil
 	}
 	return r.readBoolSlow()
@@ -241,7 +250,7 @@ func (r *Reader) ReadBool() (bool, error) {
 
 //go:noinline
 func (r *Reader) readBoolSlow() (bool, error) {
-	if r.pos >= r.total {
+	if r.Remaining() <= 0 {
 		return false, ErrUnexpectedEnd
 	}
 	return r.take(1) == 1, nil
@@ -249,7 +258,7 @@ func (r *Reader) readBoolSlow() (bool, error) {
 
 // ReadBytes fills p with the next len(p)*8 bits, 8 bits a byte.
 func (r *Reader) ReadBytes(p []byte) error {
-	if len(p)*8 > r.total-r.pos {
+	if len(p)*8 > r.Remaining() {
 		return ErrUnexpectedEnd
 	}
 	for len(p) >= 4 {
@@ -263,14 +272,14 @@ func (r *Reader) ReadBytes(p []byte) error {
 }
 
 // Remaining returns the number of unread bits, padding included.
-func (r *Reader) Remaining() int { return r.total - r.pos }
+func (r *Reader) Remaining() int { return r.total - r.Pos() }
 
 // Pos returns the number of bits read so far.
-func (r *Reader) Pos() int { return r.pos }
+func (r *Reader) Pos() int { return r.next*8 - r.n }
 
 // Skip consumes n bits, or returns ErrUnexpectedEnd if fewer remain.
 func (r *Reader) Skip(n int) error {
-	if n < 0 || n > r.total-r.pos {
+	if n < 0 || n > r.Remaining() {
 		return ErrUnexpectedEnd
 	}
 	for n > 0 {
@@ -288,7 +297,7 @@ func (r *Reader) Skip(n int) error {
 // and all of them are zero. Decoders of whole messages use it to reject
 // trailing data.
 func (r *Reader) CheckPadding() bool {
-	rem := r.total - r.pos
+	rem := r.Remaining()
 	if rem >= 8 {
 		return false
 	}
