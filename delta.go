@@ -1176,49 +1176,52 @@ func (d *decoder) decEntityDelta(n *node, b, dst unsafe.Pointer) error {
 		return nil
 	}
 	growSlice(n, sd, l, sb.data)
-	// Unchanged survivors of a pointer-free element type are copied in
-	// runs: one copy for each stretch that is contiguous on both sides.
-	runB, runJ, runLen := 0, 0, 0
-	flush := func() {
-		if runLen > 0 {
-			sz := uintptr(runLen) * n.stride
-			copy(unsafe.Slice((*byte)(ptrAt(sd.data, uintptr(runJ)*n.stride)), sz),
-				unsafe.Slice((*byte)(ptrAt(sb.data, uintptr(runB)*n.stride)), sz))
-			runLen = 0
+	// The new slice is walked in stretches between events (a new entity,
+	// a removed one, a changed survivor); each stretch is a run of
+	// unchanged survivors, contiguous on both sides, copied at once.
+	const none = math.MaxInt
+	next := func(set []int32, k int) int {
+		if k < len(set) {
+			return int(set[k])
 		}
+		return none
 	}
-	bi, ai, ci, k := 0, 0, 0, 0
-	for j := 0; j < l; j++ {
-		if ai < len(added) && int(added[ai]) == j {
+	bi, ai, ri, ci, k := 0, 0, 0, 0, 0 // baseline index, set positions, survivor ordinal
+	for j := 0; j < l; {
+		if next(added, ai) == j {
 			ai++
+			j++
 			continue
 		}
-		for len(removed) > 0 && bi == int(removed[0]) {
-			removed = removed[1:]
+		if next(removed, ri) == bi {
+			ri++
 			bi++
+			continue
 		}
 		if bi >= sb.len {
 			return fmt.Errorf("%w: entity set survivors run past the baseline", ErrMalformed)
 		}
-		pb, pd := ptrAt(sb.data, uintptr(bi)*n.stride), ptrAt(sd.data, uintptr(j)*n.stride)
-		if ci < len(changed) && int(changed[ci]) == k {
+		if next(changed, ci) == k {
 			ci++
+			pb, pd := ptrAt(sb.data, uintptr(bi)*n.stride), ptrAt(sd.data, uintptr(j)*n.stride)
 			if err := d.decStructDelta(n.elem.sub, pb, pd, n.idField); err != nil {
 				return wrapField(err, fmt.Sprintf("[%d]", j), d.r.Pos())
 			}
-		} else if n.elem.pod {
-			if runLen == 0 || bi != runB+runLen || j != runJ+runLen {
-				flush()
-				runB, runJ = bi, j
-			}
-			runLen++
-		} else {
-			copyNode(n.elem, pd, pb)
+			j, bi, k = j+1, bi+1, k+1
+			continue
 		}
-		bi++
-		k++
+		run := min(next(added, ai)-j, next(removed, ri)-bi, next(changed, ci)-k, l-j, sb.len-bi)
+		if n.elem.pod {
+			sz := uintptr(run) * n.stride
+			copy(unsafe.Slice((*byte)(ptrAt(sd.data, uintptr(j)*n.stride)), sz),
+				unsafe.Slice((*byte)(ptrAt(sb.data, uintptr(bi)*n.stride)), sz))
+		} else {
+			for x := 0; x < run; x++ {
+				copyNode(n.elem, ptrAt(sd.data, uintptr(j+x)*n.stride), ptrAt(sb.data, uintptr(bi+x)*n.stride))
+			}
+		}
+		j, bi, k = j+run, bi+run, k+run
 	}
-	flush()
 	for _, j := range added {
 		if err := d.decNode(n.elem, ptrAt(sd.data, uintptr(j)*n.stride)); err != nil {
 			return wrapField(err, fmt.Sprintf("[%d]", j), d.r.Pos())
