@@ -31,11 +31,15 @@ const (
 )
 
 // flatOp is one leaf of a flat plan: its coding and its offset from the
-// start of the struct.
+// start of the struct. The first leaf of a run (see flatten) also holds the
+// run's length in leaves and in bits.
 type flatOp struct {
-	code flatCode
-	off  uintptr
-	n    *node
+	code  flatCode
+	off   uintptr
+	n     *node
+	width int // bits, for the fixed-width codings that runs are made of
+	count int // the first leaf of a run: how many leaves it spans
+	bits  int // and their bits
 }
 
 // flatPlan is the flat form of a struct plan.
@@ -52,13 +56,35 @@ const maxFlatOps = 1024
 // path does not code (strings, slices, maps, pointers, signed adaptive
 // integers, whose sign flag a rewind could not take back, fixed-point
 // numbers, groups) or more than maxFlatOps leaves.
+//
+// Consecutive fixed-width leaves (q on float32, ranges on signed integers,
+// bools, quaternions) are grouped into runs of at most maxRunBits bits,
+// which decFlat reads with one ReadBits: the typical entity is a few reads
+// rather than a dozen. (encFlat writes leaf by leaf: WriteBits is inlined,
+// and accumulating a run measured slower.)
 func flatten(p *plan) *flatPlan {
 	fp := &flatPlan{}
 	if !fp.addStruct(p, 0, 1) || len(fp.ops) == 0 {
 		return nil
 	}
+	start := -1 // the first leaf of the open run
+	for i := range fp.ops {
+		op := &fp.ops[i]
+		if op.width == 0 {
+			start = -1
+			continue
+		}
+		if start < 0 || fp.ops[start].bits+op.width > maxRunBits {
+			start = i
+		}
+		fp.ops[start].count++
+		fp.ops[start].bits += op.width
+	}
 	return fp
 }
+
+// maxRunBits bounds a run: what one ReadBits takes from a full cache.
+const maxRunBits = 56
 
 func (fp *flatPlan) addStruct(p *plan, off uintptr, depth int) bool {
 	fp.depth = max(fp.depth, depth)
@@ -110,7 +136,18 @@ func (fp *flatPlan) addNode(n *node, off uintptr, depth int) bool {
 	default:
 		return false
 	}
-	fp.ops = append(fp.ops, flatOp{code: code, off: off, n: n})
+	op := flatOp{code: code, off: off, n: n}
+	switch code {
+	case flatQ32:
+		op.width = n.q.Bits()
+	case flatRangeInt:
+		op.width = n.irng.Bits()
+	case flatBool:
+		op.width = 1
+	case flatQuat:
+		op.width = n.quat.Bits()
+	}
+	fp.ops = append(fp.ops, op)
 	return true
 }
 
@@ -170,38 +207,44 @@ func (e *encoder) encFlat(fp *flatPlan, base unsafe.Pointer) error {
 func (d *decoder) decFlat(fp *flatPlan, base unsafe.Pointer) error {
 	r := d.r
 	ops := fp.ops
+	var v uint64 // the open run's bits not yet taken
 	for i := range ops {
 		op := &ops[i]
 		p := unsafe.Add(base, op.off)
+		if op.count > 0 {
+			var err error
+			if v, err = r.ReadBits(op.bits); err != nil {
+				return err
+			}
+		}
+		x := v & (1<<uint(op.width) - 1)
+		v >>= uint(op.width)
 		switch op.code {
 		case flatQ32:
 			q := &op.n.q
-			x, err := q.ReadIndex(r)
-			if err != nil {
-				return err
+			if x > q.Steps() {
+				return ErrOutOfRange
 			}
 			*(*float32)(p) = float32(q.Value(x))
 		case flatRangeInt:
 			rng := &op.n.irng
-			u, err := r.ReadBits(rng.Bits())
-			if err != nil {
-				return err
-			}
-			if u > uint64(rng.Max())-uint64(rng.Min()) {
+			if x > uint64(rng.Max())-uint64(rng.Min()) {
 				return ErrOutOfRange
 			}
-			storeInt(p, op.n.mem, uint64(rng.Min())+u)
+			storeInt(p, op.n.mem, uint64(rng.Min())+x)
 		case flatBool:
-			b, err := r.ReadBool()
+			*(*bool)(p) = x != 0
+		case flatQuat:
+			q, err := op.n.quat.Unpack(x)
 			if err != nil {
 				return err
 			}
-			*(*bool)(p) = b
+			storeQuat(op.n, p, q)
 		case flatBitlenU:
 			if err := d.decInt(op.n, p); err != nil {
 				return err
 			}
-		default: // flatQuat too: its reader is all in Quat.Read
+		default:
 			if err := d.decNode(op.n, p); err != nil {
 				return err
 			}

@@ -30,6 +30,10 @@ type flatEntity struct {
 	Alive  bool
 	Hidden bool   `net:"-"`
 	ID     uint32 // unsigned bitlen: flat
+	// a 62-bit leaf and a 64-bit one: runs of one leaf, longer than
+	// maxRunBits
+	Fine [4]float32 `net:"quat,bits=20"`
+	Big  int64      `net:"range,min=-9223372036854775808,max=9223372036854775807"`
 }
 
 type flatWorld struct {
@@ -69,8 +73,19 @@ func TestFlatPlans(t *testing.T) {
 			t.Errorf("%s: flat plan %v, want %v", tc.name, got, tc.want)
 		}
 	}
-	if fp := MustFor[flatWorld]().p.flat; fp.depth != 3 || len(fp.ops) != 1+3*20 {
-		t.Errorf("flatWorld: depth %d and %d ops, want 3 and %d", fp.depth, len(fp.ops), 1+3*20)
+	// PlayerState's 72 bits: the position's 48 in one run, then yaw,
+	// health, weapon and the two flags (10+8+4+1+1) in another.
+	var runs [][2]int
+	for _, op := range MustFor[PlayerState]().p.flat.ops {
+		if op.count > 0 {
+			runs = append(runs, [2]int{op.count, op.bits})
+		}
+	}
+	if len(runs) != 2 || runs[0] != [2]int{3, 48} || runs[1] != [2]int{5, 24} {
+		t.Errorf("PlayerState runs (leaves, bits) %v, want [[3 48] [5 24]]", runs)
+	}
+	if fp := MustFor[flatWorld]().p.flat; fp.depth != 3 || len(fp.ops) != 1+3*22 {
+		t.Errorf("flatWorld: depth %d and %d ops, want 3 and %d", fp.depth, len(fp.ops), 1+3*22)
 	}
 }
 
@@ -140,6 +155,11 @@ func randomFlatWorld(rng *rand.Rand, wild bool) flatWorld {
 		e.At = time.Unix(rng.Int64N(1<<40)-1<<39, rng.Int64N(1e9)).UTC()
 		e.Alive = rng.IntN(2) == 0
 		e.ID = rng.Uint32() >> rng.IntN(32)
+		e.Fine = [4]float32{0.5, -0.5, 0.5, 0.5}
+		if rng.IntN(2) == 0 {
+			e.Fine = [4]float32{float32(math.Sqrt(0.9)), 0, float32(-math.Sqrt(0.1)), 0}
+		}
+		e.Big = int64(rng.Uint64())
 		if wild && rng.IntN(30) == 0 {
 			e.Ammo = 150
 		}
