@@ -480,35 +480,51 @@ func (d *decoder) decStructDelta(p *plan, b, dst unsafe.Pointer, skip int) error
 	}
 	for i := range p.fields {
 		f := &p.fields[i]
+		n := f.node
 		pb, pd := ptrAt(b, f.off), ptrAt(dst, f.off)
-		if i == skip {
-			copyNode(f.node, pd, pb)
-			continue
+		changed := false
+		if i != skip {
+			var err error
+			if changed, err = d.r.ReadBool(); err != nil {
+				return wrapField(err, f.name, d.r.Pos())
+			}
 		}
-		changed, err := d.r.ReadBool()
-		if err != nil {
-			return wrapField(err, f.name, d.r.Pos())
-		}
+		var err error
 		switch {
 		case !changed:
-			copyNode(f.node, pd, pb)
-		case f.node.code == cQ && !f.node.hasD:
+			if n.pod && pb != pd {
+				copyPod(pd, pb, n.size)
+			} else {
+				copyNode(n, pd, pb)
+			}
+			if i == skip {
+				continue // the id: neither a changed bit nor a sentinel
+			}
+		case n.code == cQ && !n.hasD:
 			// the commonest changed leaves, without two dispatches
 			var i uint64
-			if i, err = f.node.q.ReadIndex(d.r); err == nil {
-				storeFloat(pd, f.node.mem, f.node.q.Value(i))
+			if i, err = n.q.ReadIndex(d.r); err == nil {
+				storeFloat(pd, n.mem, n.q.Value(i))
 			}
-		case f.node.code == cRange && !f.node.hasD && f.node.mem.signed():
+		case n.code == cRange && !n.hasD && n.mem.signed():
 			var v int64
-			if v, err = f.node.irng.Read(d.r); err == nil {
-				storeInt(pd, f.node.mem, uint64(v))
+			if v, err = n.irng.Read(d.r); err == nil {
+				storeInt(pd, n.mem, uint64(v))
 			}
-		case f.node.code == cStruct && f.node.spec.composite:
-			err = d.decStruct(f.node.sub, pd)
+		case n.code == cStruct && n.spec.composite:
+			// decStruct's flat path, without its call
+			if fp := n.sub.flat; fp != nil && !d.debug && d.depth+fp.depth <= d.maxDepth {
+				saved := *d.r
+				if d.decFlat(fp, pd) == nil {
+					break
+				}
+				*d.r = saved // decStruct reports the error with its field path
+			}
+			err = d.decStruct(n.sub, pd)
 		default:
-			err = d.decValueDelta(f.node, pb, pd)
+			err = d.decValueDelta(n, pb, pd)
 		}
-		if err == nil {
+		if err == nil && d.debug {
 			err = d.sentinel()
 		}
 		if err != nil {
@@ -517,6 +533,21 @@ func (d *decoder) decStructDelta(p *plan, b, dst unsafe.Pointer, skip int) error
 	}
 	d.depth--
 	return nil
+}
+
+// copyPod copies size bytes of a pointer-free value; the common sizes are
+// single moves.
+func copyPod(dst, src unsafe.Pointer, size uintptr) {
+	switch size {
+	case 4:
+		*(*uint32)(dst) = *(*uint32)(src)
+	case 8:
+		*(*uint64)(dst) = *(*uint64)(src)
+	case 1:
+		*(*uint8)(dst) = *(*uint8)(src)
+	default:
+		copy(unsafe.Slice((*byte)(dst), size), unsafe.Slice((*byte)(src), size))
+	}
 }
 
 // ---- one changed value ----
@@ -1180,29 +1211,33 @@ func (d *decoder) decEntityDelta(n *node, b, dst unsafe.Pointer) error {
 	// a removed one, a changed survivor); each stretch is a run of
 	// unchanged survivors, contiguous on both sides, copied at once.
 	const none = math.MaxInt
-	next := func(set []int32, k int) int {
+	at := func(set []int32, k int) int { // the k-th entry of set, or none
 		if k < len(set) {
 			return int(set[k])
 		}
 		return none
 	}
 	bi, ai, ri, ci, k := 0, 0, 0, 0, 0 // baseline index, set positions, survivor ordinal
+	na, nr, nc := at(added, 0), at(removed, 0), at(changed, 0)
 	for j := 0; j < l; {
-		if next(added, ai) == j {
+		if na == j {
 			ai++
+			na = at(added, ai)
 			j++
 			continue
 		}
-		if next(removed, ri) == bi {
+		if nr == bi {
 			ri++
+			nr = at(removed, ri)
 			bi++
 			continue
 		}
 		if bi >= sb.len {
 			return fmt.Errorf("%w: entity set survivors run past the baseline", ErrMalformed)
 		}
-		if next(changed, ci) == k {
+		if nc == k {
 			ci++
+			nc = at(changed, ci)
 			pb, pd := ptrAt(sb.data, uintptr(bi)*n.stride), ptrAt(sd.data, uintptr(j)*n.stride)
 			if err := d.decStructDelta(n.elem.sub, pb, pd, n.idField); err != nil {
 				return wrapField(err, fmt.Sprintf("[%d]", j), d.r.Pos())
@@ -1210,7 +1245,7 @@ func (d *decoder) decEntityDelta(n *node, b, dst unsafe.Pointer) error {
 			j, bi, k = j+1, bi+1, k+1
 			continue
 		}
-		run := min(next(added, ai)-j, next(removed, ri)-bi, next(changed, ci)-k, l-j, sb.len-bi)
+		run := min(na-j, nr-bi, nc-k, l-j, sb.len-bi)
 		if n.elem.pod {
 			sz := uintptr(run) * n.stride
 			copy(unsafe.Slice((*byte)(ptrAt(sd.data, uintptr(j)*n.stride)), sz),
