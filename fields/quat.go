@@ -27,6 +27,7 @@ type Quat struct {
 	steps uint64  // 2^n - 1 intervals over [-1/√2, +1/√2]
 	step  float64 // 2/√2 / steps
 	inv   float64 // 1/step
+	mid   float64 // invSqrt2/step + 0.5: Pack's quick path adds it
 	// sureSq and sureAdd make the test in surelyClear (see there).
 	sureSq, sureAdd float64
 }
@@ -57,7 +58,7 @@ func NewQuat(n int) (Quat, error) {
 	steps := uint64(1)<<uint(n) - 1
 	step := 2 * invSqrt2 / float64(steps)
 	h := step / 2 * (1 + 1e-9) // the most a component moves when quantized
-	return Quat{n: n, steps: steps, step: step, inv: 1 / step,
+	return Quat{n: n, steps: steps, step: step, inv: 1 / step, mid: invSqrt2/step + 0.5,
 		sureSq: 2*math.Sqrt(3)*h + 3*h*h + 1e-12, sureAdd: h + quatMargin + 1e-12}, nil
 }
 
@@ -106,39 +107,90 @@ func (q Quat) Pack(v [4]float64) (uint64, error) {
 	}
 	// A NaN or infinite component makes norm2 NaN or +Inf.
 	norm2 := v[0]*v[0] + v[1]*v[1] + v[2]*v[2] + v[3]*v[3]
-	if !(math.Abs(norm2-1) <= quatNormTolerance) {
+	d := norm2 - 1
+	if !(math.Abs(d) <= quatNormTolerance) {
 		return 0, ErrInvalidValue
 	}
-	// The largest magnitude, found without branches (their outcome is
-	// random for random rotations): the bits of non-negative floats order
-	// as the floats do, and each step compiles to conditional moves.
-	const sign = 1 << 63
-	b0, b1, b2, b3 := math.Float64bits(v[0])&^sign, math.Float64bits(v[1])&^sign,
-		math.Float64bits(v[2])&^sign, math.Float64bits(v[3])&^sign
-	m, big := 0, b0 // the lowest index wins ties
-	if b1 > big {
+	// The component of largest magnitude (the lowest index on ties), found
+	// without branches, whose outcome would be random for random
+	// rotations: the bits of non-negative floats order as the floats do,
+	// and each step compiles to conditional moves.
+	b0, b1, b2, b3 := math.Float64bits(v[0])&^signBit, math.Float64bits(v[1])&^signBit,
+		math.Float64bits(v[2])&^signBit, math.Float64bits(v[3])&^signBit
+	m, bb := 0, b0
+	if b1 > bb {
 		m = 1
 	}
-	big = max(big, b1)
-	if b2 > big {
+	bb = max(bb, b1)
+	if b2 > bb {
 		m = 2
 	}
-	big = max(big, b2)
-	if b3 > big {
+	bb = max(bb, b2)
+	if b3 > bb {
 		m = 3
 	}
-	big = max(big, b3)
+	bb = max(bb, b3)
 	m &= 3
+	big := math.Float64frombits(bb)
+	if math.Abs(d) <= quatQuickNorm {
+		// The quick path, for inputs as unit as float32 makes them: the
+		// exact path's square root, division and four dependent steps a
+		// component replaced by a short series and two steps. It gives the
+		// exact path's indices, or gives up: its results differ from the
+		// exact ones by under 1e-9 of a step, so only a rounding within
+		// roundDivGuard of a boundary could tell them apart, and there it
+		// gives up.
+		s := 1 + d*(0.375*d-0.5) // 1/sqrt(1+d), to 0.32·|d|³ < 3e-19
+		k := math.Float64frombits(math.Float64bits(s*q.inv) ^ math.Float64bits(v[m])&signBit)
+		o := &quatOthers[m]
+		x, y, z := v[o[0]&3], v[o[1]&3], v[o[2]&3]
+		i0, ok0 := q.quickIndex(x*k + q.mid)
+		i1, ok1 := q.quickIndex(y*k + q.mid)
+		i2, ok2 := q.quickIndex(z*k + q.mid)
+		if ok0 && ok1 && ok2 && q.surelyClear(big*s, secondOf(x, y, z)*s) {
+			return q.join(m, [3]uint64{i0, i1, i2}), nil
+		}
+	}
+	return q.packExact(v, norm2, m, big)
+}
+
+// quatQuickNorm is how far from 1 a squared norm may be for Pack's quick
+// path: 2^-20, ten times what float32 rounding leaves in a unit quaternion.
+const quatQuickNorm = 1.0 / (1 << 20)
+
+// signBit is the sign bit of a float64.
+const signBit = 1 << 63
+
+// secondOf returns the largest magnitude of three components.
+func secondOf(x, y, z float64) float64 {
+	return math.Float64frombits(max(math.Float64bits(x)&^signBit, math.Float64bits(y)&^signBit, math.Float64bits(z)&^signBit))
+}
+
+// quickIndex rounds y = x/step + 0.5 (x the component plus 1/√2) down to
+// the grid index, capped at steps, and reports whether y lies clear of the
+// rounding boundaries by roundDivGuard (when it does not, the exact path
+// decides). A y below 1 is index 0, as index has it for x <= 0.
+func (q Quat) quickIndex(y float64) (uint64, bool) {
+	k := int64(y)
+	ok := int64(y-roundDivGuard) == k && int64(y+roundDivGuard) == k
+	return min(uint64(max(k, 0)), q.steps), ok
+}
+
+// packExact is Pack by the definition: normalize with a square root and a
+// division, quantize each component by index, and enforce idempotence. m
+// is the component of largest magnitude, big that magnitude.
+//
+//go:noinline
+func (q Quat) packExact(v [4]float64, norm2 float64, m int, big float64) (uint64, error) {
 	// Scale to unit length, negated when the dropped component is
 	// negative so that it is positive.
-	scale := math.Float64frombits(math.Float64bits(1/math.Sqrt(norm2)) ^ math.Float64bits(v[m])&sign)
+	scale := math.Float64frombits(math.Float64bits(1/math.Sqrt(norm2)) ^ math.Float64bits(v[m])&signBit)
 	o := &quatOthers[m] // the other three, in component order
 	x, y, z := v[o[0]&3], v[o[1]&3], v[o[2]&3]
 	idx := [3]uint64{q.index(x * scale), q.index(y * scale), q.index(z * scale)}
 	// Most rotations pass this check, made before quantization, which
 	// saves the dependent chain of the exact one below.
-	second := math.Float64frombits(max(math.Float64bits(x)&^sign, math.Float64bits(y)&^sign, math.Float64bits(z)&^sign))
-	if q.surelyClear(math.Float64frombits(big)*math.Abs(scale), second*math.Abs(scale)) {
+	if q.surelyClear(big*math.Abs(scale), secondOf(x, y, z)*math.Abs(scale)) {
 		return q.join(m, idx), nil
 	}
 	// Idempotence: the rebuilt component must stay clearly the largest.

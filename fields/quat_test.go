@@ -348,3 +348,61 @@ func TestQuatSurelyClearImpliesClear(t *testing.T) {
 		}
 	}
 }
+
+// Pack's quick path must give packExact's bits for every input it does not
+// hand over: random rotations in float64 and float32, near ties, decoded
+// grid points, and components placed on or next to the half-way points
+// where rounding turns, at every width.
+func TestQuatQuickPathIsExact(t *testing.T) {
+	rng := newRand(37)
+	for n := 2; n <= 20; n++ {
+		q := mustQuat(t, n)
+		check := func(v [4]float64) {
+			norm2 := v[0]*v[0] + v[1]*v[1] + v[2]*v[2] + v[3]*v[3]
+			if !(math.Abs(norm2-1) <= quatNormTolerance) {
+				return
+			}
+			m := 0
+			for i := 1; i < 4; i++ {
+				if math.Abs(v[i]) > math.Abs(v[m]) {
+					m = i
+				}
+			}
+			got, err := q.Pack(v)
+			want, werr := q.packExact(v, norm2, m, math.Abs(v[m]))
+			require.Equal(t, werr, err)
+			require.Equal(t, want, got, "n %d: %v", n, v)
+		}
+		for i := 0; i < 3000; i++ {
+			v := randomRotation(rng)
+			check(v)
+			check(to32(v))
+			check(nearTie(rng))
+			if u, err := q.Pack(v); err == nil {
+				dec, err := q.Unpack(u)
+				require.NoError(t, err)
+				check(dec)
+				check(to32(dec))
+			}
+			// three components on half-way points (nudged by up to a few
+			// ulps, or not), the fourth making the norm 1
+			var h [3]float64
+			var s float64
+			for k := range h {
+				h[k] = (float64(rng.IntN(int(q.steps)))+0.5)*q.step - invSqrt2
+				h[k] = h[k] * (1 + float64(rng.IntN(7)-3)*1e-16)
+				s += h[k] * h[k]
+			}
+			if s >= 1 {
+				continue
+			}
+			w := [4]float64{h[0], h[1], h[2], math.Sqrt(1 - s)}
+			if rng.IntN(2) == 0 {
+				w[3] = -w[3]
+			}
+			rng.Shuffle(4, func(i, j int) { w[i], w[j] = w[j], w[i] })
+			check(w)
+			check(to32(w))
+		}
+	}
+}
