@@ -791,6 +791,35 @@ func riceCost(idx []int32, k int) int {
 	return total
 }
 
+// bestRiceK returns the k in 0..min(23, kmax) of least riceCost (the least
+// such k on ties) and that cost. The cost is convex in k: from k to k+1 it
+// changes by c minus the sum over gaps of floor(g/2^k) - floor(g/2^(k+1)),
+// and each of those terms only shrinks as k grows. So a walk from a guess
+// (the bit length of the mean gap) to the first k that its neighbours do
+// not beat finds the minimum, in a few passes rather than one per k.
+func bestRiceK(idx []int32, kmax int) (int, int) {
+	kmax = min(kmax, 23)
+	mean := (int(idx[len(idx)-1]) + 1) / len(idx)
+	k := min(fields.BitsRequired(uint64(mean))-1, kmax)
+	k = max(k, 0)
+	cost := riceCost(idx, k)
+	for k > 0 { // down, through ties, to the least k of least cost
+		c := riceCost(idx, k-1)
+		if c > cost {
+			break
+		}
+		k, cost = k-1, c
+	}
+	for k < kmax { // or up, while strictly better
+		c := riceCost(idx, k+1)
+		if c >= cost {
+			break
+		}
+		k, cost = k+1, c
+	}
+	return k, cost
+}
+
 func (e *encoder) writeIndexSet(idx []int32, n int, countKnown bool) {
 	c := len(idx)
 	if !countKnown {
@@ -804,12 +833,8 @@ func (e *encoder) writeIndexSet(idx []int32, n int, countKnown bool) {
 	// quotient is 0 and a larger k only costs more).
 	bestK, useMask := 0, n <= 5+c
 	if !useMask {
-		best := riceCost(idx, 0)
-		for k := 1; k < 24 && k <= fields.BitsRequired(uint64(n)); k++ {
-			if cost := riceCost(idx, k); cost < best {
-				bestK, best = k, cost
-			}
-		}
+		var best int
+		bestK, best = bestRiceK(idx, fields.BitsRequired(uint64(n)))
 		useMask = n <= 5+best
 	}
 	if useMask {
