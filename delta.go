@@ -77,10 +77,7 @@ func scalarKey(n *node, p unsafe.Pointer) (uint64, error) {
 		}
 		return x, nil
 	case cQ:
-		if n.clamp {
-			return n.q.IndexClamp(loadFloat(p, n.mem))
-		}
-		return n.q.Index(loadFloat(p, n.mem))
+		return qKey(n, p)
 	case cFloat:
 		if n.mem == mF32 {
 			return uint64(*(*uint32)(p)), nil
@@ -442,6 +439,14 @@ func (e *encoder) encStructDelta(p *plan, b, c unsafe.Pointer, skip int) (bool, 
 	return dirty, nil
 }
 
+// qKey is scalarKey of a cQ node.
+func qKey(n *node, p unsafe.Pointer) (uint64, error) {
+	if n.clamp {
+		return n.q.IndexClamp(loadFloat(p, n.mem))
+	}
+	return n.q.Index(loadFloat(p, n.mem))
+}
+
 // encQDelta writes a quantized float's changed bit and, when it changed,
 // its value: the same bits as eqNode followed by encValueDelta, with each
 // index computed once. It reports whether the value changed.
@@ -450,12 +455,12 @@ func (e *encoder) encQDelta(n *node, b, c unsafe.Pointer) (bool, error) {
 		e.w.WriteBool(false)
 		return false, nil
 	}
-	kc, err := scalarKey(n, c)
+	kc, err := qKey(n, c)
 	if err != nil {
 		e.w.WriteBool(true) // as eqNode would say; the error stops the message
 		return true, err
 	}
-	kb, errb := scalarKey(n, b)
+	kb, errb := qKey(n, b)
 	if errb == nil && kb == kc {
 		e.w.WriteBool(false)
 		return false, nil
@@ -1450,8 +1455,15 @@ func (d *decoder) decMapDelta(n *node, b, dst unsafe.Pointer) error {
 	return nil
 }
 
-// memEqual reports whether size bytes at a and b are equal.
+// memEqual reports whether size bytes at a and b are equal. The sizes of
+// single floats and integers are one comparison, without a call.
 func memEqual(a, b unsafe.Pointer, size uintptr) bool {
+	switch size {
+	case 4:
+		return *(*uint32)(a) == *(*uint32)(b)
+	case 8:
+		return *(*uint64)(a) == *(*uint64)(b)
+	}
 	return a == b || string(unsafe.Slice((*byte)(a), size)) == string(unsafe.Slice((*byte)(b), size))
 }
 

@@ -939,11 +939,13 @@ func (d *decoder) decGroup(s *seq, count, width int) error {
 // ---- quaternions ----
 
 func loadQuat(n *node, p unsafe.Pointer) [4]float64 {
-	var q [4]float64
-	for i := range q {
-		q[i] = loadFloat(ptrAt(p, n.qoff[i]), n.mem)
+	o := &n.qoff
+	if n.mem == mF32 { // the common case, unrolled
+		return [4]float64{float64(*(*float32)(ptrAt(p, o[0]))), float64(*(*float32)(ptrAt(p, o[1]))),
+			float64(*(*float32)(ptrAt(p, o[2]))), float64(*(*float32)(ptrAt(p, o[3])))}
 	}
-	return q
+	return [4]float64{*(*float64)(ptrAt(p, o[0])), *(*float64)(ptrAt(p, o[1])),
+		*(*float64)(ptrAt(p, o[2])), *(*float64)(ptrAt(p, o[3]))}
 }
 
 func storeQuat(n *node, p unsafe.Pointer, q [4]float64) {
