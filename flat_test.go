@@ -259,3 +259,59 @@ func TestFlatPathRespectsLimitsAndDebug(t *testing.T) {
 		}
 	}
 }
+
+// flatSlice holds a slice of flat structs: encElems and decElems run the
+// flat path over the whole slice, and rewind it on any error.
+type flatSlice struct {
+	Tick uint16
+	Ents []flatEntity `net:",maxlen=8"`
+}
+
+func TestFlatSlicePathMatchesGeneralPath(t *testing.T) {
+	c := MustFor[flatSlice]()
+	rng := rand.New(rand.NewPCG(11, 12))
+	var errs int
+	for i := 0; i < 2000; i++ {
+		w := randomFlatWorld(rng, true)
+		v := flatSlice{Tick: w.Tick, Ents: w.Entities[:rng.IntN(4)]}
+		for _, lim := range []*Codec[flatSlice]{c, c.WithLimits(Limits{MaxDepth: 2 + rng.IntN(3)})} {
+			got, gotErr := lim.Append(nil, &v)
+			var want []byte
+			var wantErr error
+			withoutFlat(c.p, func() { want, wantErr = lim.Append(nil, &v) })
+			if errString(gotErr) != errString(wantErr) || string(got) != string(want) {
+				t.Fatalf("encode %d: flat %x, %v; general %x, %v", i, got, gotErr, want, wantErr)
+			}
+			if gotErr != nil {
+				errs++
+				continue
+			}
+			inputs := [][]byte{got, got[:rng.IntN(len(got))], append([]byte(nil), got...)}
+			inputs[2][rng.IntN(len(got))] ^= byte(1 + rng.IntN(255))
+			for k, in := range inputs {
+				var a, b flatSlice
+				errA := lim.Unmarshal(in, &a)
+				var errB error
+				withoutFlat(c.p, func() { errB = lim.Unmarshal(in, &b) })
+				if errString(errA) != errString(errB) {
+					t.Fatalf("decode %d/%d: flat error %v, general %v", i, k, errA, errB)
+				}
+				if errA == nil {
+					wa := flatWorld{Tick: a.Tick}
+					wb := flatWorld{Tick: b.Tick}
+					if len(a.Ents) != len(b.Ents) {
+						t.Fatalf("decode %d/%d: %d entities, general %d", i, k, len(a.Ents), len(b.Ents))
+					}
+					copy(wa.Entities[:], a.Ents)
+					copy(wb.Entities[:], b.Ents)
+					if !sameFlatWorld(&wa, &wb) {
+						t.Fatalf("decode %d/%d: flat %+v\ngeneral %+v", i, k, a, b)
+					}
+				}
+			}
+		}
+	}
+	if errs == 0 {
+		t.Fatal("no encoding failed: the wild values do not reach the error paths")
+	}
+}

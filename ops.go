@@ -624,6 +624,24 @@ func (e *encoder) encElems(n *node, base unsafe.Pointer, count int) error {
 		s := seq{base: base, stride: n.stride, elem: el}
 		return e.encGroup(&s, count, el.n)
 	}
+	if el.code == cStruct && e.stats == 0 && !e.debug {
+		// Structs with a flat plan, one after the other without the
+		// per-element dispatch; an error rewinds the whole run and the
+		// loop below reports it.
+		if fp := el.sub.flat; fp != nil && e.depth+fp.depth <= e.maxDepth {
+			start := e.w.Len()
+			i := 0
+			for ; i < count; i++ {
+				if e.encFlat(fp, ptrAt(base, uintptr(i)*n.stride)) != nil {
+					break
+				}
+			}
+			if i == count {
+				return nil
+			}
+			e.w.Truncate(start)
+		}
+	}
 	for i := 0; i < count; i++ {
 		if err := e.encNode(el, ptrAt(base, uintptr(i)*n.stride)); err != nil {
 			return wrapField(err, fmt.Sprintf("[%d]", i), e.w.Len())
@@ -637,6 +655,22 @@ func (d *decoder) decElems(n *node, base unsafe.Pointer, count int) error {
 	if el.groupable() {
 		s := seq{base: base, stride: n.stride, elem: el}
 		return d.decGroup(&s, count, el.n)
+	}
+	if el.code == cStruct && !d.debug {
+		// as in encElems
+		if fp := el.sub.flat; fp != nil && d.depth+fp.depth <= d.maxDepth {
+			saved := *d.r
+			i := 0
+			for ; i < count; i++ {
+				if d.decFlat(fp, ptrAt(base, uintptr(i)*n.stride)) != nil {
+					break
+				}
+			}
+			if i == count {
+				return nil
+			}
+			*d.r = saved
+		}
 	}
 	for i := 0; i < count; i++ {
 		if err := d.decNode(el, ptrAt(base, uintptr(i)*n.stride)); err != nil {
