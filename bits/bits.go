@@ -42,19 +42,23 @@ func (w *Writer) Reset(buf []byte) {
 // bits of v above n are ignored. WriteBits panics on an n outside 0..64, which
 // is always a bug in the caller, never a property of the data.
 func (w *Writer) WriteBits(v uint64, n int) {
-	if uint(n) > 64 {
+	if uint(n-1) >= 64 { // n outside 1..64, in one comparison
+		if n == 0 {
+			return
+		}
 		panic("bits: WriteBits with n outside 0..64")
 	}
-	if n < 64 {
-		v &= 1<<uint(n) - 1
-	}
-	w.scratch |= v << uint(w.n)
+	// Every shift below is masked to 0..63, which spares the compiler's
+	// handling of shifts by 64 or more.
+	v &= ^uint64(0) >> (uint(64-n) & 63)
+	w.scratch |= v << (uint(w.n) & 63)
 	w.n += n
 	if w.n >= 64 {
 		w.buf = binary.LittleEndian.AppendUint64(w.buf, w.scratch)
 		w.n -= 64
-		// The bits of v that did not fit; a shift by 64 yields 0 in Go.
-		w.scratch = v >> uint(n-w.n)
+		// The bits of v that did not fit. When none is left (w.n == 0)
+		// the masked shift would keep v, so the scratch is cleared.
+		w.scratch = v >> (uint(n-w.n) & 63)
 		if w.n == 0 {
 			w.scratch = 0
 		}
@@ -201,9 +205,9 @@ func (r *Reader) refill() {
 // result. It returns ErrUnexpectedEnd, consuming nothing, if fewer than n bits
 // remain, and an error for n outside 0..64.
 func (r *Reader) ReadBits(n int) (uint64, error) {
-	if uint(n) <= uint(r.n) { // all cached: the inlined fast path
-		v := r.cache & (1<<uint(n) - 1) // n < 64 here
-		r.cache >>= uint(n)
+	if uint(n) <= uint(r.n) { // all cached (so n < 64): the fast path
+		v := r.cache & (1<<(uint(n)&63) - 1)
+		r.cache >>= uint(n) & 63
 		r.n -= n
 		return v, nil
 	}
@@ -231,8 +235,8 @@ func (r *Reader) take(n int) uint64 {
 	if r.n < n {
 		r.refill()
 	}
-	v := r.cache & (1<<uint(n) - 1)
-	r.cache >>= uint(n)
+	v := r.cache & (1<<(uint(n)&63) - 1)
+	r.cache >>= uint(n) & 63
 	r.n -= n
 	return v
 }

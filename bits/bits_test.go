@@ -247,3 +247,17 @@ func TestWriteFrom(t *testing.T) {
 		require.Equal(t, n, src.Len())
 	}
 }
+
+// WriteBits with n = 0 writes nothing whatever v holds; an n outside 0..64
+// is a bug in the caller and panics.
+func TestWriteBitsWidthBounds(t *testing.T) {
+	var w Writer
+	w.WriteBits(^uint64(0), 0)
+	require.Equal(t, 0, w.Len())
+	w.WriteBits(^uint64(0), 64)
+	w.WriteBits(^uint64(0), 0)
+	require.Equal(t, 64, w.Len())
+	require.Equal(t, []byte{255, 255, 255, 255, 255, 255, 255, 255}, w.Bytes())
+	require.Panics(t, func() { w.WriteBits(1, 65) })
+	require.Panics(t, func() { w.WriteBits(1, -1) })
+}
