@@ -20,6 +20,7 @@ var errHandDelta = errors.New("handwritten: malformed delta")
 // HandWorldDelta holds the scratch lists of one encoder or decoder.
 type HandWorldDelta struct {
 	removed, added, survB, survC, changed []int32
+	keys                                  [][2]crateKey // each changed survivor's keys, baseline and current
 }
 
 // crateKey is a crate as its coding sees it: two crates with the same key
@@ -48,16 +49,6 @@ func rot64(q [4]float32) [4]float64 {
 	return [4]float64{float64(q[0]), float64(q[1]), float64(q[2]), float64(q[3])}
 }
 
-// sameCrate reports whether a and b code the same; identical memory is
-// the fast path that skips quantizing.
-func sameCrate(a, b *Crate) bool {
-	if *a == *b {
-		return true
-	}
-	ka, kb := keyOf(a), keyOf(b)
-	return ka.posOK && ka.rOK && kb.posOK && kb.rOK && ka == kb
-}
-
 // Encode writes the delta from base to cur.
 func (h *HandWorldDelta) Encode(w *bits.Writer, base, cur *World) error {
 	tickChanged := base.Tick != cur.Tick
@@ -66,15 +57,28 @@ func (h *HandWorldDelta) Encode(w *bits.Writer, base, cur *World) error {
 		w.WriteBits(uint64(cur.Tick), 32)
 	}
 	nb, nc := len(base.Crates), len(cur.Crates)
+	// One pass matches ids and judges each survivor: equal memory codes
+	// the same; otherwise the keys decide, and are kept for encoding.
 	h.removed, h.added, h.survB, h.survC = h.removed[:0], h.added[:0], h.survB[:0], h.survC[:0]
+	h.changed, h.keys = h.changed[:0], h.keys[:0]
+	survivors := 0
 	i, j := 0, 0
 	for i < nb && j < nc {
-		switch ib, ic := base.Crates[i].ID, cur.Crates[j].ID; {
-		case ib == ic:
-			h.survB, h.survC = append(h.survB, int32(i)), append(h.survC, int32(j))
+		b, c := &base.Crates[i], &cur.Crates[j]
+		switch {
+		case b.ID == c.ID:
+			if *b != *c {
+				kb, kc := keyOf(b), keyOf(c)
+				if !(kb.posOK && kb.rOK && kc.posOK && kc.rOK && kb == kc) {
+					h.changed = append(h.changed, int32(survivors))
+					h.survB, h.survC = append(h.survB, int32(i)), append(h.survC, int32(j))
+					h.keys = append(h.keys, [2]crateKey{kb, kc})
+				}
+			}
+			survivors++
 			i++
 			j++
-		case ib < ic:
+		case b.ID < c.ID:
 			h.removed = append(h.removed, int32(i))
 			i++
 		default:
@@ -88,12 +92,6 @@ func (h *HandWorldDelta) Encode(w *bits.Writer, base, cur *World) error {
 	for ; j < nc; j++ {
 		h.added = append(h.added, int32(j))
 	}
-	h.changed = h.changed[:0]
-	for k := range h.survB {
-		if !sameCrate(&base.Crates[h.survB[k]], &cur.Crates[h.survC[k]]) {
-			h.changed = append(h.changed, int32(k))
-		}
-	}
 	cratesChanged := nb != nc || len(h.changed) > 0 || len(h.removed) > 0
 	w.WriteBool(cratesChanged)
 	if !cratesChanged {
@@ -104,9 +102,9 @@ func (h *HandWorldDelta) Encode(w *bits.Writer, base, cur *World) error {
 	}
 	writeIndexSet(w, h.removed, nb, false)
 	writeIndexSet(w, h.added, nc, true)
-	writeIndexSet(w, h.changed, len(h.survB), false)
-	for _, k := range h.changed {
-		if err := encodeCrateDelta(w, &base.Crates[h.survB[k]], &cur.Crates[h.survC[k]]); err != nil {
+	writeIndexSet(w, h.changed, survivors, false)
+	for k := range h.changed {
+		if err := encodeCrateDelta(w, h.keys[k][0], h.keys[k][1], &base.Crates[h.survB[k]], &cur.Crates[h.survC[k]]); err != nil {
 			return fmt.Errorf("Crates[%d]: %w", h.survC[k], err)
 		}
 	}
@@ -118,10 +116,9 @@ func (h *HandWorldDelta) Encode(w *bits.Writer, base, cur *World) error {
 	return nil
 }
 
-// encodeCrateDelta writes the field deltas of a crate that changed; the id
-// is left out, since it matched.
-func encodeCrateDelta(w *bits.Writer, b, c *Crate) error {
-	kb, kc := keyOf(b), keyOf(c)
+// encodeCrateDelta writes the field deltas of a crate that changed, whose
+// keys are kb and kc; the id is left out, since it matched.
+func encodeCrateDelta(w *bits.Writer, kb, kc crateKey, b, c *Crate) error {
 	if !kc.posOK || !kc.rOK {
 		return fields.ErrOutOfRange
 	}

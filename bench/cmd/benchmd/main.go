@@ -252,8 +252,9 @@ Notes for reading the tables:
   calls ` + "`fields.ReadString`" + `, which always allocates, as do the peers.
 - protobuf's full-message rows convert nothing (the message is built once); its delta rows convert the changed
   crates or players to and from messages, since the diff and the rebuild work on the Go structs.
-- The hand-written World delta compares each crate's memory before quantizing it, and only quantizes (packs the
-  quaternion) when the bytes differ; the hand-written DeltaSnapshot delta quantizes each changed value once and writes
+- The hand-written World delta matches ids and judges each survivor in one pass: crates that compare equal as Go
+  values are unchanged; otherwise it quantizes both (packing the quaternions) once, and encodes from those keys. The
+  hand-written DeltaSnapshot delta quantizes each changed value once and writes
   the indexes it compared. The tests TestHandDeltaMatchesBitwire and TestHandSnapDeltaMatchesBitwire check that they
   write bitwire's bytes.
 - In snapshot64-delta nearly every player moves, so every peer sends nearly every player in full, with its id; its
