@@ -1100,15 +1100,7 @@ func (e *encoder) encEntityDelta(n *node, b, c unsafe.Pointer) error {
 			j++
 		}
 	}
-	for ; i < sb.len; i++ {
-		removed = append(removed, int32(i))
-	}
-	for ; j < sc.len; j++ {
-		added = append(added, int32(j))
-	}
-	e.writeIndexSet(removed, sb.len, false)
-	e.writeIndexSet(added, sc.len, true)
-	e.writeIndexSet(changed, survivors, false)
+	added = e.writeEntitySets(sb.len, sc.len, i, j, removed, added, changed, survivors)
 	for k := range changed {
 		pb, pc := ptrAt(sb.data, uintptr(changedB[k])*n.stride), ptrAt(sc.data, uintptr(changedC[k])*n.stride)
 		if _, err := e.encStructDelta(n.elem.sub, pb, pc, n.idField); err != nil {
@@ -1180,18 +1172,26 @@ func (e *encoder) encEntityDeltaFused(n *node, b, c unsafe.Pointer) error {
 			j++
 		}
 	}
-	for ; i < sb.len; i++ {
-		removed = append(removed, int32(i))
-	}
-	for ; j < sc.len; j++ {
-		added = append(added, int32(j))
-	}
-	e.writeIndexSet(removed, sb.len, false)
-	e.writeIndexSet(added, sc.len, true)
-	e.writeIndexSet(changed, survivors, false)
+	added = e.writeEntitySets(sb.len, sc.len, i, j, removed, added, changed, survivors)
 	e.w.WriteFrom(sw)
 	e.flagged = se.flagged
 	return e.encAdded(n, sc, added)
+}
+
+// writeEntitySets ends the matching of nb baseline entities with nc new
+// ones, stopped at i and j (what is left of either side was removed or is
+// new), and writes the three index sets. It returns the full added set.
+func (e *encoder) writeEntitySets(nb, nc, i, j int, removed, added, changed []int32, survivors int) []int32 {
+	for ; i < nb; i++ {
+		removed = append(removed, int32(i))
+	}
+	for ; j < nc; j++ {
+		added = append(added, int32(j))
+	}
+	e.writeIndexSet(removed, nb, false)
+	e.writeIndexSet(added, nc, true)
+	e.writeIndexSet(changed, survivors, false)
+	return added
 }
 
 // encAdded writes the new entities of an entity set in full.
