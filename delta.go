@@ -483,8 +483,9 @@ func (d *decoder) decStructDelta(p *plan, b, dst unsafe.Pointer, skip int) error
 	if d.depth > d.maxDepth {
 		return &limitError{ErrMalformed, "nesting", d.depth, d.maxDepth}
 	}
-	for i := range p.fields {
-		f := &p.fields[i]
+	fields := p.fields
+	for i := range fields {
+		f := &fields[i]
 		n := f.node
 		pb, pd := ptrAt(b, f.off), ptrAt(dst, f.off)
 		changed := false
@@ -495,39 +496,39 @@ func (d *decoder) decStructDelta(p *plan, b, dst unsafe.Pointer, skip int) error
 			}
 		}
 		var err error
-		switch {
-		case !changed:
-			if n.pod && pb != pd {
-				copyPod(pd, pb, n.size)
-			} else {
+		if !changed {
+			if !n.pod {
 				copyNode(n, pd, pb)
+			} else if pb != pd {
+				copyPod(pd, pb, n.size)
 			}
 			if i == skip {
 				continue // the id: neither a changed bit nor a sentinel
 			}
-		case n.code == cQ && !n.hasD:
-			// the commonest changed leaves, without two dispatches
-			var i uint64
-			if i, err = n.q.ReadIndex(d.r); err == nil {
-				storeFloat(pd, n.mem, n.q.Value(i))
-			}
-		case n.code == cRange && !n.hasD && n.mem.signed():
-			var v int64
-			if v, err = n.irng.Read(d.r); err == nil {
-				storeInt(pd, n.mem, uint64(v))
-			}
-		case n.code == cStruct && n.spec.composite:
-			// decStruct's flat path, without its call
-			if fp := n.sub.flat; fp != nil && !d.debug && d.depth+fp.depth <= d.maxDepth {
-				saved := *d.r
-				if d.decFlat(fp, pd) == nil {
-					break
+		} else {
+			switch f.dk {
+			case dkQ: // the commonest changed leaves, without two dispatches
+				var i uint64
+				if i, err = n.q.ReadIndex(d.r); err == nil {
+					storeFloat(pd, n.mem, n.q.Value(i))
 				}
-				*d.r = saved // decStruct reports the error with its field path
+			case dkRangeInt:
+				var v int64
+				if v, err = n.irng.Read(d.r); err == nil {
+					storeInt(pd, n.mem, uint64(v))
+				}
+			case dkFlat: // decStruct's flat path, without its call
+				if fp := n.sub.flat; !d.debug && d.depth+fp.depth <= d.maxDepth {
+					saved := *d.r
+					if d.decFlat(fp, pd) == nil {
+						break
+					}
+					*d.r = saved // decStruct reports the error with its field path
+				}
+				err = d.decStruct(n.sub, pd)
+			default:
+				err = d.decValueDelta(n, pb, pd)
 			}
-			err = d.decStruct(n.sub, pd)
-		default:
-			err = d.decValueDelta(n, pb, pd)
 		}
 		if err == nil && d.debug {
 			err = d.sentinel()

@@ -156,6 +156,30 @@ type field struct {
 	off  uintptr
 	node *node
 	grp  *fieldGroup // bitlen fields sharing a group name; nil otherwise
+	dk   deltaKind   // how decStructDelta reads the field when it changed
+}
+
+// deltaKind picks decStructDelta's code for a changed field, once, at
+// compile time.
+type deltaKind uint8
+
+const (
+	dkGeneral  deltaKind = iota // decValueDelta
+	dkQ                         // q without a delta window
+	dkRangeInt                  // range on a signed integer without a delta window
+	dkFlat                      // composite struct with a flat plan
+)
+
+func deltaKindOf(n *node) deltaKind {
+	switch {
+	case n.code == cQ && !n.hasD:
+		return dkQ
+	case n.code == cRange && !n.hasD && n.mem.signed():
+		return dkRangeInt
+	case n.code == cStruct && n.spec.composite && n.sub.flat != nil:
+		return dkFlat
+	}
+	return dkGeneral
 }
 
 // fieldGroup is a set of bitlen fields of one struct sharing a group name.
@@ -225,6 +249,11 @@ func compileRoot(t reflect.Type) (*plan, error) {
 	}
 	for _, q := range c.order {
 		q.flat = flatten(q)
+	}
+	for _, q := range c.order { // after every flat plan is known
+		for i := range q.fields {
+			q.fields[i].dk = deltaKindOf(q.fields[i].node)
+		}
 	}
 	for k, q := range c.building {
 		plans[k] = q
