@@ -252,6 +252,16 @@ func appendPlan(dst []byte, p *plan, ptr unsafe.Pointer, o *options) ([]byte, er
 	}
 	var w bits.Writer
 	w.ResetAppend(dst)
+	if fp := p.flat; fp != nil && o.plain() {
+		// A flat root (no sign flag: flat plans hold no signed adaptive
+		// values) needs none of encodeRoot's set-up; on an error the
+		// general path below runs and reports it.
+		e := o.encoder(&w, nil, 0)
+		if e.depth = 1; fp.depth <= e.maxDepth && e.encFlat(fp, ptr) == nil {
+			return w.Bytes(), nil
+		}
+		w.ResetAppend(dst)
+	}
 	if err := encodeRootOpt(p, &w, ptr, o); err != nil {
 		return dst, err
 	}
@@ -264,6 +274,14 @@ func unmarshalPlan(data []byte, p *plan, ptr unsafe.Pointer, o *options) error {
 	}
 	var r bits.Reader
 	r.Reset(data)
+	if fp := p.flat; fp != nil && o.plain() {
+		// as in appendPlan
+		d := o.decoder(&r, nil)
+		if d.depth = 1; fp.depth <= d.maxDepth && d.decFlat(fp, ptr) == nil && r.CheckPadding() {
+			return nil
+		}
+		r.Reset(data)
+	}
 	if err := decodeRootOpt(p, &r, ptr, o); err != nil {
 		return err
 	}

@@ -63,6 +63,9 @@ const debugFingerprint = 0x9E3779B97F4A7C15
 // debugSentinel is the byte written after each top-level field in debug mode.
 const debugSentinel = 0xA5
 
+// plain reports whether o asks for neither accounting nor debug sentinels.
+func (o *options) plain() bool { return o == nil || (o.stats == nil && !o.debug) }
+
 func (o *options) statsOf() *Stats {
 	if o == nil {
 		return nil
