@@ -89,7 +89,9 @@ var sceneFuncs = []any{
 			v[i] = c.NormFloat64()
 			n += v[i] * v[i]
 		}
-		if n < 1e-9 {
+		// NormFloat64 over the fuzzer's bytes can return ±Inf (a logarithm
+		// of zero), which would make a NaN rotation; so can a tiny norm.
+		if !(n >= 1e-9) || math.IsInf(n, 0) {
 			v, n = [4]float64{0, 0, 0, 1}, 1
 		}
 		n = math.Sqrt(n)
