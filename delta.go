@@ -396,9 +396,12 @@ func (e *encoder) encStructDelta(p *plan, b, c unsafe.Pointer, skip int) (bool, 
 			}
 			continue
 		}
-		if f.node.code == cStruct && !f.node.spec.composite {
+		if f.node.code == cStruct && !f.node.spec.composite && f.node.sub.nest <= maxShallow {
 			// A nested struct: its delta, taken back if no field of it
-			// changed, rather than comparing it first.
+			// changed, rather than comparing it first. On an error (a
+			// value, or a depth limit that an unchanged struct would not
+			// reach) it is taken back too, and the comparison below
+			// decides, and reports the error where it always has.
 			if f.node.pod && memEqual(pb, pc, f.node.size) {
 				e.w.WriteBool(false)
 				if e.debug {
@@ -406,22 +409,23 @@ func (e *encoder) encStructDelta(p *plan, b, c unsafe.Pointer, skip int) (bool, 
 				}
 				continue
 			}
-			at, flagged := e.w.Len(), e.flagged
+			at, flagged, depth := e.w.Len(), e.flagged, e.depth
 			e.w.WriteBool(true)
 			changed, err := e.encStructDelta(f.node.sub, pb, pc, -1)
-			if err != nil {
-				return false, wrapField(err, f.name, e.w.Len())
+			if err == nil {
+				if !changed {
+					e.w.Truncate(at)
+					e.flagged = flagged
+					e.w.WriteBool(false)
+				}
+				dirty = dirty || changed
+				if e.debug {
+					e.writeSentinel()
+				}
+				continue
 			}
-			if !changed {
-				e.w.Truncate(at)
-				e.flagged = flagged
-				e.w.WriteBool(false)
-			}
-			dirty = dirty || changed
-			if e.debug {
-				e.writeSentinel()
-			}
-			continue
+			e.w.Truncate(at)
+			e.flagged, e.depth = flagged, depth
 		}
 		changed := !eqNode(f.node, pb, pc, 0)
 		e.w.WriteBool(changed)
@@ -1051,7 +1055,7 @@ func (d *decoder) decSliceDelta(n *node, b, dst unsafe.Pointer) error {
 // (or keep their order); any order is coded correctly, but an entity out of
 // order may be sent as removed and new.
 func (e *encoder) encEntityDelta(n *node, b, c unsafe.Pointer) error {
-	if e.stats == 0 {
+	if e.stats == 0 && n.elem.sub.nest <= maxShallow {
 		start, flagged, depth := e.w.Len(), e.flagged, e.depth
 		if e.encEntityDeltaFused(n, b, c) == nil {
 			return nil

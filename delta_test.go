@@ -476,3 +476,61 @@ func TestBestRiceKIsTheArgmin(t *testing.T) {
 		require.Equal(t, [2]int{wantK, want}, [2]int{k, cost}, "%d indexes of %d, kmax %d", len(idx), n, kmax)
 	}
 }
+
+type depthInner struct{ S string }
+
+type depthOuter struct {
+	A  uint8
+	In depthInner
+}
+
+type listNode struct {
+	V    uint8
+	Next *listNode
+}
+
+type listEnt struct {
+	ID   uint16 `net:"id"`
+	Head *listNode
+}
+
+type listWorld struct{ Ents []listEnt }
+
+// Judging a nested struct or an entity in one pass with its encoding must
+// not change what the comparison first decided: an unchanged nested struct
+// beyond a codec's depth limit is still one 0 bit, and a recursive value as
+// deep as eqNode's cycle guard codes as it did (the plain path, which the
+// accounting codec takes, is the reference).
+func TestOnePassJudgementMatchesComparison(t *testing.T) {
+	c := MustFor[depthOuter]().WithLimits(Limits{MaxDepth: 1})
+	base := depthOuter{A: 1, In: depthInner{S: "x"}}
+	cur := depthOuter{A: 2, In: depthInner{S: "x"}}
+	got, err := c.MarshalDelta(&base, &cur)
+	require.NoError(t, err)
+	want, err := c.WithStats(NewStats()).MarshalDelta(&base, &cur)
+	require.NoError(t, err)
+	require.Equal(t, want, got)
+	var out depthOuter
+	require.NoError(t, c.UnmarshalDelta(got, &base, &out))
+	require.Equal(t, cur, out)
+	cur.In.S = "y" // changed: beyond the limit, an error, as before
+	_, err = c.MarshalDelta(&base, &cur)
+	require.ErrorIs(t, err, ErrInvalidValue)
+
+	list := func(n int) *listNode {
+		var h *listNode
+		for i := 0; i < n; i++ {
+			h = &listNode{V: uint8(i), Next: h}
+		}
+		return h
+	}
+	lc := MustFor[listWorld]()
+	for _, n := range []int{1, 10, 49, 50, 51} {
+		b := listWorld{Ents: []listEnt{{ID: 1, Head: list(n)}, {ID: 2, Head: list(3)}}}
+		cu := listWorld{Ents: []listEnt{{ID: 1, Head: list(n)}, {ID: 2, Head: list(4)}}}
+		got, gotErr := lc.MarshalDelta(&b, &cu)
+		want, wantErr := lc.WithStats(NewStats()).MarshalDelta(&b, &cu)
+		require.Equal(t, errString(wantErr), errString(gotErr), "list of %d", n)
+		require.Equal(t, want, got, "list of %d", n)
+	}
+}

@@ -170,6 +170,46 @@ const (
 	dkFlat                      // composite struct with a flat plan
 )
 
+// maxShallow is the deepest nesting for which the delta encoder judges
+// and encodes a struct in one pass (delta.go): far inside eqNode's cycle
+// guard at DefaultMaxDepth, so both ways of judging a change agree.
+const maxShallow = 32
+
+// nestOf computes and returns p.nest: one for p, plus the deepest of its
+// fields, where a struct, a pointer or a map adds one as eqNode counts
+// them; a recursive type, or one deeper than maxShallow, gets
+// maxShallow+1.
+func nestOf(p *plan, onStack map[*plan]bool) int {
+	if p.nestDone {
+		return p.nest
+	}
+	if onStack[p] {
+		return maxShallow + 1 // a cycle
+	}
+	onStack[p] = true
+	deepest := 0
+	for _, f := range p.fields {
+		deepest = max(deepest, nodeNest(f.node, onStack))
+	}
+	delete(onStack, p)
+	p.nest, p.nestDone = min(1+deepest, maxShallow+1), true
+	return p.nest
+}
+
+func nodeNest(n *node, onStack map[*plan]bool) int {
+	switch n.code {
+	case cStruct:
+		return nestOf(n.sub, onStack)
+	case cPtr:
+		return 1 + nodeNest(n.elem, onStack)
+	case cArray, cSlice:
+		return nodeNest(n.elem, onStack)
+	case cMap:
+		return 1 + max(nodeNest(n.key, onStack), nodeNest(n.elem, onStack))
+	}
+	return 0
+}
+
 func deltaKindOf(n *node) deltaKind {
 	switch {
 	case n.code == cQ && !n.hasD:
@@ -201,6 +241,10 @@ type plan struct {
 	hasSigned bool      // some signed bitlen/fixed value is reachable: the message has a sign flag
 	flat      *flatPlan // the fast path's flat list of leaves; nil when it does not apply (flat.go)
 	minBits   int       // fewest bits an encoding of this struct takes
+	// nest is how many structs and pointers deep a value of this struct
+	// goes (maxShallow+1 for deeper or recursive types); nestDone once known
+	nest     int
+	nestDone bool
 }
 
 type planKey struct {
@@ -254,6 +298,9 @@ func compileRoot(t reflect.Type) (*plan, error) {
 		for i := range q.fields {
 			q.fields[i].dk = deltaKindOf(q.fields[i].node)
 		}
+	}
+	for _, q := range c.order {
+		nestOf(q, map[*plan]bool{})
 	}
 	for k, q := range c.building {
 		plans[k] = q

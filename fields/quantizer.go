@@ -106,7 +106,7 @@ func newQuantizer(min, max float64, steps uint64) (Quantizer, error) {
 	// tolerates, so Index(Value(i)) == i holds without further care.
 	fine := float64(steps)+mag/step > 1<<44
 	return Quantizer{min: min, max: max, step: step, steps: steps, bits: BitsRequired(steps), fine: fine,
-		inv: 1 / step, quick: !fine && steps <= maxQuickSteps}, nil
+		inv: 1 / step, quick: !fine && steps <= maxQuickSteps && !math.IsInf(1/step, 0)}, nil
 }
 
 // Bits returns the size of a coded value: BitsRequired(Steps()).

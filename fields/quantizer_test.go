@@ -301,3 +301,14 @@ func TestRoundDivIsTheQuotient(t *testing.T) {
 		}
 	}
 }
+
+// A step so small that 1/step overflows to +Inf must not take the product
+// path (the product would be NaN or Inf): the index is the quotient's.
+func TestQuantizerSubnormalStep(t *testing.T) {
+	q := mustQuantizer(t, 0, 1e-310, 1e-313)
+	for _, v := range []float64{0, 1e-313, 5e-311, 9.99e-311, 1e-310} {
+		got, err := q.Index(v)
+		require.NoError(t, err)
+		require.Equal(t, uint64(int64(v/q.Step()+0.5)), got, "v %v", v)
+	}
+}
