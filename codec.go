@@ -252,16 +252,6 @@ func appendPlan(dst []byte, p *plan, ptr unsafe.Pointer, o *options) ([]byte, er
 	}
 	var w bits.Writer
 	w.ResetAppend(dst)
-	if fp := p.flat; fp != nil && o.plain() {
-		// A flat root (no sign flag: flat plans hold no signed adaptive
-		// values) needs none of encodeRoot's set-up; on an error the
-		// general path below runs and reports it.
-		e := o.encoder(&w, nil, 0)
-		if e.depth = 1; fp.depth <= e.maxDepth && e.encFlat(fp, ptr) == nil {
-			return w.Bytes(), nil
-		}
-		w.ResetAppend(dst)
-	}
 	if err := encodeRootOpt(p, &w, ptr, o); err != nil {
 		return dst, err
 	}
@@ -274,14 +264,6 @@ func unmarshalPlan(data []byte, p *plan, ptr unsafe.Pointer, o *options) error {
 	}
 	var r bits.Reader
 	r.Reset(data)
-	if fp := p.flat; fp != nil && o.plain() {
-		// as in appendPlan
-		d := o.decoder(&r, nil)
-		if d.depth = 1; fp.depth <= d.maxDepth && d.decFlat(fp, ptr) == nil && r.CheckPadding() {
-			return nil
-		}
-		r.Reset(data)
-	}
 	if err := decodeRootOpt(p, &r, ptr, o); err != nil {
 		return err
 	}
@@ -304,6 +286,16 @@ func encodeRootOpt(p *plan, w *bits.Writer, ptr unsafe.Pointer, o *options) erro
 		return nilError(p)
 	}
 	start := w.Len()
+	if fp := p.flat; fp != nil && o.plain() {
+		// A flat root (no sign flag: flat plans hold no signed adaptive
+		// values) needs none of the set-up below; on an error the general
+		// path runs and reports it.
+		e := o.encoder(w, nil, 0)
+		if e.depth = 1; fp.depth <= e.maxDepth && e.encFlat(fp, ptr) == nil {
+			return nil
+		}
+		w.Truncate(start)
+	}
 	h := startStats(o.statsOf())
 	e := o.encoder(w, nil, h)
 	err := e.encStruct(p, ptr)
@@ -332,6 +324,14 @@ func decodeRootOpt(p *plan, r *bits.Reader, ptr unsafe.Pointer, o *options) erro
 		return nilError(p)
 	}
 	d := o.decoder(r, nil)
+	if fp := p.flat; fp != nil && o.plain() {
+		// as in encodeRootOpt
+		saved := *r
+		if d.depth = 1; fp.depth <= d.maxDepth && d.decFlat(fp, ptr) == nil {
+			return nil
+		}
+		*r, d.depth = saved, 0
+	}
 	if err := d.decStruct(p, ptr); err != nil {
 		return rootError(p, err, r.Pos())
 	}

@@ -223,18 +223,7 @@ func copyNode(n *node, dst, src unsafe.Pointer) {
 		return
 	}
 	if n.pod {
-		switch n.size {
-		case 1:
-			*(*uint8)(dst) = *(*uint8)(src)
-		case 2:
-			*(*uint16)(dst) = *(*uint16)(src)
-		case 4:
-			*(*uint32)(dst) = *(*uint32)(src)
-		case 8:
-			*(*uint64)(dst) = *(*uint64)(src)
-		default:
-			copy(unsafe.Slice((*byte)(dst), n.size), unsafe.Slice((*byte)(src), n.size))
-		}
+		copyPod(dst, src, n.size)
 		return
 	}
 	// Every scalar is pointer-free and was copied above; what is left holds
@@ -555,6 +544,8 @@ func copyPod(dst, src unsafe.Pointer, size uintptr) {
 		*(*uint64)(dst) = *(*uint64)(src)
 	case 1:
 		*(*uint8)(dst) = *(*uint8)(src)
+	case 2:
+		*(*uint16)(dst) = *(*uint16)(src)
 	default:
 		copy(unsafe.Slice((*byte)(dst), size), unsafe.Slice((*byte)(src), size))
 	}
@@ -1434,19 +1425,8 @@ func (d *decoder) decMapDelta(n *node, b, dst unsafe.Pointer) error {
 	if (n.maxlen > 0 && total > n.maxlen) || (n.maxlen == 0 && total > d.maxLen) {
 		return fmt.Errorf("%w: %d entries", ErrTooLong, total)
 	}
-	for i := 0; i < int(cnt); i++ {
-		kv := reflect.New(n.typ.Key())
-		vv := reflect.New(n.typ.Elem())
-		if err := d.decNode(n.key, kv.UnsafePointer()); err != nil {
-			return wrapField(err, fmt.Sprintf("{#%d}", i), d.r.Pos())
-		}
-		if n.key.code == cFloat && math.IsNaN(loadFloat(kv.UnsafePointer(), n.key.mem)) {
-			return wrapField(fmt.Errorf("%w: NaN map key", ErrInvalidValue), fmt.Sprintf("{#%d}", i), d.r.Pos())
-		}
-		if err := d.decNode(n.elem, vv.UnsafePointer()); err != nil {
-			return wrapField(err, fmt.Sprintf("[%v]", kv.Elem()), d.r.Pos())
-		}
-		nm.SetMapIndex(kv.Elem(), vv.Elem())
+	if err := d.readEntries(n, nm, int(cnt)); err != nil {
+		return err
 	}
 	if nm.Len() != total {
 		return fmt.Errorf("%w: duplicate map key", ErrMalformed)

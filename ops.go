@@ -1031,9 +1031,22 @@ func (d *decoder) decMap(n *node, p unsafe.Pointer) error {
 	} else {
 		mv.Clear()
 	}
+	if err := d.readEntries(n, mv, l); err != nil {
+		return err
+	}
+	if mv.Len() != l {
+		return fmt.Errorf("%w: duplicate map key", ErrMalformed)
+	}
+	return nil
+}
+
+// readEntries reads count key-value pairs of map node n into m (a key
+// already in m is overwritten: the caller checks the length for
+// duplicates).
+func (d *decoder) readEntries(n *node, m reflect.Value, count int) error {
 	k := reflect.New(n.typ.Key())
 	v := reflect.New(n.typ.Elem())
-	for i := 0; i < l; i++ {
+	for i := 0; i < count; i++ {
 		k.Elem().SetZero()
 		v.Elem().SetZero()
 		if err := d.decNode(n.key, k.UnsafePointer()); err != nil {
@@ -1045,10 +1058,7 @@ func (d *decoder) decMap(n *node, p unsafe.Pointer) error {
 		if err := d.decNode(n.elem, v.UnsafePointer()); err != nil {
 			return wrapField(err, fmt.Sprintf("[%v]", k.Elem()), d.r.Pos())
 		}
-		mv.SetMapIndex(k.Elem(), v.Elem())
-	}
-	if mv.Len() != l {
-		return fmt.Errorf("%w: duplicate map key", ErrMalformed)
+		m.SetMapIndex(k.Elem(), v.Elem())
 	}
 	return nil
 }

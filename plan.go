@@ -180,7 +180,7 @@ const maxShallow = 32
 // them; a recursive type, or one deeper than maxShallow, gets
 // maxShallow+1.
 func nestOf(p *plan, onStack map[*plan]bool) int {
-	if p.nestDone {
+	if p.nest > 0 { // known: every struct counts at least one
 		return p.nest
 	}
 	if onStack[p] {
@@ -192,7 +192,7 @@ func nestOf(p *plan, onStack map[*plan]bool) int {
 		deepest = max(deepest, nodeNest(f.node, onStack))
 	}
 	delete(onStack, p)
-	p.nest, p.nestDone = min(1+deepest, maxShallow+1), true
+	p.nest = min(1+deepest, maxShallow+1)
 	return p.nest
 }
 
@@ -242,9 +242,8 @@ type plan struct {
 	flat      *flatPlan // the fast path's flat list of leaves; nil when it does not apply (flat.go)
 	minBits   int       // fewest bits an encoding of this struct takes
 	// nest is how many structs and pointers deep a value of this struct
-	// goes (maxShallow+1 for deeper or recursive types); nestDone once known
-	nest     int
-	nestDone bool
+	// goes (maxShallow+1 for deeper or recursive types); 0 until known
+	nest int
 }
 
 type planKey struct {

@@ -132,9 +132,7 @@ func (q *Quantizer) Index(v float64) (uint64, error) {
 	// when it is not near a rounding boundary. v <= max keeps it at most
 	// Steps(): the product exceeds the quotient by far less than a half.
 	if q.quick && v >= q.min && v <= q.max {
-		y := (v-q.min)*q.inv + 0.5
-		k := int64(y)
-		if int64(y-roundDivGuard) == k && int64(y+roundDivGuard) == k { // as in roundDiv
+		if k, ok := truncClear((v-q.min)*q.inv + 0.5); ok {
 			return uint64(k), nil
 		}
 	}
@@ -169,15 +167,11 @@ func (q *Quantizer) IndexClamp(v float64) (uint64, error) {
 	return q.index(v), nil
 }
 
-// index rounds v, known to be in [min, max], to its grid index. On most
-// grids it is roundDiv, inlined, with the rare division in indexSlow.
+// index rounds v, known to be in [min, max], to its grid index: roundDiv
+// on most grids, indexSlow on the others.
 func (q *Quantizer) index(v float64) uint64 {
 	if q.quick {
-		y := (v-q.min)*q.inv + 0.5
-		k := int64(y)
-		if f := y - float64(k); f >= roundDivGuard && f <= 1-roundDivGuard && uint64(k) <= q.steps {
-			return uint64(k)
-		}
+		return min(roundDiv(v-q.min, q.step, q.inv), q.steps)
 	}
 	return q.indexSlow(v)
 }
@@ -210,14 +204,19 @@ const roundDivGuard = 1e-6
 // product lies within roundDivGuard of a rounding boundary, where the two
 // could round apart: the result is always the quotient's, bit for bit.
 func roundDiv(d, step, inv float64) uint64 {
-	y := d*inv + 0.5 // at least 0.5: truncation is floor here
-	k := int64(y)
-	// An integer within the guard of y moves one of these off k. (Three
-	// independent conversions: shorter than converting k back.)
-	if int64(y-roundDivGuard) != k || int64(y+roundDivGuard) != k {
-		return uint64(int64(d/step + 0.5))
+	if k, ok := truncClear(d*inv + 0.5); ok { // y >= 0.5: truncation is floor
+		return uint64(k)
 	}
-	return uint64(k)
+	return uint64(int64(d/step + 0.5))
+}
+
+// truncClear returns y truncated, and whether no integer lies within
+// roundDivGuard of y, so that every value that close to y truncates to the
+// same k. (An integer that close moves y-guard or y+guard off k: three
+// independent conversions, shorter than converting k back.)
+func truncClear(y float64) (int64, bool) {
+	k := int64(y)
+	return k, int64(y-roundDivGuard) == k && int64(y+roundDivGuard) == k
 }
 
 // fix caps a rounded index at Steps() and, on fine grids, moves it to the

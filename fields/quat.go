@@ -171,8 +171,7 @@ func secondOf(x, y, z float64) float64 {
 // rounding boundaries by roundDivGuard (when it does not, the exact path
 // decides). A y below 1 is index 0, as index has it for x <= 0.
 func (q Quat) quickIndex(y float64) (uint64, bool) {
-	k := int64(y)
-	ok := int64(y-roundDivGuard) == k && int64(y+roundDivGuard) == k
+	k, ok := truncClear(y)
 	return min(uint64(max(k, 0)), q.steps), ok
 }
 
