@@ -6,13 +6,15 @@ import (
 	"github.com/bitwire/bitwire/fields"
 )
 
-// The fast path for structs made only of fixed-width scalar leaves (bools,
-// bits, ranges, quantized and raw floats, varints, quaternions, times), in
-// nested structs and arrays as deep as they go: the typical game entity.
-// Such a struct is compiled once more into a flat list of leaves at their
-// offsets from the struct, and encStruct and decStruct walk that list in one
-// loop: no recursion into nested structs and arrays, no group checks, and
-// the hottest codings dispatched without a call to encNode or decNode.
+// The fast path for structs made only of scalar leaves without a sign flag
+// (bools, bits, ranges, quantized and raw floats, varints, unsigned bitlen
+// integers, quaternions, times), in nested structs and arrays as deep as
+// they go: the typical game entity. Such a struct is compiled once more
+// into a flat list of leaves at their offsets from the struct, and the
+// root, encStruct/decStruct, slices of such structs and composite delta
+// fields walk that list in one loop: no recursion into nested structs and
+// arrays, no group checks, and the hottest codings dispatched without a
+// call to encNode or decNode.
 //
 // The flat path produces exactly the bits of the general path. On any error
 // it rewinds, and the general path runs again to report the error with its
