@@ -259,27 +259,27 @@ func TestSchemaOf(t *testing.T) {
 // schemaAll holds every coding and container, to check what the schema
 // says of each.
 type schemaAll struct {
-	B   bool
-	Bi  int16   `net:"bits=9,clamp"`
-	R   uint64  `net:"range,min=10,max=18446744073709551615"`
-	Ri  int64   `net:"range,min=-9223372036854775808,max=9223372036854775807,dmin=-3,dmax=4"`
-	Q   float64 `net:"q,min=-1,max=1,prec=0.001,dmin=-0.01,dmax=0.01"`
-	F   float32
-	Fx  float32 `net:"fixed,prec=0.25"`
-	V   int32   `net:"varint,group=4"`
-	L   uint    `net:"bitlen,group=a"`
-	L2  int8    `net:"bitlen,group=a"`
-	S   string  `net:",maxlen=20"`
-	By  []byte
-	Qu  Quat4f     `net:"quat,bits=11"`
-	Qa  [4]float64 `net:"quat"`
-	T   time.Time
-	Arr [2]int16
-	Sl  []int8  `net:"maxlen=3"`
-	P   *uint8  `net:"bits=3"`
-	M   map[int16]string
-	E   []gEntity
-	Gen schemaGeneric[int]
+	B    bool
+	Bi   int16   `net:"bits=9,clamp"`
+	R    uint64  `net:"range,min=10,max=18446744073709551615"`
+	Ri   int64   `net:"range,min=-9223372036854775808,max=9223372036854775807,dmin=-3,dmax=4"`
+	Q    float64 `net:"q,min=-1,max=1,prec=0.001,dmin=-0.01,dmax=0.01"`
+	F    float32
+	Fx   float32 `net:"fixed,prec=0.25"`
+	V    int32   `net:"varint,group=4"`
+	L    uint    `net:"bitlen,group=a"`
+	L2   int8    `net:"bitlen,group=a"`
+	S    string  `net:",maxlen=20"`
+	By   []byte
+	Qu   Quat4f     `net:"quat,bits=11"`
+	Qa   [4]float64 `net:"quat"`
+	T    time.Time
+	Arr  [2]int16
+	Sl   []int8 `net:"maxlen=3"`
+	P    *uint8 `net:"bits=3"`
+	M    map[int16]string
+	E    []gEntity
+	Gen  schemaGeneric[int]
 	Anon struct {
 		Z bool
 	}
