@@ -162,6 +162,6 @@ func ExampleCodec_Schema() {
 	// Output:
 	// Weapon bits 4 bits
 	// Angle q 10 bits
-	// {"coding":"q","type":"float32","q":{"min":0,"max":360,"steps":1023,"bits":10,"step":0.3519061583577713},"minBits":10,"maxBits":10}
-	// fingerprint bc635eddefc816ed
+	// {"coding":"q","type":"float32","q":{"min":0,"max":360,"steps":1023,"step":0.3519061583577713,"bits":10},"minBits":10,"maxBits":10}
+	// fingerprint 0d77db58ff4fae55
 }
