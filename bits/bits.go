@@ -241,6 +241,21 @@ func (r *Reader) take(n int) uint64 {
 	return v
 }
 
+// Peek returns the next n bits (0..56) without consuming them, as ReadBits
+// would return them, with zeros in place of bits past the end of the input:
+// a table decoder peeks at the longest code, finds the symbol, then skips
+// only that symbol's length (and Skip reports an end that truncates it).
+func (r *Reader) Peek(n int) uint64 {
+	n &= 63
+	if n > 56 {
+		n = 56
+	}
+	if r.n < n {
+		r.refill()
+	}
+	return r.cache & (1<<uint(n) - 1)
+}
+
 // ReadBool reads one bit.
 func (r *Reader) ReadBool() (bool, error) {
 	if r.n > 0 { // a cached bit: the inlined fast path
