@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Instructions per operation of the bitwire-codec subject on every workload,
+# encode and decode, counted by valgrind's cachegrind: each benchmark runs at
+# two iteration counts and the difference of the instruction totals is divided
+# by the difference of the counts, so set-up cost cancels. Machine load does
+# not move these figures, so two builds can be compared on a busy machine.
+#
+#   bench/instr.sh [TEST_BINARY] [SUBJECT]
+#
+# Without TEST_BINARY the bench module's test binary is built from the current
+# tree. SUBJECT defaults to bitwire-codec. Output: one line per benchmark,
+# "Encode/world901  123456".
+set -euo pipefail
+cd "$(dirname "$0")"
+bin=${1:-}
+subject=${2:-bitwire-codec}
+if [ -z "$bin" ]; then
+	bin=$(mktemp /tmp/bitwire-instr.XXXXXX)
+	trap 'rm -f "$bin"' EXIT
+	go test -c -o "$bin" .
+fi
+command -v valgrind >/dev/null || { echo "instr.sh: valgrind not found" >&2; exit 1; }
+
+# Iteration counts per workload: large enough that the difference dwarfs
+# noise from set-up, small enough that a run under valgrind takes seconds.
+counts() {
+	case "$1" in
+	person | player) echo "2000 12000" ;;
+	snapshot64 | snapshot64-delta) echo "200 1200" ;;
+	*) echo "20 120" ;;
+	esac
+}
+
+irefs() { # bench regexp, iterations
+	GODEBUG=cpu.rdtscp=off GOMAXPROCS=1 GOGC=off valgrind --tool=cachegrind \
+		--cache-sim=no --cachegrind-out-file=/dev/null "$bin" -test.run=NONE \
+		-test.bench="$1" -test.benchtime="$2x" 2>&1 >/dev/null |
+		sed -n 's/.*I *refs: *//p' | tr -d ,
+}
+
+for op in Encode Decode; do
+	for w in person player snapshot64 snapshot64-delta world901 world901-delta; do
+		read -r n1 n2 <<<"$(counts "$w")"
+		re="^Benchmark$op\$/^$w\$/^$subject\$"
+		a=$(irefs "$re" "$n1")
+		b=$(irefs "$re" "$n2")
+		printf '%s/%s\t%d\n' "$op" "$w" $(((b - a) / (n2 - n1)))
+	done
+done
