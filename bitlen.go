@@ -193,7 +193,9 @@ func (e *encoder) encGroup(s *seq, count, width int) error {
 	if s.signed() {
 		e.signFlag()
 	}
-	maxHigh, indiv, signBits := 0, 0, 0
+	// Members that carry a sign bit carry it in both modes, so sign bits
+	// do not count on either side of the comparison.
+	maxHigh, indiv := 0, 0
 	for i := 0; i < count; i++ {
 		n, p := s.at(i)
 		neg, mag, err := intValue(n, p)
@@ -203,16 +205,12 @@ func (e *encoder) encGroup(s *seq, count, width int) error {
 		if neg && !e.neg {
 			return errNeedSign
 		}
-		if e.neg && isSigned(n) {
-			signBits++
-		}
 		indiv += fields.BitlenBits(mag, n.n)
 		if h := fields.HighBit(mag); h > maxHigh {
 			maxHigh = h
 		}
 	}
-	shared := width + count*(maxHigh+1)
-	if shared >= indiv {
+	if !fields.BitlenGroupShared(maxHigh, count, indiv, width, false) {
 		e.w.WriteBool(false)
 		for i := 0; i < count; i++ {
 			n, p := s.at(i)
@@ -269,7 +267,7 @@ func (d *decoder) decGroup(s *seq, count, width int) error {
 			indiv += fields.BitlenBits(mag, n.n)
 			maxHigh = max(maxHigh, fields.HighBit(mag))
 		}
-		if count > 1 && width+count*(maxHigh+1) < indiv {
+		if count > 1 && fields.BitlenGroupShared(maxHigh, count, indiv, width, false) {
 			return s.wrap(fmt.Errorf("%w: group coded one by one where a shared length is shorter", ErrMalformed), 0, d.r.Pos())
 		}
 		return nil
@@ -296,7 +294,7 @@ func (d *decoder) decGroup(s *seq, count, width int) error {
 		indiv += fields.BitlenBits(mag, n.n)
 		maxHigh = max(maxHigh, fields.HighBit(mag))
 	}
-	if maxHigh != int(h) || width+count*(maxHigh+1) >= indiv {
+	if maxHigh != int(h) || !fields.BitlenGroupShared(maxHigh, count, indiv, width, false) {
 		return s.wrap(fmt.Errorf("%w: shared-length group that is not the shortest coding", ErrMalformed), 0, d.r.Pos())
 	}
 	return nil

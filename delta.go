@@ -2,7 +2,6 @@ package bitwire
 
 import (
 	"fmt"
-	"math"
 	"reflect"
 	"sync"
 	"unsafe"
@@ -18,9 +17,8 @@ import (
 
 // ---- compile-time delta parameters ----
 
-// setDelta computes the dmin/dmax window of a scalar in steps of its
-// precision: the difference from the baseline is coded in dbits bits when it
-// lies in [dlo, dhi].
+// setDelta compiles the dmin/dmax window of a scalar, in steps of its
+// precision (1 for integers).
 func (n *node) setDelta(path string) error {
 	s := n.spec
 	if !s.hasDelta {
@@ -38,14 +36,11 @@ func (n *node) setDelta(path string) error {
 	default:
 		return badTag(path, "dmin/dmax apply to q, range, bits and fixed codings only")
 	}
-	lo := math.Ceil(a/step - 1e-9)
-	hi := math.Floor(b/step + 1e-9)
-	if lo > hi || lo < -(1<<53) || hi > 1<<53 {
+	w, err := fields.NewWindow(a, b, step)
+	if err != nil {
 		return badTag(path, "dmin=%s dmax=%s holds no whole step of %g", s.dmin, s.dmax, step)
 	}
-	n.dlo, n.dhi = int64(lo), int64(hi)
-	n.dbits = fields.BitsRequired(uint64(n.dhi - n.dlo))
-	n.hasD = true
+	n.win, n.hasD = w, true
 	return nil
 }
 
@@ -398,17 +393,12 @@ func (e *encoder) encValueDelta(n *node, b, c unsafe.Pointer) error {
 	return e.encNode(n, c)
 }
 
-// writeWindow writes the in-window bit of a scalar with dmin/dmax and, when
-// the difference from the baseline lies in the window, the difference. It
-// reports whether it did; if not, the caller writes the value in full.
+// writeWindow writes a changed scalar's window bit and, when its
+// difference from the baseline lies in the window, the difference
+// (fields.Window). It reports whether it did; if not, the caller writes the
+// value in full.
 func (e *encoder) writeWindow(n *node, kb, kc uint64) bool {
-	diff := int64(kc - kb)
-	in := diff >= n.dlo && diff <= n.dhi
-	e.w.WriteBool(in)
-	if in {
-		e.w.WriteBits(uint64(diff-n.dlo), n.dbits)
-	}
-	return in
+	return n.win.Write(e.w, kb, kc)
 }
 
 func (d *decoder) decValueDelta(n *node, b, dst unsafe.Pointer) error {
@@ -446,30 +436,22 @@ func (d *decoder) decValueDelta(n *node, b, dst unsafe.Pointer) error {
 		return d.decMapDelta(n, b, dst)
 	}
 	if n.hasD {
-		in, err := d.r.ReadBool()
+		diff, in, err := n.win.Read(d.r)
 		if err != nil {
 			return err
 		}
 		if in {
-			off, err := d.r.ReadBits(n.dbits)
-			if err != nil {
-				return err
-			}
 			kb, err := scalarKey(n, b)
 			if err != nil {
 				return fmt.Errorf("baseline: %w", err)
 			}
-			return storeKey(n, dst, kb+uint64(int64(off)+n.dlo))
+			return storeKey(n, dst, kb+uint64(diff))
 		}
 	}
 	return d.decNode(n, dst)
 }
 
 // ---- quaternions relative to their baseline ----
-
-// quatRelWidth is the prefix width of a relative quaternion: it holds the
-// highest set bit of a zigzagged component difference, at most n.
-func quatRelWidth(n int) int { return fields.BitsRequired(uint64(n)) }
 
 // encQuatDelta writes a quaternion's changed bit and, when it changed, its
 // delta: the same bits as eqNode followed by encValueDelta, with each side
@@ -494,72 +476,15 @@ func (e *encoder) encQuatDelta(n *node, b, c unsafe.Pointer) (bool, error) {
 	return true, nil
 }
 
-// writeQuatDelta writes one bit: 1 when the quaternion qc is coded relative
-// to its baseline qb (same dropped component; the three index differences,
-// zigzagged, share one bit length), 0 when it is absolute. okb tells
-// whether the baseline could be packed at all.
+// writeQuatDelta writes a changed quaternion relative to its baseline when
+// that is shorter (fields.Quat.WriteDelta); okb tells whether the baseline
+// could be packed at all.
 func (e *encoder) writeQuatDelta(n *node, qb uint64, okb bool, qc uint64) {
-	nb := (n.quat.Bits() - 2) / 3
-	if okb && qb&3 == qc&3 {
-		var z [3]uint64
-		high := 0
-		mask := uint64(1)<<uint(nb) - 1
-		for i := 0; i < 3; i++ {
-			sh := uint(2 + i*nb)
-			z[i] = fields.Zigzag(int64(qc>>sh&mask) - int64(qb>>sh&mask))
-			if h := fields.HighBit(z[i]); h > high {
-				high = h
-			}
-		}
-		w := quatRelWidth(nb)
-		if w+3*(high+1) < n.quat.Bits() {
-			e.w.WriteBool(true)
-			e.w.WriteBits(uint64(high), w)
-			for i := 0; i < 3; i++ {
-				e.w.WriteBits(z[i], high+1)
-			}
-			return
-		}
-	}
-	e.w.WriteBool(false)
-	e.w.WriteBits(qc, n.quat.Bits())
+	n.quat.WriteDelta(e.w, qb, okb, qc)
 }
 
 func (d *decoder) decQuatDelta(n *node, b, dst unsafe.Pointer) error {
-	rel, err := d.r.ReadBool()
-	if err != nil {
-		return err
-	}
-	if !rel {
-		return d.decNode(n, dst)
-	}
-	qb, err := n.quat.Pack(loadQuat(n, b))
-	if err != nil {
-		return fmt.Errorf("baseline: %w", err)
-	}
-	nb := (n.quat.Bits() - 2) / 3
-	h, err := d.r.ReadBits(quatRelWidth(nb))
-	if err != nil {
-		return err
-	}
-	if int(h) >= nb+1 {
-		return fmt.Errorf("%w: relative quaternion width %d", ErrMalformed, h+1)
-	}
-	mask := uint64(1)<<uint(nb) - 1
-	q := qb & 3
-	for i := 0; i < 3; i++ {
-		z, err := d.r.ReadBits(int(h) + 1)
-		if err != nil {
-			return err
-		}
-		sh := uint(2 + i*nb)
-		v := int64(qb>>sh&mask) + fields.Unzigzag(z)
-		if v < 0 || uint64(v) > mask {
-			return fmt.Errorf("%w: relative quaternion component out of range", ErrMalformed)
-		}
-		q |= uint64(v) << sh
-	}
-	v, err := n.quat.Unpack(q)
+	v, err := n.quat.ReadDelta(d.r, loadQuat(n, b))
 	if err != nil {
 		return err
 	}
@@ -645,4 +570,22 @@ func (d *decoder) decSliceDelta(n *node, b, dst unsafe.Pointer) error {
 		}
 	}
 	return nil
+}
+
+// writeIndexSet writes an index set (fields.WriteIndexSet).
+func (e *encoder) writeIndexSet(idx []int32, n int, countKnown bool) {
+	fields.WriteIndexSet(e.w, idx, n, countKnown)
+}
+
+// readIndexSet reads a set of indexes in [0, n) into scratch space of ar;
+// count < 0 means the count is coded.
+func (d *decoder) readIndexSet(ar *arena, n, count int) ([]int32, error) {
+	if count < 0 {
+		c, err := fields.ReadIndexCount(d.r, n)
+		if err != nil {
+			return nil, err
+		}
+		count = c
+	}
+	return fields.ReadIndexSet(d.r, ar.take(count), n, count)
 }

@@ -74,7 +74,7 @@ func layoutNode(n *node, path string, rows *[][4]string, seen map[*plan]bool, g 
 			opts += fmt.Sprintf(" group=%s", g.name)
 		}
 	case cQuat:
-		opts = fmt.Sprintf("component bits=%d", (n.quat.Bits()-2)/3)
+		opts = fmt.Sprintf("component bits=%d", n.quat.ComponentBits())
 	case cString, cBytes, cSlice, cMap:
 		if n.maxlen > 0 {
 			opts = fmt.Sprintf("maxlen=%d", n.maxlen)

@@ -285,9 +285,9 @@ func (e *encoder) encNode(n *node, p unsafe.Pointer) error {
 		return n.q.Write(w, loadFloat(p, n.mem))
 	case cFloat:
 		if n.mem == mF32 {
-			w.WriteBits(uint64(*(*uint32)(p)), 32)
+			fields.WriteFloat32(w, *(*float32)(p))
 		} else {
-			w.WriteBits(*(*uint64)(p), 64)
+			fields.WriteFloat64(w, *(*float64)(p))
 		}
 	case cFixed, cBitlen:
 		return e.encInt(n, p)
@@ -312,9 +312,7 @@ func (e *encoder) encNode(n *node, p unsafe.Pointer) error {
 	case cQuat:
 		return n.quat.Write(w, loadQuat(n, p))
 	case cTime:
-		t := (*time.Time)(p)
-		fields.WriteBitlen(w, fields.Zigzag(t.Unix()), 6)
-		w.WriteBits(uint64(t.Nanosecond()), 30)
+		fields.WriteTime(w, *(*time.Time)(p))
 	case cStruct:
 		return e.encStruct(n.sub, p)
 	case cArray:
@@ -382,17 +380,17 @@ func (d *decoder) decNode(n *node, p unsafe.Pointer) error {
 		storeFloat(p, n.mem, v)
 	case cFloat:
 		if n.mem == mF32 {
-			v, err := r.ReadBits(32)
+			v, err := fields.ReadFloat32(r)
 			if err != nil {
 				return err
 			}
-			*(*uint32)(p) = uint32(v)
+			*(*float32)(p) = v
 		} else {
-			v, err := r.ReadBits(64)
+			v, err := fields.ReadFloat64(r)
 			if err != nil {
 				return err
 			}
-			*(*uint64)(p) = v
+			*(*float64)(p) = v
 		}
 	case cFixed, cBitlen:
 		return d.decInt(n, p)
@@ -455,18 +453,11 @@ func (d *decoder) decNode(n *node, p unsafe.Pointer) error {
 		}
 		storeQuat(n, p, q)
 	case cTime:
-		z, err := fields.ReadBitlen(r, 6)
+		t, err := fields.ReadTime(r)
 		if err != nil {
 			return err
 		}
-		ns, err := r.ReadBits(30)
-		if err != nil {
-			return err
-		}
-		if ns >= 1e9 {
-			return fmt.Errorf("%w: %d nanoseconds", ErrOutOfRange, ns)
-		}
-		*(*time.Time)(p) = time.Unix(fields.Unzigzag(z), int64(ns)).UTC()
+		*(*time.Time)(p) = t
 	case cStruct:
 		return d.decStruct(n.sub, p)
 	case cArray:

@@ -128,10 +128,9 @@ type node struct {
 	emin   int     // cSlice, cMap: fewest bits of one element (entry)
 
 	// delta coding
-	hasD     bool  // dmin/dmax: a difference window
-	dlo, dhi int64 // the window, in steps
-	dbits    int   // bits of a difference in the window
-	idField  int   // cSlice of structs with an id field: its index; else -1
+	hasD    bool          // dmin/dmax: a difference window
+	win     fields.Window // the window, in steps of the coding's precision
+	idField int           // cSlice of structs with an id field: its index; else -1
 
 	// pod: the Go type holds no pointers, so equal memory means equal
 	// values and a copy is a plain copy of size bytes.

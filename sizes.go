@@ -2,6 +2,7 @@ package bitwire
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/bitwire/bitwire/fields"
 )
@@ -49,7 +50,7 @@ func minBitsNode(n *node) int {
 	case cQuat:
 		return n.quat.Bits()
 	case cTime:
-		return fields.BitlenWidth(64) + 1 + 30
+		return fields.TimeMinBits
 	case cStruct:
 		return minBitsPlan(n.sub)
 	case cArray:
@@ -148,19 +149,15 @@ func maxBitsNode(n *node, visiting map[*plan]bool) int {
 		}
 		return sign + n.n + size - 1
 	case cVarint:
-		size := n.mem.sizeBits()
-		groups := (size + n.n - 1) / n.n
-		if n.mem.signed() {
-			groups = (size + n.n - 1) / n.n
-		}
-		return groups * (n.n + 1)
+		// the widest value: all ones (zigzagged, the most negative)
+		return fields.VarintBits(math.MaxUint64>>uint(64-n.mem.sizeBits()), n.n)
 	case cString, cBytes:
 		if n.maxlen == 0 {
 			return -1
 		}
 		return fields.LenBits(0, n.maxlen) + 8*n.maxlen
 	case cTime:
-		return fields.BitlenWidth(64) + 63 + 30
+		return fields.TimeMaxBits
 	case cStruct:
 		return maxBitsPlan(n.sub, visiting)
 	case cArray:

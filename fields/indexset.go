@@ -1,22 +1,23 @@
-package bitwire
-
-// Index sets: which elements of a list were removed, added or changed in a
-// delta.
-//
-// An index set is a sorted set of indexes in [0, n): its count (bitlen,
-// width 5; omitted when the reader can infer it), then, unless the count is
-// 0 or n, one bit choosing a bitmask of n bits (0) or Rice-coded gaps (1):
-// a 5-bit parameter k, then each gap (the first index, then the distance to
-// the previous index minus one) as gap>>k one-bits, a zero bit and the low
-// k bits of the gap.
+package fields
 
 import (
 	"fmt"
 	mbits "math/bits"
 
-	"github.com/bitwire/bitwire/fields"
+	"github.com/bitwire/bitwire/bits"
 )
 
+// An index set says which elements of a list of n were removed, added or
+// changed in a delta: a sorted set of distinct indexes in [0, n). It is
+// coded as its count (bitlen, prefix width 5; left out when the reader
+// knows it), then, unless the count is 0 or n, one bit choosing a bitmask
+// of n bits, bit i set for index i (0), or Rice-coded gaps (1): a 5-bit
+// parameter k, then each gap (the first index, then the distance to the
+// previous index minus one) as gap>>k one-bits, a zero bit and the low k
+// bits of the gap. The writer picks the bitmask when it is no longer than
+// the Rice code with the best k (the least k on ties).
+
+// riceCost is the size of idx's gaps Rice-coded with parameter k.
 func riceCost(idx []int32, k int) int {
 	total, prev := 0, int32(-1)
 	for _, i := range idx {
@@ -36,7 +37,7 @@ func riceCost(idx []int32, k int) int {
 func bestRiceK(idx []int32, kmax int) (int, int) {
 	kmax = min(kmax, 23)
 	mean := (int(idx[len(idx)-1]) + 1) / len(idx)
-	k := min(fields.BitsRequired(uint64(mean))-1, kmax)
+	k := min(BitsRequired(uint64(mean))-1, kmax)
 	k = max(k, 0)
 	cost := riceCost(idx, k)
 	for k > 0 { // down, through ties, to the least k of least cost
@@ -56,10 +57,13 @@ func bestRiceK(idx []int32, kmax int) (int, int) {
 	return k, cost
 }
 
-func (e *encoder) writeIndexSet(idx []int32, n int, countKnown bool) {
+// WriteIndexSet writes idx, a sorted set of distinct indexes in [0, n).
+// With countKnown the count is left out: the reader must know it (it passes
+// it to ReadIndexSet).
+func WriteIndexSet(w *bits.Writer, idx []int32, n int, countKnown bool) {
 	c := len(idx)
 	if !countKnown {
-		fields.WriteBitlen(e.w, uint64(c), 5)
+		WriteBitlen(w, uint64(c), indexCountWidth)
 	}
 	if c == 0 || c == n {
 		return
@@ -70,11 +74,11 @@ func (e *encoder) writeIndexSet(idx []int32, n int, countKnown bool) {
 	bestK, useMask := 0, n <= 5+c
 	if !useMask {
 		var best int
-		bestK, best = bestRiceK(idx, fields.BitsRequired(uint64(n)))
+		bestK, best = bestRiceK(idx, BitsRequired(uint64(n)))
 		useMask = n <= 5+best
 	}
 	if useMask {
-		e.w.WriteBool(false)
+		w.WriteBool(false)
 		// the bitmask, 64 bits at a time
 		var word uint64
 		j := 0
@@ -84,44 +88,54 @@ func (e *encoder) writeIndexSet(idx []int32, n int, countKnown bool) {
 				j++
 			}
 			if i&63 == 63 {
-				e.w.WriteBits(word, 64)
+				w.WriteBits(word, 64)
 				word = 0
 			}
 		}
 		if n&63 != 0 {
-			e.w.WriteBits(word, n&63)
+			w.WriteBits(word, n&63)
 		}
 		return
 	}
-	e.w.WriteBool(true)
-	e.w.WriteBits(uint64(bestK), 5)
+	w.WriteBool(true)
+	w.WriteBits(uint64(bestK), 5)
 	prev := int32(-1)
 	for _, i := range idx {
 		g := uint64(i - prev - 1)
 		q := g >> uint(bestK)
 		for ; q >= 63; q -= 63 {
-			e.w.WriteBits(1<<63-1, 63)
+			w.WriteBits(1<<63-1, 63)
 		}
-		e.w.WriteBits(1<<q-1, int(q)+1) // q ones, then a zero
-		e.w.WriteBits(g, bestK)
+		w.WriteBits(1<<q-1, int(q)+1) // q ones, then a zero
+		w.WriteBits(g, bestK)
 		prev = i
 	}
 }
 
-// readIndexSet reads a set of indexes in [0, n); count < 0 means the count
-// is coded.
-func (d *decoder) readIndexSet(ar *arena, n, count int) ([]int32, error) {
-	if count < 0 {
-		c, err := fields.ReadBitlen(d.r, 5)
-		if err != nil {
-			return nil, err
-		}
-		if c > uint64(n) {
-			return nil, fmt.Errorf("%w: index set of %d in %d", ErrMalformed, c, n)
-		}
-		count = int(c)
+// indexCountWidth is the bitlen prefix width of an index set's count.
+const indexCountWidth = 5
+
+// ReadIndexCount reads the count of an index set in [0, n), as
+// WriteIndexSet writes it when the count is not known; a count over n is
+// ErrMalformed.
+func ReadIndexCount(r *bits.Reader, n int) (int, error) {
+	c, err := ReadBitlen(r, indexCountWidth)
+	if err != nil {
+		return 0, err
 	}
-	idx := ar.take(count)
+	if c > uint64(n) {
+		return 0, fmt.Errorf("%w: index set of %d in %d", ErrMalformed, c, n)
+	}
+	return int(c), nil
+}
+
+// ReadIndexSet reads the indexes of a set of count indexes in [0, n) (the
+// count read by ReadIndexCount, or known) into dst[:0], which should have
+// room for count, and returns them. Input no writer produces (a bitmask with
+// a different count, an index at or past n, a Rice parameter over 23) is
+// ErrMalformed.
+func ReadIndexSet(r *bits.Reader, dst []int32, n, count int) ([]int32, error) {
+	idx := dst[:0]
 	if count == n {
 		for i := 0; i < n; i++ {
 			idx = append(idx, int32(i))
@@ -131,16 +145,16 @@ func (d *decoder) readIndexSet(ar *arena, n, count int) ([]int32, error) {
 	if count == 0 {
 		return idx, nil
 	}
-	rice, err := d.r.ReadBool()
+	rice, err := r.ReadBool()
 	if err != nil {
 		return nil, err
 	}
 	if !rice {
-		if n > d.r.Remaining() {
-			return nil, ErrUnexpectedEnd
+		if n > r.Remaining() {
+			return nil, bits.ErrUnexpectedEnd
 		}
 		for base := 0; base < n; base += 64 {
-			word, _ := d.r.ReadBits(min(64, n-base))
+			word, _ := r.ReadBits(min(64, n-base))
 			for word != 0 {
 				if len(idx) == count {
 					return nil, fmt.Errorf("%w: bitmask holds more than %d indexes", ErrMalformed, count)
@@ -154,7 +168,7 @@ func (d *decoder) readIndexSet(ar *arena, n, count int) ([]int32, error) {
 		}
 		return idx, nil
 	}
-	k, err := d.r.ReadBits(5)
+	k, err := r.ReadBits(5)
 	if err != nil {
 		return nil, err
 	}
@@ -165,7 +179,7 @@ func (d *decoder) readIndexSet(ar *arena, n, count int) ([]int32, error) {
 	for j := 0; j < count; j++ {
 		var q int64
 		for {
-			one, err := d.r.ReadBool()
+			one, err := r.ReadBool()
 			if err != nil {
 				return nil, err
 			}
@@ -177,7 +191,7 @@ func (d *decoder) readIndexSet(ar *arena, n, count int) ([]int32, error) {
 				return nil, fmt.Errorf("%w: index gap past %d", ErrMalformed, n)
 			}
 		}
-		low, err := d.r.ReadBits(int(k))
+		low, err := r.ReadBits(int(k))
 		if err != nil {
 			return nil, err
 		}
