@@ -191,36 +191,14 @@ func (e *encoder) encStructDelta(p *plan, b, c unsafe.Pointer, skip int) (bool, 
 			}
 			continue
 		}
-		if f.node.code == cStruct && !f.node.spec.composite && f.node.sub.nest <= maxShallow {
-			// A nested struct: its delta, taken back if no field of it
-			// changed, rather than comparing it first. On an error (a
-			// value, or a depth limit that an unchanged struct would not
-			// reach) it is taken back too, and the comparison below
-			// decides, and reports the error where it always has.
-			if f.node.pod && memEqual(pb, pc, f.node.size) {
-				e.w.WriteBool(false)
-				if e.debug {
-					e.writeSentinel()
-				}
-				continue
-			}
-			at, flagged, depth := e.w.Len(), e.flagged, e.depth
-			e.w.WriteBool(true)
-			changed, err := e.encStructDelta(f.node.sub, pb, pc, -1)
-			if err == nil {
-				if !changed {
-					e.w.Truncate(at)
-					e.flagged = flagged
-					e.w.WriteBool(false)
-				}
+		if f.once {
+			if changed, ok := e.encSubtree(f.node, pb, pc); ok {
 				dirty = dirty || changed
 				if e.debug {
 					e.writeSentinel()
 				}
 				continue
 			}
-			e.w.Truncate(at)
-			e.flagged, e.depth = flagged, depth
 		}
 		changed := !eqNode(f.node, pb, pc, 0)
 		e.w.WriteBool(changed)
@@ -236,6 +214,61 @@ func (e *encoder) encStructDelta(p *plan, b, c unsafe.Pointer, skip int) (bool, 
 	}
 	e.depth--
 	return dirty, nil
+}
+
+// encSubtree writes the changed bit and the delta of a value whose change
+// depends on a subtree (a struct, a slice, an entity set, a map), judging it
+// while writing: the delta follows a 1 bit and is taken back for a 0 bit if
+// nothing in it changed, rather than comparing it first and judging each
+// changed value again as it is written. On an error (a value, or a depth
+// limit that an unchanged value would not reach) it is taken back too and
+// ok is false: the caller compares, and reports the error where it always
+// has.
+func (e *encoder) encSubtree(n *node, b, c unsafe.Pointer) (changed, ok bool) {
+	if n.pod && memEqual(b, c, n.size) {
+		e.w.WriteBool(false)
+		return false, true
+	}
+	at, flagged, depth := e.w.Len(), e.flagged, e.depth
+	e.w.WriteBool(true)
+	var err error
+	switch n.code {
+	case cStruct:
+		changed, err = e.encStructDelta(n.sub, b, c, -1)
+	case cSlice:
+		if n.idField >= 0 {
+			changed, err = e.encEntityDelta(n, b, c)
+		} else {
+			changed, err = e.encSliceDelta(n, b, c)
+		}
+	default:
+		changed, err = e.encMapDelta(n, b, c)
+	}
+	if err != nil {
+		e.w.Truncate(at)
+		e.flagged, e.depth = flagged, depth
+		return false, false
+	}
+	if !changed {
+		e.w.Truncate(at)
+		e.flagged = flagged
+		e.w.WriteBool(false)
+	}
+	return changed, true
+}
+
+// judgedOnce reports whether the delta encoder judges a field of node n
+// while writing it (encSubtree): structs that are not composite, slices and
+// maps, at most maxShallow deep, so that no depth limit tells the two ways
+// of judging apart.
+func judgedOnce(n *node) bool {
+	switch n.code {
+	case cStruct:
+		return !n.spec.composite && n.sub.nest <= maxShallow
+	case cSlice, cMap:
+		return nodeNest(n, map[*plan]bool{}) <= maxShallow
+	}
+	return false
 }
 
 // qKey is scalarKey of a cQ node.
@@ -361,9 +394,11 @@ func (e *encoder) encValueDelta(n *node, b, c unsafe.Pointer) error {
 		return nil
 	case cSlice:
 		if n.idField >= 0 {
-			return e.encEntityDelta(n, b, c)
+			_, err := e.encEntityDelta(n, b, c)
+			return err
 		}
-		return e.encSliceDelta(n, b, c)
+		_, err := e.encSliceDelta(n, b, c)
+		return err
 	case cPtr:
 		pb, pc := *(*unsafe.Pointer)(b), *(*unsafe.Pointer)(c)
 		e.w.WriteBool(pc != nil)
@@ -375,7 +410,8 @@ func (e *encoder) encValueDelta(n *node, b, c unsafe.Pointer) error {
 		}
 		return e.encValueDelta(n.elem, pb, pc)
 	case cMap:
-		return e.encMapDelta(n, b, c)
+		_, err := e.encMapDelta(n, b, c)
+		return err
 	}
 	if n.hasD {
 		kb, err := scalarKey(n, b)
@@ -496,10 +532,11 @@ func (d *decoder) decQuatDelta(n *node, b, dst unsafe.Pointer) error {
 
 // encSliceDelta writes the new length, the set of changed indexes among
 // those both slices have, their deltas, then the appended elements in full.
-func (e *encoder) encSliceDelta(n *node, b, c unsafe.Pointer) error {
+// It reports whether the slice changed.
+func (e *encoder) encSliceDelta(n *node, b, c unsafe.Pointer) (bool, error) {
 	sb, sc := (*sliceHeader)(b), (*sliceHeader)(c)
 	if err := e.writeLen(sc.len, n.maxlen); err != nil {
-		return err
+		return false, err
 	}
 	if e.stats != 0 {
 		id, saved, start := e.enter("[]")
@@ -519,15 +556,15 @@ func (e *encoder) encSliceDelta(n *node, b, c unsafe.Pointer) error {
 	for _, i := range changed {
 		off := uintptr(i) * n.stride
 		if err := e.encValueDelta(n.elem, ptrAt(sb.data, off), ptrAt(sc.data, off)); err != nil {
-			return wrapField(err, fmt.Sprintf("[%d]", i), e.w.Len())
+			return false, wrapField(err, fmt.Sprintf("[%d]", i), e.w.Len())
 		}
 	}
 	for i := common; i < sc.len; i++ {
 		if err := e.encNode(n.elem, ptrAt(sc.data, uintptr(i)*n.stride)); err != nil {
-			return wrapField(err, fmt.Sprintf("[%d]", i), e.w.Len())
+			return false, wrapField(err, fmt.Sprintf("[%d]", i), e.w.Len())
 		}
 	}
-	return nil
+	return sb.len != sc.len || len(changed) > 0, nil
 }
 
 func (d *decoder) decSliceDelta(n *node, b, dst unsafe.Pointer) error {

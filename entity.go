@@ -14,12 +14,12 @@ import (
 // ordinals); each changed survivor's delta without its id; then each new
 // entity in full. Entities are matched in one pass that assumes ids ascend
 // (or keep their order); any order is coded correctly, but an entity out of
-// order may be sent as removed and new.
-func (e *encoder) encEntityDelta(n *node, b, c unsafe.Pointer) error {
+// order may be sent as removed and new. It reports whether the set changed.
+func (e *encoder) encEntityDelta(n *node, b, c unsafe.Pointer) (bool, error) {
 	if e.stats == 0 && n.elem.sub.nest <= maxShallow {
 		start, flagged, depth := e.w.Len(), e.flagged, e.depth
-		if e.encEntityDeltaFused(n, b, c) == nil {
-			return nil
+		if changed, err := e.encEntityDeltaFused(n, b, c); err == nil {
+			return changed, nil
 		}
 		// The fused pass locates errors inside its scratch writer; the
 		// plain pass below finds the same error at its place in the message.
@@ -28,7 +28,7 @@ func (e *encoder) encEntityDelta(n *node, b, c unsafe.Pointer) error {
 	}
 	sb, sc := (*sliceHeader)(b), (*sliceHeader)(c)
 	if err := e.writeLen(sc.len, n.maxlen); err != nil {
-		return err
+		return false, err
 	}
 	if e.stats != 0 {
 		id, saved, start := e.enter("[]")
@@ -70,10 +70,10 @@ func (e *encoder) encEntityDelta(n *node, b, c unsafe.Pointer) error {
 	for k := range changed {
 		pb, pc := ptrAt(sb.data, uintptr(changedB[k])*n.stride), ptrAt(sc.data, uintptr(changedC[k])*n.stride)
 		if _, err := e.encStructDelta(n.elem.sub, pb, pc, n.idField); err != nil {
-			return wrapField(err, fmt.Sprintf("[%d]", changedC[k]), e.w.Len())
+			return false, wrapField(err, fmt.Sprintf("[%d]", changedC[k]), e.w.Len())
 		}
 	}
-	return e.encAdded(n, sc, added)
+	return survivors != sb.len || survivors != sc.len || len(changed) > 0, e.encAdded(n, sc, added)
 }
 
 // encEntityDeltaFused writes what encEntityDelta writes, judging and
@@ -83,10 +83,10 @@ func (e *encoder) encEntityDelta(n *node, b, c unsafe.Pointer) error {
 // elements only) are skipped a block at a time. Its errors carry bit
 // offsets of the scratch writer; encEntityDelta reruns the plain pass for
 // them.
-func (e *encoder) encEntityDeltaFused(n *node, b, c unsafe.Pointer) error {
+func (e *encoder) encEntityDeltaFused(n *node, b, c unsafe.Pointer) (bool, error) {
 	sb, sc := (*sliceHeader)(b), (*sliceHeader)(c)
 	if err := e.writeLen(sc.len, n.maxlen); err != nil {
-		return err
+		return false, err
 	}
 	mark := len(e.ar.buf)
 	sw := e.ar.writer()
@@ -119,7 +119,7 @@ func (e *encoder) encEntityDeltaFused(n *node, b, c unsafe.Pointer) error {
 			at, flagged := sw.Len(), se.flagged
 			ch, err := se.encStructDelta(n.elem.sub, pb, pc, n.idField)
 			if err != nil {
-				return err
+				return false, err
 			}
 			if ch {
 				changed = append(changed, int32(survivors))
@@ -141,7 +141,7 @@ func (e *encoder) encEntityDeltaFused(n *node, b, c unsafe.Pointer) error {
 	added = e.writeEntitySets(sb.len, sc.len, i, j, removed, added, changed, survivors)
 	e.w.WriteFrom(sw)
 	e.flagged = se.flagged
-	return e.encAdded(n, sc, added)
+	return survivors != sb.len || survivors != sc.len || len(changed) > 0, e.encAdded(n, sc, added)
 }
 
 // writeEntitySets ends the matching of nb baseline entities with nc new

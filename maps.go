@@ -137,15 +137,16 @@ func sortedEntries(n *node, p unsafe.Pointer) (keys, vals []reflect.Value) {
 // encMapDelta writes: the removed keys (a set of indexes into the
 // baseline's sorted keys), the changed survivors (a set of survivor
 // ordinals) and their value deltas, then the count of added entries and each
-// added key and value in full, in key order.
-func (e *encoder) encMapDelta(n *node, b, c unsafe.Pointer) error {
+// added key and value in full, in key order. It reports whether the map
+// changed.
+func (e *encoder) encMapDelta(n *node, b, c unsafe.Pointer) (bool, error) {
 	bk, bv := sortedEntries(n, b)
 	if nanKey(n, bk) {
-		return fmt.Errorf("baseline: %w: NaN map key", ErrInvalidValue)
+		return false, fmt.Errorf("baseline: %w: NaN map key", ErrInvalidValue)
 	}
 	cm := reflect.NewAt(n.typ, c).Elem()
 	if (n.maxlen > 0 && cm.Len() > n.maxlen) || (n.maxlen == 0 && cm.Len() > e.maxLen) {
-		return fmt.Errorf("%w: %d entries", ErrTooLong, cm.Len())
+		return false, fmt.Errorf("%w: %d entries", ErrTooLong, cm.Len())
 	}
 	var removed, changed []int32
 	var survB []int
@@ -169,12 +170,12 @@ func (e *encoder) encMapDelta(n *node, b, c unsafe.Pointer) error {
 		cv := reflect.New(n.typ.Elem())
 		cv.Elem().Set(cm.MapIndex(bk[i]))
 		if err := e.encValueDelta(n.elem, bv[i].UnsafePointer(), cv.UnsafePointer()); err != nil {
-			return wrapField(err, fmt.Sprintf("[%v]", bk[i]), e.w.Len())
+			return false, wrapField(err, fmt.Sprintf("[%v]", bk[i]), e.w.Len())
 		}
 	}
 	ck, cv := sortedEntries(n, c)
 	if nanKey(n, ck) {
-		return fmt.Errorf("%w: NaN map key", ErrInvalidValue)
+		return false, fmt.Errorf("%w: NaN map key", ErrInvalidValue)
 	}
 	bm := reflect.NewAt(n.typ, b).Elem()
 	var added []int
@@ -186,13 +187,13 @@ func (e *encoder) encMapDelta(n *node, b, c unsafe.Pointer) error {
 	fields.WriteBitlen(e.w, uint64(len(added)), 5)
 	for _, i := range added {
 		if err := e.encNode(n.key, ck[i].Addr().UnsafePointer()); err != nil {
-			return wrapField(err, fmt.Sprintf("{%v}", ck[i]), e.w.Len())
+			return false, wrapField(err, fmt.Sprintf("{%v}", ck[i]), e.w.Len())
 		}
 		if err := e.encNode(n.elem, cv[i].UnsafePointer()); err != nil {
-			return wrapField(err, fmt.Sprintf("[%v]", ck[i]), e.w.Len())
+			return false, wrapField(err, fmt.Sprintf("[%v]", ck[i]), e.w.Len())
 		}
 	}
-	return nil
+	return len(removed) > 0 || len(changed) > 0 || len(added) > 0, nil
 }
 
 func (d *decoder) decMapDelta(n *node, b, dst unsafe.Pointer) error {

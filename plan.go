@@ -152,6 +152,7 @@ type field struct {
 	node *node
 	grp  *fieldGroup // bitlen fields sharing a group name; nil otherwise
 	dk   deltaKind   // how decStructDelta reads the field when it changed
+	once bool        // encStructDelta judges the field while writing it (judgedOnce)
 }
 
 // deltaKind picks decStructDelta's code for a changed field, once, at
@@ -295,6 +296,11 @@ func compileRoot(t reflect.Type) (*plan, error) {
 	}
 	for _, q := range c.order {
 		nestOf(q, map[*plan]bool{})
+	}
+	for _, q := range c.order { // after every nest is known
+		for i := range q.fields {
+			q.fields[i].once = judgedOnce(q.fields[i].node)
+		}
 	}
 	for k, q := range c.building {
 		plans[k] = q

@@ -21,13 +21,16 @@ if [ -z "$bin" ]; then
 fi
 command -v valgrind >/dev/null || { echo "instr.sh: valgrind not found" >&2; exit 1; }
 
-# Iteration counts per workload: large enough that the difference dwarfs
-# noise from set-up, small enough that a run under valgrind takes seconds.
+# Iteration counts per workload: about 300 million instructions for the
+# longer run, so that the runtime's own work, which varies by some 100
+# thousand instructions from run to run, moves a figure by well under 0.2%.
 counts() {
 	case "$1" in
-	person | player) echo "2000 12000" ;;
-	snapshot64 | snapshot64-delta) echo "200 1200" ;;
-	*) echo "20 120" ;;
+	person | player) echo "40000 200000" ;;
+	snapshot64) echo "1600 8000" ;;
+	snapshot64-delta) echo "600 3000" ;;
+	world901) echo "100 500" ;;
+	*) echo "400 2000" ;;
 	esac
 }
 
