@@ -520,7 +520,12 @@ func (e *encoder) writeQuatDelta(n *node, qb uint64, okb bool, qc uint64) {
 }
 
 func (d *decoder) decQuatDelta(n *node, b, dst unsafe.Pointer) error {
-	v, err := n.quat.ReadDelta(d.r, loadQuat(n, b))
+	bq := loadQuat(n, b)
+	u, err := n.quat.ReadDelta(d.r, &bq)
+	if err != nil {
+		return err
+	}
+	v, err := n.quat.Unpack(u)
 	if err != nil {
 		return err
 	}

@@ -284,10 +284,11 @@ func (e *encoder) encNode(n *node, p unsafe.Pointer) error {
 		}
 		return n.q.Write(w, loadFloat(p, n.mem))
 	case cFloat:
+		// the bits of fields.WriteFloat32/64, which do not inline
 		if n.mem == mF32 {
-			fields.WriteFloat32(w, *(*float32)(p))
+			w.WriteBits(uint64(*(*uint32)(p)), 32)
 		} else {
-			fields.WriteFloat64(w, *(*float64)(p))
+			w.WriteBits(*(*uint64)(p), 64)
 		}
 	case cFixed, cBitlen:
 		return e.encInt(n, p)

@@ -5,15 +5,18 @@
 # by the difference of the counts, so set-up cost cancels. Machine load does
 # not move these figures, so two builds can be compared on a busy machine.
 #
-#   bench/instr.sh [TEST_BINARY] [SUBJECT]
+#   bench/instr.sh [TEST_BINARY] [SUBJECT] [OPS] [WORKLOADS]
 #
-# Without TEST_BINARY the bench module's test binary is built from the current
-# tree. SUBJECT defaults to bitwire-codec. Output: one line per benchmark,
+# Without TEST_BINARY (or with "") the bench module's test binary is built
+# from the current tree. SUBJECT defaults to bitwire-codec, OPS to
+# "Encode Decode", WORKLOADS to all six. Output: one line per benchmark,
 # "Encode/world901  123456".
 set -euo pipefail
 cd "$(dirname "$0")"
 bin=${1:-}
 subject=${2:-bitwire-codec}
+ops=${3:-Encode Decode}
+workloads=${4:-person player snapshot64 snapshot64-delta world901 world901-delta}
 if [ -z "$bin" ]; then
 	bin=$(mktemp /tmp/bitwire-instr.XXXXXX)
 	trap 'rm -f "$bin"' EXIT
@@ -41,8 +44,8 @@ irefs() { # bench regexp, iterations
 		sed -n 's/.*I *refs: *//p' | tr -d ,
 }
 
-for op in Encode Decode; do
-	for w in person player snapshot64 snapshot64-delta world901 world901-delta; do
+for op in $ops; do
+	for w in $workloads; do
 		read -r n1 n2 <<<"$(counts "$w")"
 		re="^Benchmark$op\$/^$w\$/^$subject\$"
 		a=$(irefs "$re" "$n1")

@@ -52,42 +52,44 @@ func (q Quat) WriteDelta(w *bits.Writer, base uint64, baseOK bool, cur uint64) {
 }
 
 // ReadDelta reads a quaternion written by WriteDelta against the baseline
-// base, which is packed only when the quaternion is coded relative to it (a
-// baseline that cannot be packed is then an error, prefixed "baseline: ").
-// A width or a component difference that leaves the grid is ErrMalformed.
-func (q Quat) ReadDelta(r *bits.Reader, base [4]float64) ([4]float64, error) {
+// base, and returns it packed: Unpack gives its components (and rejects
+// what no writer packs). The baseline is packed only when the quaternion is
+// coded relative to it (one that cannot be packed is then an error,
+// prefixed "baseline: "). A width or a component difference that leaves
+// the grid is ErrMalformed.
+func (q *Quat) ReadDelta(r *bits.Reader, base *[4]float64) (uint64, error) {
 	rel, err := r.ReadBool()
-	if err != nil {
-		return [4]float64{}, err
+	if err != nil || !rel {
+		if err == nil {
+			return r.ReadBits(q.Bits())
+		}
+		return 0, err
 	}
-	if !rel {
-		return q.Read(r)
-	}
-	qb, err := q.Pack(base)
+	qb, err := q.Pack(*base)
 	if err != nil {
-		return [4]float64{}, fmt.Errorf("baseline: %w", err)
+		return 0, fmt.Errorf("baseline: %w", err)
 	}
 	nb := q.n
 	h, err := r.ReadBits(q.relWidth())
 	if err != nil {
-		return [4]float64{}, err
+		return 0, err
 	}
 	if int(h) >= nb+1 {
-		return [4]float64{}, fmt.Errorf("%w: relative quaternion width %d", ErrMalformed, h+1)
+		return 0, fmt.Errorf("%w: relative quaternion width %d", ErrMalformed, h+1)
 	}
 	mask := uint64(1)<<uint(nb) - 1
 	u := qb & 3
 	for i := 0; i < 3; i++ {
 		z, err := r.ReadBits(int(h) + 1)
 		if err != nil {
-			return [4]float64{}, err
+			return 0, err
 		}
 		sh := uint(2 + i*nb)
 		v := int64(qb>>sh&mask) + Unzigzag(z)
 		if v < 0 || uint64(v) > mask {
-			return [4]float64{}, fmt.Errorf("%w: relative quaternion component out of range", ErrMalformed)
+			return 0, fmt.Errorf("%w: relative quaternion component out of range", ErrMalformed)
 		}
 		u |= uint64(v) << sh
 	}
-	return q.Unpack(u)
+	return u, nil
 }
