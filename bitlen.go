@@ -13,7 +13,9 @@ import (
 // which share one bit length when that is shorter. Signed values depend on
 // the message's "any negative" flag.
 
-func isSigned(n *node) bool { return n.code == cFixed || n.mem.signed() }
+// isSigned reports whether an adaptive value carries a sign bit under the
+// message's flag.
+func isSigned(n *node) bool { return n.sgn }
 
 // intValue returns the sign and magnitude of a bitlen or fixed value.
 func intValue(n *node, p unsafe.Pointer) (neg bool, mag uint64, err error) {

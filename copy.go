@@ -2,7 +2,6 @@ package bitwire
 
 import (
 	"reflect"
-	"time"
 	"unsafe"
 )
 
@@ -43,30 +42,9 @@ func copyNode(n *node, dst, src unsafe.Pointer) {
 		copyPod(dst, src, n.size)
 		return
 	}
-	// Every scalar is pointer-free and was copied above; what is left holds
-	// pointers somewhere.
+	// What is left holds pointers somewhere: a container, or a leaf whose
+	// row copies it.
 	switch n.code {
-	case cString:
-		*(*string)(dst) = *(*string)(src)
-	case cBytes:
-		s, d := *(*[]byte)(src), (*[]byte)(dst)
-		if s == nil {
-			*d = nil
-			return
-		}
-		buf := *d
-		if cap(buf) < len(s) || (len(buf) > 0 && &buf[:1][0] == &s[:1][0]) {
-			buf = make([]byte, len(s))
-		}
-		buf = buf[:len(s)]
-		copy(buf, s)
-		*d = buf
-	case cQuat:
-		// a struct with X, Y, Z, W and fields of its own, some with
-		// pointers: only the components belong to this node
-		storeQuat(n, dst, loadQuat(n, src))
-	case cTime:
-		*(*time.Time)(dst) = *(*time.Time)(src)
 	case cStruct:
 		copyStruct(n.sub, dst, src)
 	case cArray:
@@ -112,6 +90,8 @@ func copyNode(n *node, dst, src unsafe.Pointer) {
 			nm.SetMapIndex(it.Key(), dv.Elem())
 		}
 		dm.Set(nm)
+	default:
+		n.row.copy(n, dst, src)
 	}
 }
 

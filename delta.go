@@ -26,91 +26,15 @@ func (n *node) setDelta(path string) error {
 	}
 	a, _ := parseFloatBound("dmin", s.dmin)
 	b, _ := parseFloatBound("dmax", s.dmax)
-	step := 1.0
-	switch n.code {
-	case cQ:
-		step = n.q.Step()
-	case cFixed:
-		step = n.fx.Prec()
-	case cRange, cBits:
-	default:
+	if n.row.step == nil {
 		return badTag(path, "dmin/dmax apply to q, range, bits and fixed codings only")
 	}
+	step := n.row.step(n)
 	w, err := fields.NewWindow(a, b, step)
 	if err != nil {
 		return badTag(path, "dmin=%s dmax=%s holds no whole step of %g", s.dmin, s.dmax, step)
 	}
 	n.win, n.hasD = w, true
-	return nil
-}
-
-// ---- quantized scalar values ----
-
-// scalarKey returns the value a scalar is coded as, in the units its delta
-// window counts: a quantization index, an integer, a fixed-point integer.
-// Two values with the same key encode to the same bits.
-func scalarKey(n *node, p unsafe.Pointer) (uint64, error) {
-	switch n.code {
-	case cBool:
-		if *(*bool)(p) {
-			return 1, nil
-		}
-		return 0, nil
-	case cBits, cVarint, cBitlen:
-		return loadInt(p, n.mem), nil
-	case cRange:
-		x := loadInt(p, n.mem)
-		if n.clamp {
-			if n.mem.signed() {
-				return uint64(n.irng.Clamp(int64(x))), nil
-			}
-			return n.urng.Clamp(x), nil
-		}
-		return x, nil
-	case cQ:
-		return qKey(n, p)
-	case cFloat:
-		if n.mem == mF32 {
-			return uint64(*(*uint32)(p)), nil
-		}
-		return *(*uint64)(p), nil
-	case cFixed:
-		i, err := n.fx.ToInt(loadFloat(p, n.mem))
-		return uint64(i), err
-	}
-	return 0, nil
-}
-
-// storeKey stores a key decoded from a delta, checking it is a value the
-// field can hold.
-func storeKey(n *node, p unsafe.Pointer, k uint64) error {
-	switch n.code {
-	case cQ:
-		if k > n.q.Steps() {
-			return fmt.Errorf("%w: quantization index %d over %d", ErrOutOfRange, k, n.q.Steps())
-		}
-		storeFloat(p, n.mem, n.q.Value(k))
-	case cRange:
-		if n.mem.signed() {
-			if int64(k) < n.irng.Min() || int64(k) > n.irng.Max() {
-				return fmt.Errorf("%w: %d outside %d..%d", ErrOutOfRange, int64(k), n.irng.Min(), n.irng.Max())
-			}
-		} else if k < n.urng.Min() || k > n.urng.Max() {
-			return fmt.Errorf("%w: %d outside %d..%d", ErrOutOfRange, k, n.urng.Min(), n.urng.Max())
-		}
-		storeInt(p, n.mem, k)
-	case cBits:
-		if n.mem.signed() {
-			if !fields.FitsInt(int64(k), n.n) {
-				return fmt.Errorf("%w: %d does not fit %d bits", ErrOutOfRange, int64(k), n.n)
-			}
-		} else if !fields.FitsUint(k, n.n) {
-			return fmt.Errorf("%w: %d does not fit %d bits", ErrOutOfRange, k, n.n)
-		}
-		storeInt(p, n.mem, k)
-	case cFixed:
-		storeFloat(p, n.mem, n.fx.FromInt(int64(k)))
-	}
 	return nil
 }
 
@@ -269,14 +193,6 @@ func judgedOnce(n *node) bool {
 		return nodeNest(n, map[*plan]bool{}) <= maxShallow
 	}
 	return false
-}
-
-// qKey is scalarKey of a cQ node.
-func qKey(n *node, p unsafe.Pointer) (uint64, error) {
-	if n.clamp {
-		return n.q.IndexClamp(loadFloat(p, n.mem))
-	}
-	return n.q.Index(loadFloat(p, n.mem))
 }
 
 // encQDelta writes a quantized float's changed bit and, when it changed,

@@ -1,10 +1,8 @@
 package bitwire
 
 import (
-	"bytes"
 	"encoding/binary"
 	"reflect"
-	"time"
 	"unsafe"
 )
 
@@ -31,17 +29,6 @@ func eqNode(n *node, a, b unsafe.Pointer, depth int) bool {
 		return true // the same bits code the same way
 	}
 	switch n.code {
-	case cString:
-		return *(*string)(a) == *(*string)(b)
-	case cBytes:
-		return bytes.Equal(*(*[]byte)(a), *(*[]byte)(b))
-	case cQuat:
-		qa, ea := n.quat.Pack(loadQuat(n, a))
-		qb, eb := n.quat.Pack(loadQuat(n, b))
-		return ea == nil && eb == nil && qa == qb
-	case cTime:
-		ta, tb := (*time.Time)(a), (*time.Time)(b)
-		return ta.Unix() == tb.Unix() && ta.Nanosecond() == tb.Nanosecond()
 	case cStruct:
 		return eqStruct(n.sub, a, b, depth+1)
 	case cArray:
@@ -76,8 +63,12 @@ func eqNode(n *node, a, b unsafe.Pointer, depth int) bool {
 		}
 		return true
 	}
-	ka, ea := scalarKey(n, a)
-	kb, eb := scalarKey(n, b)
+	r := n.row // a leaf
+	if r.eq != nil {
+		return r.eq(n, a, b)
+	}
+	ka, ea := r.key(n, a)
+	kb, eb := r.key(n, b)
 	return ea == nil && eb == nil && ka == kb
 }
 

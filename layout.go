@@ -51,34 +51,14 @@ func layoutNode(n *node, path string, rows *[][4]string, seen map[*plan]bool, g 
 		return fmt.Sprintf("%d-%d", lo, hi)
 	}
 	opts := ""
-	switch n.code {
-	case cBits:
-		opts = fmt.Sprintf("n=%d signed=%v", n.n, n.mem.signed())
-	case cRange:
-		if n.mem.signed() {
-			opts = fmt.Sprintf("min=%d max=%d", n.irng.Min(), n.irng.Max())
-		} else {
-			opts = fmt.Sprintf("min=%d max=%d", n.urng.Min(), n.urng.Max())
-		}
-	case cQ:
-		opts = fmt.Sprintf("min=%g max=%g steps=%d step=%g", n.q.Min(), n.q.Max(), n.q.Steps(), n.q.Step())
-	case cFloat:
-		opts = fmt.Sprintf("float%d", n.mem.sizeBits())
-	case cFixed:
-		opts = fmt.Sprintf("prec=%g", n.fx.Prec())
-	case cVarint:
-		opts = fmt.Sprintf("group=%d signed=%v", n.n, n.mem.signed())
-	case cBitlen:
-		opts = fmt.Sprintf("width=%d signed=%v", n.n, n.mem.signed())
+	switch {
+	case n.row.opts != nil:
+		opts = n.row.opts(n)
 		if g != nil {
 			opts += fmt.Sprintf(" group=%s", g.name)
 		}
-	case cQuat:
-		opts = fmt.Sprintf("component bits=%d", n.quat.ComponentBits())
-	case cString, cBytes, cSlice, cMap:
-		if n.maxlen > 0 {
-			opts = fmt.Sprintf("maxlen=%d", n.maxlen)
-		}
+	case n.code == cSlice || n.code == cMap:
+		opts = maxlenOpts(n)
 	}
 	if n.clamp {
 		opts += " clamp"
@@ -110,6 +90,6 @@ func layoutNode(n *node, path string, rows *[][4]string, seen map[*plan]bool, g 
 		layoutNode(n.key, path+"{key}", rows, seen, nil)
 		layoutNode(n.elem, path+"{}", rows, seen, nil)
 	default:
-		*rows = append(*rows, [4]string{path, codeNames[n.code], bitsStr(), opts})
+		*rows = append(*rows, [4]string{path, n.row.name, bitsStr(), opts})
 	}
 }

@@ -31,13 +31,6 @@ const (
 	cMap         // length then entries in sorted key order
 )
 
-var codeNames = [...]string{
-	cBool: "bool", cBits: "bits", cRange: "range", cQ: "q", cFloat: "float",
-	cFixed: "fixed", cVarint: "varint", cBitlen: "bitlen", cString: "string",
-	cBytes: "bytes", cQuat: "quat", cTime: "time", cStruct: "struct",
-	cArray: "array", cSlice: "slice", cPtr: "ptr", cMap: "map",
-}
-
 // memKind is the in-memory representation of a scalar.
 type memKind uint8
 
@@ -93,6 +86,8 @@ func memOf(t reflect.Type) memKind {
 
 func (m memKind) signed() bool { return m >= mI8 && m <= mI64 }
 
+func (m memKind) float() bool { return m == mF32 || m == mF64 }
+
 // sizeBits is the width of an integer kind.
 func (m memKind) sizeBits() int {
 	switch m {
@@ -109,6 +104,8 @@ func (m memKind) sizeBits() int {
 // node is one compiled coding: a scalar leaf or a container.
 type node struct {
 	code   code
+	row    *coder // the coding's row (coders.go)
+	sgn    bool   // an adaptive value with a sign bit under the message's flag
 	mem    memKind
 	n      int  // cBits: width; cVarint: group size; cBitlen, cFixed: prefix width
 	clamp  bool // clamp out-of-range values instead of failing
@@ -143,7 +140,7 @@ type node struct {
 
 // groupable reports whether the elements of an array or slice of this node
 // share one bit length when that is shorter.
-func (n *node) groupable() bool { return n.code == cBitlen || n.code == cFixed }
+func (n *node) groupable() bool { return n.row.group }
 
 // field is one encoded field of a struct plan.
 type field struct {
@@ -386,6 +383,8 @@ func (c *compiler) node(path string, t reflect.Type, s spec, inhKey string) (*no
 	if err := c.fill(nd, path, t, s, inhKey); err != nil {
 		return nil, err
 	}
+	nd.row = &coders[nd.code]
+	nd.sgn = nd.row.signed != nil && nd.row.signed(nd)
 	if err := nd.setDelta(path); err != nil {
 		return nil, err
 	}
@@ -408,10 +407,6 @@ func signedReach(p *plan, seen map[*plan]bool) bool {
 
 func nodeSigned(n *node, seen map[*plan]bool) bool {
 	switch n.code {
-	case cBitlen:
-		return n.mem.signed()
-	case cFixed:
-		return true
 	case cStruct:
 		return signedReach(n.sub, seen)
 	case cArray, cSlice, cPtr:
@@ -419,7 +414,7 @@ func nodeSigned(n *node, seen map[*plan]bool) bool {
 	case cMap:
 		return nodeSigned(n.key, seen) || nodeSigned(n.elem, seen)
 	}
-	return false
+	return n.sgn
 }
 
 // finishNode fills in what needs the whole type graph compiled.
@@ -432,7 +427,7 @@ func finishNode(n *node) {
 		}
 		if n.elem.code == cStruct {
 			for i, f := range n.elem.sub.fields {
-				if f.node.spec.id && f.node.mem != mNone && f.node.code != cFloat && f.node.code != cQ && f.node.code != cFixed {
+				if f.node.spec.id && f.node.mem != mNone && !f.node.mem.float() { // an integer
 					n.idField = i
 					break
 				}

@@ -2,7 +2,6 @@ package bitwire
 
 import (
 	"fmt"
-	"math"
 
 	"github.com/bitwire/bitwire/fields"
 )
@@ -28,29 +27,8 @@ func minBitsPlan(p *plan) int {
 
 func minBitsNode(n *node) int {
 	switch n.code {
-	case cBool:
-		return 1
-	case cBits:
-		return n.n
-	case cRange:
-		if n.mem.signed() {
-			return n.irng.Bits()
-		}
-		return n.urng.Bits()
-	case cQ:
-		return n.q.Bits()
-	case cFloat:
-		return n.mem.sizeBits()
-	case cFixed, cBitlen:
-		return n.n + 1
-	case cVarint:
-		return n.n + 1
-	case cString, cBytes, cSlice, cMap:
+	case cSlice, cMap:
 		return fields.LenBits(0, n.maxlen)
-	case cQuat:
-		return n.quat.Bits()
-	case cTime:
-		return fields.TimeMinBits
 	case cStruct:
 		return minBitsPlan(n.sub)
 	case cArray:
@@ -62,7 +40,10 @@ func minBitsNode(n *node) int {
 	case cPtr:
 		return 1
 	}
-	return 0
+	if r := n.row; r.width != nil {
+		return r.width(n)
+	}
+	return n.row.minBits(n)
 }
 
 // checkZeroBitSlices rejects a slice whose elements occupy memory but
@@ -138,26 +119,6 @@ func maxBitsPlan(p *plan, visiting map[*plan]bool) int {
 
 func maxBitsNode(n *node, visiting map[*plan]bool) int {
 	switch n.code {
-	case cBitlen, cFixed:
-		sign := 0
-		if n.code == cFixed || n.mem.signed() {
-			sign = 1
-		}
-		size := n.mem.sizeBits()
-		if n.code == cFixed {
-			size = 64
-		}
-		return sign + n.n + size - 1
-	case cVarint:
-		// the widest value: all ones (zigzagged, the most negative)
-		return fields.VarintBits(math.MaxUint64>>uint(64-n.mem.sizeBits()), n.n)
-	case cString, cBytes:
-		if n.maxlen == 0 {
-			return -1
-		}
-		return fields.LenBits(0, n.maxlen) + 8*n.maxlen
-	case cTime:
-		return fields.TimeMaxBits
 	case cStruct:
 		return maxBitsPlan(n.sub, visiting)
 	case cArray:
@@ -198,6 +159,9 @@ func maxBitsNode(n *node, visiting map[*plan]bool) int {
 			return -1
 		}
 		return fields.LenBits(0, n.maxlen) + n.maxlen*(k+v)
+	}
+	if r := n.row; r.width == nil {
+		return r.maxBits(n)
 	}
 	return minBitsNode(n) // fixed-size codings
 }
