@@ -12,19 +12,20 @@ import (
 
 // The leaf codings, each described once: one coder row per coding says how
 // many bits a value takes, how a value turns into the bits that are compared
-// (its key) and written, how bits turn back into a value, how it lays out,
-// and what the delta, equality and copy paths need. The general, flat and
-// delta paths read the row; the flat path's kernels and the struct loops'
-// fixed-width shortcut are chosen from it when a plan is compiled
-// (coderOf, flat.go). The bits themselves are those of package fields,
-// which a test checks coding by coding.
+// and delta-coded (its key) and back, how it lays out, and what equality
+// and copying need where a key does not do. Sizes (MaxBits, the bounds on
+// lengths), Layout, eqNode, copyNode, delta windows and the flat plan read
+// the row; the flat path's kernel for a leaf is chosen from the row when a
+// plan is compiled (flat.go). The bits themselves are those of package
+// fields, which a test checks coding by coding (fields_conformance_test.go).
 //
-// The rows hold no function that takes the bits.Writer or the encoder: a
-// call through a function value makes its arguments escape, and the writer
-// and the encoder live on the caller's stack. So a fixed-width coding is
-// bits and value (the hot paths do the WriteBits and ReadBits), and the
-// variable-width codings (fixed, varint, bitlen, string, bytes, time) are
-// written and read by encNode and decNode, one case each.
+// What a row does not hold is the writing and reading: those take the
+// bits.Writer or the encoder, and a call through a function value makes
+// its arguments escape, while the writer and the encoder live on the
+// caller's stack (Append, Encode and Unmarshal allocate nothing). So each
+// coding is written and read by one case of encNode and decNode, which
+// call its fields functions. A new coding is a row here, a case in each of
+// encNode and decNode, its tag in compile.go, and its file in fields.
 type coder struct {
 	name string
 
@@ -43,11 +44,6 @@ type coder struct {
 	key      func(n *node, p unsafe.Pointer) (uint64, error)
 	storeKey func(n *node, p unsafe.Pointer, k uint64) error
 	step     func(n *node) float64
-
-	// bits is what a fixed-width coding writes for the value at p (width
-	// bits); value stores what bits read back decode to, checking them.
-	bits  func(n *node, p unsafe.Pointer) (uint64, error)
-	value func(n *node, p unsafe.Pointer, x uint64) error
 
 	// eq compares values of a coding without a key; copy copies values of
 	// a coding whose Go type holds pointers (others are copied as memory).
@@ -107,10 +103,6 @@ var boolCoder = coder{
 			return 1, nil
 		}
 		return 0, nil
-	},
-	value: func(_ *node, p unsafe.Pointer, x uint64) error {
-		*(*bool)(p) = x != 0
-		return nil
 	},
 	opts: noOpts,
 	flat: func(*node) flatCode { return flatBool },
@@ -192,7 +184,6 @@ var qCoder = coder{
 		return nil
 	},
 	step: func(n *node) float64 { return n.q.Step() },
-	bits: qKey,
 	opts: func(n *node) string {
 		return fmt.Sprintf("min=%g max=%g steps=%d step=%g", n.q.Min(), n.q.Max(), n.q.Steps(), n.q.Step())
 	},
@@ -326,15 +317,6 @@ var quatCoder = coder{
 	name:  "quat",
 	width: func(n *node) int { return n.quat.Bits() },
 	key:   quatKey,
-	bits:  quatKey,
-	value: func(n *node, p unsafe.Pointer, x uint64) error {
-		q, err := n.quat.Unpack(x)
-		if err != nil {
-			return err
-		}
-		storeQuat(n, p, q)
-		return nil
-	},
 	// a struct with X, Y, Z, W and fields of its own, some with pointers:
 	// only the components belong to this node
 	copy: func(n *node, dst, src unsafe.Pointer) { storeQuat(n, dst, loadQuat(n, src)) },

@@ -178,23 +178,7 @@ func (d *decoder) decEntityDelta(n *node, b, dst unsafe.Pointer) error {
 	}
 	mark := len(d.ar.buf)
 	defer func() { d.ar.buf = d.ar.buf[:mark] }()
-	removed, err := d.readIndexSet(d.ar, sb.len, -1)
-	if err != nil {
-		return err
-	}
-	surv := sb.len - len(removed)
-	nAdded := l - surv
-	if nAdded < 0 {
-		return fmt.Errorf("%w: %d entities after removing %d of %d", ErrMalformed, l, len(removed), sb.len)
-	}
-	if nAdded > 0 && nAdded > d.r.Remaining()/max(1, n.emin) {
-		return fmt.Errorf("%w: %d new entities need more input than remains", ErrUnexpectedEnd, nAdded)
-	}
-	added, err := d.readIndexSet(d.ar, l, nAdded)
-	if err != nil {
-		return err
-	}
-	changed, err := d.readIndexSet(d.ar, surv, -1)
+	removed, added, changed, err := d.readEntitySets(n, sb.len, l)
 	if err != nil {
 		return err
 	}
@@ -259,4 +243,26 @@ func (d *decoder) decEntityDelta(n *node, b, dst unsafe.Pointer) error {
 		}
 	}
 	return nil
+}
+
+// readEntitySets reads the three index sets of an entity set's delta from
+// a baseline of nb entities to l: the removed baseline indexes, where the
+// new entities go, and which survivors changed.
+func (d *decoder) readEntitySets(n *node, nb, l int) (removed, added, changed []int32, err error) {
+	if removed, err = d.readIndexSet(d.ar, nb, -1); err != nil {
+		return nil, nil, nil, err
+	}
+	surv := nb - len(removed)
+	nAdded := l - surv
+	if nAdded < 0 {
+		return nil, nil, nil, fmt.Errorf("%w: %d entities after removing %d of %d", ErrMalformed, l, len(removed), nb)
+	}
+	if nAdded > 0 && nAdded > d.r.Remaining()/max(1, n.emin) {
+		return nil, nil, nil, fmt.Errorf("%w: %d new entities need more input than remains", ErrUnexpectedEnd, nAdded)
+	}
+	if added, err = d.readIndexSet(d.ar, l, nAdded); err != nil {
+		return nil, nil, nil, err
+	}
+	changed, err = d.readIndexSet(d.ar, surv, -1)
+	return removed, added, changed, err
 }

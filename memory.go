@@ -122,3 +122,12 @@ func hasPointers(t reflect.Type) bool {
 	}
 	return true
 }
+
+// storeIntErr stores v unless err is set, and returns err: a decoded
+// integer's last step.
+func storeIntErr(p unsafe.Pointer, m memKind, v uint64, err error) error {
+	if err == nil {
+		storeInt(p, m, v)
+	}
+	return err
+}

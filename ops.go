@@ -253,18 +253,7 @@ func (e *encoder) encNode(n *node, p unsafe.Pointer) error {
 	case cBool:
 		w.WriteBool(*(*bool)(p))
 	case cBits:
-		x := loadInt(p, n.mem)
-		if n.mem.signed() {
-			v := int64(x)
-			if n.clamp && n.n < 64 {
-				v = min(max(v, -1<<(n.n-1)), 1<<(n.n-1)-1)
-			}
-			return fields.WriteInt(w, v, n.n)
-		}
-		if n.clamp && n.n < 64 {
-			x = min(x, 1<<n.n-1)
-		}
-		return fields.WriteUint(w, x, n.n)
+		return e.encBits(n, loadInt(p, n.mem))
 	case cRange:
 		x := loadInt(p, n.mem)
 		if n.mem.signed() {
@@ -300,14 +289,14 @@ func (e *encoder) encNode(n *node, p unsafe.Pointer) error {
 		fields.WriteVarint(w, x, n.n)
 	case cString:
 		s := *(*string)(p)
-		if n.maxlen == 0 && len(s) > e.maxLen {
-			return fmt.Errorf("%w: %d bytes, over the limit %d", ErrTooLong, len(s), e.maxLen)
+		if err := e.byteLimit(n, len(s)); err != nil {
+			return err
 		}
 		return fields.WriteString(w, s, n.maxlen)
 	case cBytes:
 		b := *(*[]byte)(p)
-		if n.maxlen == 0 && len(b) > e.maxLen {
-			return fmt.Errorf("%w: %d bytes, over the limit %d", ErrTooLong, len(b), e.maxLen)
+		if err := e.byteLimit(n, len(b)); err != nil {
+			return err
 		}
 		return fields.WriteBytes(w, b, n.maxlen)
 	case cQuat:
@@ -325,11 +314,7 @@ func (e *encoder) encNode(n *node, p unsafe.Pointer) error {
 		}
 		return e.encElems(n, sh.data, sh.len)
 	case cPtr:
-		q := *(*unsafe.Pointer)(p)
-		w.WriteBool(q != nil)
-		if q != nil {
-			return e.encNode(n.elem, q)
-		}
+		return e.encPtr(n, *(*unsafe.Pointer)(p))
 	case cMap:
 		return e.encMap(n, p)
 	}
@@ -348,31 +333,17 @@ func (d *decoder) decNode(n *node, p unsafe.Pointer) error {
 	case cBits:
 		if n.mem.signed() {
 			v, err := fields.ReadInt(r, n.n)
-			if err != nil {
-				return err
-			}
-			storeInt(p, n.mem, uint64(v))
-			return nil
+			return storeIntErr(p, n.mem, uint64(v), err)
 		}
 		v, err := fields.ReadUint(r, n.n)
-		if err != nil {
-			return err
-		}
-		storeInt(p, n.mem, v)
+		return storeIntErr(p, n.mem, v, err)
 	case cRange:
 		if n.mem.signed() {
 			v, err := n.irng.Read(r)
-			if err != nil {
-				return err
-			}
-			storeInt(p, n.mem, uint64(v))
-			return nil
+			return storeIntErr(p, n.mem, uint64(v), err)
 		}
 		v, err := n.urng.Read(r)
-		if err != nil {
-			return err
-		}
-		storeInt(p, n.mem, v)
+		return storeIntErr(p, n.mem, v, err)
 	case cQ:
 		v, err := n.q.Read(r)
 		if err != nil {
@@ -382,71 +353,24 @@ func (d *decoder) decNode(n *node, p unsafe.Pointer) error {
 	case cFloat:
 		if n.mem == mF32 {
 			v, err := fields.ReadFloat32(r)
-			if err != nil {
-				return err
+			if err == nil {
+				*(*float32)(p) = v
 			}
-			*(*float32)(p) = v
-		} else {
-			v, err := fields.ReadFloat64(r)
-			if err != nil {
-				return err
-			}
+			return err
+		}
+		v, err := fields.ReadFloat64(r)
+		if err == nil {
 			*(*float64)(p) = v
 		}
+		return err
 	case cFixed, cBitlen:
 		return d.decInt(n, p)
 	case cVarint:
-		v, err := fields.ReadVarint(r, n.n)
-		if err != nil {
-			return err
-		}
-		if n.mem.signed() {
-			v = uint64(fields.Unzigzag(v))
-		}
-		if !fitsInt(n.mem, v) {
-			return fmt.Errorf("%w: varint does not fit %s", ErrOutOfRange, n.typ)
-		}
-		storeInt(p, n.mem, v)
+		return d.decVarint(n, p)
 	case cString:
-		l, err := d.readLen(n, 8)
-		if err != nil {
-			return err
-		}
-		sp := (*string)(p)
-		if l <= len(d.scratch) {
-			buf := d.scratch[:l]
-			if err := r.ReadBytes(buf); err != nil {
-				return err
-			}
-			if *sp != string(buf) { // unchanged strings cost no allocation
-				*sp = string(buf)
-			}
-			return nil
-		}
-		buf := make([]byte, l)
-		if err := r.ReadBytes(buf); err != nil {
-			return err
-		}
-		*sp = unsafe.String(&buf[0], l)
+		return d.decString(n, p)
 	case cBytes:
-		bp := (*[]byte)(p)
-		l, err := d.readLen(n, 8)
-		if err != nil {
-			return err
-		}
-		if l == 0 {
-			*bp = nil
-			return nil
-		}
-		b := *bp
-		if cap(b) < l {
-			b = make([]byte, l)
-		}
-		b = b[:l]
-		if err := r.ReadBytes(b); err != nil {
-			return err
-		}
-		*bp = b
+		return d.decBytes(n, p)
 	case cQuat:
 		q, err := n.quat.Read(r)
 		if err != nil {
@@ -464,35 +388,9 @@ func (d *decoder) decNode(n *node, p unsafe.Pointer) error {
 	case cArray:
 		return d.decElems(n, p, n.count)
 	case cSlice:
-		l, err := d.readLen(n, n.emin)
-		if err != nil {
-			return err
-		}
-		sh := (*sliceHeader)(p)
-		if l == 0 {
-			*sh = sliceHeader{}
-			return nil
-		}
-		if sh.cap < l {
-			nv := reflect.MakeSlice(n.typ, l, l)
-			sh.data, sh.cap = nv.UnsafePointer(), l
-		}
-		sh.len = l
-		return d.decElems(n, sh.data, l)
+		return d.decSlice(n, p)
 	case cPtr:
-		present, err := r.ReadBool()
-		if err != nil {
-			return err
-		}
-		pp := (*unsafe.Pointer)(p)
-		if !present {
-			*pp = nil
-			return nil
-		}
-		if *pp == nil {
-			*pp = reflect.New(n.typ.Elem()).UnsafePointer()
-		}
-		return d.decNode(n.elem, *pp)
+		return d.decPtr(n, p)
 	case cMap:
 		return d.decMap(n, p)
 	}
@@ -590,5 +488,144 @@ func (d *decoder) decElems(n *node, base unsafe.Pointer, count int) error {
 			return wrapField(err, fmt.Sprintf("[%d]", i), d.r.Pos())
 		}
 	}
+	return nil
+}
+
+// decString reads a string, reusing the scratch buffer for short ones and
+// the old string when it is unchanged.
+func (d *decoder) decString(n *node, p unsafe.Pointer) error {
+	r := d.r
+	l, err := d.readLen(n, 8)
+	if err != nil {
+		return err
+	}
+	sp := (*string)(p)
+	if l <= len(d.scratch) {
+		buf := d.scratch[:l]
+		if err := r.ReadBytes(buf); err != nil {
+			return err
+		}
+		if *sp != string(buf) { // unchanged strings cost no allocation
+			*sp = string(buf)
+		}
+		return nil
+	}
+	buf := make([]byte, l)
+	if err := r.ReadBytes(buf); err != nil {
+		return err
+	}
+	*sp = unsafe.String(&buf[0], l)
+	return nil
+}
+
+// decBytes reads a byte slice into the slice's own storage when it is large
+// enough.
+func (d *decoder) decBytes(n *node, p unsafe.Pointer) error {
+	r := d.r
+	bp := (*[]byte)(p)
+	l, err := d.readLen(n, 8)
+	if err != nil {
+		return err
+	}
+	if l == 0 {
+		*bp = nil
+		return nil
+	}
+	b := *bp
+	if cap(b) < l {
+		b = make([]byte, l)
+	}
+	b = b[:l]
+	if err := r.ReadBytes(b); err != nil {
+		return err
+	}
+	*bp = b
+	return nil
+}
+
+// decSlice reads a slice: its length, checked against the input left before
+// anything is allocated, then its elements.
+func (d *decoder) decSlice(n *node, p unsafe.Pointer) error {
+	l, err := d.readLen(n, n.emin)
+	if err != nil {
+		return err
+	}
+	sh := (*sliceHeader)(p)
+	if l == 0 {
+		*sh = sliceHeader{}
+		return nil
+	}
+	if sh.cap < l {
+		nv := reflect.MakeSlice(n.typ, l, l)
+		sh.data, sh.cap = nv.UnsafePointer(), l
+	}
+	sh.len = l
+	return d.decElems(n, sh.data, l)
+}
+
+// decPtr reads a presence bit and, when set, the pointee, allocating it if
+// the pointer is nil.
+func (d *decoder) decPtr(n *node, p unsafe.Pointer) error {
+	present, err := d.r.ReadBool()
+	if err != nil {
+		return err
+	}
+	pp := (*unsafe.Pointer)(p)
+	if !present {
+		*pp = nil
+		return nil
+	}
+	if *pp == nil {
+		*pp = reflect.New(n.typ.Elem()).UnsafePointer()
+	}
+	return d.decNode(n.elem, *pp)
+}
+
+// byteLimit checks the length of a string or byte slice without a maxlen
+// against the codec's default limit.
+func (e *encoder) byteLimit(n *node, l int) error {
+	if n.maxlen == 0 && l > e.maxLen {
+		return fmt.Errorf("%w: %d bytes, over the limit %d", ErrTooLong, l, e.maxLen)
+	}
+	return nil
+}
+
+// encPtr writes a presence bit and, for a non-nil pointer, the pointee.
+func (e *encoder) encPtr(n *node, q unsafe.Pointer) error {
+	e.w.WriteBool(q != nil)
+	if q != nil {
+		return e.encNode(n.elem, q)
+	}
+	return nil
+}
+
+// encBits writes a fixed-width integer, clamped to its width with clamp.
+func (e *encoder) encBits(n *node, x uint64) error {
+	if n.mem.signed() {
+		v := int64(x)
+		if n.clamp && n.n < 64 {
+			v = min(max(v, -1<<(n.n-1)), 1<<(n.n-1)-1)
+		}
+		return fields.WriteInt(e.w, v, n.n)
+	}
+	if n.clamp && n.n < 64 {
+		x = min(x, 1<<n.n-1)
+	}
+	return fields.WriteUint(e.w, x, n.n)
+}
+
+// decVarint reads a varint, unzigzagged when signed, and checks it fits.
+func (d *decoder) decVarint(n *node, p unsafe.Pointer) error {
+	v, err := fields.ReadVarint(d.r, n.n)
+	if err != nil {
+		return err
+	}
+	if n.mem.signed() {
+		v = uint64(fields.Unzigzag(v))
+	}
+	if !fitsInt(n.mem, v) {
+		return fmt.Errorf("%w: varint does not fit %s", ErrOutOfRange, n.typ)
+	}
+	storeInt(p, n.mem, v)
 	return nil
 }
