@@ -329,3 +329,83 @@ func TestFieldsProduceTheCodecBytes(t *testing.T) {
 		})
 	}
 }
+
+// And back: the readers of package fields read the codec's bytes into the
+// values the codec decodes, for the codings whose reading the root package
+// does not call through fields as a whole (groups, fixed point, signed
+// bitlen values, byte strings).
+func TestFieldsReadTheCodecBytes(t *testing.T) {
+	r := rand.New(rand.NewSource(11))
+	for i := 0; i < 300; i++ {
+		// signed bitlen values under the message's flag
+		bi := confBitlenI{int64(r.Uint64()) >> uint(r.Intn(64)), int16(r.Intn(1<<16) - 1<<15)}
+		rd := bits.NewReader(full(bi))
+		neg, err := rd.ReadBool()
+		require.NoError(t, err)
+		a, err := fields.ReadBitlenInt(rd, fields.BitlenWidth(64), neg)
+		require.NoError(t, err)
+		b, err := fields.ReadBitlenInt(rd, fields.BitlenWidth(16), neg)
+		require.NoError(t, err)
+		require.Equal(t, bi, confBitlenI{a, int16(b)})
+
+		// a group of unsigned values, and one of signed values
+		gu := confGroupU{make([]uint16, r.Intn(6))}
+		sh := uint(r.Intn(16))
+		for k := range gu.S {
+			gu.S[k] = uint16(r.Intn(1<<16)) >> sh
+		}
+		rd = bits.NewReader(full(gu))
+		l, err := fields.ReadLen(rd, 0)
+		require.NoError(t, err)
+		us := make([]uint64, l)
+		require.NoError(t, fields.ReadBitlenUints(rd, us, fields.BitlenWidth(16)))
+		require.Equal(t, len(gu.S), l)
+		for k := range us {
+			require.Equal(t, uint64(gu.S[k]), us[k])
+		}
+		var gi confGroupI
+		for k := range gi.S {
+			gi.S[k] = int32(r.Uint32()) >> uint(r.Intn(32))
+		}
+		rd = bits.NewReader(full(gi))
+		neg, err = rd.ReadBool()
+		require.NoError(t, err)
+		is := make([]int64, len(gi.S))
+		require.NoError(t, fields.ReadBitlenInts(rd, is, fields.BitlenWidth(32), neg))
+		for k := range is {
+			require.Equal(t, int64(gi.S[k]), is[k])
+		}
+
+		// fixed point
+		fx := confFixed{float64(r.Intn(20001)-10000) / 4}
+		rd = bits.NewReader(full(fx))
+		neg, err = rd.ReadBool()
+		require.NoError(t, err)
+		f, err := must(fields.NewFixed(0.5)).Read(rd, neg)
+		require.NoError(t, err)
+		var dec confFixed
+		require.NoError(t, Unmarshal(full(fx), &dec))
+		require.Equal(t, dec.A, f)
+
+		// strings and byte strings
+		s := make([]byte, r.Intn(50))
+		r.Read(s)
+		cs := confString{string(s), s[:min(len(s), 40)]}
+		rd = bits.NewReader(full(cs))
+		str, err := fields.ReadString(rd, 0)
+		require.NoError(t, err)
+		bs, err := fields.ReadBytes(rd, nil, 40)
+		require.NoError(t, err)
+		require.Equal(t, cs.S, str)
+		require.Equal(t, string(cs.B), string(bs))
+
+		// raw floats
+		cf := confFloat{float32(r.NormFloat64()), r.NormFloat64()}
+		rd = bits.NewReader(full(cf))
+		f32, err := fields.ReadFloat32(rd)
+		require.NoError(t, err)
+		f64, err := fields.ReadFloat64(rd)
+		require.NoError(t, err)
+		require.Equal(t, cf, confFloat{f32, f64})
+	}
+}
