@@ -289,14 +289,14 @@ func (e *encoder) encNode(n *node, p unsafe.Pointer) error {
 		fields.WriteVarint(w, x, n.n)
 	case cString:
 		s := *(*string)(p)
-		if err := e.byteLimit(n, len(s)); err != nil {
-			return err
+		if n.maxlen == 0 && len(s) > e.maxLen {
+			return e.tooLong(len(s))
 		}
 		return fields.WriteString(w, s, n.maxlen)
 	case cBytes:
 		b := *(*[]byte)(p)
-		if err := e.byteLimit(n, len(b)); err != nil {
-			return err
+		if n.maxlen == 0 && len(b) > e.maxLen {
+			return e.tooLong(len(b))
 		}
 		return fields.WriteBytes(w, b, n.maxlen)
 	case cQuat:
@@ -581,13 +581,10 @@ func (d *decoder) decPtr(n *node, p unsafe.Pointer) error {
 	return d.decNode(n.elem, *pp)
 }
 
-// byteLimit checks the length of a string or byte slice without a maxlen
-// against the codec's default limit.
-func (e *encoder) byteLimit(n *node, l int) error {
-	if n.maxlen == 0 && l > e.maxLen {
-		return fmt.Errorf("%w: %d bytes, over the limit %d", ErrTooLong, l, e.maxLen)
-	}
-	return nil
+// tooLong is the error for a string or byte slice without a maxlen that is
+// over the codec's default limit.
+func (e *encoder) tooLong(l int) error {
+	return fmt.Errorf("%w: %d bytes, over the limit %d", ErrTooLong, l, e.maxLen)
 }
 
 // encPtr writes a presence bit and, for a non-nil pointer, the pointee.
