@@ -455,6 +455,15 @@ func (d *decoder) decQuatDelta(n *node, b, dst unsafe.Pointer) error {
 // those both slices have, their deltas, then the appended elements in full.
 // It reports whether the slice changed.
 func (e *encoder) encSliceDelta(n *node, b, c unsafe.Pointer) (bool, error) {
+	if el := n.elem; e.stats == 0 && el.code == cStruct && !el.spec.composite && el.sub.nest <= maxShallow {
+		start, flagged, depth := e.w.Len(), e.flagged, e.depth
+		if changed, err := e.encSliceDeltaFused(n, b, c); err == nil {
+			return changed, nil
+		}
+		// as in encEntityDelta: the plain pass places the error
+		e.w.Truncate(start)
+		e.flagged, e.depth = flagged, depth
+	}
 	sb, sc := (*sliceHeader)(b), (*sliceHeader)(c)
 	if err := e.writeLen(sc.len, n.maxlen); err != nil {
 		return false, err
@@ -482,6 +491,54 @@ func (e *encoder) encSliceDelta(n *node, b, c unsafe.Pointer) (bool, error) {
 	}
 	for i := common; i < sc.len; i++ {
 		if err := e.encNode(n.elem, ptrAt(sc.data, uintptr(i)*n.stride)); err != nil {
+			return false, wrapField(err, fmt.Sprintf("[%d]", i), e.w.Len())
+		}
+	}
+	return sb.len != sc.len || len(changed) > 0, nil
+}
+
+// encSliceDeltaFused writes what encSliceDelta writes for a slice of
+// structs, judging and encoding each element both slices have in one pass,
+// as encEntityDeltaFused does for entities: an element's delta goes to a
+// scratch writer, and is dropped again if no field of it changed. Its
+// errors carry bit offsets of the scratch writer; encSliceDelta reruns the
+// plain pass for them.
+func (e *encoder) encSliceDeltaFused(n *node, b, c unsafe.Pointer) (bool, error) {
+	sb, sc := (*sliceHeader)(b), (*sliceHeader)(c)
+	if err := e.writeLen(sc.len, n.maxlen); err != nil {
+		return false, err
+	}
+	common := min(sb.len, sc.len)
+	mark := len(e.ar.buf)
+	sw := e.ar.writer()
+	defer func() { e.ar.buf = e.ar.buf[:mark]; e.ar.release(sw) }()
+	se := *e // with the scratch writer, as in encEntityDeltaFused
+	se.w = sw
+	changed := e.ar.take(common)
+	el := n.elem
+	for i := 0; i < common; i++ {
+		off := uintptr(i) * n.stride
+		pb, pc := ptrAt(sb.data, off), ptrAt(sc.data, off)
+		if el.pod && memEqual(pb, pc, el.size) {
+			continue
+		}
+		at, flagged := sw.Len(), se.flagged
+		ch, err := se.encStructDelta(el.sub, pb, pc, -1)
+		if err != nil {
+			return false, err
+		}
+		if ch {
+			changed = append(changed, int32(i))
+		} else {
+			sw.Truncate(at)
+			se.flagged = flagged
+		}
+	}
+	e.writeIndexSet(changed, common, false)
+	e.w.WriteFrom(sw)
+	e.flagged = se.flagged
+	for i := common; i < sc.len; i++ {
+		if err := e.encNode(el, ptrAt(sc.data, uintptr(i)*n.stride)); err != nil {
 			return false, wrapField(err, fmt.Sprintf("[%d]", i), e.w.Len())
 		}
 	}
