@@ -99,14 +99,16 @@ func (e *encoder) encInt(n *node, p unsafe.Pointer) error {
 	if neg && !e.neg {
 		return errNeedSign
 	}
-	if isSigned(n) {
-		e.signFlag()
-		if e.neg {
-			e.w.WriteBool(neg)
-		}
+	if !isSigned(n) {
+		fields.WriteBitlen(e.w, mag, n.n)
+		return nil
 	}
-	fields.WriteBitlen(e.w, mag, n.n)
-	return nil
+	e.signFlag()
+	v := int64(mag) // 2^63 is math.MinInt64, its own negation
+	if neg {
+		v = -v
+	}
+	return fields.WriteBitlenInt(e.w, v, n.n, e.neg) // a negative v has e.neg set
 }
 
 func (d *decoder) decInt(n *node, p unsafe.Pointer) error {
@@ -120,17 +122,15 @@ func (d *decoder) decInt(n *node, p unsafe.Pointer) error {
 // readInt reads one individually coded bitlen or fixed value: its sign bit
 // (when signed and the message's flag is set), then its magnitude.
 func (d *decoder) readInt(n *node) (neg bool, mag uint64, err error) {
-	if isSigned(n) {
-		if err := d.signFlag(); err != nil {
-			return false, 0, err
-		}
-		if d.neg {
-			if neg, err = d.r.ReadBool(); err != nil {
-				return false, 0, err
-			}
-		}
+	if !isSigned(n) {
+		mag, err = fields.ReadBitlen(d.r, n.n)
+		return false, mag, err
 	}
-	mag, err = fields.ReadBitlen(d.r, n.n)
+	if err := d.signFlag(); err != nil {
+		return false, 0, err
+	}
+	v, err := fields.ReadBitlenInt(d.r, n.n, d.neg)
+	neg, mag = fields.Magnitude(v)
 	return neg, mag, err
 }
 
