@@ -105,29 +105,11 @@ func (e *encoder) encStruct(p *plan, base unsafe.Pointer) error {
 			}
 			continue
 		}
-		// The commonest nodes are coded here, saving a call to the big
-		// encNode per leaf; everything else goes through encNode.
-		n, fp := f.node, ptrAt(base, f.off)
 		var err error
-		switch n.code {
-		case cQ:
-			if n.clamp {
-				err = n.q.WriteClamp(e.w, loadFloat(fp, n.mem))
-			} else {
-				err = n.q.Write(e.w, loadFloat(fp, n.mem))
-			}
-		case cRange:
-			if n.mem.signed() && !n.clamp {
-				err = n.irng.Write(e.w, int64(loadInt(fp, n.mem)))
-			} else {
-				err = e.encNode(n, fp)
-			}
-		case cBool:
-			e.w.WriteBool(*(*bool)(fp))
-		case cStruct:
-			err = e.encStruct(n.sub, fp)
-		default:
-			err = e.encNode(n, fp)
+		if n := f.node; n.code == cStruct {
+			err = e.encStruct(n.sub, ptrAt(base, f.off))
+		} else {
+			err = e.encNode(n, ptrAt(base, f.off))
 		}
 		if err != nil {
 			return wrapField(err, f.name, e.w.Len())
@@ -167,33 +149,11 @@ func (d *decoder) decStruct(p *plan, base unsafe.Pointer) error {
 			}
 			continue
 		}
-		// The commonest nodes are decoded here, as in encStruct.
-		n, fp := f.node, ptrAt(base, f.off)
 		var err error
-		switch n.code {
-		case cQ:
-			var v float64
-			if v, err = n.q.Read(d.r); err == nil {
-				storeFloat(fp, n.mem, v)
-			}
-		case cRange:
-			if n.mem.signed() {
-				var v int64
-				if v, err = n.irng.Read(d.r); err == nil {
-					storeInt(fp, n.mem, uint64(v))
-				}
-			} else {
-				err = d.decNode(n, fp)
-			}
-		case cBool:
-			var b bool
-			if b, err = d.r.ReadBool(); err == nil {
-				*(*bool)(fp) = b
-			}
-		case cStruct:
-			err = d.decStruct(n.sub, fp)
-		default:
-			err = d.decNode(n, fp)
+		if n := f.node; n.code == cStruct {
+			err = d.decStruct(n.sub, ptrAt(base, f.off))
+		} else {
+			err = d.decNode(n, ptrAt(base, f.off))
 		}
 		if err != nil {
 			return wrapField(err, f.name, d.r.Pos())
