@@ -12,8 +12,11 @@ import (
 
 // Delta encoding: what a receiver holding base needs to rebuild cur. Every
 // field of a struct gets one changed bit; an unchanged field costs nothing
-// more. Changes are judged on quantized values (eqNode). Writing and reading
-// of each form sit side by side below.
+// more. Changes are judged on quantized values (equal.go), each value once:
+// a subtree's delta is written and taken back when nothing in it changed.
+// Writing and reading of each form sit side by side below; entity sets are
+// in entity.go, maps in maps.go, and the wire codings of windows, relative
+// quaternions and index sets in package fields.
 
 // ---- compile-time delta parameters ----
 

@@ -12,8 +12,11 @@ import (
 
 // This file holds the hot path: the encoder and decoder that walk a
 // compiled plan over raw memory. Each coding's write and read sit side by
-// side. Nothing here calls the reflect API except for maps and for
-// allocating a slice or a pointee the value does not have yet.
+// side (encNode, decNode), calling its fields functions; what else a coding
+// needs is its row in coders.go. The flat path (flat.go), adaptive integers
+// and their groups (bitlen.go) and maps (maps.go) have files of their own.
+// Nothing here calls the reflect API except for allocating a slice or a
+// pointee the value does not have yet.
 
 type encoder struct {
 	w       *bits.Writer

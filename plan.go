@@ -8,6 +8,10 @@ import (
 	"github.com/bitwire/bitwire/fields"
 )
 
+// A plan is a struct type compiled once into nodes, one per field, each
+// naming its coding (a leaf row of coders.go, or a container) and its
+// parameters; compile.go turns a Go type and its tag into a node.
+
 // code is the coding of one node of a plan.
 type code uint8
 
