@@ -422,7 +422,7 @@ func (b *schemaBuilder) fill(p *plan) {
 }
 
 func (b *schemaBuilder) node(n *node) *NodeSchema {
-	ns := &NodeSchema{Coding: codeNames[n.code], MinBits: minBitsNode(n), MaxBits: maxBitsNode(n, map[*plan]bool{})}
+	ns := &NodeSchema{Coding: coders[n.code].name, MinBits: minBitsNode(n), MaxBits: maxBitsNode(n, map[*plan]bool{})}
 	switch n.code {
 	case cBool:
 		ns.Type = "bool"
@@ -487,7 +487,7 @@ func (b *schemaBuilder) node(n *node) *NodeSchema {
 	if n.hasD {
 		a, _ := parseFloatBound("dmin", n.spec.dmin)
 		z, _ := parseFloatBound("dmax", n.spec.dmax)
-		ns.Delta = &DeltaParams{DMin: a, DMax: z, Lo: n.dlo, Hi: n.dhi, Bits: n.dbits}
+		ns.Delta = &DeltaParams{DMin: a, DMax: z, Lo: n.win.Lo(), Hi: n.win.Hi(), Bits: n.win.Bits()}
 	}
 	return ns
 }
