@@ -46,6 +46,47 @@ func (n *node) setDelta(path string) error {
 type arena struct {
 	buf     []int32
 	writers []*bits.Writer // spare scratch writers
+	quats   []quatSlot     // the adaptive state of each quaternion field coded so far
+	saved   []quatSlot     // a stack of quats saved by saveQuats
+}
+
+// saveQuats saves the quaternion states before a pass that may be undone
+// (the fused passes over slices, redone by the plain pass on an error) and
+// returns the mark to give restoreQuats or dropQuats.
+func (a *arena) saveQuats() int {
+	mark := len(a.saved)
+	a.saved = append(a.saved, a.quats...)
+	return mark
+}
+
+// restoreQuats puts back the states saved at mark.
+func (a *arena) restoreQuats(mark int) {
+	a.quats = append(a.quats[:0], a.saved[mark:]...)
+	a.saved = a.saved[:mark]
+}
+
+// dropQuats forgets the states saved at mark.
+func (a *arena) dropQuats(mark int) { a.saved = a.saved[:mark] }
+
+// quatSlot is the adaptive state of the relative quaternions of one
+// quaternion node (one field of one struct type, or the element of an
+// array or slice), kept for one delta message: packets are lost, so no
+// state crosses messages.
+type quatSlot struct {
+	n *node
+	s fields.QuatDeltaState
+}
+
+// quatState returns node n's state in this message, starting it at its
+// first quaternion. A message holds few quaternion fields: a linear search.
+func (a *arena) quatState(n *node) *fields.QuatDeltaState {
+	for i := range a.quats {
+		if a.quats[i].n == n {
+			return &a.quats[i].s
+		}
+	}
+	a.quats = append(a.quats, quatSlot{n: n, s: fields.NewQuatDeltaState()})
+	return &a.quats[len(a.quats)-1].s
 }
 
 // writer returns an empty scratch writer; release gives it back.
@@ -156,7 +197,7 @@ func (e *encoder) encSubtree(n *node, b, c unsafe.Pointer) (changed, ok bool) {
 		e.w.WriteBool(false)
 		return false, true
 	}
-	at, flagged, depth := e.w.Len(), e.flagged, e.depth
+	at, flagged, depth, quats := e.w.Len(), e.flagged, e.depth, e.ar.saveQuats()
 	e.w.WriteBool(true)
 	var err error
 	switch n.code {
@@ -174,8 +215,10 @@ func (e *encoder) encSubtree(n *node, b, c unsafe.Pointer) (changed, ok bool) {
 	if err != nil {
 		e.w.Truncate(at)
 		e.flagged, e.depth = flagged, depth
+		e.ar.restoreQuats(quats)
 		return false, false
 	}
+	e.ar.dropQuats(quats)
 	if !changed {
 		e.w.Truncate(at)
 		e.flagged = flagged
@@ -431,16 +474,16 @@ func (e *encoder) encQuatDelta(n *node, b, c unsafe.Pointer) (bool, error) {
 	return true, nil
 }
 
-// writeQuatDelta writes a changed quaternion relative to its baseline when
-// that is shorter (fields.Quat.WriteDelta); okb tells whether the baseline
-// could be packed at all.
+// writeQuatDelta writes a changed quaternion against its baseline
+// (fields.Quat.WriteDelta); okb tells whether the baseline could be packed
+// at all.
 func (e *encoder) writeQuatDelta(n *node, qb uint64, okb bool, qc uint64) {
-	n.quat.WriteDelta(e.w, qb, okb, qc)
+	n.quat.WriteDelta(e.w, e.ar.quatState(n), qb, okb, qc)
 }
 
 func (d *decoder) decQuatDelta(n *node, b, dst unsafe.Pointer) error {
 	bq := loadQuat(n, b)
-	u, err := n.quat.ReadDelta(d.r, &bq)
+	u, err := n.quat.ReadDelta(d.r, d.ar.quatState(n), &bq)
 	if err != nil {
 		return err
 	}
@@ -459,13 +502,15 @@ func (d *decoder) decQuatDelta(n *node, b, dst unsafe.Pointer) error {
 // It reports whether the slice changed.
 func (e *encoder) encSliceDelta(n *node, b, c unsafe.Pointer) (bool, error) {
 	if el := n.elem; e.stats == 0 && el.code == cStruct && !el.spec.composite && el.sub.nest <= maxShallow {
-		start, flagged, depth := e.w.Len(), e.flagged, e.depth
+		start, flagged, depth, quats := e.w.Len(), e.flagged, e.depth, e.ar.saveQuats()
 		if changed, err := e.encSliceDeltaFused(n, b, c); err == nil {
+			e.ar.dropQuats(quats)
 			return changed, nil
 		}
 		// as in encEntityDelta: the plain pass places the error
 		e.w.Truncate(start)
 		e.flagged, e.depth = flagged, depth
+		e.ar.restoreQuats(quats)
 	}
 	sb, sc := (*sliceHeader)(b), (*sliceHeader)(c)
 	if err := e.writeLen(sc.len, n.maxlen); err != nil {

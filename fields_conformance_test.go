@@ -283,7 +283,8 @@ var fieldsCases = []fieldsCase{
 			qb, qc := must(q.Pack(quat64(b.Q))), must(q.Pack(quat64(c.Q)))
 			w.WriteBool(qb != qc)
 			if qb != qc {
-				q.WriteDelta(w, qb, true, qc)
+				qs := fields.NewQuatDeltaState() // one per message
+				q.WriteDelta(w, &qs, qb, true, qc)
 			}
 		})
 	}},

@@ -23,7 +23,7 @@ const SchemaFormat = "bitwire-schema"
 // specifies and this package writes. Schemas carry it, and it is part of
 // every fingerprint, so peers of different versions see a protocol
 // mismatch instead of misreading each other.
-const WireVersion = 1
+const WireVersion = 2
 
 // SchemaVersion is the version of the schema format described in
 // docs/schema.md. It changes when a field's meaning changes or a field a

@@ -82,35 +82,40 @@ func TestQuatDelta(t *testing.T) {
 		qc, err := q.Pack(c)
 		require.NoError(t, err)
 		var w bits.Writer
-		q.WriteDelta(&w, qb, true, qc)
-		if w.Len() < 1+q.Bits() {
+		ws, rs := NewQuatDeltaState(), NewQuatDeltaState()
+		q.WriteDelta(&w, &ws, qb, true, qc)
+		if w.Len() < q.Bits() {
 			rel++
 		}
-		got, err := q.ReadDelta(bits.NewReader(w.Bytes()), &b)
+		got, err := q.ReadDelta(bits.NewReader(w.Bytes()), &rs, &b)
 		require.NoError(t, err)
 		require.Equal(t, qc, got)
+		require.Equal(t, ws, rs)
 	}
-	require.Greater(t, rel, 500)
+	require.Greater(t, rel, 1500)
 	// relative coding needs a baseline that packs
 	var w bits.Writer
-	w.WriteBool(true)
+	w.WriteBits(0, 1) // mode: relative, same dropped component
 	w.WriteBits(0, 8)
-	_, err = q.ReadDelta(bits.NewReader(w.Bytes()), &[4]float64{})
+	s := NewQuatDeltaState()
+	_, err = q.ReadDelta(bits.NewReader(w.Bytes()), &s, &[4]float64{})
 	require.ErrorIs(t, err, ErrInvalidValue)
-	// a width past n
-	w = bits.Writer{}
-	w.WriteBool(true)
-	w.WriteBits(15, q.relWidth())
-	_, err = q.ReadDelta(bits.NewReader(w.Bytes()), &[4]float64{0, 0, 0, 1})
-	require.ErrorIs(t, err, ErrMalformed)
-	// a component that leaves the grid
+	require.ErrorContains(t, err, "baseline: ")
+	// a component that leaves the grid: the identity's first index minus
+	// one more than it holds, escaped
 	base, _ := q.Pack([4]float64{0, 0, 0, 1})
 	w = bits.Writer{}
-	w.WriteBool(true)
-	w.WriteBits(9, q.relWidth())
-	w.WriteBits(Zigzag(-int64(base>>2&511)-1), 10)
+	w.WriteBits(0, 1)
+	WriteRice(&w, -int64(base>>2&511)-1, s.params([3]int64{}, 0), 9)
 	w.WriteBits(0, 20)
-	_, err = q.ReadDelta(bits.NewReader(w.Bytes()), &[4]float64{0, 0, 0, 1})
+	_, err = q.ReadDelta(bits.NewReader(w.Bytes()), &s, &[4]float64{0, 0, 0, 1})
+	require.ErrorIs(t, err, ErrMalformed)
+	// the absolute form of what fits relative
+	w = bits.Writer{}
+	w.WriteBits(0b011, 3)
+	w.WriteBits(base, q.Bits())
+	s = NewQuatDeltaState()
+	_, err = q.ReadDelta(bits.NewReader(w.Bytes()), &s, &[4]float64{0, 0, 0, 1})
 	require.ErrorIs(t, err, ErrMalformed)
 }
 

@@ -95,14 +95,14 @@ func TestQuatDeltaExhaustive(t *testing.T) {
 	}
 	for _, p := range pairs {
 		before := w.Len()
-		q.WriteQuatDelta(&w, &ws, p[0], true, p[1])
-		if n := w.Len() - before; n > q.QuatDeltaMaxBits() {
-			t.Fatalf("%#x -> %#x: %d bits, over the bound %d", p[0], p[1], n, q.QuatDeltaMaxBits())
+		q.WriteDelta(&w, &ws, p[0], true, p[1])
+		if n := w.Len() - before; n > q.DeltaMaxBits() {
+			t.Fatalf("%#x -> %#x: %d bits, over the bound %d", p[0], p[1], n, q.DeltaMaxBits())
 		}
 	}
 	r := bits.NewReader(w.Bytes())
 	for _, p := range pairs {
-		got, err := q.ReadQuatDelta(r, &rs, p[0], true)
+		got, err := q.readDelta(r, &rs, p[0], true)
 		if err != nil || got != p[1] {
 			t.Fatalf("%#x -> %#x: read %#x, %v", p[0], p[1], got, err)
 		}
@@ -140,14 +140,14 @@ func TestQuatDeltaRandom(t *testing.T) {
 		}
 		for _, p := range pairs {
 			before := w.Len()
-			q.WriteQuatDelta(&w, &ws, p.b, p.ok, p.c)
-			if got := w.Len() - before; got > q.QuatDeltaMaxBits() {
-				t.Fatalf("n=%d: %d bits, over %d", n, got, q.QuatDeltaMaxBits())
+			q.WriteDelta(&w, &ws, p.b, p.ok, p.c)
+			if got := w.Len() - before; got > q.DeltaMaxBits() {
+				t.Fatalf("n=%d: %d bits, over %d", n, got, q.DeltaMaxBits())
 			}
 		}
 		r := bits.NewReader(w.Bytes())
 		for _, p := range pairs {
-			got, err := q.ReadQuatDelta(r, &rs, p.b, p.ok)
+			got, err := q.readDelta(r, &rs, p.b, p.ok)
 			if err != nil || got != p.c {
 				t.Fatalf("n=%d: %#x -> %#x: read %#x, %v", n, p.b, p.c, got, err)
 			}
@@ -189,7 +189,7 @@ func TestQuatDeltaHostile(t *testing.T) {
 		base := packs[rng.IntN(len(packs))]
 		s := NewQuatDeltaState()
 		r := bits.NewReader(buf)
-		u, err := q.ReadQuatDelta(r, &s, base, true)
+		u, err := q.readDelta(r, &s, base, true)
 		if err != nil {
 			continue
 		}
@@ -199,7 +199,7 @@ func TestQuatDeltaHostile(t *testing.T) {
 		accepted++
 		var w bits.Writer
 		ws := NewQuatDeltaState()
-		q.WriteQuatDelta(&w, &ws, base, true, u)
+		q.WriteDelta(&w, &ws, base, true, u)
 		if w.Len() != r.Pos() {
 			t.Fatalf("base %#x, input %x: read %d bits as %#x, which is written in %d", base, buf, r.Pos(), u, w.Len())
 		}
@@ -297,7 +297,7 @@ func quatDeltaBits(b *testing.B, world *tumble.World) {
 			cur := mustPack(b, q, world.Rot(i))
 			if cur != prev[i] {
 				before := w.Len()
-				q.WriteQuatDelta(&w, &s, prev[i], true, cur)
+				q.WriteDelta(&w, &s, prev[i], true, cur)
 				total += w.Len() - before + 1
 				changed++
 			}
