@@ -239,6 +239,11 @@ func goldenCases() []goldenCase {
 		deltaCase("delta-quat-running-mean",
 			gSpinners{S: []Spinner{{Rot: q(0, 0, 0, 1)}, {Rot: q(0.6, 0, 0.8, 0)}, {Rot: q(0.5, 0.5, 0.5, 0.5)}}},
 			gSpinners{S: []Spinner{{Rot: q(0.03, 0.02, 0, 0.9994)}, {Rot: q(0.62, 0.01, 0.7846, 0)}, {Rot: q(0.5, 0.5, 0.5, 0.5)}}}),
+		// two absolute quaternions (the second coded 0 after the first),
+		// then a relative one (coded 10 after an absolute one)
+		deltaCase("delta-quat-after-absolute",
+			gSpinners{S: []Spinner{{Rot: q(0, 0, 0, 1)}, {Rot: q(0.6, 0, 0.8, 0)}, {Rot: q(0.5, 0.5, 0.5, 0.5)}}},
+			gSpinners{S: []Spinner{{Rot: q(0.5, -0.5, 0.5, 0.5)}, {Rot: q(0, 0.6, 0, 0.8)}, {Rot: q(0.51, 0.5, 0.49, 0.5)}}}),
 	}
 }
 

@@ -34,7 +34,7 @@ type sdec struct {
 	s            *Schema
 	r            *bits.Reader
 	neg, flagged bool
-	means        map[*NodeSchema]*uint32 // relative quaternions' running means
+	quats        map[*NodeSchema]*sdecQuat // quaternion nodes' states
 }
 
 var errSchemaDec = errors.New("schema decoder: bad input")
@@ -871,22 +871,20 @@ func quatPack(nb int, v [4]float64) uint64 {
 func (d *sdec) quatDelta(n *NodeSchema, b [4]float64) any {
 	nb := n.Quat.Bits
 	steps := int64(1)<<uint(nb) - 1
-	mean := d.quatMean(n)
+	st := d.quatState(n)
 	start := d.r.Pos()
-	var mode int // rank 0..3, or 4: absolute
-	switch {
-	case d.read(1) == 0:
-		mode = 0
-	case d.read(1) == 0:
-		mode = 1
-	case d.read(1) == 0:
-		mode = 4
-	default:
-		mode = 2 + int(d.read(1))
+	pos := 0 // the mode code: pos ones then a zero, or four ones
+	for pos < 4 && d.read(1) == 1 {
+		pos++
 	}
+	order := [][5]int{{0, 1, 4, 2, 3}, {4, 0, 1, 2, 3}}[st.afterAbs]
+	mode := order[pos] // rank 0..3, or 4: absolute
 	if mode == 4 {
+		st.afterAbs = 1
 		return d.quat(n, d.read(2+3*nb)) // (the one-spelling check is the codec's)
 	}
+	st.afterAbs = 0
+	mean := &st.mean
 	qb := quatPack(nb, b)
 	mask := uint64(1)<<uint(nb) - 1
 	coded := [3]int64{int64(qb >> 2 & mask), int64(qb >> uint(2+nb) & mask), int64(qb >> uint(2+2*nb) & mask)}
@@ -963,17 +961,23 @@ func (d *sdec) quatDelta(n *NodeSchema, b [4]float64) any {
 	return d.quat(n, q)
 }
 
-// quatMean returns the running mean (in 1/16ths) of node n's relative
-// quaternions in this message, 2 steps at the start.
-func (d *sdec) quatMean(n *NodeSchema) *uint32 {
-	if d.means == nil {
-		d.means = map[*NodeSchema]*uint32{}
+// sdecQuat is a quaternion node's state in one message: the running mean
+// of differences in 1/16ths, and whether its last quaternion was absolute.
+type sdecQuat struct {
+	mean     uint32
+	afterAbs int
+}
+
+// quatState returns node n's state in this message, a mean of 2 steps at
+// the start.
+func (d *sdec) quatState(n *NodeSchema) *sdecQuat {
+	if d.quats == nil {
+		d.quats = map[*NodeSchema]*sdecQuat{}
 	}
-	if d.means[n] == nil {
-		v := uint32(2 * 16)
-		d.means[n] = &v
+	if d.quats[n] == nil {
+		d.quats[n] = &sdecQuat{mean: 2 * 16}
 	}
-	return d.means[n]
+	return d.quats[n]
 }
 
 // riceK is the Rice parameter of a running mean in 1/16ths.

@@ -3,21 +3,23 @@ package fields
 import (
 	"fmt"
 	"math"
+	mbits "math/bits"
 
 	"github.com/bitwire/bitwire/bits"
 )
 
 // A quaternion delta codes a changed quaternion against its baseline, both
-// packed by Pack. Its first symbol is the mode:
+// packed by Pack. Its first symbol is the mode, one of
 //
-//	0     relative, same dropped component as the baseline
-//	10    relative, dropped component: the baseline's largest coded one
-//	110   absolute: the Bits() bits of Pack
-//	1110  relative, dropped component: the baseline's second coded one
-//	1111  relative, dropped component: the baseline's third coded one
+//	relative, rank 0: the same dropped component as the baseline
+//	relative, rank 1: the baseline's largest coded component is dropped
+//	relative, rank 2 and 3: its second or third coded component
+//	absolute: the Bits() bits of Pack
 //
 // (the baseline's three coded components ranked by magnitude, |2i - steps|
-// of their indexes i, larger first, lower component first on ties). A
+// of their indexes i, larger first, lower component first on ties), coded
+// as quatModeOrder says: usually 0 for rank 0, 10 for rank 1, 110 for
+// absolute, 1110 and 1111 for ranks 2 and 3. A
 // relative quaternion then holds three index differences, cur - base in
 // the component order of the new dropped component, each Rice-coded with a
 // parameter the reader derives as the writer does (QuatDeltaState), and an
@@ -36,7 +38,10 @@ import (
 // field per packet: a running mean of index differences, which sets the
 // Rice parameter of the first difference; the second and third follow the
 // differences of the same quaternion before them.
-type QuatDeltaState struct{ mean RiceMean }
+type QuatDeltaState struct {
+	mean     RiceMean
+	afterAbs uint8 // 1 when the node's last quaternion was absolute
+}
 
 // quatDeltaStart is the running mean a packet starts with, in grid steps.
 const quatDeltaStart = 2
@@ -130,21 +135,54 @@ func (q Quat) quatRanks(base uint64) [4]int {
 	return [4]int{m, int(o[r[0]]), int(o[r[1]]), int(o[r[2]])}
 }
 
-// quatModes are the mode codes (low bit first) and lengths: relative by
-// rank 0..3, then absolute.
-var quatModes = [5]struct {
-	code uint64
-	n    int
-}{{0b0, 1}, {0b01, 2}, {0b0111, 4}, {0b1111, 4}, {0b011, 3}}
-
+// quatModeAbsolute is the mode of the absolute form; modes 0..3 are the
+// relative forms by rank.
 const quatModeAbsolute = 4
+
+// The mode codes are 0, 10, 110, 1110 and 1111 (bits in stream order); the
+// code for position i is i one bits then a zero, but for the last, four
+// ones. quatModeOrder lists the mode at each position: the usual order,
+// and the order after an absolute quaternion of the same node in the
+// message, where another is likely (a message of teleports, or of new
+// random rotations, costs one bit a quaternion more than the plain coding,
+// not three).
+var quatModeOrder = [2][5]uint8{
+	{0, 1, quatModeAbsolute, 2, 3},
+	{quatModeAbsolute, 0, 1, 2, 3},
+}
+
+// quatModeCode returns the code of a mode (low bit first) and its length.
+func (s *QuatDeltaState) modeCode(mode int) (uint64, int) {
+	order := &quatModeOrder[s.afterAbs&1]
+	i := 0
+	for i < 4 && int(order[i]) != mode {
+		i++
+	}
+	if i == 4 {
+		return 0b1111, 4
+	}
+	return 1<<uint(i) - 1, i + 1
+}
+
+// readMode reads a mode code.
+func (s *QuatDeltaState) readMode(r *bits.Reader) (int, error) {
+	i := min(mbits.TrailingZeros64(^r.Peek(4)), 4)
+	n := i + 1
+	if i == 4 {
+		n = 4
+	}
+	if err := r.Skip(n); err != nil {
+		return 0, err
+	}
+	return int(quatModeOrder[s.afterAbs&1][i]), nil
+}
 
 // ComponentBits returns n, the bits of each of the three coded components.
 func (q Quat) ComponentBits() int { return q.n }
 
 // DeltaMaxBits returns the largest size of a quaternion delta (without its
 // changed bit): the absolute mode and Bits() bits.
-func (q Quat) DeltaMaxBits() int { return quatModes[quatModeAbsolute].n + q.Bits() }
+func (q Quat) DeltaMaxBits() int { return 3 + q.Bits() }
 
 // quatDiffs returns the mode (rank) and the three differences of cur
 // against base for a relative coding.
@@ -189,14 +227,15 @@ func (s *QuatDeltaState) params(e [3]int64, k int) int {
 func (q Quat) WriteDelta(w *bits.Writer, s *QuatDeltaState, base uint64, baseOK bool, cur uint64) {
 	if baseOK {
 		rank, e := q.quatDiffs(base, cur)
-		size := quatModes[rank].n
+		code, cn := s.modeCode(rank)
+		size := cn
 		var k [3]int
 		for i := range 3 {
 			k[i] = s.params(e, i)
 			size += RiceBits(e[i], k[i], q.n)
 		}
 		if size <= q.DeltaMaxBits() {
-			w.WriteBits(quatModes[rank].code, quatModes[rank].n)
+			w.WriteBits(code, cn)
 			for i := range 3 {
 				WriteRice(w, e[i], k[i], q.n)
 			}
@@ -204,24 +243,27 @@ func (q Quat) WriteDelta(w *bits.Writer, s *QuatDeltaState, base uint64, baseOK 
 			return
 		}
 	}
-	w.WriteBits(quatModes[quatModeAbsolute].code, quatModes[quatModeAbsolute].n)
+	code, cn := s.modeCode(quatModeAbsolute)
+	w.WriteBits(code, cn)
 	w.WriteBits(cur, q.Bits())
+	s.afterAbs = 1
 }
 
 // relativeBits returns the size of the relative form of cur.
 func (q *Quat) relativeBits(s *QuatDeltaState, base, cur uint64) int {
 	rank, e := q.quatDiffs(base, cur)
-	size := quatModes[rank].n
+	_, size := s.modeCode(rank)
 	for i := range 3 {
 		size += RiceBits(e[i], s.params(e, i), q.n)
 	}
 	return size
 }
 
-// update moves the packet's running mean toward this quaternion's mean
-// difference. The absolute mode leaves it alone.
+// update moves the packet's running mean toward this relative
+// quaternion's mean difference (an absolute one leaves it alone).
 func (s *QuatDeltaState) update(e [3]int64) {
 	s.mean.Add((abs64(e[0]) + abs64(e[1]) + abs64(e[2]) + 1) / 3)
+	s.afterAbs = 0
 }
 
 // ReadDelta reads a quaternion delta against the baseline base and returns
@@ -248,32 +290,24 @@ var errNoBaseline = fmt.Errorf("%w: relative quaternion without a baseline", Err
 // not be packed).
 func (q *Quat) readDelta(r *bits.Reader, s *QuatDeltaState, base uint64, baseOK bool) (uint64, error) {
 	start := r.Pos()
-	p := r.Peek(4)
-	var mode int
-	switch {
-	case p&1 == 0:
-		mode = 0
-	case p&2 == 0:
-		mode = 1
-	case p&4 == 0:
-		mode = quatModeAbsolute
-	case p&8 == 0:
-		mode = 2
-	default:
-		mode = 3
-	}
-	if err := r.Skip(quatModes[mode].n); err != nil {
+	mode, err := s.readMode(r)
+	if err != nil {
 		return 0, err
 	}
 	if mode == quatModeAbsolute {
 		u, err := r.ReadBits(q.Bits())
-		if err != nil || !baseOK {
-			return u, err
+		if err != nil {
+			return 0, err
+		}
+		if !baseOK {
+			s.afterAbs = 1
+			return u, nil
 		}
 		// One spelling per value: the writer codes relative what fits.
 		if q.relativeBits(s, base, u) <= q.DeltaMaxBits() {
 			return 0, ErrMalformed
 		}
+		s.afterAbs = 1
 		return u, nil
 	}
 	if !baseOK {
