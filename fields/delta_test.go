@@ -110,10 +110,23 @@ func TestQuatDelta(t *testing.T) {
 	w.WriteBits(0, 20)
 	_, err = q.ReadDelta(bits.NewReader(w.Bytes()), &s, &[4]float64{0, 0, 0, 1})
 	require.ErrorIs(t, err, ErrMalformed)
-	// the absolute form of what fits relative
+	// the absolute form of what fits relative is accepted, and does not
+	// need the baseline
 	w = bits.Writer{}
 	w.WriteBits(0b011, 3)
 	w.WriteBits(base, q.Bits())
+	s = NewQuatDeltaState()
+	got, err := q.ReadDelta(bits.NewReader(w.Bytes()), &s, &[4]float64{})
+	require.NoError(t, err)
+	require.Equal(t, base, got)
+	// a relative form longer than the absolute one
+	w = bits.Writer{}
+	w.WriteBits(0, 1)
+	for range 3 {
+		w.WriteBits(1<<RiceEscape-1, RiceEscape)
+		w.WriteBits(300, 9)
+		w.WriteBits(1, 1)
+	}
 	s = NewQuatDeltaState()
 	_, err = q.ReadDelta(bits.NewReader(w.Bytes()), &s, &[4]float64{0, 0, 0, 1})
 	require.ErrorIs(t, err, ErrMalformed)

@@ -249,16 +249,6 @@ func (q Quat) WriteDelta(w *bits.Writer, s *QuatDeltaState, base uint64, baseOK 
 	s.afterAbs = 1
 }
 
-// relativeBits returns the size of the relative form of cur.
-func (q *Quat) relativeBits(s *QuatDeltaState, base, cur uint64) int {
-	rank, e := q.quatDiffs(base, cur)
-	_, size := s.modeCode(rank)
-	for i := range 3 {
-		size += RiceBits(e[i], s.params(e, i), q.n)
-	}
-	return size
-}
-
 // update moves the packet's running mean toward this relative
 // quaternion's mean difference (an absolute one leaves it alone).
 func (s *QuatDeltaState) update(e [3]int64) {
@@ -268,51 +258,33 @@ func (s *QuatDeltaState) update(e [3]int64) {
 
 // ReadDelta reads a quaternion delta against the baseline base and returns
 // the quaternion packed: Unpack gives its components (and rejects what no
-// writer packs). The baseline is packed here, and one that cannot be packed
-// is an error for a relative mode (prefixed "baseline: "). An index outside
-// the grid is ErrMalformed, and so is either form where the writer would
-// have written the other: each quaternion has one spelling.
+// writer packs). The baseline is packed only for a relative mode, and one
+// that cannot be packed is then an error (prefixed "baseline: "). An index
+// outside the grid is ErrMalformed, and so is a relative form longer than
+// the absolute one. An absolute form is accepted even where the writer
+// would have used the relative one (as wire version 1 did): both spell the
+// same value, and checking would cost the reader the relative coding's
+// work on every absolute quaternion.
 func (q *Quat) ReadDelta(r *bits.Reader, s *QuatDeltaState, base *[4]float64) (uint64, error) {
-	qb, err := q.Pack(*base)
-	u, err := q.readDelta(r, s, qb, err == nil)
-	if err == errNoBaseline {
-		_, err = q.Pack(*base)
-		return 0, fmt.Errorf("baseline: %w", err)
-	}
-	return u, err
-}
-
-// errNoBaseline is readDelta's error for a relative mode without a
-// baseline; ReadDelta reports the baseline's own error instead.
-var errNoBaseline = fmt.Errorf("%w: relative quaternion without a baseline", ErrInvalidValue)
-
-// readDelta is ReadDelta on a packed baseline (baseOK false when it could
-// not be packed).
-func (q *Quat) readDelta(r *bits.Reader, s *QuatDeltaState, base uint64, baseOK bool) (uint64, error) {
 	start := r.Pos()
 	mode, err := s.readMode(r)
 	if err != nil {
 		return 0, err
 	}
 	if mode == quatModeAbsolute {
-		u, err := r.ReadBits(q.Bits())
-		if err != nil {
-			return 0, err
-		}
-		if !baseOK {
-			s.afterAbs = 1
-			return u, nil
-		}
-		// One spelling per value: the writer codes relative what fits.
-		if q.relativeBits(s, base, u) <= q.DeltaMaxBits() {
-			return 0, ErrMalformed
-		}
 		s.afterAbs = 1
-		return u, nil
+		return r.ReadBits(q.Bits())
 	}
-	if !baseOK {
-		return 0, errNoBaseline
+	qb, err := q.Pack(*base)
+	if err != nil {
+		return 0, fmt.Errorf("baseline: %w", err)
 	}
+	return q.readRelative(r, s, qb, mode, start)
+}
+
+// readRelative reads the differences of a relative quaternion of the given
+// mode (rank) whose mode code began at bit start.
+func (q *Quat) readRelative(r *bits.Reader, s *QuatDeltaState, base uint64, mode, start int) (uint64, error) {
 	ranks := q.quatRanks(base)
 	m := ranks[mode]
 	n := uint(q.n)

@@ -9,6 +9,24 @@ import (
 	"github.com/bitwire/bitwire/internal/tumble"
 )
 
+// readDelta is ReadDelta on a packed baseline (baseOK false when it could
+// not be packed).
+func (q *Quat) readDelta(r *bits.Reader, s *QuatDeltaState, base uint64, baseOK bool) (uint64, error) {
+	start := r.Pos()
+	mode, err := s.readMode(r)
+	if err != nil {
+		return 0, err
+	}
+	if mode == quatModeAbsolute {
+		s.afterAbs = 1
+		return r.ReadBits(q.Bits())
+	}
+	if !baseOK {
+		return 0, ErrInvalidValue
+	}
+	return q.readRelative(r, s, base, mode, start)
+}
+
 func TestIsqrt(t *testing.T) {
 	for x := int64(0); x < 1<<16; x++ {
 		r := isqrt(x)
@@ -200,6 +218,9 @@ func TestQuatDeltaHostile(t *testing.T) {
 		var w bits.Writer
 		ws := NewQuatDeltaState()
 		q.WriteDelta(&w, &ws, base, true, u)
+		if buf[0]&7 == 0b011 && w.Len() <= r.Pos() {
+			continue // an absolute form the writer would write relative: accepted
+		}
 		if w.Len() != r.Pos() {
 			t.Fatalf("base %#x, input %x: read %d bits as %#x, which is written in %d", base, buf, r.Pos(), u, w.Len())
 		}
