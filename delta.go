@@ -73,19 +73,21 @@ func (a *arena) dropQuats(mark int) { a.saved = a.saved[:mark] }
 // array or slice), kept for one delta message: packets are lost, so no
 // state crosses messages.
 type quatSlot struct {
-	n *node
+	n uintptr // the node's address: nodes live as long as their cached plan,
+	// and a pointer-free slot is copied without write barriers
 	s fields.QuatDeltaState
 }
 
 // quatState returns node n's state in this message, starting it at its
 // first quaternion. A message holds few quaternion fields: a linear search.
 func (a *arena) quatState(n *node) *fields.QuatDeltaState {
+	key := uintptr(unsafe.Pointer(n))
 	for i := range a.quats {
-		if a.quats[i].n == n {
+		if a.quats[i].n == key {
 			return &a.quats[i].s
 		}
 	}
-	a.quats = append(a.quats, quatSlot{n: n, s: fields.NewQuatDeltaState()})
+	a.quats = append(a.quats, quatSlot{n: key, s: fields.NewQuatDeltaState()})
 	return &a.quats[len(a.quats)-1].s
 }
 

@@ -58,7 +58,7 @@ func NewQuatDeltaState() QuatDeltaState {
 // sqrt(T) half steps with T = 2·steps² - s₀² - s₁² - s₂² (0 when negative),
 // and its index is the nearest, floor((isqrt(T) + steps + 1)/2), at most
 // steps. Integer arithmetic makes every implementation agree to the bit.
-func (q Quat) ExpandQuat(u uint64) [4]uint64 {
+func (q *Quat) ExpandQuat(u uint64) [4]uint64 {
 	m := int(u & 3)
 	mask := uint64(1)<<uint(q.n) - 1
 	n := uint(q.n)
@@ -99,7 +99,7 @@ func isqrt(x int64) int64 {
 // all flipped (i -> steps - i, the same rotation) when component m's is
 // below the middle of the grid, so that the dropped component is positive,
 // then the three other than m in component order.
-func (q Quat) ReexpressQuat(u uint64, m int) [3]uint64 {
+func (q *Quat) ReexpressQuat(u uint64, m int) [3]uint64 {
 	all := q.ExpandQuat(u)
 	if 2*all[m] < q.steps {
 		for k := range all {
@@ -112,7 +112,7 @@ func (q Quat) ReexpressQuat(u uint64, m int) [3]uint64 {
 
 // quatRanks returns the dropped component for each relative mode: the
 // baseline's own, then its coded components by decreasing magnitude.
-func (q Quat) quatRanks(base uint64) [4]int {
+func (q *Quat) quatRanks(base uint64) [4]int {
 	m := int(base & 3)
 	o := &quatOthers[m]
 	n := uint(q.n)
@@ -186,24 +186,47 @@ func (q Quat) DeltaMaxBits() int { return 3 + q.Bits() }
 
 // quatDiffs returns the mode (rank) and the three differences of cur
 // against base for a relative coding.
-func (q Quat) quatDiffs(base, cur uint64) (int, [3]int64) {
-	ranks := q.quatRanks(base)
-	m := int(cur & 3)
-	rank := 0
-	for rank < 3 && ranks[rank] != m {
-		rank++
-	}
-	var b [3]uint64
+func (q *Quat) quatDiffs(base, cur uint64) (int, [3]int64) {
 	n := uint(q.n)
 	mask := uint64(1)<<n - 1
-	if rank == 0 {
-		b = [3]uint64{base >> 2 & mask, base >> (2 + n) & mask, base >> (2 + 2*n) & mask}
-	} else {
-		b = q.ReexpressQuat(base, m)
+	mb, m := int(base&3), int(cur&3)
+	bi := [3]uint64{base >> 2 & mask, base >> (2 + n) & mask, base >> (2 + 2*n) & mask}
+	ci := [3]int64{int64(cur >> 2 & mask), int64(cur >> (2 + n) & mask), int64(cur >> (2 + 2*n) & mask)}
+	if m == mb {
+		return 0, [3]int64{ci[0] - int64(bi[0]), ci[1] - int64(bi[1]), ci[2] - int64(bi[2])}
 	}
-	var e [3]int64
+	// ReexpressQuat and the rank of m (quatRanks' order), without
+	// building the arrays: the four indexes in component order are the
+	// baseline's three with the rebuilt one inserted at mb.
+	steps := int64(q.steps)
+	t := 2 * steps * steps
+	var all [4]int64
+	o := &quatOthers[mb]
 	for k := range 3 {
-		e[k] = int64(cur>>(2+uint(k)*n)&mask) - int64(b[k])
+		x := int64(bi[k])
+		all[o[k]&3] = x
+		sx := 2*x - steps
+		t -= sx * sx
+	}
+	all[mb] = min((isqrt(max(t, 0))+steps+1)/2, steps)
+	dm := q.dist(uint64(all[m&3]))
+	rank := 1
+	for k := range 3 {
+		if c := int(o[k]); c != m {
+			if d := q.dist(bi[k]); d > dm || d == dm && c < m {
+				rank++
+			}
+		}
+	}
+	flip := 2*all[m&3] < steps
+	var e [3]int64
+	p := &quatOthers[m&3]
+	for k := range 3 {
+		x := all[p[k]&3]
+		if flip {
+			x = steps - x
+		}
+		e[k] = ci[k] - x
 	}
 	return rank, e
 }
@@ -224,7 +247,7 @@ func (s *QuatDeltaState) params(e [3]int64, k int) int {
 // WriteDelta writes cur (packed by Pack) against base (packed by Pack;
 // baseOK false when the baseline could not be packed, which forces the
 // absolute mode), and updates s. It writes no changed bit.
-func (q Quat) WriteDelta(w *bits.Writer, s *QuatDeltaState, base uint64, baseOK bool, cur uint64) {
+func (q *Quat) WriteDelta(w *bits.Writer, s *QuatDeltaState, base uint64, baseOK bool, cur uint64) {
 	if baseOK {
 		rank, e := q.quatDiffs(base, cur)
 		code, cn := s.modeCode(rank)
@@ -234,7 +257,7 @@ func (q Quat) WriteDelta(w *bits.Writer, s *QuatDeltaState, base uint64, baseOK 
 			k[i] = s.params(e, i)
 			size += RiceBits(e[i], k[i], q.n)
 		}
-		if size <= q.DeltaMaxBits() {
+		if size <= 3+q.Bits() {
 			w.WriteBits(code, cn)
 			for i := range 3 {
 				WriteRice(w, e[i], k[i], q.n)
