@@ -46,8 +46,8 @@ func (n *node) setDelta(path string) error {
 type arena struct {
 	buf     []int32
 	writers []*bits.Writer // spare scratch writers
-	quats   []quatSlot     // the adaptive state of each quaternion field coded so far
-	saved   []quatSlot     // a stack of quats saved by saveQuats
+	quats   []deltaSlot    // the adaptive state of each node coded so far
+	saved   []deltaSlot    // a stack of quats saved by saveQuats
 }
 
 // saveQuats saves the quaternion states before a pass that may be undone
@@ -68,27 +68,34 @@ func (a *arena) restoreQuats(mark int) {
 // dropQuats forgets the states saved at mark.
 func (a *arena) dropQuats(mark int) { a.saved = a.saved[:mark] }
 
-// quatSlot is the adaptive state of the relative quaternions of one
-// quaternion node (one field of one struct type, or the element of an
-// array or slice), kept for one delta message: packets are lost, so no
-// state crosses messages.
-type quatSlot struct {
+// deltaSlot is the adaptive state of the relative quaternions or the
+// windowed values of one node (one field of one struct type, or the
+// element of an array or slice), kept for one delta message: packets are
+// lost, so no state crosses messages.
+type deltaSlot struct {
 	n uintptr // the node's address: nodes live as long as their cached plan,
 	// and a pointer-free slot is copied without write barriers
-	s fields.QuatDeltaState
+	quat fields.QuatDeltaState
+	win  fields.WindowState
 }
 
-// quatState returns node n's state in this message, starting it at its
-// first quaternion. A message holds few quaternion fields: a linear search.
-func (a *arena) quatState(n *node) *fields.QuatDeltaState {
+// slot returns node n's state in this message, starting it at the node's
+// first value. A message holds few such fields: a linear search.
+func (a *arena) slot(n *node) *deltaSlot {
 	key := uintptr(unsafe.Pointer(n))
 	for i := range a.quats {
 		if a.quats[i].n == key {
-			return &a.quats[i].s
+			return &a.quats[i]
 		}
 	}
-	a.quats = append(a.quats, quatSlot{n: key, s: fields.NewQuatDeltaState()})
-	return &a.quats[len(a.quats)-1].s
+	sl := deltaSlot{n: key}
+	if n.code == cQuat {
+		sl.quat = fields.NewQuatDeltaState()
+	} else {
+		sl.win = n.win.NewState()
+	}
+	a.quats = append(a.quats, sl)
+	return &a.quats[len(a.quats)-1]
 }
 
 // writer returns an empty scratch writer; release gives it back.
@@ -398,7 +405,7 @@ func (e *encoder) encValueDelta(n *node, b, c unsafe.Pointer) error {
 // (fields.Window). It reports whether it did; if not, the caller writes the
 // value in full.
 func (e *encoder) writeWindow(n *node, kb, kc uint64) bool {
-	return n.win.Write(e.w, kb, kc)
+	return n.win.Write(e.w, &e.ar.slot(n).win, kb, kc)
 }
 
 func (d *decoder) decValueDelta(n *node, b, dst unsafe.Pointer) error {
@@ -436,7 +443,7 @@ func (d *decoder) decValueDelta(n *node, b, dst unsafe.Pointer) error {
 		return d.decMapDelta(n, b, dst)
 	}
 	if n.hasD {
-		diff, in, err := n.win.Read(d.r)
+		diff, in, err := n.win.Read(d.r, &d.ar.slot(n).win)
 		if err != nil {
 			return err
 		}
@@ -480,12 +487,12 @@ func (e *encoder) encQuatDelta(n *node, b, c unsafe.Pointer) (bool, error) {
 // (fields.Quat.WriteDelta); okb tells whether the baseline could be packed
 // at all.
 func (e *encoder) writeQuatDelta(n *node, qb uint64, okb bool, qc uint64) {
-	n.quat.WriteDelta(e.w, e.ar.quatState(n), qb, okb, qc)
+	n.quat.WriteDelta(e.w, &e.ar.slot(n).quat, qb, okb, qc)
 }
 
 func (d *decoder) decQuatDelta(n *node, b, dst unsafe.Pointer) error {
 	bq := loadQuat(n, b)
-	u, err := n.quat.ReadDelta(d.r, d.ar.quatState(n), &bq)
+	u, err := n.quat.ReadDelta(d.r, &d.ar.slot(n).quat, &bq)
 	if err != nil {
 		return err
 	}

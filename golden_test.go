@@ -92,6 +92,9 @@ func deltaCase[T any](name string, base, cur T) goldenCase {
 
 type gBool struct{ A, B, C bool }
 
+// gTransforms holds windowed values in a slice matched by index.
+type gTransforms struct{ S []DeltaTransform }
+
 // gSpinners holds quaternions of one field in a slice matched by index.
 type gSpinners struct{ S []Spinner }
 type gBits struct {
@@ -239,6 +242,11 @@ func goldenCases() []goldenCase {
 		deltaCase("delta-quat-running-mean",
 			gSpinners{S: []Spinner{{Rot: q(0, 0, 0, 1)}, {Rot: q(0.6, 0, 0.8, 0)}, {Rot: q(0.5, 0.5, 0.5, 0.5)}}},
 			gSpinners{S: []Spinner{{Rot: q(0.03, 0.02, 0, 0.9994)}, {Rot: q(0.62, 0.01, 0.7846, 0)}, {Rot: q(0.5, 0.5, 0.5, 0.5)}}}),
+		// windowed values of three elements in one message: each axis's
+		// running mean carries from one element to the next
+		deltaCase("delta-window-running-mean",
+			gTransforms{S: []DeltaTransform{{X: 10, Y: 1, Z: -20}, {X: 11, Y: 2, Z: -21}, {X: 12, Y: 3, Z: -22}}},
+			gTransforms{S: []DeltaTransform{{X: 10.3, Y: 1, Z: -20.1}, {X: 11.4, Y: 2, Z: -21.1}, {X: 12.3, Y: 2.9, Z: -22.2}}}),
 		// two absolute quaternions (the second coded 0 after the first),
 		// then a relative one (coded 10 after an absolute one)
 		deltaCase("delta-quat-after-absolute",

@@ -35,6 +35,7 @@ type sdec struct {
 	r            *bits.Reader
 	neg, flagged bool
 	quats        map[*NodeSchema]*sdecQuat // quaternion nodes' states
+	wins         map[*NodeSchema]*uint32   // windowed nodes' running means
 }
 
 var errSchemaDec = errors.New("schema decoder: bad input")
@@ -610,8 +611,28 @@ func (d *sdec) valueDelta(n *NodeSchema, b any) any {
 		return d.mapDelta(n, bm)
 	}
 	if w := n.Delta; w != nil && d.read(1) == 1 {
-		off := d.read(mbits.Len64(uint64(w.Hi - w.Lo)))
-		return keyValue(n, stepKey(n, b)+off+uint64(w.Lo))
+		// Rice-coded with the node's running mean, which starts at
+		// (hi-lo)/32 steps (1 to 2^20); escapes hold max(|lo|, |hi|).
+		if d.wins == nil {
+			d.wins = map[*NodeSchema]*uint32{}
+		}
+		mean := d.wins[n]
+		if mean == nil {
+			mean = new(uint32)
+			*mean = 16 * uint32(max(min((w.Hi-w.Lo)/32, 1<<20), 1))
+			d.wins[n] = mean
+		}
+		diff := d.rice(riceK(*mean), mbits.Len64(uint64(max(-w.Lo, w.Hi, w.Lo))))
+		if diff < w.Lo || diff > w.Hi {
+			panic(errSchemaDec)
+		}
+		x := uint32(16 * min(abs(diff), 1<<20))
+		if x >= *mean {
+			*mean += (x - *mean) >> 2
+		} else {
+			*mean -= (*mean - x) >> 2
+		}
+		return keyValue(n, stepKey(n, b)+uint64(diff))
 	}
 	return d.node(n)
 }

@@ -36,18 +36,22 @@ func TestTimeRoundTrip(t *testing.T) {
 func TestWindow(t *testing.T) {
 	w, err := NewWindow(-1, 1, 0.25)
 	require.NoError(t, err)
-	require.Equal(t, [3]int64{-4, 4, 4}, [3]int64{w.Lo(), w.Hi(), int64(w.Bits())})
+	require.Equal(t, [4]int64{-4, 4, 4, 3}, [4]int64{w.Lo(), w.Hi(), int64(w.Bits()), int64(w.EscapeBits())})
+	// The mean starts at 1 step (8/32, at least 1): K = 0, so d costs
+	// |d| ones, a zero and a sign.
 	for _, c := range []struct {
 		base, cur uint64
 		in        bool
 		size      int
-	}{{10, 14, true, 5}, {10, 6, true, 5}, {10, 15, false, 1}, {10, 5, false, 1}, {0, math.MaxUint64, true, 5}} {
+	}{{10, 14, true, 7}, {10, 6, true, 7}, {10, 10, true, 2}, {10, 15, false, 1}, {10, 5, false, 1}, {0, math.MaxUint64, true, 4}} {
 		var bw bits.Writer
-		require.Equal(t, c.in, w.Write(&bw, c.base, c.cur))
+		ws, rs := w.NewState(), w.NewState()
+		require.Equal(t, c.in, w.Write(&bw, &ws, c.base, c.cur))
 		require.Equal(t, c.size, bw.Len())
-		diff, in, err := w.Read(bits.NewReader(bw.Bytes()))
+		diff, in, err := w.Read(bits.NewReader(bw.Bytes()), &rs)
 		require.NoError(t, err)
 		require.Equal(t, c.in, in)
+		require.Equal(t, ws, rs)
 		if in {
 			require.Equal(t, c.cur, c.base+uint64(diff))
 		}
@@ -56,12 +60,65 @@ func TestWindow(t *testing.T) {
 	require.Error(t, err)
 	_, err = NewWindow(-1, 1e300, 1)
 	require.Error(t, err)
-	_, _, err = w.Read(bits.NewReader(nil))
+	s := w.NewState()
+	_, _, err = w.Read(bits.NewReader(nil), &s)
 	require.ErrorIs(t, err, bits.ErrUnexpectedEnd)
-	wide, err := NewWindow(-100, 100, 1) // 8 bits: more than a byte holds after the window bit
+	wide, err := NewWindow(-100, 100, 1) // escaped: 6 ones, then 7 bits
 	require.NoError(t, err)
-	_, _, err = wide.Read(bits.NewReader([]byte{1}))
+	s = wide.NewState()
+	_, _, err = wide.Read(bits.NewReader([]byte{0x7f}), &s)
 	require.ErrorIs(t, err, bits.ErrUnexpectedEnd)
+	// a difference outside the window: 5 in a window of ±4
+	var bw bits.Writer
+	bw.WriteBool(true)
+	WriteRice(&bw, 5, 0, 3)
+	s = w.NewState()
+	_, _, err = w.Read(bits.NewReader(bw.Bytes()), &s)
+	require.ErrorIs(t, err, ErrMalformed)
+}
+
+// TestWindowStream writes every difference of several windows in one
+// stream sharing the state, with sizes at most MaxBits, and reads them back.
+func TestWindowStream(t *testing.T) {
+	rng := rand.New(rand.NewSource(9))
+	for _, win := range [][3]float64{{-1, 1, 0.25}, {-2, 2, 0.01}, {1, 5, 1}, {-1000, 0, 1}, {-1e6, 1e6, 0.5}} {
+		w, err := NewWindow(win[0], win[1], win[2])
+		require.NoError(t, err)
+		var diffs []int64
+		for range 3000 {
+			var d int64
+			switch rng.Intn(3) {
+			case 0:
+				d = w.Lo() + rng.Int63n(w.Hi()-w.Lo()+1)
+			case 1:
+				d = int64(rng.NormFloat64() * 3)
+			default:
+				d = w.Hi() + int64(rng.Intn(5)) - 2
+			}
+			diffs = append(diffs, d)
+		}
+		var bw bits.Writer
+		ws, rs := w.NewState(), w.NewState()
+		const base = 1 << 40
+		for _, d := range diffs {
+			at := bw.Len()
+			in := w.Write(&bw, &ws, base, uint64(base+d))
+			require.Equal(t, d >= w.Lo() && d <= w.Hi(), in)
+			require.LessOrEqual(t, bw.Len()-at, 1+w.MaxBits())
+		}
+		r := bits.NewReader(bw.Bytes())
+		for _, d := range diffs {
+			got, in, err := w.Read(r, &rs)
+			require.NoError(t, err)
+			if d >= w.Lo() && d <= w.Hi() {
+				require.True(t, in)
+				require.Equal(t, d, got)
+			} else {
+				require.False(t, in)
+			}
+		}
+		require.Equal(t, ws, rs)
+	}
 }
 
 func TestQuatDelta(t *testing.T) {
