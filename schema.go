@@ -269,8 +269,9 @@ type DeltaParams struct {
 	// floor(DMax/step + 1e-9).
 	Lo int64 `json:"lo"`
 	Hi int64 `json:"hi"`
-	// Bits is BitsRequired(Hi-Lo), the width of an in-window difference.
-	// Derived.
+	// Bits is BitsRequired(Hi-Lo), the window's width. Derived. (An
+	// in-window difference is Rice-coded; its escape width and starting
+	// mean follow from Lo and Hi: see docs/wire-format.md.)
 	Bits int `json:"bits"`
 }
 
