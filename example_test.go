@@ -80,7 +80,7 @@ func ExampleCodec_Layout() {
 	// Entity.Pos.Z   q          16  min=-1000 max=1000 steps=40000 step=0.05
 	// Entity.Rot     quat       29  component bits=9
 	// Entity.Name    string  4-124  maxlen=15
-	// Entity.Ammo    slice    3-80  maxlen=4
+	// Entity.Ammo    slice    3-80  maxlen=4 shared length
 	// Entity.Ammo[]  bitlen   5-19  width=4 signed=false
 	// worst case: 293 bits
 }
