@@ -702,7 +702,7 @@ function f64Bits(v: number): [number, number] { F.setFloat64(0, v, true); return
 function storeQuat(n: Node, v: number[]): any {
   const f = n.f32 ? Math.fround : (x: number) => x;
   if (!n.names) return [f(v[0]), f(v[1]), f(v[2]), f(v[3])];
-  const o = (n.t as StructPlan).make();
+  const o: any = n.t ? n.t.make() : {};
   for (let i = 0; i < 4; i++) o[n.names[i]] = f(v[i]);
   return o;
 }

@@ -1,0 +1,468 @@
+package gen_test
+
+import (
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"math"
+	"math/rand"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/bitwire/bitwire"
+	"github.com/bitwire/bitwire/gen"
+)
+
+// The conformance corpus: types that cover every coding and option, random
+// values of them, and deltas between them; the generated clients must
+// decode each case to exactly what Go's Quantize gives and re-encode each
+// full message to the same bytes.
+
+type cfVec struct {
+	X, Y float32 `net:"q,min=-100,max=100,prec=0.01,dmin=-1,dmax=1"`
+	Z    float32 `net:"q,min=-16,max=112,prec=0.01"`
+}
+
+type cfQuat struct{ X, Y, Z, W float32 }
+
+type cfEntity struct {
+	ID   uint16     `net:"id"`
+	Pos  cfVec      `net:"composite"`
+	Rot  [4]float32 `net:"quat,bits=11"`
+	HP   int        `net:"range,min=0,max=200,dmin=-20,dmax=20"`
+	Name string     `net:"maxlen=15"`
+}
+
+type cfAll struct {
+	B    bool
+	U8   uint8   `net:"bits=5"`
+	I16  int16   `net:"bits=12,dmin=-8,dmax=7"`
+	U64  uint64  `net:"bits=64"`
+	I64  int64   `net:"range,min=-1000000000000,max=1000000000000"`
+	BigR int64   `net:"range,min=-9223372036854775808,max=9223372036854775807"`
+	R    int32   `net:"range,min=-10,max=20,clamp"`
+	Q64  float64 `net:"q,min=0,max=360,bits=10"`
+	QC   float32 `net:"q,min=-1,max=1,prec=0.001,clamp"`
+	F32  float32
+	F64  float64
+	Fx   float32    `net:"fixed,prec=0.01,dmin=-1,dmax=1"`
+	Fxs  [3]float64 `net:"fixed,prec=0.001"`
+	V7   uint32     `net:"varint"`
+	V5   int64      `net:"varint,group=5"`
+	A    int64
+	Bl1  int32  `net:"bitlen,group=g"`
+	Bl2  uint16 `net:"bitlen,group=g"`
+	Ints []int16
+	Us   []uint64 `net:"maxlen=6"`
+	S    string
+	Bs   []byte     `net:"maxlen=40"`
+	Q    cfQuat     `net:"quat"`
+	Rot  [4]float64 `net:"quat,bits=20"`
+	T    time.Time
+	P    *cfVec
+	M    map[string]int32 `net:"maxlen=8"`
+	MI   map[int64]bool
+	Es   []cfEntity
+	Arr  [2]cfVec
+	Comp cfVec `net:"composite"`
+}
+
+// cfPlayer is the seed player state: a small flat message.
+type cfPlayer struct {
+	Pos struct {
+		X, Z float32 `net:"q,min=-512,max=512,prec=0.01"`
+		Y    float32 `net:"q,min=-16,max=112,prec=0.01"`
+	}
+	Yaw            float32 `net:"q,min=0,max=360,bits=10"`
+	Health         int     `net:"range,min=0,max=200"`
+	Weapon         int     `net:"range,min=0,max=15"`
+	Crouch, Firing bool
+}
+
+const casesPerType = 2000
+
+func randQuat(r *rand.Rand) [4]float64 {
+	var q [4]float64
+	n := 0.0
+	for n < 1e-6 {
+		for i := range q {
+			q[i] = r.NormFloat64()
+		}
+		n = math.Sqrt(q[0]*q[0] + q[1]*q[1] + q[2]*q[2] + q[3]*q[3])
+	}
+	for i := range q {
+		q[i] /= n
+	}
+	return q
+}
+
+func small(r *rand.Rand, bits int) int64 { return r.Int63n(1 << uint(r.Intn(min(bits, 62))+1)) }
+
+func signedSmall(r *rand.Rand, bits int) int64 {
+	v := small(r, bits)
+	if r.Intn(3) == 0 {
+		return -v
+	}
+	return v
+}
+
+func randVec(r *rand.Rand) cfVec {
+	return cfVec{X: float32(r.Float64()*200 - 100), Y: float32(r.Float64()*200 - 100), Z: float32(r.Float64()*128 - 16)}
+}
+
+func randEntity(r *rand.Rand, id uint16) cfEntity {
+	q := randQuat(r)
+	return cfEntity{ID: id, Pos: randVec(r), Rot: [4]float32{float32(q[0]), float32(q[1]), float32(q[2]), float32(q[3])},
+		HP: r.Intn(201), Name: strings.Repeat("e", r.Intn(16))}
+}
+
+func randAll(r *rand.Rand) cfAll {
+	q, rot := randQuat(r), randQuat(r)
+	v := cfAll{
+		B: r.Intn(2) == 0, U8: uint8(r.Intn(32)), I16: int16(r.Intn(4096) - 2048), U64: r.Uint64(),
+		I64: r.Int63n(2_000_000_000_001) - 1_000_000_000_000, BigR: int64(r.Uint64()),
+		R: int32(r.Intn(41) - 20), Q64: r.Float64() * 360, QC: float32(r.Float64()*3 - 1.5),
+		F32: float32(r.NormFloat64() * 1000), F64: r.NormFloat64() * 1e6,
+		Fx: float32(r.NormFloat64() * 100), V7: uint32(small(r, 32)), V5: signedSmall(r, 63),
+		A: signedSmall(r, 63), Bl1: int32(signedSmall(r, 31)), Bl2: uint16(small(r, 16)),
+		S: string([]rune("héllo wörld ✓")[:r.Intn(13)]),
+		Q: cfQuat{float32(q[0]), float32(q[1]), float32(q[2]), float32(q[3])}, Rot: rot,
+		T: time.Unix(r.Int63n(4e9)-2e9, r.Int63n(1e9)),
+	}
+	for i := range v.Fxs {
+		v.Fxs[i] = r.NormFloat64() * 10
+	}
+	for i := r.Intn(6); i > 0; i-- {
+		v.Ints = append(v.Ints, int16(signedSmall(r, 15)))
+	}
+	for i := r.Intn(7); i > 0; i-- {
+		v.Us = append(v.Us, uint64(small(r, 63)))
+	}
+	for i := r.Intn(41); i > 0; i-- {
+		v.Bs = append(v.Bs, byte(r.Intn(256)))
+	}
+	if r.Intn(2) == 0 {
+		p := randVec(r)
+		v.P = &p
+	}
+	if r.Intn(3) > 0 {
+		v.M = map[string]int32{}
+		for i := r.Intn(9); i > 0; i-- {
+			v.M[strconv.Itoa(r.Intn(100))] = int32(signedSmall(r, 31))
+		}
+	}
+	if r.Intn(3) > 0 {
+		v.MI = map[int64]bool{}
+		for i := r.Intn(5); i > 0; i-- {
+			v.MI[signedSmall(r, 40)] = r.Intn(2) == 0
+		}
+	}
+	id := uint16(0)
+	for i := r.Intn(12); i > 0; i-- {
+		id += uint16(1 + r.Intn(3))
+		v.Es = append(v.Es, randEntity(r, id))
+	}
+	v.Arr = [2]cfVec{randVec(r), randVec(r)}
+	v.Comp = randVec(r)
+	return v
+}
+
+// mutate changes some fields of a copy of v: what a next tick looks like.
+func mutate(r *rand.Rand, v cfAll) cfAll {
+	n := randAll(r)
+	out := v
+	out.Es = append([]cfEntity(nil), v.Es...)
+	pick := func() bool { return r.Intn(3) == 0 }
+	if pick() {
+		out.I16 = int16(max(-2048, min(2047, int(v.I16)+r.Intn(15)-7)))
+	}
+	if pick() {
+		out.Fx = v.Fx + float32(r.Intn(200)-100)*0.01
+	}
+	if pick() {
+		out.U64, out.BigR, out.F64, out.S = n.U64, n.BigR, n.F64, n.S
+	}
+	if pick() {
+		out.Ints, out.Us, out.Bs = n.Ints, n.Us, n.Bs // grown or shrunk
+	}
+	if pick() {
+		out.P, out.M, out.MI = n.P, n.M, n.MI
+	}
+	if pick() {
+		out.Q, out.Rot, out.T = n.Q, n.Rot, n.T
+	}
+	if pick() {
+		out.Comp.X, out.Arr[1].Y = n.Comp.X, n.Arr[1].Y
+	}
+	// entity set: removes, adds (ascending ids), changes
+	var es []cfEntity
+	id := uint16(0)
+	for _, e := range out.Es {
+		id = e.ID
+		switch r.Intn(6) {
+		case 0: // removed
+			continue
+		case 1:
+			e.HP = max(0, min(200, e.HP+r.Intn(41)-20))
+			e.Pos.X = max(-100, min(100, e.Pos.X+float32(r.Float64()-0.5)))
+		case 2:
+			q := randQuat(r)
+			e.Rot = [4]float32{float32(q[0]), float32(q[1]), float32(q[2]), float32(q[3])}
+		}
+		es = append(es, e)
+	}
+	for i := r.Intn(3); i > 0; i-- {
+		id += uint16(1 + r.Intn(3))
+		es = append(es, randEntity(r, id))
+	}
+	out.Es = es
+	return out
+}
+
+type cfCase struct {
+	Msg   string `json:"msg"`
+	Full  string `json:"full,omitempty"`
+	Want  string `json:"want"`
+	Base  *int   `json:"base,omitempty"`
+	Delta string `json:"delta,omitempty"`
+}
+
+// canon is the canonical form of a decoded value that the runner compares
+// (clients/ts/test/conformance.ts): struct fields in order, integers in
+// decimal, floats as their float64 bits, strings and bytes in hex, maps as
+// key-ordered pairs.
+func canon(n *bitwire.NodeSchema, s *bitwire.Schema, v reflect.Value) any {
+	switch n.Coding {
+	case "bool":
+		return v.Bool()
+	case "bits", "range", "varint", "bitlen":
+		if v.CanInt() {
+			return strconv.FormatInt(v.Int(), 10)
+		}
+		return strconv.FormatUint(v.Uint(), 10)
+	case "q", "float", "fixed":
+		return fbits(v.Float())
+	case "string":
+		return hex.EncodeToString([]byte(v.String()))
+	case "bytes":
+		return hex.EncodeToString(v.Bytes())
+	case "quat":
+		out := []any{}
+		if v.Kind() == reflect.Struct {
+			for _, f := range n.Quat.Fields {
+				out = append(out, fbits(v.FieldByName(f).Float()))
+			}
+			return out
+		}
+		for i := 0; i < 4; i++ {
+			out = append(out, fbits(v.Index(i).Float()))
+		}
+		return out
+	case "time":
+		t := v.Interface().(time.Time)
+		return fmt.Sprintf("%d:%d", t.Unix(), t.Nanosecond())
+	case "struct":
+		ts := &s.Types[*n.Ref]
+		out := []any{}
+		for _, f := range ts.Fields {
+			out = append(out, canon(f.Node, s, v.FieldByName(f.Name)))
+		}
+		return out
+	case "array", "slice":
+		out := []any{}
+		for i := 0; i < v.Len(); i++ {
+			out = append(out, canon(n.Elem, s, v.Index(i)))
+		}
+		return out
+	case "ptr":
+		if v.IsNil() {
+			return nil
+		}
+		return canon(n.Elem, s, v.Elem())
+	case "map":
+		keys := v.MapKeys()
+		sort.Slice(keys, func(i, j int) bool {
+			a, b := keys[i], keys[j]
+			switch a.Kind() {
+			case reflect.String:
+				return a.String() < b.String()
+			case reflect.Bool:
+				return !a.Bool() && b.Bool()
+			case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+				return a.Int() < b.Int()
+			}
+			return a.Uint() < b.Uint()
+		})
+		out := []any{}
+		for _, k := range keys {
+			out = append(out, []any{canon(n.Key, s, k), canon(n.Elem, s, v.MapIndex(k))})
+		}
+		return out
+	}
+	panic("canon: " + n.Coding)
+}
+
+func fbits(f float64) string { return fmt.Sprintf("x%016x", math.Float64bits(f)) }
+
+func canonOf[T any](t *testing.T, s *bitwire.Schema, v *T) string {
+	ref := s.Root
+	b, err := json.Marshal(canon(&bitwire.NodeSchema{Coding: "struct", Ref: &ref}, s, reflect.ValueOf(v).Elem()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// corpus appends to cases n full messages of random values and a delta
+// from each to the next.
+func corpus[T any](t *testing.T, name string, n int, random func() T, next func(T) T, cases *[]cfCase) {
+	c := bitwire.MustFor[T]()
+	s := c.Schema()
+	base := -1
+	var prev T
+	for i := 0; i < n; i++ {
+		v := random()
+		if i > 0 && next != nil && i%2 == 1 {
+			v = next(prev)
+		}
+		full, err := c.Marshal(&v)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		q := v
+		if err := c.Unmarshal(full, &q); err != nil {
+			t.Fatal(err)
+		}
+		want := v
+		if err := c.Quantize(&want); err != nil {
+			t.Fatal(err)
+		}
+		if !c.Equal(&q, &want) {
+			t.Fatalf("%s: Quantize differs from the decoded value", name)
+		}
+		*cases = append(*cases, cfCase{Msg: name, Full: hex.EncodeToString(full), Want: canonOf(t, s, &q)})
+		if base >= 0 {
+			d, err := c.MarshalDelta(&prev, &v)
+			if err != nil {
+				t.Fatalf("%s delta: %v", name, err)
+			}
+			var out T
+			if err := c.UnmarshalDelta(d, &prev, &out); err != nil {
+				t.Fatal(err)
+			}
+			b := base
+			*cases = append(*cases, cfCase{Msg: name, Base: &b, Delta: hex.EncodeToString(d), Want: canonOf(t, s, &out)})
+		}
+		base++
+		prev = q // the receiver's baseline is what it decoded
+	}
+}
+
+// clientTools finds node and the pinned tsc (clients/ts/node_modules, set
+// up by `npm ci` there); without them the test is skipped, unless
+// BITWIRE_CLIENTS=required (as .ci/run sets), where it fails.
+func clientTools(t *testing.T) (node, tsc string) {
+	t.Helper()
+	missing := func(what string) {
+		if os.Getenv("BITWIRE_CLIENTS") == "required" {
+			t.Fatalf("%s missing and BITWIRE_CLIENTS=required", what)
+		}
+		t.Skipf("%s missing: skipping the generated-client conformance test (run `npm ci` in clients/ts; BITWIRE_CLIENTS=required makes this a failure)", what)
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		missing("node")
+	}
+	tsc, _ = filepath.Abs("../clients/ts/node_modules/typescript/bin/tsc")
+	if _, err := os.Stat(tsc); err != nil {
+		missing("clients/ts/node_modules/typescript (npm ci)")
+	}
+	return node, tsc
+}
+
+// buildTS lays out a TypeScript project in a temporary directory: the
+// runtime, the conformance runner and the generated module, and compiles
+// it with the pinned tsc.
+func buildTS(t *testing.T, node, tsc string, generated []byte) string {
+	dir := t.TempDir()
+	for _, d := range []string{"src", "test"} {
+		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	copyFile(t, "../clients/ts/src/bitwire.ts", filepath.Join(dir, "src/bitwire.ts"))
+	copyFile(t, "../clients/ts/test/conformance.ts", filepath.Join(dir, "test/conformance.ts"))
+	copyFile(t, "../clients/ts/tsconfig.json", filepath.Join(dir, "tsconfig.json"))
+	copyFile(t, "../clients/ts/package.json", filepath.Join(dir, "package.json"))
+	nm, _ := filepath.Abs("../clients/ts/node_modules")
+	if err := os.Symlink(nm, filepath.Join(dir, "node_modules")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "src/gen.ts"), generated, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(node, tsc, "-p", dir)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("tsc: %v\n%s", err, out)
+	}
+	return dir
+}
+
+func copyFile(t *testing.T, from, to string) {
+	b, err := os.ReadFile(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(to, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestTypeScriptConformance(t *testing.T) {
+	node, tsc := clientTools(t)
+	r := rand.New(rand.NewSource(11))
+	var cases []cfCase
+	corpus(t, "All", casesPerType, func() cfAll { return randAll(r) }, func(v cfAll) cfAll { return mutate(r, v) }, &cases)
+	corpus(t, "Player", casesPerType, func() cfPlayer {
+		var p cfPlayer
+		p.Pos.X, p.Pos.Z, p.Pos.Y = float32(r.Float64()*1024-512), float32(r.Float64()*1024-512), float32(r.Float64()*128-16)
+		p.Yaw, p.Health, p.Weapon = float32(r.Float64()*360), r.Intn(201), r.Intn(16)
+		p.Crouch, p.Firing = r.Intn(2) == 0, r.Intn(2) == 0
+		return p
+	}, nil, &cases)
+
+	var src strings.Builder
+	err := gen.TypeScript(&src, "./bitwire.js",
+		gen.Named("All", bitwire.MustFor[cfAll]().Schema()),
+		gen.Named("Player", bitwire.MustFor[cfPlayer]().Schema()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := buildTS(t, node, tsc, []byte(src.String()))
+	var lines strings.Builder
+	for _, c := range cases {
+		b, _ := json.Marshal(c)
+		lines.Write(b)
+		lines.WriteByte('\n')
+	}
+	corpusPath := filepath.Join(dir, "corpus.jsonl")
+	if err := os.WriteFile(corpusPath, []byte(lines.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(node, filepath.Join(dir, "build/test/conformance.js"), "file://"+filepath.Join(dir, "build/src/gen.js"), corpusPath).CombinedOutput()
+	t.Logf("TypeScript conformance, %d cases: %s", len(cases), strings.TrimSpace(string(out)))
+	if err != nil {
+		t.Fatalf("node: %v\n%s", err, out)
+	}
+	want := fmt.Sprintf("%d passed, 0 failed", len(cases))
+	if !strings.Contains(string(out), want) {
+		t.Fatalf("want %q", want)
+	}
+}
