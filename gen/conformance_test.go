@@ -3,6 +3,7 @@ package gen_test
 import (
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand"
@@ -15,9 +16,12 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/bitwire/bitwire"
+	"github.com/bitwire/bitwire/bits"
 	"github.com/bitwire/bitwire/gen"
+	"github.com/bitwire/bitwire/snapshot"
 )
 
 // The conformance corpus: types that cover every coding and option, random
@@ -227,11 +231,19 @@ func mutate(r *rand.Rand, v cfAll) cfAll {
 }
 
 type cfCase struct {
+	Kind  string `json:"kind,omitempty"` // "" (full or delta), "union", "snap"
 	Msg   string `json:"msg"`
 	Full  string `json:"full,omitempty"`
 	Want  string `json:"want"`
 	Base  *int   `json:"base,omitempty"`
 	Delta string `json:"delta,omitempty"`
+	// snapshot packets: the receiver (stream) they go to, the packet, the
+	// tick accepted or the error's sentinel name
+	Stream int    `json:"stream,omitempty"`
+	Packet string `json:"packet"`
+	Tick   uint32 `json:"tick,omitempty"`
+	Err    string `json:"err,omitempty"`
+	ErrMsg string `json:"errmsg,omitempty"` // Go's error text, for failure reports
 }
 
 // canon is the canonical form of a decoded value that the runner compares
@@ -250,6 +262,9 @@ func canon(n *bitwire.NodeSchema, s *bitwire.Schema, v reflect.Value) any {
 	case "q", "float", "fixed":
 		return fbits(v.Float())
 	case "string":
+		if !utf8.ValidString(v.String()) {
+			sawInvalidUTF8 = true
+		}
 		return hex.EncodeToString([]byte(v.String()))
 	case "bytes":
 		return hex.EncodeToString(v.Bytes())
@@ -309,6 +324,11 @@ func canon(n *bitwire.NodeSchema, s *bitwire.Schema, v reflect.Value) any {
 	panic("canon: " + n.Coding)
 }
 
+// sawInvalidUTF8 is set by canon on meeting a string that is not UTF-8:
+// TypeScript strings are text, so such a string cannot round-trip there
+// (its bad bytes become U+FFFD), and the damaged corpus leaves those out.
+var sawInvalidUTF8 bool
+
 func fbits(f float64) string { return fmt.Sprintf("x%016x", math.Float64bits(f)) }
 
 func canonOf[T any](t *testing.T, s *bitwire.Schema, v *T) string {
@@ -362,6 +382,209 @@ func corpus[T any](t *testing.T, name string, n int, random func() T, next func(
 		}
 		base++
 		prev = q // the receiver's baseline is what it decoded
+	}
+}
+
+// unionCorpus appends n streams of one to four tagged messages of the
+// union of cfPlayer and cfEntity.
+func unionCorpus(t *testing.T, name string, n int, r *rand.Rand, player func() cfPlayer, cases *[]cfCase) {
+	u, err := bitwire.NewUnion(cfPlayer{}, cfEntity{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps, es := bitwire.MustFor[cfPlayer]().Schema(), bitwire.MustFor[cfEntity]().Schema()
+	for i := 0; i < n; i++ {
+		w := bits.NewWriter(nil)
+		var want []any
+		for k := r.Intn(4); k >= 0; k-- {
+			var v any
+			if r.Intn(2) == 0 {
+				p := player()
+				v = &p
+			} else {
+				e := randEntity(r, uint16(r.Intn(65536)))
+				v = &e
+			}
+			if err := u.Encode(w, v); err != nil {
+				t.Fatal(err)
+			}
+		}
+		data := append([]byte(nil), w.Bytes()...)
+		rd := bits.NewReader(data)
+		for rd.Remaining() >= 8 || (rd.Remaining() > 0 && !rd.CheckPadding()) {
+			v, err := u.Decode(rd)
+			if err != nil {
+				t.Fatal(err)
+			}
+			switch v := v.(type) {
+			case *cfPlayer:
+				want = append(want, []any{0, json.RawMessage(canonOf(t, ps, v))})
+			case *cfEntity:
+				want = append(want, []any{1, json.RawMessage(canonOf(t, es, v))})
+			}
+		}
+		b, _ := json.Marshal(want)
+		*cases = append(*cases, cfCase{Kind: "union", Msg: name, Full: hex.EncodeToString(data), Want: string(b)})
+	}
+}
+
+// sentinel names the Go sentinel an error wraps, as the clients name
+// theirs.
+func sentinel(err error) string {
+	for _, s := range []struct {
+		err  error
+		name string
+	}{
+		{snapshot.ErrBadMagic, "ErrBadMagic"}, {snapshot.ErrProtocolMismatch, "ErrProtocolMismatch"},
+		{snapshot.ErrNoBaseline, "ErrNoBaseline"}, {snapshot.ErrStaleTick, "ErrStaleTick"},
+		{bitwire.ErrUnexpectedEnd, "ErrUnexpectedEnd"}, {bitwire.ErrOutOfRange, "ErrOutOfRange"},
+		{bitwire.ErrInvalidValue, "ErrInvalidValue"}, {bitwire.ErrTooLong, "ErrTooLong"},
+		{bitwire.ErrTrailingData, "ErrTrailingData"}, {bitwire.ErrMalformed, "ErrMalformed"},
+		{bitwire.ErrUnknownTag, "ErrUnknownTag"},
+	} {
+		if errors.Is(err, s.err) {
+			return s.name
+		}
+	}
+	return "other: " + err.Error()
+}
+
+// snapCorpus appends snapshot packet sequences: a sender and a receiver
+// per stream over a channel that loses, reorders and duplicates packets
+// (and loses acks), with some packets damaged (bad magic, another
+// fingerprint, cut short, a bit flipped). Each delivered packet is a case
+// with what Go's Receiver made of it: the tick and value, or the error.
+func snapCorpus(t *testing.T, name string, streams, ticks int, r *rand.Rand, cases *[]cfCase) {
+	c := bitwire.MustFor[cfAll]()
+	s := c.Schema()
+	for st := 1; st <= streams; st++ {
+		snd, err := snapshot.NewSender(c, snapshot.WithBudget(4000))
+		if err != nil {
+			t.Fatal(err)
+		}
+		rcv, err := snapshot.NewReceiver(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		state := randAll(r)
+		var inflight [][]byte
+		deliver := func(p []byte) {
+			var out cfAll
+			tick, err := rcv.Decode(p, &out)
+			cs := cfCase{Kind: "snap", Msg: name, Stream: st, Packet: hex.EncodeToString(p)}
+			if err != nil {
+				cs.Err = sentinel(err)
+			} else {
+				cs.Tick, cs.Want = tick, canonOf(t, s, &out)
+				if r.Intn(5) > 0 { // the ack may be lost
+					snd.Ack(tick)
+				}
+			}
+			*cases = append(*cases, cs)
+		}
+		tick := uint32(r.Intn(1000))
+		for i := 0; i < ticks; i++ {
+			tick += uint32(1 + r.Intn(2))
+			state = mutate(r, state)
+			p, err := snd.Encode(nil, tick, &state)
+			if err != nil {
+				t.Fatal(err)
+			}
+			switch x := r.Intn(40); {
+			case x < 6: // lost
+			case x < 10: // held back: delivered after the next one
+				inflight = append(inflight, p)
+				continue
+			case x < 12: // duplicated
+				deliver(p)
+				deliver(p)
+			case x == 12:
+				deliver(damage(r, p))
+				deliver(p)
+			default:
+				deliver(p)
+			}
+			for _, q := range inflight {
+				deliver(q)
+			}
+			inflight = inflight[:0]
+		}
+	}
+}
+
+// damage returns a copy of p with one kind of damage.
+func damage(r *rand.Rand, p []byte) []byte {
+	q := append([]byte(nil), p...)
+	switch r.Intn(4) {
+	case 0:
+		q[0] ^= 1 // magic
+	case 1:
+		q[3] ^= 0x10 // fingerprint
+	case 2:
+		q = q[:r.Intn(len(q))] // cut short
+	default:
+		i := r.Intn(len(q) * 8)
+		q[i/8] ^= 1 << uint(i%8)
+	}
+	return q
+}
+
+// damagedCorpus appends n hostile inputs: full messages of earlier cases
+// of msg with bits flipped, bytes cut off or appended. Each case holds what
+// Go's Unmarshal made of it: the value, or the error's sentinel.
+func damagedCorpus(t *testing.T, msg string, n int, r *rand.Rand, cases *[]cfCase) {
+	var fulls []string
+	for _, c := range *cases {
+		if c.Msg == msg && c.Kind == "" && c.Delta == "" {
+			fulls = append(fulls, c.Full)
+		}
+	}
+	var s *bitwire.Schema
+	var decode func([]byte) (string, error)
+	switch msg {
+	case "All":
+		c := bitwire.MustFor[cfAll]()
+		s = c.Schema()
+		decode = func(b []byte) (string, error) {
+			var v cfAll
+			err := c.Unmarshal(b, &v)
+			return canonOf(t, s, &v), err
+		}
+	case "Player":
+		c := bitwire.MustFor[cfPlayer]()
+		s = c.Schema()
+		decode = func(b []byte) (string, error) {
+			var v cfPlayer
+			err := c.Unmarshal(b, &v)
+			return canonOf(t, s, &v), err
+		}
+	}
+	for i := 0; i < n; i++ {
+		b, _ := hex.DecodeString(fulls[r.Intn(len(fulls))])
+		switch r.Intn(4) {
+		case 0:
+			b = b[:r.Intn(len(b))]
+		case 1:
+			b = append(b, byte(r.Intn(256)))
+		default:
+			for k := r.Intn(3); k >= 0; k-- {
+				j := r.Intn(len(b) * 8)
+				b[j/8] ^= 1 << uint(j%8)
+			}
+		}
+		c := cfCase{Kind: "damaged", Msg: msg, Full: hex.EncodeToString(b)}
+		sawInvalidUTF8 = false
+		want, err := decode(b)
+		if err == nil && sawInvalidUTF8 {
+			i--
+			continue
+		}
+		if err != nil {
+			c.Err, c.ErrMsg = sentinel(err), err.Error()
+		} else {
+			c.Want = want
+		}
+		*cases = append(*cases, c)
 	}
 }
 
@@ -425,6 +648,14 @@ func copyFile(t *testing.T, from, to string) {
 	}
 }
 
+func mustUnion(t *testing.T) *bitwire.Union {
+	u, err := bitwire.NewUnion(cfPlayer{}, cfEntity{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
+}
+
 func TestTypeScriptConformance(t *testing.T) {
 	node, tsc := clientTools(t)
 	r := rand.New(rand.NewSource(11))
@@ -437,11 +668,32 @@ func TestTypeScriptConformance(t *testing.T) {
 		p.Crouch, p.Firing = r.Intn(2) == 0, r.Intn(2) == 0
 		return p
 	}, nil, &cases)
+	unionCorpus(t, "Union", casesPerType, r, func() cfPlayer {
+		var p cfPlayer
+		p.Pos.X, p.Yaw, p.Health = float32(r.Float64()*1024-512), float32(r.Float64()*360), r.Intn(201)
+		return p
+	}, &cases)
+	snapCorpus(t, "All", 12, 200, r, &cases)
+	damagedCorpus(t, "All", casesPerType, r, &cases)
+	damagedCorpus(t, "Player", casesPerType/4, r, &cases)
+	kinds := map[string]int{}
+	for _, c := range cases {
+		k := c.Kind
+		if k == "" {
+			k = "full"
+			if c.Delta != "" {
+				k = "delta"
+			}
+		}
+		kinds[c.Msg+" "+k]++
+	}
+	t.Logf("corpus: %v", kinds)
 
 	var src strings.Builder
 	err := gen.TypeScript(&src, "./bitwire.js",
 		gen.Named("All", bitwire.MustFor[cfAll]().Schema()),
-		gen.Named("Player", bitwire.MustFor[cfPlayer]().Schema()))
+		gen.Named("Player", bitwire.MustFor[cfPlayer]().Schema()),
+		gen.Named("Union", mustUnion(t).Schema()))
 	if err != nil {
 		t.Fatal(err)
 	}

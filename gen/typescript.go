@@ -249,6 +249,16 @@ func tsNode(n *bitwire.NodeSchema, pre string) string {
 	if n.Entity != nil {
 		add("id: %d", n.Entity.IDField)
 	}
+	switch n.Coding {
+	case "slice":
+		if n.SharedLength {
+			add("emin: 1") // in a shared-length group an element may take one bit
+		} else {
+			add("emin: %d", n.Elem.MinBits)
+		}
+	case "map":
+		add("emin: %d", n.Key.MinBits+n.Elem.MinBits)
+	}
 	if n.Delta != nil {
 		add("dlo: %d, dhi: %d", n.Delta.Lo, n.Delta.Hi)
 	}

@@ -396,6 +396,8 @@ export interface Node {
   dlo?: number; dhi?: number;
   /** composite: a changed struct is sent in full */
   composite?: boolean;
+  /** slice, map: the fewest bits an element (entry) takes, from the schema; bounds lengths read from input */
+  emin?: number;
   /** runtime caches */
   _q?: Quantizer; _quat?: QuatCoder; _emin?: number; _w?: number; _dbits?: number;
 }
@@ -447,6 +449,13 @@ export function minBits(n: Node, seen: Set<StructPlan> = new Set()): number {
   }
   n._emin = b;
   return b;
+}
+
+/** the fewest bits of one element of a slice (entry of a map): the schema's, else computed */
+function emin(n: Node): number {
+  if (n.emin !== undefined) return n.emin;
+  if (n.k === "map") return n.emin = minBits(n.key as Node) + minBits(n.e as Node);
+  return n.emin = groupable(n.e as Node) ? 1 : minBits(n.e as Node);
 }
 
 function wrap(e: unknown, seg: string): unknown {
@@ -659,12 +668,12 @@ export class Decoder {
       case "struct": return this.struct(n.t as StructPlan);
       case "array": return this.elems(n, n.count as number);
       case "slice": {
-        const l = this.readLen(n, minBits(n.e as Node));
+        const l = this.readLen(n, emin(n));
         return l === 0 ? [] : this.elems(n, l);
       }
       case "ptr": return r.bool() ? this.node(n.e as Node) : null;
       case "map": {
-        const l = this.readLen(n, minBits(n.key as Node) + minBits(n.e as Node));
+        const l = this.readLen(n, emin(n));
         const m = new Map<any, any>();
         this.entries(n, m, l);
         return m;
@@ -1113,7 +1122,7 @@ export class DeltaDecoder extends Decoder {
     b = b ?? [];
     const l = this.readLen(n, 0);
     const common = Math.min(b.length, l);
-    const em = minBits(n.e as Node);
+    const em = emin(n);
     const added = l - common;
     if (added > 0 && em > 0 && added > Math.floor(this.r.remaining() / em)) throw new ErrUnexpectedEnd(`${added} new elements need more input than remains`);
     const changed = this.indexSet(common, -1);
@@ -1138,7 +1147,7 @@ export class DeltaDecoder extends Decoder {
     const surv = b.length - removed.length;
     const nAdded = l - surv;
     if (nAdded < 0) throw new ErrMalformed(`${l} entities after removing ${removed.length} of ${b.length}`);
-    if (nAdded > 0 && nAdded > Math.floor(this.r.remaining() / Math.max(1, minBits(n.e as Node)))) throw new ErrUnexpectedEnd(`${nAdded} new entities need more input than remains`);
+    if (nAdded > 0 && nAdded > Math.floor(this.r.remaining() / Math.max(1, emin(n)))) throw new ErrUnexpectedEnd(`${nAdded} new entities need more input than remains`);
     const added = this.indexSet(l, nAdded);
     const changed = this.indexSet(surv, -1);
     if (l === 0) return [];
@@ -1177,7 +1186,7 @@ export class DeltaDecoder extends Decoder {
       k++;
     }
     const cnt = readBitlen(this.r, 5);
-    const em = Math.max(1, minBits(n.key as Node) + minBits(n.e as Node));
+    const em = Math.max(1, emin(n));
     if (typeof cnt !== "number" || (cnt > 0 && cnt > Math.floor(this.r.remaining() / em))) throw new ErrUnexpectedEnd(`${cnt} new entries need more input than remains`);
     const total = surv + cnt;
     if ((n.maxlen && total > n.maxlen) || (!n.maxlen && total > MAX_LEN)) throw new ErrTooLong(`${total} entries`);

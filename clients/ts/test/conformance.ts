@@ -6,7 +6,10 @@
 import * as bw from "../src/bitwire.js";
 import { readFileSync } from "fs";
 
-interface Case { msg: string; full: string; want: string; base?: number; delta?: string; err?: string; }
+interface Case {
+  kind?: string; msg: string; full: string; want: string; base?: number; delta?: string;
+  stream?: number; packet?: string; tick?: number; err?: string; errmsg?: string;
+}
 
 function hex(b: Uint8Array): string { return Array.from(b, (x) => x.toString(16).padStart(2, "0")).join(""); }
 function unhex(s: string): Uint8Array {
@@ -50,15 +53,71 @@ function cmpKey(a: any, b: any): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
+/** where two strings first differ, with some context */
+function differ(got: string, want: string): string {
+  let i = 0;
+  while (i < got.length && i < want.length && got[i] === want[i]) i++;
+  const from = Math.max(0, i - 60);
+  return `at ${i}: got …${got.slice(from, i + 60)}…, want …${want.slice(from, i + 60)}…`;
+}
+
 export async function run(modPath: string, corpusPath: string): Promise<void> {
   const mod: any = await import(modPath);
   const lines = readFileSync(corpusPath, "utf8").split("\n").filter((l) => l !== "");
   let passed = 0, failed = 0;
   const fulls: Map<string, any[]> = new Map();
   const report = (what: string) => { if (failed < 20) console.log("FAIL " + (what.length > 400 ? what.slice(0, 400) + "…" : what)); failed++; };
+  const receivers: Map<number, bw.SnapshotReceiver<any>> = new Map();
   for (const line of lines) {
     const c: Case = JSON.parse(line);
     const codec = mod[c.msg];
+    if (c.kind === "union") {
+      try {
+        const data = unhex(c.full);
+        const r = new bw.BitReader(data);
+        const got: any[] = [];
+        const w = new bw.BitWriter();
+        while (r.remaining() >= 8 || (r.remaining() > 0 && r.data[r.data.length - 1] >>> (8 - r.remaining()) !== 0)) {
+          const [i, v] = codec.decodeFrom(r);
+          got.push([i, canon({ k: "struct", t: codec.union.variants[i] }, v)]);
+          codec.encodeTo(w, i, v);
+        }
+        const gs = JSON.stringify(got);
+        if (gs !== c.want) { report(`union ${c.full}: decoded ${gs}, want ${c.want}`); continue; }
+        if (hex(w.bytes()) !== c.full) { report(`union re-encode ${hex(w.bytes())}, want ${c.full}`); continue; }
+        passed++;
+      } catch (e) { report(`union ${c.full}: ${(e as Error).name}: ${(e as Error).message}`); }
+      continue;
+    }
+    if (c.kind === "damaged") {
+      let got: string;
+      let msg = "";
+      try {
+        got = JSON.stringify(canon({ k: "struct", t: codec.plan }, codec.decode(unhex(c.full ?? ""))));
+      } catch (e) {
+        got = e instanceof bw.BitwireError ? e.name : "other: " + String(e);
+        msg = String((e as Error).message);
+      }
+      const want = c.err ? c.err : c.want;
+      if (got !== want) { report(`damaged ${c.msg}: ${differ(got, want)} [${msg}] [Go: ${c.errmsg ?? ""}] (input ${c.full})`); continue; }
+      passed++;
+      continue;
+    }
+    if (c.kind === "snap") {
+      let rc = receivers.get(c.stream as number);
+      if (!rc) { rc = codec.receiver() as bw.SnapshotReceiver<any>; receivers.set(c.stream as number, rc); }
+      let got: string;
+      try {
+        const { tick, value } = rc.decode(unhex(c.packet as string));
+        got = `tick ${tick} ` + JSON.stringify(canon({ k: "struct", t: codec.plan }, value));
+      } catch (e) {
+        got = e instanceof bw.BitwireError ? e.name : "other: " + String(e);
+      }
+      const want = c.err ? c.err : `tick ${c.tick} ${c.want}`;
+      if (got !== want) { report(`snapshot stream ${c.stream} packet ${c.packet}: got ${got}, want ${want}`); continue; }
+      passed++;
+      continue;
+    }
     const plan: bw.StructPlan = codec.plan;
     const root: bw.Node = { k: "struct", t: plan };
     if (!fulls.has(c.msg)) fulls.set(c.msg, []);

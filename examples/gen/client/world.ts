@@ -37,7 +37,7 @@ const p0_1: bw.StructPlan = { name: "Crate", fields: [], make: () => new Crate()
 const p0_2: bw.StructPlan = { name: "Vec3", fields: [], make: () => new Vec3() };
 p0_0.fields = [
   { name: "Tick", node: { k: "varint", size: 32, n: 7 } },
-  { name: "Crates", node: { k: "slice", id: 0, e: { k: "struct", t: p0_1 } } },
+  { name: "Crates", node: { k: "slice", id: 0, emin: 82, e: { k: "struct", t: p0_1 } } },
 ];
 p0_1.fields = [
   { name: "ID", node: { k: "bitlen", size: 16, n: 4 } },
