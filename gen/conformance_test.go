@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -656,45 +657,70 @@ func mustUnion(t *testing.T) *bitwire.Union {
 	return u
 }
 
-func TestTypeScriptConformance(t *testing.T) {
-	node, tsc := clientTools(t)
-	r := rand.New(rand.NewSource(11))
-	var cases []cfCase
-	corpus(t, "All", casesPerType, func() cfAll { return randAll(r) }, func(v cfAll) cfAll { return mutate(r, v) }, &cases)
-	corpus(t, "Player", casesPerType, func() cfPlayer {
-		var p cfPlayer
-		p.Pos.X, p.Pos.Z, p.Pos.Y = float32(r.Float64()*1024-512), float32(r.Float64()*1024-512), float32(r.Float64()*128-16)
-		p.Yaw, p.Health, p.Weapon = float32(r.Float64()*360), r.Intn(201), r.Intn(16)
-		p.Crouch, p.Firing = r.Intn(2) == 0, r.Intn(2) == 0
-		return p
-	}, nil, &cases)
-	unionCorpus(t, "Union", casesPerType, r, func() cfPlayer {
-		var p cfPlayer
-		p.Pos.X, p.Yaw, p.Health = float32(r.Float64()*1024-512), float32(r.Float64()*360), r.Intn(201)
-		return p
-	}, &cases)
-	snapCorpus(t, "All", 12, 200, r, &cases)
-	damagedCorpus(t, "All", casesPerType, r, &cases)
-	damagedCorpus(t, "Player", casesPerType/4, r, &cases)
-	kinds := map[string]int{}
-	for _, c := range cases {
-		k := c.Kind
-		if k == "" {
-			k = "full"
-			if c.Delta != "" {
-				k = "delta"
-			}
-		}
-		kinds[c.Msg+" "+k]++
-	}
-	t.Logf("corpus: %v", kinds)
+// theCorpus is built once per test binary: both languages check it.
+var (
+	corpusOnce  sync.Once
+	corpusCases []cfCase
+)
 
-	var src strings.Builder
-	err := gen.TypeScript(&src, "./bitwire.js",
+func buildCorpus(t *testing.T) []cfCase {
+	corpusOnce.Do(func() {
+		r := rand.New(rand.NewSource(11))
+		var cases []cfCase
+		corpus(t, "All", casesPerType, func() cfAll { return randAll(r) }, func(v cfAll) cfAll { return mutate(r, v) }, &cases)
+		corpus(t, "Player", casesPerType, func() cfPlayer {
+			var p cfPlayer
+			p.Pos.X, p.Pos.Z, p.Pos.Y = float32(r.Float64()*1024-512), float32(r.Float64()*1024-512), float32(r.Float64()*128-16)
+			p.Yaw, p.Health, p.Weapon = float32(r.Float64()*360), r.Intn(201), r.Intn(16)
+			p.Crouch, p.Firing = r.Intn(2) == 0, r.Intn(2) == 0
+			return p
+		}, nil, &cases)
+		unionCorpus(t, "Union", casesPerType, r, func() cfPlayer {
+			var p cfPlayer
+			p.Pos.X, p.Yaw, p.Health = float32(r.Float64()*1024-512), float32(r.Float64()*360), r.Intn(201)
+			return p
+		}, &cases)
+		snapCorpus(t, "All", 12, 200, r, &cases)
+		damagedCorpus(t, "All", casesPerType, r, &cases)
+		damagedCorpus(t, "Player", casesPerType/4, r, &cases)
+		kinds := map[string]int{}
+		for _, c := range cases {
+			kinds[c.Msg+" "+caseKind(c)]++
+		}
+		t.Logf("corpus: %d cases: %v", len(cases), kinds)
+		corpusCases = cases
+	})
+	if corpusCases == nil {
+		t.Fatal("no corpus")
+	}
+	return corpusCases
+}
+
+func caseKind(c cfCase) string {
+	if c.Kind != "" {
+		return c.Kind
+	}
+	if c.Delta != "" {
+		return "delta"
+	}
+	return "full"
+}
+
+// corpusMessages are the schemas the corpus is written for, under the
+// names its cases use.
+func corpusMessages(t *testing.T) []gen.Message {
+	return []gen.Message{
 		gen.Named("All", bitwire.MustFor[cfAll]().Schema()),
 		gen.Named("Player", bitwire.MustFor[cfPlayer]().Schema()),
-		gen.Named("Union", mustUnion(t).Schema()))
-	if err != nil {
+		gen.Named("Union", mustUnion(t).Schema()),
+	}
+}
+
+func TestTypeScriptConformance(t *testing.T) {
+	node, tsc := clientTools(t)
+	cases := buildCorpus(t)
+	var src strings.Builder
+	if err := gen.TypeScript(&src, "./bitwire.js", corpusMessages(t)...); err != nil {
 		t.Fatal(err)
 	}
 	dir := buildTS(t, node, tsc, []byte(src.String()))
@@ -712,6 +738,81 @@ func TestTypeScriptConformance(t *testing.T) {
 	t.Logf("TypeScript conformance, %d cases: %s", len(cases), strings.TrimSpace(string(out)))
 	if err != nil {
 		t.Fatalf("node: %v\n%s", err, out)
+	}
+	want := fmt.Sprintf("%d passed, 0 failed", len(cases))
+	if !strings.Contains(string(out), want) {
+		t.Fatalf("want %q", want)
+	}
+}
+
+// csTools finds mcs and mono; without them the test is skipped, unless
+// BITWIRE_CLIENTS=required.
+func csTools(t *testing.T) (mcs, mono string) {
+	t.Helper()
+	for _, name := range []string{"mcs", "mono"} {
+		p, err := exec.LookPath(name)
+		if err != nil {
+			if os.Getenv("BITWIRE_CLIENTS") == "required" {
+				t.Fatalf("%s missing and BITWIRE_CLIENTS=required", name)
+			}
+			t.Skipf("%s missing: skipping the generated C# conformance test (apt-get install mono-mcs mono-runtime; BITWIRE_CLIENTS=required makes this a failure)", name)
+		}
+		if name == "mcs" {
+			mcs = p
+		} else {
+			mono = p
+		}
+	}
+	return mcs, mono
+}
+
+// buildCS compiles the runtime, the generated code and extra sources into
+// dir/out.exe.
+func buildCS(t *testing.T, mcs string, generated []byte, extra ...string) string {
+	dir := t.TempDir()
+	genPath := filepath.Join(dir, "Generated.cs")
+	if err := os.WriteFile(genPath, generated, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	exe := filepath.Join(dir, "out.exe")
+	args := append([]string{"-nologo", "-warn:0", "-optimize+", "-out:" + exe, "../clients/cs/Bitwire.cs", genPath}, extra...)
+	if out, err := exec.Command(mcs, args...).CombinedOutput(); err != nil {
+		t.Fatalf("mcs: %v\n%s", err, out)
+	}
+	return exe
+}
+
+func TestCSharpConformance(t *testing.T) {
+	mcs, mono := csTools(t)
+	cases := buildCorpus(t)
+	var src strings.Builder
+	if err := gen.CSharp(&src, "Conf", corpusMessages(t)...); err != nil {
+		t.Fatal(err)
+	}
+	exe := buildCS(t, mcs, []byte(src.String()), "../clients/cs/test/Conformance.cs")
+	var lines strings.Builder
+	for _, c := range cases {
+		kind, data, want := caseKind(c), c.Full, c.Want
+		base := ""
+		switch kind {
+		case "delta":
+			data, base = c.Delta, strconv.Itoa(*c.Base)
+		case "snap":
+			data = c.Packet
+		}
+		if c.Err != "" {
+			want = c.Err
+		}
+		fmt.Fprintf(&lines, "%s\t%s\t%s\t%s\t%s\t%d\t%d\n", kind, c.Msg, data, want, base, c.Stream, c.Tick)
+	}
+	corpusPath := filepath.Join(filepath.Dir(exe), "corpus.tsv")
+	if err := os.WriteFile(corpusPath, []byte(lines.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(mono, exe, "Conf", corpusPath).CombinedOutput()
+	t.Logf("C# conformance, %d cases: %s", len(cases), strings.TrimSpace(string(out)))
+	if err != nil {
+		t.Fatalf("mono: %v\n%s", err, out)
 	}
 	want := fmt.Sprintf("%d passed, 0 failed", len(cases))
 	if !strings.Contains(string(out), want) {
