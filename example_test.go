@@ -1,6 +1,7 @@
 package bitwire_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -140,4 +141,27 @@ func ExampleCodec_Quantize() {
 	// X 1.2345 -> 1.2300, Y -0.0040 -> 0.0000
 	// equal after quantization: true
 	// after moving two steps: false
+}
+
+func ExampleCodec_Schema() {
+	type Shot struct {
+		Weapon uint8   `net:"bits=4"`
+		Angle  float32 `net:"q,min=0,max=360,bits=10"`
+	}
+	s := bitwire.MustFor[Shot]().Schema()
+	for _, f := range s.Types[s.Root].Fields {
+		fmt.Println(f.Name, f.Node.Coding, f.Node.MinBits, "bits")
+	}
+	// the JSON that generators for other languages read (docs/schema.md)
+	js, err := json.Marshal(s.Types[s.Root].Fields[1].Node)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(string(js))
+	fmt.Println("fingerprint", s.Fingerprint)
+	// Output:
+	// Weapon bits 4 bits
+	// Angle q 10 bits
+	// {"coding":"q","type":"float32","q":{"min":0,"max":360,"steps":1023,"bits":10,"step":0.3519061583577713},"minBits":10,"maxBits":10}
+	// fingerprint bc635eddefc816ed
 }

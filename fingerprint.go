@@ -44,10 +44,14 @@ var typeBytes = map[string]byte{
 type fpHasher struct {
 	h     uint64
 	s     *Schema
-	stack []int // the struct types being walked, outermost first
+	stack []int   // the struct types being walked, outermost first
+	input *[]byte // when set, collects the input (for tests and docs)
 }
 
 func (f *fpHasher) byte1(b byte) {
+	if f.input != nil {
+		*f.input = append(*f.input, b)
+	}
 	f.h ^= uint64(b)
 	f.h *= fnvPrime
 }
@@ -69,8 +73,12 @@ func (f *fpHasher) flag(v bool) {
 }
 
 // fingerprint hashes s: a message schema, or a union's.
-func fingerprint(s *Schema) uint64 {
-	f := &fpHasher{h: fnvOffset, s: s}
+func fingerprint(s *Schema) uint64 { return fingerprintInput(s, nil) }
+
+// fingerprintInput hashes s, appending the hashed bytes to *input when
+// input is not nil.
+func fingerprintInput(s *Schema, input *[]byte) uint64 {
+	f := &fpHasher{h: fnvOffset, s: s, input: input}
 	if s.Union != nil {
 		for _, c := range []byte(unionFingerprintMagic) {
 			f.byte1(c)

@@ -12,9 +12,6 @@ func layoutSchema(s *Schema) string {
 	l := &layouter{s: s}
 	root := &s.Types[s.Root]
 	l.typeRows(s.Root, root.Name, nil)
-	if s.Debug {
-		l.rows = append(l.rows, [4]string{"(debug)", "sentinel", "8", "0xA5 after each top-level field"})
-	}
 	wid := [4]int{len("field"), len("coding"), len("bits"), 0}
 	for _, r := range l.rows {
 		for i := 0; i < 3; i++ {
