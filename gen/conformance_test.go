@@ -724,25 +724,7 @@ func TestTypeScriptConformance(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := buildTS(t, node, tsc, []byte(src.String()))
-	var lines strings.Builder
-	for _, c := range cases {
-		b, _ := json.Marshal(c)
-		lines.Write(b)
-		lines.WriteByte('\n')
-	}
-	corpusPath := filepath.Join(dir, "corpus.jsonl")
-	if err := os.WriteFile(corpusPath, []byte(lines.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	out, err := exec.Command(node, filepath.Join(dir, "build/test/conformance.js"), "file://"+filepath.Join(dir, "build/src/gen.js"), corpusPath).CombinedOutput()
-	t.Logf("TypeScript conformance, %d cases: %s", len(cases), strings.TrimSpace(string(out)))
-	if err != nil {
-		t.Fatalf("node: %v\n%s", err, out)
-	}
-	want := fmt.Sprintf("%d passed, 0 failed", len(cases))
-	if !strings.Contains(string(out), want) {
-		t.Fatalf("want %q", want)
-	}
+	runTS(t, node, dir, cases)
 }
 
 // csTools finds mcs and mono; without them the test is skipped, unless
@@ -790,32 +772,5 @@ func TestCSharpConformance(t *testing.T) {
 		t.Fatal(err)
 	}
 	exe := buildCS(t, mcs, []byte(src.String()), "../clients/cs/test/Conformance.cs")
-	var lines strings.Builder
-	for _, c := range cases {
-		kind, data, want := caseKind(c), c.Full, c.Want
-		base := ""
-		switch kind {
-		case "delta":
-			data, base = c.Delta, strconv.Itoa(*c.Base)
-		case "snap":
-			data = c.Packet
-		}
-		if c.Err != "" {
-			want = c.Err
-		}
-		fmt.Fprintf(&lines, "%s\t%s\t%s\t%s\t%s\t%d\t%d\n", kind, c.Msg, data, want, base, c.Stream, c.Tick)
-	}
-	corpusPath := filepath.Join(filepath.Dir(exe), "corpus.tsv")
-	if err := os.WriteFile(corpusPath, []byte(lines.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	out, err := exec.Command(mono, exe, "Conf", corpusPath).CombinedOutput()
-	t.Logf("C# conformance, %d cases: %s", len(cases), strings.TrimSpace(string(out)))
-	if err != nil {
-		t.Fatalf("mono: %v\n%s", err, out)
-	}
-	want := fmt.Sprintf("%d passed, 0 failed", len(cases))
-	if !strings.Contains(string(out), want) {
-		t.Fatalf("want %q", want)
-	}
+	runCS(t, mono, exe, cases)
 }

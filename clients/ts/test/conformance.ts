@@ -89,6 +89,25 @@ export async function run(modPath: string, corpusPath: string): Promise<void> {
       } catch (e) { report(`union ${c.full}: ${(e as Error).name}: ${(e as Error).message}`); }
       continue;
     }
+    if (c.kind === "golden" || c.kind === "golden-union") {
+      try {
+        const data = unhex(c.full ?? "");
+        let again: string;
+        if (c.kind === "golden") again = hex(codec.encode(codec.decode(data)));
+        else {
+          const r = new bw.BitReader(data);
+          const w = new bw.BitWriter();
+          while (r.remaining() >= 8 || (r.remaining() > 0 && r.data[r.data.length - 1] >>> (8 - r.remaining()) !== 0)) {
+            const [i, v] = codec.decodeFrom(r);
+            codec.encodeTo(w, i, v);
+          }
+          again = hex(w.bytes());
+        }
+        if (again !== c.full) { report(`golden ${c.msg}: re-encoded ${again}, want ${c.full}`); continue; }
+        passed++;
+      } catch (e) { report(`golden ${c.msg}: ${(e as Error).name}: ${(e as Error).message}`); }
+      continue;
+    }
     if (c.kind === "damaged") {
       let got: string;
       let msg = "";
