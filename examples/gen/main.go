@@ -1,9 +1,11 @@
-// Command gen generates the TypeScript client of this example's game state
-// into client/world.ts: the end-to-end use of package gen. Run it through
+// Command gen generates the TypeScript and C# clients of this example's
+// game state into client/world.ts and client/World.cs: the end-to-end use
+// of package gen. Run it through
 // go generate (the directive below) whenever the types change; the output
 // is never edited by hand. The client imports the runtime as
 // "./bitwire.js": copy clients/ts/src/bitwire.ts beside it (compile both
-// with tsc, or bundle them).
+// with tsc, or bundle them). The C# file needs clients/cs/Bitwire.cs in the
+// same build (a Unity project's Assets, or mcs Bitwire.cs World.cs …).
 //
 //	go generate ./examples/gen
 package main
@@ -47,21 +49,35 @@ type Input struct {
 	Acked uint32 // the snapshot tick the client acknowledges
 }
 
-// generate writes the module for World and Input.
-func generate() ([]byte, error) {
-	var b bytes.Buffer
-	err := gen.TypeScript(&b, "./bitwire.js",
+// messages are the schemas the clients are generated from.
+func messages() []gen.Message {
+	return []gen.Message{
 		gen.Named("WorldCodec", bitwire.MustFor[World]().Schema()),
-		gen.Named("InputCodec", bitwire.MustFor[Input]().Schema()))
-	return b.Bytes(), err
+		gen.Named("InputCodec", bitwire.MustFor[Input]().Schema()),
+	}
+}
+
+// generate returns the TypeScript module and the C# file.
+func generate() (ts, cs []byte, err error) {
+	var t, c bytes.Buffer
+	if err := gen.TypeScript(&t, "./bitwire.js", messages()...); err != nil {
+		return nil, nil, err
+	}
+	if err := gen.CSharp(&c, "Example.Net", messages()...); err != nil {
+		return nil, nil, err
+	}
+	return t.Bytes(), c.Bytes(), nil
 }
 
 func main() {
-	b, err := generate()
+	ts, cs, err := generate()
 	if err != nil {
 		log.Fatal(err)
 	}
-	if err := os.WriteFile("client/world.ts", b, 0o644); err != nil {
+	if err := os.WriteFile("client/world.ts", ts, 0o644); err != nil {
+		log.Fatal(err)
+	}
+	if err := os.WriteFile("client/World.cs", cs, 0o644); err != nil {
 		log.Fatal(err)
 	}
 }

@@ -6,18 +6,20 @@ import (
 	"testing"
 )
 
-// TestGenerated checks that client/world.ts is what go generate writes
-// today: generated code is reproducible and never edited by hand.
+// TestGenerated checks that the files in client/ are what go generate
+// writes today: generated code is reproducible and never edited by hand.
 func TestGenerated(t *testing.T) {
-	want, err := generate()
+	ts, cs, err := generate()
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := os.ReadFile("client/world.ts")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Fatal("client/world.ts is stale: run go generate ./examples/gen")
+	for path, want := range map[string][]byte{"client/world.ts": ts, "client/World.cs": cs} {
+		got, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("%s is stale: run go generate ./examples/gen", path)
+		}
 	}
 }
