@@ -12,39 +12,41 @@ import (
 
 // Summary is the outcome of a run: what -json prints.
 type Summary struct {
-	Config          ConfigSummary     `json:"config"`
-	Streams         int               `json:"streams"`           // snapshot streams per client: 1 + CrateStreams
-	CrateStreams    int               `json:"crate_streams"`     // crate shards
-	CratesPerStream int               `json:"crates_per_stream"` // at most
-	Budget          int               `json:"budget_bytes"`      // largest datagram
-	Ticks           int               `json:"ticks"`
-	WallSeconds     float64           `json:"wall_seconds"`
-	LateTicks       int               `json:"late_ticks"`      // started more than a tick late
-	SlippedSeconds  float64           `json:"slipped_seconds"` // how far the schedule moved back for them
-	AwakeCrates     float64           `json:"awake_crates_avg"`
-	Encodings       []EncodingSummary `json:"encodings"`
-	DeltaVsNaive    float64           `json:"delta_vs_naive"` // how many times smaller than naive
-	DeltaVsFull     float64           `json:"delta_vs_full"`
-	Fallbacks       int               `json:"over_budget_fallbacks"` // deltas over budget, sent in full
-	AcksTaken       int               `json:"acks_taken"`
-	BadAcks         int               `json:"bad_acks"`         // malformed or from an unknown address
-	BaselineAge     float64           `json:"baseline_age_avg"` // ticks between a delta and its baseline
-	Clients         clientStats       `json:"clients"`          // summed over clients
-	Network         condStats         `json:"network"`          // what the conditioners did, summed
-	LoopbackLost    int               `json:"loopback_lost"`
-	Desyncs         int               `json:"desyncs"`
-	DecodeErrors    int               `json:"decode_errors"`
-	BodyBits        int64             `json:"body_bits"`   // bits of the delta packets' bodies (bitwire.Stats, top-level fields)
-	LeafBits        int64             `json:"leaf_bits"`   // of which in leaf fields; the rest is structure
-	TopFields       []FieldSummary    `json:"top_fields"`  // the costliest leaf fields
-	PacketBits      int64             `json:"packet_bits"` // all delta datagrams, headers and stream bytes included
-	Series          []SecondSummary   `json:"series"`
+	Config          ConfigSummary       `json:"config"`
+	Streams         int                 `json:"streams"`           // snapshot streams per client: 1 + CrateStreams
+	CrateStreams    int                 `json:"crate_streams"`     // crate shards
+	CratesPerStream int                 `json:"crates_per_stream"` // at most
+	Budget          int                 `json:"budget_bytes"`      // largest datagram
+	Ticks           int                 `json:"ticks"`
+	WallSeconds     float64             `json:"wall_seconds"`
+	LateTicks       int                 `json:"late_ticks"`      // started more than a tick late
+	SlippedSeconds  float64             `json:"slipped_seconds"` // how far the schedule moved back for them
+	AwakeCrates     float64             `json:"awake_crates_avg"`
+	Encodings       []EncodingSummary   `json:"encodings"`
+	DeltaVsNaive    float64             `json:"delta_vs_naive"` // how many times smaller than naive
+	DeltaVsFull     float64             `json:"delta_vs_full"`
+	Fallbacks       int                 `json:"over_budget_fallbacks"` // deltas over budget, sent in full
+	AcksTaken       int                 `json:"acks_taken"`
+	BadAcks         int                 `json:"bad_acks"`               // malformed or from an unknown address
+	BaselineAge     float64             `json:"baseline_age_avg"`       // ticks between a delta and its baseline
+	Clients         clientStats         `json:"clients"`                // summed over the Go clients
+	NodeClients     []NodeClientSummary `json:"node_clients,omitempty"` // each Node client (-node)
+	Network         condStats           `json:"network"`                // what the conditioners did, summed
+	LoopbackLost    int                 `json:"loopback_lost"`
+	Desyncs         int                 `json:"desyncs"`
+	DecodeErrors    int                 `json:"decode_errors"`
+	BodyBits        int64               `json:"body_bits"`   // bits of the delta packets' bodies (bitwire.Stats, top-level fields)
+	LeafBits        int64               `json:"leaf_bits"`   // of which in leaf fields; the rest is structure
+	TopFields       []FieldSummary      `json:"top_fields"`  // the costliest leaf fields
+	PacketBits      int64               `json:"packet_bits"` // all delta datagrams, headers and stream bytes included
+	Series          []SecondSummary     `json:"series"`
 }
 
 // ConfigSummary is the configuration in JSON-friendly units.
 type ConfigSummary struct {
 	Duration  string  `json:"duration"`
 	Clients   int     `json:"clients"`
+	Node      int     `json:"node_clients"`
 	Bots      int     `json:"bots"`
 	Rate      int     `json:"rate"`
 	Crates    int     `json:"crates"`
@@ -93,7 +95,7 @@ type SecondSummary struct {
 func summarize(cfg Config, srv *server, clients []*client, stats *bitwire.Stats, ticks int, wall time.Duration, late int) Summary {
 	s := Summary{
 		Config: ConfigSummary{
-			Duration: cfg.Duration.String(), Clients: cfg.Clients, Bots: cfg.Bots, Rate: cfg.Rate,
+			Duration: cfg.Duration.String(), Clients: cfg.Clients, Node: cfg.Node, Bots: cfg.Bots, Rate: cfg.Rate,
 			Crates: cfg.Crates, Seed: cfg.Seed, Loss: cfg.Net.Loss, Latency: cfg.Net.Latency.String(),
 			Jitter: cfg.Net.Jitter.String(), Dup: cfg.Net.Dup, Reorder: cfg.Net.Reorder,
 		},
@@ -108,7 +110,7 @@ func summarize(cfg Config, srv *server, clients []*client, stats *bitwire.Stats,
 	if ticks > 0 {
 		s.AwakeCrates = float64(srv.awakeSum) / float64(ticks)
 	}
-	n := float64(len(clients))
+	n := float64(len(srv.peers)) // Go and Node clients
 	seconds := float64(ticks) / float64(cfg.Rate)
 	row := func(name string, a *encodingAcct) EncodingSummary {
 		e := EncodingSummary{Name: name, Full: a.full, Delta: a.delta, Packets: a.full + a.delta, OverBudget: a.overBudget}
@@ -177,6 +179,17 @@ func summarize(cfg Config, srv *server, clients []*client, stats *bitwire.Stats,
 	return s
 }
 
+// addNodeClients adds the Node clients' outcomes to the summary: their
+// desyncs and errors count like the Go clients'.
+func addNodeClients(s *Summary, ncs []*nodeClient) {
+	for _, nc := range ncs {
+		s.NodeClients = append(s.NodeClients, nc.sum)
+		s.Desyncs += nc.sum.Desyncs
+		s.DecodeErrors += nc.sum.Errors
+		s.LoopbackLost -= nc.sum.Received
+	}
+}
+
 // percentiles returns the nearest-rank p50 and p95 and the maximum.
 func percentiles(v []int) (p50, p95, mx int) {
 	if len(v) == 0 {
@@ -194,8 +207,12 @@ func percentiles(v []int) (p50, p95, mx int) {
 // printReport writes the human-readable report.
 func printReport(w io.Writer, s *Summary) {
 	c := s.Config
-	fmt.Fprintf(w, "bitwire-demo: %d clients + %d bots, %d crates, %d Hz, %s (%d ticks in %.1fs wall), seed %d\n",
-		c.Clients, c.Bots, c.Crates, c.Rate, c.Duration, s.Ticks, s.WallSeconds, c.Seed)
+	nodes := ""
+	if c.Node > 0 {
+		nodes = fmt.Sprintf(" + %d Node clients", c.Node)
+	}
+	fmt.Fprintf(w, "bitwire-demo: %d clients%s + %d bots, %d crates, %d Hz, %s (%d ticks in %.1fs wall), seed %d\n",
+		c.Clients, nodes, c.Bots, c.Crates, c.Rate, c.Duration, s.Ticks, s.WallSeconds, c.Seed)
 	fmt.Fprintf(w, "network (each direction): loss %g, latency %s, jitter %s, dup %g, reorder %g\n",
 		c.Loss, c.Latency, c.Jitter, c.Dup, c.Reorder)
 	fmt.Fprintf(w, "world: %d snapshot streams per client (players + %d crate shards of at most %d crates); %.0f crates awake on average\n",
@@ -222,6 +239,10 @@ func printReport(w io.Writer, s *Summary) {
 	}
 	fmt.Fprintln(w)
 
+	for _, nc := range s.NodeClients {
+		fmt.Fprintf(w, "node client %d: %d received, %d dropped, %d accepted (%d checked, %d unchecked), %d stale, %d without baseline; %d acks sent, %d dropped; desyncs: %d, errors: %d\n",
+			nc.ID, nc.Received, nc.Dropped, nc.Accepted, nc.Checked, nc.Unchecked, nc.Stale, nc.NoBaseline, nc.AcksSent, nc.AcksDropped, nc.Desyncs, nc.Errors)
+	}
 	cl, nw := s.Clients, s.Network
 	fmt.Fprintf(w, "clients: %d datagrams received (%d lost on loopback), %d dropped, %d duplicated, %d held back by the conditioner\n",
 		cl.Received, s.LoopbackLost, nw.Dropped, nw.Duplicated, nw.Reordered)
