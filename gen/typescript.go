@@ -43,7 +43,9 @@ func TypeScript(out io.Writer, runtimePath string, msgs ...Message) error {
 		pre := fmt.Sprintf("p%d_", mi)
 		w.p("\n// ---- %s ----\n\n", m.Name)
 		for i := range s.Types {
-			w.p("const %s%d: bw.StructPlan = { name: %q, fields: [], make: () => new %s() };\n", pre, i, names[i], names[i])
+			// make skips the constructor: the decoder sets every field, so
+			// the default values would be built only to be replaced.
+			w.p("const %s%d: bw.StructPlan = { name: %q, fields: [], make: () => Object.create(%s.prototype) };\n", pre, i, names[i], names[i])
 		}
 		for i, t := range s.Types {
 			w.p("%s%d.fields = [\n", pre, i)

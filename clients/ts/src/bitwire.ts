@@ -70,32 +70,24 @@ export class BitReader {
   /** n bits, 0 <= n <= 53, as a number */
   read(n: number): number {
     if (n === 0) return 0;
-    if (n > this.end - this.pos) throw new ErrUnexpectedEnd();
+    const p = this.pos;
+    if (n > this.end - p) throw new ErrUnexpectedEnd();
     const d = this.data;
-    let p = this.pos;
-    let off = p & 7;
-    let i = p >>> 3;
-    let take = 8 - off;
-    if (n <= take) {
-      this.pos = p + n;
-      return (d[i] >>> off) & ((1 << n) - 1);
-    }
-    let v = d[i] >>> off;
-    let got = take;
-    i++;
-    while (got + 8 <= n && got < 24) {
-      v |= d[i++] << got;
-      got += 8;
-    }
-    v >>>= 0;
-    let scale = 2 ** got;
-    while (got < n) {
-      take = Math.min(8, n - got);
-      v += (d[i++] & ((1 << take) - 1)) * scale;
-      scale *= 256;
-      got += take;
-    }
+    const i = p >>> 3, off = p & 7;
     this.pos = p + n;
+    if (n + off <= 24) {
+      // three bytes hold it (bytes past the end read as undefined, i.e. 0)
+      return ((d[i] | (d[i + 1] << 8) | (d[i + 2] << 16)) >>> off) & ((1 << n) - 1);
+    }
+    let v = 0, got = 0, q = p, left = n;
+    let scale = 1;
+    while (left > 0) {
+      const o = q & 7;
+      const take = Math.min(8 - o, left);
+      v += ((d[q >>> 3] >>> o) & ((1 << take) - 1)) * scale;
+      scale *= 2 ** take;
+      q += take; left -= take; got += take;
+    }
     return v;
   }
   /** n bits, 0 <= n <= 64, as a bigint */
