@@ -162,6 +162,24 @@ func ExampleCodec_Schema() {
 	// Output:
 	// Weapon bits 4 bits
 	// Angle q 10 bits
-	// {"coding":"q","type":"float32","q":{"min":0,"max":360,"steps":1023,"bits":10,"step":0.3519061583577713},"minBits":10,"maxBits":10}
-	// fingerprint bc635eddefc816ed
+	// {"coding":"q","type":"float32","q":{"min":0,"max":360,"steps":1023,"step":0.3519061583577713,"bits":10},"minBits":10,"maxBits":10}
+	// fingerprint 0d77db58ff4fae55
+}
+
+func ExampleSchemaOf() {
+	type Ping struct {
+		Seq  uint16 `net:"bits=12"`
+		Note string `net:",maxlen=7"`
+	}
+	s, err := bitwire.SchemaOf(Ping{})
+	if err != nil {
+		panic(err)
+	}
+	for _, f := range s.Types[s.Root].Fields {
+		js, _ := json.Marshal(f.Node)
+		fmt.Println(f.Name, string(js))
+	}
+	// Output:
+	// Seq {"coding":"bits","type":"uint16","bits":{"width":12},"minBits":12,"maxBits":12}
+	// Note {"coding":"string","type":"string","maxlen":7,"minBits":3,"maxBits":59}
 }

@@ -83,6 +83,7 @@ func fingerprintInput(s *Schema, input *[]byte) uint64 {
 		for _, c := range []byte(unionFingerprintMagic) {
 			f.byte1(c)
 		}
+		f.u64(uint64(s.WireVersion))
 		f.u64(uint64(len(s.Union.Variants)))
 		for _, v := range s.Union.Variants {
 			f.structRef(v, false)
@@ -92,6 +93,7 @@ func fingerprintInput(s *Schema, input *[]byte) uint64 {
 	for _, c := range []byte(fingerprintMagic) {
 		f.byte1(c)
 	}
+	f.u64(uint64(s.WireVersion))
 	f.flag(s.Debug)
 	f.structRef(s.Root, false)
 	return f.h
@@ -142,6 +144,7 @@ func (f *fpHasher) node(n *NodeSchema) {
 		f.u64(math.Float64bits(n.Q.Min))
 		f.u64(math.Float64bits(n.Q.Max))
 		f.u64(n.Q.Steps)
+		f.u64(math.Float64bits(n.Q.Step))
 	case "fixed":
 		f.u64(math.Float64bits(n.Fixed.Prec))
 		f.u64(uint64(n.Fixed.Width))

@@ -19,6 +19,12 @@ import (
 // SchemaFormat is the value of Schema.Format.
 const SchemaFormat = "bitwire-schema"
 
+// WireVersion is the version of the wire format that docs/wire-format.md
+// specifies and this package writes. Schemas carry it, and it is part of
+// every fingerprint, so peers of different versions see a protocol
+// mismatch instead of misreading each other.
+const WireVersion = 1
+
 // SchemaVersion is the version of the schema format described in
 // docs/schema.md. It changes when a field's meaning changes or a field a
 // decoder must read is added; fields that are only informational may be
@@ -36,6 +42,9 @@ type Schema struct {
 	// Format is always SchemaFormat and Version is SchemaVersion.
 	Format  string `json:"format"`
 	Version int    `json:"version"`
+	// WireVersion is the version of docs/wire-format.md that gives the
+	// bits of each coding (WireVersion).
+	WireVersion int `json:"wireVersion"`
 	// Fingerprint is the 64-bit fingerprint of the wire content (see
 	// docs/wire-format.md, "Fingerprint") in 16 lowercase hex digits.
 	Fingerprint string `json:"fingerprint"`
@@ -202,10 +211,11 @@ type QParams struct {
 	Min   float64 `json:"min"`
 	Max   float64 `json:"max"`
 	Steps uint64  `json:"steps"`
-	// Bits is BitsRequired(Steps) and Step is (Max-Min)/Steps, one float64
-	// division. Derived.
-	Bits int     `json:"bits"`
+	// Step is the grid spacing: in wire version 1, (Max-Min)/Steps (one
+	// float64 division).
 	Step float64 `json:"step"`
+	// Bits is BitsRequired(Steps). Derived.
+	Bits int `json:"bits"`
 }
 
 // FixedParams are the parameters of a fixed-point decimal.
@@ -342,7 +352,7 @@ type schemaBuilder struct {
 // the first indexes, in order, and the types they use follow depth first.
 func buildSchema(roots []*plan, debug bool, lim SchemaLimits) *Schema {
 	b := &schemaBuilder{
-		s:     &Schema{Format: SchemaFormat, Version: SchemaVersion, Debug: debug, Limits: lim},
+		s:     &Schema{Format: SchemaFormat, Version: SchemaVersion, WireVersion: WireVersion, Debug: debug, Limits: lim},
 		index: map[*plan]int{},
 		names: map[string]bool{},
 	}
@@ -423,7 +433,7 @@ func (b *schemaBuilder) node(n *node) *NodeSchema {
 		}
 	case cQ:
 		ns.Type = memName(n.mem)
-		ns.Q = &QParams{Min: n.q.Min(), Max: n.q.Max(), Steps: n.q.Steps(), Bits: n.q.Bits(), Step: n.q.Step()}
+		ns.Q = &QParams{Min: n.q.Min(), Max: n.q.Max(), Steps: n.q.Steps(), Step: n.q.Step(), Bits: n.q.Bits()}
 	case cFloat:
 		ns.Type = memName(n.mem)
 	case cFixed:

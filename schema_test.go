@@ -26,6 +26,7 @@ func TestFingerprintWorkedExample(t *testing.T) {
 	var in []byte
 	fp := fingerprintInput(s, &in)
 	require.Equal(t, "626974776972652d66702d31"+ // "bitwire-fp-1"
+		"0100000000000000"+ // wire version 1
 		"00"+ // not debug
 		"0d"+"00"+"00"+ // struct, not composite, its fields follow
 		"0100000000000000"+ // one field
@@ -34,13 +35,13 @@ func TestFingerprintWorkedExample(t *testing.T) {
 		"0700000000000000"+ // width 7
 		"00", // no delta window
 		hex.EncodeToString(in))
-	require.Equal(t, uint64(0x98954c6af7ad85e4), fp)
-	require.Equal(t, "98954c6af7ad85e4", s.Fingerprint)
+	require.Equal(t, uint64(0x13ddaf56fe83e97f), fp)
+	require.Equal(t, "13ddaf56fe83e97f", s.Fingerprint)
 	c := MustFor[fpTiny]()
 	require.Equal(t, fp, c.Fingerprint())
-	require.Equal(t, uint32(0x6f38c98e), uint32(fp)^uint32(fp>>32)) // the snapshot header's 32 bits
-	require.Equal(t, uint64(0x04873cba26e1811f), c.WithDebug(true).Fingerprint())
-	require.Equal(t, "04873cba26e1811f", c.WithDebug(true).Schema().Fingerprint)
+	require.Equal(t, uint32(0xed5e4629), uint32(fp)^uint32(fp>>32)) // the snapshot header's 32 bits
+	require.Equal(t, uint64(0xa7ebbf07cf4fee44), c.WithDebug(true).Fingerprint())
+	require.Equal(t, "a7ebbf07cf4fee44", c.WithDebug(true).Schema().Fingerprint)
 	require.Equal(t, fp, c.WithDebug(true).WithDebug(false).Fingerprint())
 }
 

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
 	fuzz "github.com/google/gofuzz"
 	"github.com/stretchr/testify/require"
@@ -541,4 +542,423 @@ func TestSchemaDecoderReadsRandomMessages(t *testing.T) {
 		require.NoError(t, mcd.Unmarshal(data, &mb))
 		check("sdecMixed", schemaFromJSON(t, mcd.Schema()), data, reflect.ValueOf(&mb).Elem())
 	}
+}
+
+// ---- deltas, from the schema alone (wire-format.md, "Deltas") ----
+
+func sdecDelta(s *Schema, r *bits.Reader, t int, base map[string]any) (v any, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			e, ok := p.(error)
+			if !ok {
+				panic(p)
+			}
+			v, err = nil, e
+		}
+	}()
+	d := &sdec{s: s, r: r}
+	return d.structDelta(t, base, true, -1), nil
+}
+
+// structDelta reads a changed bit per field (but skip, an entity's id) and
+// the changed fields' value deltas. Group members are ordinary fields here.
+func (d *sdec) structDelta(t int, base map[string]any, top bool, skip int) map[string]any {
+	out := map[string]any{}
+	for i, f := range d.s.Types[t].Fields {
+		if i == skip {
+			out[f.Name] = base[f.Name]
+			continue
+		}
+		if d.read(1) == 1 {
+			out[f.Name] = d.valueDelta(f.Node, base[f.Name])
+		} else {
+			out[f.Name] = base[f.Name]
+		}
+		d.sentinel(top)
+	}
+	return out
+}
+
+func (d *sdec) valueDelta(n *NodeSchema, b any) any {
+	switch n.Coding {
+	case "struct":
+		if n.Composite {
+			v, _ := d.structV(*n.Ref, false)
+			return v
+		}
+		return d.structDelta(*n.Ref, b.(map[string]any), false, -1)
+	case "quat":
+		return d.quatDelta(n, b.([4]float64))
+	case "slice":
+		bs, _ := b.([]any)
+		if n.Entity != nil {
+			return d.entityDelta(n, bs)
+		}
+		return d.sliceDelta(n, bs)
+	case "ptr":
+		if d.read(1) == 0 {
+			return nil
+		}
+		if b == nil {
+			return d.node(n.Elem)
+		}
+		return d.valueDelta(n.Elem, b)
+	case "map":
+		bm, _ := b.(map[any]any)
+		return d.mapDelta(n, bm)
+	}
+	if w := n.Delta; w != nil && d.read(1) == 1 {
+		off := d.read(mbits.Len64(uint64(w.Hi - w.Lo)))
+		return keyValue(n, stepKey(n, b)+off+uint64(w.Lo))
+	}
+	return d.node(n)
+}
+
+// stepKey is the baseline's step count: what a window's difference is
+// added to.
+func stepKey(n *NodeSchema, b any) uint64 {
+	switch n.Coding {
+	case "q":
+		return uint64(math.Floor((b.(float64)-n.Q.Min)/n.Q.Step + 0.5))
+	case "fixed":
+		return uint64(int64(math.Round(b.(float64) / n.Fixed.Prec)))
+	}
+	if i, ok := b.(int64); ok {
+		return uint64(i)
+	}
+	return b.(uint64)
+}
+
+func keyValue(n *NodeSchema, k uint64) any {
+	switch n.Coding {
+	case "q":
+		switch {
+		case k > n.Q.Steps:
+			panic(errSchemaDec)
+		case k == 0:
+			return storeF(n.Type, n.Q.Min)
+		case k == n.Q.Steps:
+			return storeF(n.Type, n.Q.Max)
+		}
+		return storeF(n.Type, n.Q.Min+float64(k)*n.Q.Step)
+	case "fixed":
+		return storeF(n.Type, float64(int64(k))*n.Fixed.Prec)
+	}
+	if isSignedType(n.Type) {
+		return int64(k)
+	}
+	return k
+}
+
+func (d *sdec) indexSet(n, count int) []int {
+	if count < 0 {
+		count = int(d.unsignedBitlen(5))
+	}
+	if count > n {
+		panic(errSchemaDec)
+	}
+	var idx []int
+	switch {
+	case count == n:
+		for i := 0; i < n; i++ {
+			idx = append(idx, i)
+		}
+	case count == 0:
+	case d.read(1) == 0:
+		for i := 0; i < n; i++ {
+			if d.read(1) == 1 {
+				idx = append(idx, i)
+			}
+		}
+	default:
+		k := int(d.read(5))
+		prev := -1
+		for j := 0; j < count; j++ {
+			q := 0
+			for d.read(1) == 1 {
+				q++
+			}
+			prev += 1 + q<<uint(k) + int(d.read(k))
+			idx = append(idx, prev)
+		}
+	}
+	if len(idx) != count {
+		panic(errSchemaDec)
+	}
+	return idx
+}
+
+func contains(set []int, i int) bool {
+	for _, x := range set {
+		if x == i {
+			return true
+		}
+	}
+	return false
+}
+
+func (d *sdec) sliceDelta(n *NodeSchema, b []any) any {
+	l := d.length(n.MaxLen)
+	common := min(len(b), l)
+	changed := d.indexSet(common, -1)
+	if l == 0 {
+		return []any(nil)
+	}
+	out := make([]any, l)
+	for i := 0; i < common; i++ {
+		if contains(changed, i) {
+			out[i] = d.valueDelta(n.Elem, b[i])
+		} else {
+			out[i] = b[i]
+		}
+	}
+	for i := common; i < l; i++ {
+		out[i] = d.node(n.Elem) // one by one, even for a grouped coding
+	}
+	return out
+}
+
+func (d *sdec) entityDelta(n *NodeSchema, b []any) any {
+	l := d.length(n.MaxLen)
+	removed := d.indexSet(len(b), -1)
+	surv := len(b) - len(removed)
+	added := d.indexSet(l, l-surv)
+	changed := d.indexSet(surv, -1)
+	if l == 0 {
+		return []any(nil)
+	}
+	out := make([]any, l)
+	bi, k := 0, 0
+	for j := 0; j < l; j++ {
+		if contains(added, j) {
+			continue
+		}
+		for contains(removed, bi) {
+			bi++
+		}
+		if contains(changed, k) {
+			out[j] = d.structDelta(*n.Elem.Ref, b[bi].(map[string]any), false, n.Entity.IDField)
+		} else {
+			out[j] = b[bi]
+		}
+		bi, k = bi+1, k+1
+	}
+	for _, j := range added {
+		out[j] = d.node(n.Elem)
+	}
+	return out
+}
+
+// keyLessGeneric orders map keys: numbers by value, strings by bytes,
+// false before true.
+func keyLessGeneric(a, b any) bool {
+	switch x := a.(type) {
+	case bool:
+		return !x && b.(bool)
+	case string:
+		return x < b.(string)
+	case int64:
+		return x < b.(int64)
+	case uint64:
+		return x < b.(uint64)
+	}
+	return math.Float64frombits(a.(uint64)) < math.Float64frombits(b.(uint64))
+}
+
+func (d *sdec) mapDelta(n *NodeSchema, b map[any]any) any {
+	var keys []any
+	for k := range b {
+		keys = append(keys, k)
+	}
+	less := keyLessGeneric
+	if n.Key.Coding == "float" {
+		less = func(x, y any) bool {
+			if n.Key.Type == "float32" {
+				return math.Float32frombits(uint32(x.(uint64))) < math.Float32frombits(uint32(y.(uint64)))
+			}
+			return math.Float64frombits(x.(uint64)) < math.Float64frombits(y.(uint64))
+		}
+	}
+	sortAny(keys, less)
+	removed := d.indexSet(len(keys), -1)
+	changed := d.indexSet(len(keys)-len(removed), -1)
+	out := map[any]any{}
+	k := 0
+	for i, key := range keys {
+		if contains(removed, i) {
+			continue
+		}
+		if contains(changed, k) {
+			out[key] = d.valueDelta(n.Elem, b[key])
+		} else {
+			out[key] = b[key]
+		}
+		k++
+	}
+	added := int(d.unsignedBitlen(5))
+	for i := 0; i < added; i++ {
+		key := d.node(n.Key)
+		out[key] = d.node(n.Elem)
+	}
+	if len(out) == 0 {
+		return map[any]any(nil)
+	}
+	return out
+}
+
+func sortAny(s []any, less func(a, b any) bool) {
+	for i := 1; i < len(s); i++ {
+		for j := i; j > 0 && less(s[j], s[j-1]); j-- {
+			s[j], s[j-1] = s[j-1], s[j]
+		}
+	}
+}
+
+// quatPack packs a quaternion by the steps of wire-format.md's encoder,
+// as a receiver must pack its baseline for a relative quaternion.
+func quatPack(nb int, v [4]float64) uint64 {
+	const inv = 0.7071067811865476
+	steps := uint64(1)<<uint(nb) - 1
+	step := 1.4142135623730951 / float64(steps)
+	m := 0
+	for i := 1; i < 4; i++ {
+		if math.Abs(v[i]) > math.Abs(v[m]) {
+			m = i
+		}
+	}
+	norm := 1 / math.Sqrt(v[0]*v[0]+v[1]*v[1]+v[2]*v[2]+v[3]*v[3])
+	if v[m] < 0 {
+		norm = -norm
+	}
+	var idx [3]uint64
+	k := 0
+	for i := 0; i < 4; i++ {
+		if i == m {
+			continue
+		}
+		x := math.Floor((v[i]*norm+inv)/step + 0.5)
+		idx[k] = uint64(min(max(x, 0), float64(steps)))
+		k++
+	}
+	val := func(i uint64) float64 { return float64(int64(i))*step - inv }
+	for {
+		a, b, c := val(idx[0]), val(idx[1]), val(idx[2])
+		rad := 1 - a*a - b*b - c*c
+		big := max(math.Abs(a), math.Abs(b), math.Abs(c))
+		if rad >= 0 && math.Sqrt(rad) >= big+1e-6 {
+			break
+		}
+		j := 0
+		for i := 1; i < 3; i++ {
+			if math.Abs(val(idx[i])) > math.Abs(val(idx[j])) {
+				j = i
+			}
+		}
+		if val(idx[j]) > 0 {
+			idx[j]--
+		} else {
+			idx[j]++
+		}
+	}
+	return uint64(m) | idx[0]<<2 | idx[1]<<uint(2+nb) | idx[2]<<uint(2+2*nb)
+}
+
+func (d *sdec) quatDelta(n *NodeSchema, b [4]float64) any {
+	if d.read(1) == 0 {
+		return d.node(n)
+	}
+	nb := n.Quat.Bits
+	qb := quatPack(nb, b)
+	h := int(d.read(mbits.Len64(uint64(nb))))
+	if h >= nb+1 {
+		panic(errSchemaDec)
+	}
+	mask := uint64(1)<<uint(nb) - 1
+	q := qb & 3
+	for i := 0; i < 3; i++ {
+		z := d.read(h + 1)
+		sh := uint(2 + i*nb)
+		v := int64(qb>>sh&mask) + (int64(z>>1) ^ -int64(z&1))
+		if v < 0 || uint64(v) > mask {
+			panic(errSchemaDec)
+		}
+		q |= uint64(v) << sh
+	}
+	return d.quat(n, q)
+}
+
+// TestSchemaDecoderReadsDeltas decodes every golden delta and random
+// deltas of a scene (entity sets, composite structs, quaternions, maps,
+// pointers, signed adaptive slices) from the schema JSON alone, against the
+// receiver's baseline.
+func TestSchemaDecoderReadsDeltas(t *testing.T) {
+	for _, gc := range goldenCases() {
+		if !strings.HasPrefix(gc.name, "delta-") {
+			continue
+		}
+		data, _, err := gc.enc()
+		require.NoError(t, err)
+		s := schemaFromJSON(t, gc.schema())
+		out, err := gc.dec(data)
+		require.NoError(t, err)
+		// the receiver's baseline: the quantized base of the pair
+		pair := reflect.ValueOf(gc.show)
+		qb := reflect.New(pair.Type().Elem())
+		qb.Elem().Set(pair.Index(0))
+		_, ptr, err := valuePointer(qb.Interface())
+		require.NoError(t, err)
+		p, _ := planOf(pair.Type().Elem())
+		require.NoError(t, quantizePlan(p, ptr))
+		rd := bits.NewReader(data)
+		got, err := sdecDelta(s, rd, s.Root, genericStruct(s, s.Root, qb.Elem()))
+		require.NoError(t, err, gc.name)
+		require.True(t, rd.CheckPadding(), gc.name)
+		o := reflect.New(reflect.TypeOf(out))
+		o.Elem().Set(reflect.ValueOf(out))
+		require.Equal(t, genericStruct(s, s.Root, o.Elem()), got, gc.name)
+	}
+
+	r := rand.New(rand.NewSource(8))
+	sc := MustFor[fuzzScene]()
+	for i := 0; i < 300; i++ {
+		var a, b fuzzScene
+		f := fuzz.New().RandSource(r).NilChance(0.2).NumElements(0, 6).Funcs(sceneFuncs...)
+		f.Fuzz(&a)
+		f.Fuzz(&b)
+		if i%3 == 0 { // mostly the same entities, a few moved
+			b.Cubes = append([]Cube(nil), a.Cubes...)
+			for k := range b.Cubes {
+				if r.Intn(3) == 0 {
+					b.Cubes[k].Pos.X *= 0.99
+					b.Cubes[k].Rot = [4]float32{0, 0, float32(math.Sin(float64(k))), float32(math.Cos(float64(k)))}
+				}
+			}
+			b.Offsets = append(append([]int32(nil), a.Offsets...), -7, 9)
+		}
+		c := sc.WithDebug(i%5 == 4)
+		qa := a
+		qa.Cubes = append([]Cube(nil), a.Cubes...)
+		qa.Players = append([]DeltaPlayer(nil), a.Players...)
+		require.NoError(t, c.Quantize(&qa))
+		data, err := c.MarshalDelta(&a, &b)
+		require.NoError(t, err)
+		var got fuzzScene
+		require.NoError(t, c.UnmarshalDelta(data, &qa, &got))
+		s := schemaFromJSON(t, c.Schema())
+		rd := bits.NewReader(data)
+		sg, err := sdecDelta(s, rd, s.Root, genericStruct(s, s.Root, reflect.ValueOf(&qa).Elem()))
+		require.NoError(t, err, "%x", data)
+		require.True(t, rd.CheckPadding())
+		require.Equal(t, genericStruct(s, s.Root, reflect.ValueOf(&got).Elem()), sg, "%x", data)
+	}
+}
+
+// quantizePlan quantizes the struct at ptr in place, as Codec.Quantize.
+func quantizePlan(p *plan, ptr unsafe.Pointer) error {
+	w := bits.GetWriter()
+	defer bits.PutWriter(w)
+	if err := encodeRoot(p, w, ptr); err != nil {
+		return err
+	}
+	return decodeRoot(p, bits.NewReader(w.Bytes()), ptr)
 }
