@@ -352,7 +352,7 @@ func (g *csGen) setGroup(n *bitwire.NodeSchema, i, x string) string {
 
 func (g *csGen) quantizer(n *bitwire.NodeSchema) string {
 	name := g.v("Q")
-	g.stat = append(g.stat, fmt.Sprintf("static readonly Quantizer %s = new Quantizer(%s, %s, %dUL);", name, csFloat(n.Q.Min), csFloat(n.Q.Max), n.Q.Steps))
+	g.stat = append(g.stat, fmt.Sprintf("static readonly Quantizer %s = new Quantizer(%s, %s, %dUL, %s);", name, csFloat(n.Q.Min), csFloat(n.Q.Max), n.Q.Steps, csFloat(n.Q.Step)))
 	return name
 }
 

@@ -18,12 +18,14 @@ func Fingerprint(s *bitwire.Schema) (uint64, error) {
 	f := &fpWalk{h: 0xcbf29ce484222325, s: s}
 	if s.Union != nil {
 		f.str("bitwire-fpu-1")
+		f.u64(uint64(s.WireVersion))
 		f.u64(uint64(len(s.Union.Variants)))
 		for _, v := range s.Union.Variants {
 			f.structRef(v, false)
 		}
 	} else {
 		f.str("bitwire-fp-1")
+		f.u64(uint64(s.WireVersion))
 		f.flag(s.Debug)
 		f.structRef(s.Root, false)
 	}
@@ -127,6 +129,7 @@ func (f *fpWalk) node(n *bitwire.NodeSchema) {
 		f.u64(math.Float64bits(n.Q.Min))
 		f.u64(math.Float64bits(n.Q.Max))
 		f.u64(n.Q.Steps)
+		f.u64(math.Float64bits(n.Q.Step))
 	case "fixed":
 		f.u64(math.Float64bits(n.Fixed.Prec))
 		f.u64(uint64(n.Fixed.Width))

@@ -40,6 +40,10 @@ type Message struct {
 // Named pairs a schema with the name of its generated codec object.
 func Named(name string, s *bitwire.Schema) Message { return Message{Name: name, Schema: s} }
 
+// supportedWireVersion is the version of docs/wire-format.md that the
+// runtimes (clients/ts, clients/cs) implement.
+const supportedWireVersion = 1
+
 // ErrSchema is returned for a schema the generator cannot use (another
 // format or version, a dangling reference).
 var ErrSchema = errors.New("gen: unusable schema")
@@ -53,6 +57,9 @@ func check(msgs []Message) error {
 		s := m.Schema
 		if s == nil || s.Format != bitwire.SchemaFormat || s.Version != bitwire.SchemaVersion {
 			return fmt.Errorf("%w: %s: not a %s version %d schema", ErrSchema, m.Name, bitwire.SchemaFormat, bitwire.SchemaVersion)
+		}
+		if s.WireVersion != supportedWireVersion {
+			return fmt.Errorf("%w: %s: wire version %d; the client runtimes implement version %d", ErrSchema, m.Name, s.WireVersion, supportedWireVersion)
 		}
 		if !isIdent(m.Name) || seen[m.Name] {
 			return fmt.Errorf("%w: message name %q is not a unique identifier", ErrSchema, m.Name)

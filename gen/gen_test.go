@@ -47,14 +47,17 @@ func mustFP(t *testing.T, s *bitwire.Schema) uint64 {
 }
 
 // TestSchemaChecks: a schema whose fingerprint does not match its content,
-// another version, or a bad name is refused with ErrSchema.
+// another schema or wire version, or a bad name is refused with ErrSchema.
 func TestSchemaChecks(t *testing.T) {
 	good := bitwire.MustFor[cfPlayer]().Schema()
 	edited := bitwire.MustFor[cfPlayer]().Schema()
 	edited.Types[0].Fields[1].Node.Q.Steps++
 	old := bitwire.MustFor[cfPlayer]().Schema()
 	old.Version = 0
+	wire := bitwire.MustFor[cfPlayer]().Schema()
+	wire.WireVersion++
 	for name, m := range map[string]gen.Message{
+		"wire":    gen.Named("P", wire),
 		"edited":  gen.Named("P", edited),
 		"version": gen.Named("P", old),
 		"name":    gen.Named("not an identifier", good),

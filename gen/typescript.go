@@ -222,7 +222,7 @@ func tsNode(n *bitwire.NodeSchema, pre string) string {
 			add("min: %s, max: %s", n.Range.Min, n.Range.Max)
 		}
 	case "q":
-		add("min: %s, max: %s, steps: %d", fmtFloat(n.Q.Min), fmtFloat(n.Q.Max), n.Q.Steps)
+		add("min: %s, max: %s, steps: %d, step: %s", fmtFloat(n.Q.Min), fmtFloat(n.Q.Max), n.Q.Steps, fmtFloat(n.Q.Step))
 	case "fixed":
 		add("prec: %s", fmtFloat(n.Fixed.Prec))
 	case "varint":

@@ -236,10 +236,11 @@ namespace Bitwire
     public sealed class Quantizer
     {
         public readonly double Min, Max, Step; public readonly ulong Steps; public readonly int Bits; readonly bool fine;
-        public Quantizer(double min, double max, ulong steps)
+        /// <summary>The grid of a q field, with the schema's step.</summary>
+        public Quantizer(double min, double max, ulong steps, double step)
         {
             Min = min; Max = max; Steps = steps; Bits = Codings.BitsRequired(steps);
-            Step = (max - min) / steps;
+            Step = step;
             double mag = Math.Max(Math.Abs(min), Math.Abs(max));
             fine = steps + mag / Step > 17592186044416.0; // 2^44
         }

@@ -235,13 +235,13 @@ export function readVarint(r: BitReader, g: number): bigint {
 
 // ---- quantizer ----
 
-/** the grid of a `q` field: parameters from the schema (min, max, steps) */
+/** the grid of a `q` field: parameters from the schema (min, max, steps, step) */
 export class Quantizer {
   min: number; max: number; steps: number; bits: number; step: number; fine: boolean;
-  constructor(min: number, max: number, steps: number) {
+  constructor(min: number, max: number, steps: number, step?: number) {
     this.min = min; this.max = max; this.steps = steps;
     this.bits = bitsRequired(steps);
-    this.step = (max - min) / steps;
+    this.step = step ?? (max - min) / steps;
     const mag = Math.max(Math.abs(min), Math.abs(max));
     this.fine = steps + mag / this.step > 2 ** 44;
   }
@@ -365,8 +365,8 @@ export interface Node {
   f32?: boolean;
   /** bits: width; varint: group size; bitlen: prefix width W; quat: bits a component */
   n?: number;
-  /** range: bounds; q: bounds and step count */
-  min?: number | bigint; max?: number | bigint; steps?: number;
+  /** range: bounds; q: bounds, step count and grid spacing */
+  min?: number | bigint; max?: number | bigint; steps?: number; step?: number;
   clamp?: boolean;
   /** fixed: the precision */
   prec?: number;
@@ -401,7 +401,7 @@ export interface StructPlan { name: string; fields: Field[]; make: () => any; }
 const MAX_DEPTH = 100;
 const MAX_LEN = 1 << 20;
 
-function q(n: Node): Quantizer { return n._q ??= new Quantizer(n.min as number, n.max as number, n.steps as number); }
+function q(n: Node): Quantizer { return n._q ??= new Quantizer(n.min as number, n.max as number, n.steps as number, n.step); }
 function qc(n: Node): QuatCoder { return n._quat ??= new QuatCoder(n.n as number); }
 function rangeWidth(n: Node): number {
   return n._w ??= n.big ? bitsRequiredBig(BigInt.asUintN(64, (n.max as bigint) - (n.min as bigint)))
@@ -533,7 +533,7 @@ export class Decoder {
           continue;
         }
         o[f.name] = this.node(f.node);
-      } catch (e) { throw wrap(e, f.name); }
+      } catch (e) { throw f.grp ? e : wrap(e, f.name); }
     }
     this.depth--;
     return o;

@@ -45,16 +45,16 @@ p0_1.fields = [
   { name: "Rot", node: { k: "quat", f32: true, n: 9 } },
 ];
 p0_2.fields = [
-  { name: "X", node: { k: "q", f32: true, min: -512, max: 512, steps: 102400, dlo: -100, dhi: 100 } },
-  { name: "Z", node: { k: "q", f32: true, min: -512, max: 512, steps: 102400, dlo: -100, dhi: 100 } },
-  { name: "Y", node: { k: "q", f32: true, min: -16, max: 112, steps: 12800, dlo: -100, dhi: 100 } },
+  { name: "X", node: { k: "q", f32: true, min: -512, max: 512, steps: 102400, step: 0.01, dlo: -100, dhi: 100 } },
+  { name: "Z", node: { k: "q", f32: true, min: -512, max: 512, steps: 102400, step: 0.01, dlo: -100, dhi: 100 } },
+  { name: "Y", node: { k: "q", f32: true, min: -16, max: 112, steps: 12800, step: 0.01, dlo: -100, dhi: 100 } },
 ];
 
 /** the codec of World (main.World) */
 export const WorldCodec = {
   plan: p0_0,
   /** the schema's fingerprint; snapshot headers carry it folded to 32 bits */
-  fingerprint: 0xe7df19547b185413n,
+  fingerprint: 0xe2b4aa2603e60f80n,
   decode(data: Uint8Array): World { return bw.decode(p0_0, data); },
   decodeFrom(r: bw.BitReader): World { return bw.decodeFrom(p0_0, r); },
   encode(v: World): Uint8Array { return bw.encode(p0_0, v); },
@@ -62,7 +62,7 @@ export const WorldCodec = {
   decodeDelta(data: Uint8Array, base: World): World { return bw.decodeDelta(p0_0, data, base); },
   decodeDeltaFrom(r: bw.BitReader, base: World): World { return bw.decodeDeltaFrom(p0_0, r, base); },
   quantize(v: World): World { return bw.quantize(p0_0, v); },
-  receiver(size = 32): bw.SnapshotReceiver<World> { return new bw.SnapshotReceiver<World>(p0_0, 0xe7df19547b185413n, size); },
+  receiver(size = 32): bw.SnapshotReceiver<World> { return new bw.SnapshotReceiver<World>(p0_0, 0xe2b4aa2603e60f80n, size); },
 };
 
 // ---- InputCodec ----
@@ -70,7 +70,7 @@ export const WorldCodec = {
 const p1_0: bw.StructPlan = { name: "Input", fields: [], make: () => Object.create(Input.prototype) };
 p1_0.fields = [
   { name: "Move", node: { k: "array", count: 2, e: { k: "range", size: 8, signed: true, min: -1, max: 1 } } },
-  { name: "Yaw", node: { k: "q", f32: true, min: 0, max: 360, steps: 1023 } },
+  { name: "Yaw", node: { k: "q", f32: true, min: 0, max: 360, steps: 1023, step: 0.3519061583577713 } },
   { name: "Fire", node: { k: "bool" } },
   { name: "Acked", node: { k: "bitlen", size: 32, n: 5 } },
 ];
@@ -79,7 +79,7 @@ p1_0.fields = [
 export const InputCodec = {
   plan: p1_0,
   /** the schema's fingerprint; snapshot headers carry it folded to 32 bits */
-  fingerprint: 0x9e8db6330d2b0a4fn,
+  fingerprint: 0x19972f4695ddced3n,
   decode(data: Uint8Array): Input { return bw.decode(p1_0, data); },
   decodeFrom(r: bw.BitReader): Input { return bw.decodeFrom(p1_0, r); },
   encode(v: Input): Uint8Array { return bw.encode(p1_0, v); },
@@ -87,5 +87,5 @@ export const InputCodec = {
   decodeDelta(data: Uint8Array, base: Input): Input { return bw.decodeDelta(p1_0, data, base); },
   decodeDeltaFrom(r: bw.BitReader, base: Input): Input { return bw.decodeDeltaFrom(p1_0, r, base); },
   quantize(v: Input): Input { return bw.quantize(p1_0, v); },
-  receiver(size = 32): bw.SnapshotReceiver<Input> { return new bw.SnapshotReceiver<Input>(p1_0, 0x9e8db6330d2b0a4fn, size); },
+  receiver(size = 32): bw.SnapshotReceiver<Input> { return new bw.SnapshotReceiver<Input>(p1_0, 0x19972f4695ddced3n, size); },
 };
