@@ -126,6 +126,8 @@ func runCS(t *testing.T, mono, exe string, cases []cfCase) {
 		switch kind {
 		case "delta":
 			data, base = c.Delta, fmt.Sprint(*c.Base)
+		case "alloc-delta":
+			base = c.Delta // the delta; data is the baseline
 		case "snap":
 			data = c.Packet
 		}
