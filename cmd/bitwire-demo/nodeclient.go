@@ -28,8 +28,8 @@ import (
 // accepts, re-encoded in full, on its standard output; the demo checks it
 // against the server's state of that tick, as the Go clients do in process.
 
-// NodeClientSummary is what one Node client saw.
-type NodeClientSummary struct {
+// NodeSummary is what one Node client saw.
+type NodeSummary struct {
 	ID          int `json:"id"` // the client (peer) index
 	Received    int `json:"received"`
 	Dropped     int `json:"dropped"` // by its own -loss
@@ -52,7 +52,7 @@ type nodeClient struct {
 	addr  *net.UDPAddr
 	sc    *bufio.Scanner
 	done  chan struct{} // closed when its output has been read to the end
-	sum   NodeClientSummary
+	sum   NodeSummary
 	logf  func(string, ...any)
 }
 
@@ -131,8 +131,10 @@ func buildNodeClient(dir string) (node, script string, err error) {
 	return node, filepath.Join(dir, "build", "main.js"), nil
 }
 
-// startNodeClient starts client id and waits for the port it bound.
-func startNodeClient(node, script string, id int, server *net.UDPAddr, streams, history int, loss float64, seed uint64, logf func(string, ...any)) (*nodeClient, error) {
+// startNodeClient starts client id, waits for the port it bound, and
+// starts checking its reports against truth.
+func startNodeClient(node, script string, id int, server *net.UDPAddr, streams, history int, loss float64, seed uint64,
+	truth *truthRing, desyncs interface{ Add(int64) int64 }, logf func(string, ...any)) (*nodeClient, error) {
 	cmd := exec.Command(node, script, "--server", strconv.Itoa(server.Port), "--id", strconv.Itoa(id),
 		"--streams", strconv.Itoa(streams), "--history", strconv.Itoa(history),
 		"--loss", strconv.FormatFloat(loss, 'g', -1, 64), "--seed", strconv.FormatUint(seed%4294967291+1, 10))
@@ -173,6 +175,7 @@ func startNodeClient(node, script string, id int, server *net.UDPAddr, streams, 
 		return nil, fmt.Errorf("-node: client %d did not start within 10s", id)
 	}
 	nc.sc = sc
+	go nc.check(truth, desyncs) // ends with the process's output (stop)
 	return nc, nil
 }
 

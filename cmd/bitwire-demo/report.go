@@ -12,34 +12,34 @@ import (
 
 // Summary is the outcome of a run: what -json prints.
 type Summary struct {
-	Config          ConfigSummary       `json:"config"`
-	Streams         int                 `json:"streams"`           // snapshot streams per client: 1 + CrateStreams
-	CrateStreams    int                 `json:"crate_streams"`     // crate shards
-	CratesPerStream int                 `json:"crates_per_stream"` // at most
-	Budget          int                 `json:"budget_bytes"`      // largest datagram
-	Ticks           int                 `json:"ticks"`
-	WallSeconds     float64             `json:"wall_seconds"`
-	LateTicks       int                 `json:"late_ticks"`      // started more than a tick late
-	SlippedSeconds  float64             `json:"slipped_seconds"` // how far the schedule moved back for them
-	AwakeCrates     float64             `json:"awake_crates_avg"`
-	Encodings       []EncodingSummary   `json:"encodings"`
-	DeltaVsNaive    float64             `json:"delta_vs_naive"` // how many times smaller than naive
-	DeltaVsFull     float64             `json:"delta_vs_full"`
-	Fallbacks       int                 `json:"over_budget_fallbacks"` // deltas over budget, sent in full
-	AcksTaken       int                 `json:"acks_taken"`
-	BadAcks         int                 `json:"bad_acks"`               // malformed or from an unknown address
-	BaselineAge     float64             `json:"baseline_age_avg"`       // ticks between a delta and its baseline
-	Clients         clientStats         `json:"clients"`                // summed over the Go clients
-	NodeClients     []NodeClientSummary `json:"node_clients,omitempty"` // each Node client (-node)
-	Network         condStats           `json:"network"`                // what the conditioners did, summed
-	LoopbackLost    int                 `json:"loopback_lost"`
-	Desyncs         int                 `json:"desyncs"`
-	DecodeErrors    int                 `json:"decode_errors"`
-	BodyBits        int64               `json:"body_bits"`   // bits of the delta packets' bodies (bitwire.Stats, top-level fields)
-	LeafBits        int64               `json:"leaf_bits"`   // of which in leaf fields; the rest is structure
-	TopFields       []FieldSummary      `json:"top_fields"`  // the costliest leaf fields
-	PacketBits      int64               `json:"packet_bits"` // all delta datagrams, headers and stream bytes included
-	Series          []SecondSummary     `json:"series"`
+	Config          ConfigSummary     `json:"config"`
+	Streams         int               `json:"streams"`           // snapshot streams per client: 1 + CrateStreams
+	CrateStreams    int               `json:"crate_streams"`     // crate shards
+	CratesPerStream int               `json:"crates_per_stream"` // at most
+	Budget          int               `json:"budget_bytes"`      // largest datagram
+	Ticks           int               `json:"ticks"`
+	WallSeconds     float64           `json:"wall_seconds"`
+	LateTicks       int               `json:"late_ticks"`      // started more than a tick late
+	SlippedSeconds  float64           `json:"slipped_seconds"` // how far the schedule moved back for them
+	AwakeCrates     float64           `json:"awake_crates_avg"`
+	Encodings       []EncodingSummary `json:"encodings"`
+	DeltaVsNaive    float64           `json:"delta_vs_naive"` // how many times smaller than naive
+	DeltaVsFull     float64           `json:"delta_vs_full"`
+	Fallbacks       int               `json:"over_budget_fallbacks"` // deltas over budget, sent in full
+	AcksTaken       int               `json:"acks_taken"`
+	BadAcks         int               `json:"bad_acks"`         // malformed or from an unknown address
+	BaselineAge     float64           `json:"baseline_age_avg"` // ticks between a delta and its baseline
+	Clients         clientStats       `json:"clients"`          // summed over the Go clients
+	NodeClients     []NodeSummary     `json:"node"`             // each Node client (-node)
+	Network         condStats         `json:"network"`          // what the conditioners did, summed
+	LoopbackLost    int               `json:"loopback_lost"`
+	Desyncs         int               `json:"desyncs"`
+	DecodeErrors    int               `json:"decode_errors"`
+	BodyBits        int64             `json:"body_bits"`   // bits of the delta packets' bodies (bitwire.Stats, top-level fields)
+	LeafBits        int64             `json:"leaf_bits"`   // of which in leaf fields; the rest is structure
+	TopFields       []FieldSummary    `json:"top_fields"`  // the costliest leaf fields
+	PacketBits      int64             `json:"packet_bits"` // all delta datagrams, headers and stream bytes included
+	Series          []SecondSummary   `json:"series"`
 }
 
 // ConfigSummary is the configuration in JSON-friendly units.

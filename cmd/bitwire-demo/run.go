@@ -169,7 +169,7 @@ func run(cfg Config) (Summary, error) {
 			return Summary{}, err
 		}
 		for i := 0; i < cfg.Node; i++ {
-			nc, err := startNodeClient(node, script, cfg.Clients+i, srvAddr, streams, history, cfg.Net.Loss, cfg.Seed*1000003+uint64(cfg.Clients+i), logf)
+			nc, err := startNodeClient(node, script, cfg.Clients+i, srvAddr, streams, history, cfg.Net.Loss, cfg.Seed*1000003+uint64(cfg.Clients+i), truth, &desyncs, logf)
 			if err != nil {
 				fleet.stopAll()
 				closeAll()
@@ -200,9 +200,6 @@ func run(cfg Config) (Summary, error) {
 	for _, c := range clients {
 		wg.Go(func() { c.read(runCtx) })
 		wg.Go(func() { c.loop(runCtx) })
-	}
-	for _, nc := range fleet.clients {
-		go nc.check(truth, &desyncs) // ends with the process's output (fleet.stopAll)
 	}
 	// shutdown ends every goroutine: the loops with the context, the
 	// readers by closing their sockets. Bounded: 3 s, then an error.
