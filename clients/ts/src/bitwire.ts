@@ -391,7 +391,7 @@ export interface Node {
   /** slice, map: the fewest bits an element (entry) takes, from the schema; bounds lengths read from input */
   emin?: number;
   /** runtime caches */
-  _q?: Quantizer; _quat?: QuatCoder; _emin?: number; _w?: number; _dbits?: number;
+  _c?: number; _q?: Quantizer; _quat?: QuatCoder; _emin?: number; _w?: number; _dbits?: number;
 }
 /** fields of one struct sharing a bitlen group name */
 export interface Group { members: number[]; width: number; signed: boolean; }
@@ -401,6 +401,8 @@ export interface StructPlan { name: string; fields: Field[]; make: () => any; }
 const MAX_DEPTH = 100;
 const MAX_LEN = 1 << 20;
 
+const C_OTHER = 0, C_Q = 1, C_BOOL = 2, C_STRUCT = 3;
+function code(n: Node): number { return n._c = n.k === "q" ? C_Q : n.k === "bool" ? C_BOOL : n.k === "struct" ? C_STRUCT : C_OTHER; }
 function q(n: Node): Quantizer { return n._q ??= new Quantizer(n.min as number, n.max as number, n.steps as number, n.step); }
 function qc(n: Node): QuatCoder { return n._quat ??= new QuatCoder(n.n as number); }
 function rangeWidth(n: Node): number {
@@ -525,16 +527,18 @@ export class Decoder {
     if (++this.depth > MAX_DEPTH) throw new ErrMalformed("nesting deeper than " + MAX_DEPTH);
     const o = into ?? t.make();
     const fs = t.fields;
-    for (let i = 0; i < fs.length; i++) {
-      const f = fs[i];
-      try {
+    let i = 0;
+    // one try for the whole struct: the failing field is fs[i]
+    try {
+      for (; i < fs.length; i++) {
+        const f = fs[i];
         if (f.grp) {
           if (f.grp.members[0] === i) this.group(fs.map(x => x.node), f.grp.members, f.grp.width, f.grp.signed, (j, v) => { o[fs[j].name] = v; }, (j) => fs[j].name);
           continue;
         }
         o[f.name] = this.node(f.node);
-      } catch (e) { throw f.grp ? e : wrap(e, f.name); }
-    }
+      }
+    } catch (e) { throw fs[i].grp ? e : wrap(e, fs[i].name); }
     this.depth--;
     return o;
   }
@@ -595,6 +599,17 @@ export class Decoder {
   /** one value in full (nested values are always new: decoded values may share parts with baselines) */
   node(n: Node): any {
     const r = this.r;
+    // the commonest leaves first, without the general switch
+    const c = n._c ?? code(n);
+    if (c === C_Q) {
+      const qq = n._q ?? q(n);
+      const i = r.read(qq.bits);
+      if (i > qq.steps) throw new ErrOutOfRange(`quantization index ${i} over ${qq.steps}`);
+      const v = i >= qq.steps ? qq.max : qq.min + i * qq.step;
+      return n.f32 ? Math.fround(v) : v;
+    }
+    if (c === C_BOOL) return r.read(1) === 1;
+    if (c === C_STRUCT) return this.struct(n.t as StructPlan);
     switch (n.k) {
       case "bool": return r.bool();
       case "bits": {
