@@ -546,7 +546,7 @@ func damage(r *rand.Rand, p []byte) []byte {
 }
 
 // damagedCorpus appends n hostile inputs: full messages of earlier cases
-// of msg with bits flipped, bytes cut off or appended. Each case holds what
+// of msg with bits flipped, bytes cut off or appended, or random bytes. Each case holds what
 // Go's Unmarshal made of it: the value, or the error's sentinel.
 func damagedCorpus(t *testing.T, msg string, n int, r *rand.Rand, cases *[]cfCase) {
 	var fulls []string
@@ -577,7 +577,10 @@ func damagedCorpus(t *testing.T, msg string, n int, r *rand.Rand, cases *[]cfCas
 	}
 	for i := 0; i < n; i++ {
 		b, _ := hex.DecodeString(fulls[r.Intn(len(fulls))])
-		switch r.Intn(4) {
+		switch r.Intn(5) {
+		case 4: // garbage of a plausible length
+			b = make([]byte, r.Intn(len(b)+8))
+			r.Read(b)
 		case 0:
 			b = b[:r.Intn(len(b))]
 		case 1:

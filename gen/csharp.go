@@ -485,13 +485,13 @@ func (g *csGen) dec(n *bitwire.NodeSchema, lv, in string) string {
 		if n.Key.Coding == "float" {
 			p("      if (double.IsNaN(%s)) throw new ErrInvalidValue(\"NaN map key\");", k)
 		}
-		p("      if (%s.ContainsKey(%s)) throw new ErrMalformed(\"duplicate map key\");", m, k)
 		p("    }")
 		p("    catch (BitwireException x) { throw x.Within(\"{#\" + %s + \"}\"); }", i)
 		p("    %s %s = %s;", g.typ(n.Elem), v, g.zero(n.Elem))
 		b.WriteString(g.dec(n.Elem, v, in+"    "))
 		p("    %s[%s] = %s;", m, k, v)
 		p("  }")
+		p("  if (%s.Count != %s) throw new ErrMalformed(\"duplicate map key\");", m, l) // as Go: checked once all are read
 		p("}")
 	default:
 		g.fail("coding %q", n.Coding)

@@ -683,18 +683,19 @@ export class Decoder {
         const l = this.readLen(n, emin(n));
         const m = new Map<any, any>();
         this.entries(n, m, l);
+        if (m.size !== l) throw new ErrMalformed("duplicate map key");
         return m;
       }
     }
     throw new ErrMalformed("unknown coding " + n.k);
   }
+  /** count entries into m; a repeated key overwrites (as in Go, the caller checks the size once all are read) */
   entries(n: Node, m: Map<any, any>, count: number): void {
     for (let i = 0; i < count; i++) {
       let k: any;
       try {
         k = this.node(n.key as Node);
         if (typeof k === "number" && Number.isNaN(k)) throw new ErrInvalidValue("NaN map key");
-        if (m.has(k)) throw new ErrMalformed("duplicate map key");
       } catch (e) { throw wrap(e, `{#${i}}`); }
       try { m.set(k, this.node(n.e as Node)); } catch (e) { throw wrap(e, `[${k}]`); }
     }
