@@ -607,6 +607,57 @@ func damagedCorpus(t *testing.T, msg string, n int, r *rand.Rand, cases *[]cfCas
 	}
 }
 
+// damagedDeltaCorpus appends n damaged deltas of cfAll: earlier delta
+// cases with bits flipped, cut short or replaced by random bytes, applied to
+// the same baseline; each holds Go's value or error.
+func damagedDeltaCorpus(t *testing.T, n int, r *rand.Rand, cases *[]cfCase) {
+	c := bitwire.MustFor[cfAll]()
+	s := c.Schema()
+	var fulls []string
+	var deltas []cfCase
+	for _, cs := range *cases {
+		if cs.Msg != "All" || cs.Kind != "" {
+			continue
+		}
+		if cs.Delta == "" {
+			fulls = append(fulls, cs.Full)
+		} else {
+			deltas = append(deltas, cs)
+		}
+	}
+	for i := 0; i < n; i++ {
+		d := deltas[r.Intn(len(deltas))]
+		b, _ := hex.DecodeString(d.Delta)
+		switch k := r.Intn(4); {
+		case k == 0 && len(b) > 0:
+			b = b[:r.Intn(len(b))]
+		case k == 1:
+			b = make([]byte, r.Intn(len(b)+8))
+			r.Read(b)
+		default:
+			for j := r.Intn(3); j >= 0 && len(b) > 0; j-- {
+				x := r.Intn(len(b) * 8)
+				b[x/8] ^= 1 << uint(x%8)
+			}
+		}
+		fb, _ := hex.DecodeString(fulls[*d.Base])
+		var base, out cfAll
+		if err := c.Unmarshal(fb, &base); err != nil {
+			t.Fatal(err)
+		}
+		sawInvalidUTF8 = false
+		err := c.UnmarshalDelta(b, &base, &out)
+		cs := cfCase{Kind: "damaged-delta", Msg: "All", Base: d.Base, Delta: hex.EncodeToString(b)}
+		if err != nil {
+			cs.Err, cs.ErrMsg = sentinel(err), err.Error()
+		} else if cs.Want = canonOf(t, s, &out); sawInvalidUTF8 {
+			i--
+			continue
+		}
+		*cases = append(*cases, cs)
+	}
+}
+
 // clientTools finds node and the pinned tsc (clients/ts/node_modules, set
 // up by `npm ci` there); without them the test is skipped, unless
 // BITWIRE_CLIENTS=required (as .ci/run sets), where it fails.
@@ -701,6 +752,7 @@ func buildCorpus(t *testing.T) []cfCase {
 		snapCorpus(t, "All", 12, 200, r, &cases)
 		damagedCorpus(t, "All", casesPerType, r, &cases)
 		damagedCorpus(t, "Player", casesPerType/4, r, &cases)
+		damagedDeltaCorpus(t, casesPerType/2, r, &cases)
 		kinds := map[string]int{}
 		for _, c := range cases {
 			kinds[c.Msg+" "+caseKind(c)]++

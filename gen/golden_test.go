@@ -124,7 +124,7 @@ func runCS(t *testing.T, mono, exe string, cases []cfCase) {
 		kind, data, want := caseKind(c), c.Full, c.Want
 		base := ""
 		switch kind {
-		case "delta":
+		case "delta", "damaged-delta":
 			data, base = c.Delta, fmt.Sprint(*c.Base)
 		case "alloc-delta":
 			base = c.Delta // the delta; data is the baseline

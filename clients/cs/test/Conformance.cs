@@ -177,6 +177,21 @@ public static class Conformance
                 }
                 List<object> list;
                 if (!fulls.TryGetValue(msg, out list)) fulls[msg] = list = new List<object>();
+                if (kind == "damaged-delta")
+                {
+                    string got;
+                    try
+                    {
+                        var b = Unhex(data);
+                        var o = Activator.CreateInstance(root);
+                        codec.GetMethod("DecodeDelta", new[] { typeof(byte[]), typeof(int), root, root }).Invoke(null, new object[] { b, b.Length, list[int.Parse(c[4])], o });
+                        got = Canon(o);
+                    }
+                    catch (TargetInvocationException e) { got = e.InnerException is BitwireException ? ((BitwireException)e.InnerException).Sentinel : "other: " + e.InnerException; }
+                    if (got != want) { report("damaged delta " + msg + " " + data + ": " + Differ(got, want)); continue; }
+                    passed++;
+                    continue;
+                }
                 if (kind == "full")
                 {
                     var b = Unhex(data);

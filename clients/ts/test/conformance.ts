@@ -122,6 +122,21 @@ export async function run(modPath: string, corpusPath: string): Promise<void> {
       passed++;
       continue;
     }
+    if (c.kind === "damaged-delta") {
+      let got: string;
+      let msg = "";
+      try {
+        const base = (fulls.get(c.msg) as any[])[c.base as number];
+        got = JSON.stringify(canon({ k: "struct", t: codec.plan }, codec.decodeDelta(unhex(c.delta ?? ""), base)));
+      } catch (e) {
+        got = e instanceof bw.BitwireError ? e.name : "other: " + String(e);
+        msg = String((e as Error).message);
+      }
+      const want = c.err ? c.err : c.want;
+      if (got !== want) { report(`damaged delta ${c.msg}: ${differ(got, want)} [${msg}] [Go: ${c.errmsg ?? ""}] (delta ${c.delta})`); continue; }
+      passed++;
+      continue;
+    }
     if (c.kind === "snap") {
       let rc = receivers.get(c.stream as number);
       if (!rc) { rc = codec.receiver() as bw.SnapshotReceiver<any>; receivers.set(c.stream as number, rc); }
