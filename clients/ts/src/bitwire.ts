@@ -511,6 +511,17 @@ export class Decoder {
       return fromFixed(n, i);
     }
     const size = n.size as number;
+    if (typeof mag === "number" && size <= 32) {
+      // the common case, in plain numbers: a magnitude below 2^53 of a narrow type
+      if (n.signed) {
+        const lim = 2 ** (size - 1);
+        if (neg ? mag > lim : mag > lim - 1) throw new ErrOutOfRange(`magnitude ${mag} for ${size}-bit integer`);
+        return neg ? -mag : mag;
+      }
+      if (neg) throw new ErrMalformed("sign on an unsigned value");
+      if (mag >= 2 ** size) throw new ErrOutOfRange(`${mag} for ${size}-bit integer`);
+      return mag;
+    }
     if (n.signed) {
       const lim = 2n ** BigInt(size - 1);
       const m = magBig(mag);
