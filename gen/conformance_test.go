@@ -866,7 +866,8 @@ func buildCS(t *testing.T, mcs string, generated []byte, extra ...string) string
 	exe := filepath.Join(dir, "out.exe")
 	// The sources are copied through this process, so that go test's cache
 	// sees them: a change to the runtime reruns the test.
-	args := []string{"-nologo", "-warn:0", "-optimize+", "-out:" + exe, genPath}
+	// C# 7.2, the newest mcs knows: within the 7.3 that Unity 2021 compiles.
+	args := []string{"-langversion:7.2", "-nologo", "-warn:0", "-optimize+", "-out:" + exe, genPath}
 	for _, f := range append([]string{"../clients/cs/Bitwire.cs"}, extra...) {
 		to := filepath.Join(dir, filepath.Base(f))
 		copyFile(t, f, to)
