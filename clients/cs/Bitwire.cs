@@ -116,6 +116,8 @@ namespace Bitwire
             }
         }
         public void Bool(bool b) { Write(b ? 1UL : 0UL, 1); }
+        /// <summary>The bytes written, zero-padded, without a copy (valid until the next write or Reset): send these each tick to allocate nothing.</summary>
+        public ArraySegment<byte> Segment { get { return new ArraySegment<byte>(buf, 0, (pos + 7) >> 3); } }
         /// <summary>A copy of the bytes written, zero-padded.</summary>
         public byte[] ToArray() { var o = new byte[(pos + 7) >> 3]; Array.Copy(buf, o, o.Length); return o; }
     }
@@ -678,10 +680,13 @@ namespace Bitwire
             DecodeDeltaFrom(root, r, baseline, into, fn);
             if (!r.CheckPadding()) throw new ErrTrailingData(r.Remaining + " bits left").Within(root);
         }
+        [ThreadStatic] static Encoder enc;
         public static void EncodeTo<T>(string root, BitWriter w, T v, EncodeFn<T> fn)
         {
             int start = w.Length;
-            var e = new Encoder(w);
+            if (enc == null) enc = new Encoder(w);
+            var e = enc;
+            e.W = w;
             try
             {
                 e.Begin(false);
