@@ -12,6 +12,7 @@ import (
 	"bytes"
 	"encoding/hex"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"log"
 	"os"
@@ -31,11 +32,19 @@ import (
 var workloads = []string{"world901", "world901-delta", "snapshot64"}
 
 func main() {
-	dir, err := os.MkdirTemp("", "clientbench")
-	if err != nil {
+	keep := flag.String("keep", "", "build in `dir` and keep it (to profile the clients by hand)")
+	flag.Parse()
+	dir := *keep
+	if dir == "" {
+		d, err := os.MkdirTemp("", "clientbench")
+		if err != nil {
+			log.Fatal(err)
+		}
+		defer os.RemoveAll(d)
+		dir = d
+	} else if err := os.MkdirAll(dir, 0o755); err != nil {
 		log.Fatal(err)
 	}
-	defer os.RemoveAll(dir)
 
 	wc, sc := bitwire.MustFor[bench.World](), bitwire.MustFor[bench.Snapshot]()
 	base, cur := bench.MakeWorlds()
