@@ -368,5 +368,5 @@ func TestSpoofedAcks(t *testing.T) {
 	require.False(t, ok, "the sender falls back at once")
 	acc, wrong, refused := l.honest(40)
 	require.Equal(t, 40, acc)
-	require.Zero(t, wrong + refused)
+	require.Zero(t, wrong+refused)
 }

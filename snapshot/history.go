@@ -23,8 +23,8 @@ type History[T any] struct {
 	// tokens[i] is the ack token of the packet that carried vals[i], for
 	// the senders' and receivers' rings (0 in a History filled by Put)
 	tokens []uint32
-	first int      // index of the oldest snapshot
-	n     int      // number of snapshots held
+	first  int // index of the oldest snapshot
+	n      int // number of snapshots held
 }
 
 // NewHistory returns an empty History holding up to size snapshots of the
