@@ -128,7 +128,7 @@ func ExampleIntegrity() {
 		panic(err)
 	}
 	packet := append([]byte{0xAA}, "hello"...) // a byte of your own framing, then the message
-	packet, token := g.Seal(packet, 1)           // the CRC covers packet[1:]
+	packet, token := g.Seal(packet, 1)         // the CRC covers packet[1:]
 	fmt.Println(len(packet), "bytes")
 
 	body, got, err := g.Open(packet[1:])
