@@ -21,7 +21,8 @@ type Receiver[T any] struct {
 	hist    *History[T]
 	scratch *T // decoded into, then swapped into hist
 	r       bits.Reader
-	hw      bits.Writer // the state hash's encoding
+	hw      bits.Writer       // the state hash's encoding
+	hc      *bitwire.Codec[T] // c without stats or debug sentinels: the hash's codec
 
 	ack   Ack  // what the last Decode asks to send back
 	ackOK bool // whether it asks for anything
@@ -45,6 +46,7 @@ func NewReceiver[T any](c *bitwire.Codec[T], opts ...Option) (*Receiver[T], erro
 	}
 	return &Receiver[T]{
 		c:     c,
+		hc:    c.WithStats(nil).WithDebug(false),
 		fp:    Fingerprint32(c.Fingerprint()),
 		guard: guard,
 		// With a MAC every tick accepted is the sender's: no rewinds.
@@ -132,7 +134,7 @@ func (rc *Receiver[T]) Decode(packet []byte, out *T) (tick uint32, err error) {
 		return 0, fmt.Errorf("snapshot: tick %d: %w (%d bits left)", h.Tick, bitwire.ErrTrailingData, rc.r.Remaining())
 	}
 	if h.Hashed {
-		got, err := StateHash(rc.c, &rc.hw, rc.scratch)
+		got, err := StateHash(rc.hc, &rc.hw, rc.scratch)
 		if err != nil {
 			return 0, fmt.Errorf("snapshot: tick %d: state hash: %w", h.Tick, err)
 		}

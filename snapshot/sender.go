@@ -25,7 +25,8 @@ type Sender[T any] struct {
 	hist      *History[T] // what the receiver rebuilds from each packet sent
 	scratch   *T          // decoded into, then swapped into hist
 	w         bits.Writer
-	hw        bits.Writer // the state hash's encoding
+	hw        bits.Writer       // the state hash's encoding
+	hc        *bitwire.Codec[T] // c without stats or debug sentinels: the hash's codec
 	r         bits.Reader
 
 	sent  bool   // a packet was sent since creation or Reset
@@ -56,6 +57,7 @@ func NewSender[T any](c *bitwire.Codec[T], opts ...Option) (*Sender[T], error) {
 	}
 	return &Sender[T]{
 		c:         c,
+		hc:        c.WithStats(nil).WithDebug(false),
 		fp:        Fingerprint32(c.Fingerprint()),
 		budget:    cfg.budget,
 		guard:     guard,
@@ -136,7 +138,7 @@ func (s *Sender[T]) Encode(dst []byte, tick uint32, state *T) ([]byte, error) {
 		return dst, fmt.Errorf("snapshot: internal: tick %d does not decode: %w", tick, err)
 	}
 	if hashed {
-		sum, err := StateHash(s.c, &s.hw, s.scratch)
+		sum, err := StateHash(s.hc, &s.hw, s.scratch)
 		if err != nil {
 			return dst, fmt.Errorf("snapshot: internal: tick %d: state hash: %w", tick, err)
 		}

@@ -12,7 +12,10 @@ import (
 // c (Codec.Encode, zero-padded to whole bytes). Two states hash alike when
 // they encode alike, that is when they are equal after quantization, so a
 // sender hashes what its packet makes the receiver rebuild and the receiver
-// hashes what it rebuilt. w is scratch space, reused (nil: a pooled one).
+// hashes what it rebuilt. Senders and Receivers hash with their codec
+// without Stats or debug sentinels (WithStats(nil).WithDebug(false)), so
+// that neither changes the hash nor the accounting. w is scratch space,
+// reused (nil: a pooled one).
 func StateHash[T any](c *bitwire.Codec[T], w *bits.Writer, v *T) (uint32, error) {
 	if w == nil {
 		w = bits.GetWriter()
