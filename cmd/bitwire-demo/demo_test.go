@@ -222,42 +222,48 @@ func TestWorldIsLively(t *testing.T) {
 }
 
 // A crate stream at its largest, with the costliest values (huge ids, all
-// crates new or all changed), fits the packet budget, full or delta.
+// crates new or all changed), fits the packet budget, full or delta, with
+// a state hash in every packet and the largest trailer.
 func TestStreamSizing(t *testing.T) {
 	crateBits := bitwire.MustFor[Crate]().MaxBits()
 	for _, n := range []int{1, 75, 300, 1000, 5000} {
-		k, per := streamsFor(n, budget, crateBits)
-		if k*per < n {
-			t.Fatalf("%d crates: %d streams of %d", n, k, per)
-		}
-		worst := func(id0 uint32, shift float32) Shard {
-			s := Shard{}
-			for i := range per {
-				s.Crates = append(s.Crates, Crate{
-					ID:  id0 + uint32(i),
-					Pos: CratePos{X: -127 + shift + float32(i)*0.37, Y: 61 - shift, Z: 127 - shift - float32(i)*0.41},
-					Rot: [4]float32{0.5, -0.5, 0.5, 0.5},
-				})
+		for _, mode := range []snapshot.Mode{snapshot.ModeNone, snapshot.ModeMAC} {
+			cfg := DefaultConfig()
+			cfg.Inject.Integrity = mode
+			k, per := streamsFor(n, budget-mode.Overhead(), crateBits)
+			if k*per < n {
+				t.Fatalf("%d crates: %d streams of %d", n, k, per)
 			}
-			return s
-		}
-		base := worst(math.MaxUint32-1000, 0)
-		moved := worst(math.MaxUint32-1000, 50)
-		moved.Crates[0].Rot = [4]float32{0, 0, 0, 1}
-		replaced := worst(math.MaxUint32-500, 50)
-		snd, err := snapshot.NewSender(bitwire.MustFor[Shard](), snapshot.WithBudget(budget-streamPrefix))
-		if err != nil {
-			t.Fatal(err)
-		}
-		for i, st := range []*Shard{&base, &moved, &replaced} {
-			pkt, err := snd.Encode(nil, uint32(i+1), st)
+			worst := func(id0 uint32, shift float32) Shard {
+				s := Shard{}
+				for i := range per {
+					s.Crates = append(s.Crates, Crate{
+						ID:  id0 + uint32(i),
+						Pos: CratePos{X: -127 + shift + float32(i)*0.37, Y: 61 - shift, Z: 127 - shift - float32(i)*0.41},
+						Rot: [4]float32{0.5, -0.5, 0.5, 0.5},
+					})
+				}
+				return s
+			}
+			base := worst(math.MaxUint32-1000, 0)
+			moved := worst(math.MaxUint32-1000, 50)
+			moved.Crates[0].Rot = [4]float32{0, 0, 0, 1}
+			replaced := worst(math.MaxUint32-500, 50)
+			opts := append([]snapshot.Option{snapshot.WithBudget(budget - streamPrefix), snapshot.WithStateHash(1)}, streamOptions(cfg, 0)...)
+			snd, err := snapshot.NewSender(bitwire.MustFor[Shard](), opts...)
 			if err != nil {
-				t.Fatalf("%d crates, %d a stream, packet %d: %v", n, per, i, err)
+				t.Fatal(err)
 			}
-			if h, _ := snapshot.ParseHeader(pkt); i > 0 && !h.Delta {
-				t.Fatalf("packet %d is not a delta", i)
+			for i, st := range []*Shard{&base, &moved, &replaced} {
+				pkt, err := snd.Encode(nil, uint32(i+1), st)
+				if err != nil {
+					t.Fatalf("%v: %d crates, %d a stream, packet %d: %v", mode, n, per, i, err)
+				}
+				if h, _ := snapshot.ParseHeader(pkt); i > 0 && !h.Delta {
+					t.Fatalf("packet %d is not a delta", i)
+				}
+				snd.Ack(uint32(i + 1))
 			}
-			snd.Ack(uint32(i + 1))
 		}
 	}
 	if got := stream0Bits(maxPlayers); (got+7)/8+snapshot.MinBudget-1+streamPrefix > budget {

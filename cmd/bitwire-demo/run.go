@@ -111,7 +111,7 @@ func run(cfg Config) (Summary, error) {
 	plain := bitwire.MustFor[Shard]()
 	stats := bitwire.NewStats()
 	codec := plain.WithStats(stats) // the senders' codec: every packet sent is accounted
-	crateStreams, perStream := streamsFor(cfg.Crates, budget, bitwire.MustFor[Crate]().MaxBits())
+	crateStreams, perStream := streamsFor(cfg.Crates, budget-cfg.Inject.Integrity.Overhead(), bitwire.MustFor[Crate]().MaxBits())
 	if worst := stream0Bits(cfg.Clients + cfg.Bots); (worst+7)/8+snapshot.MinBudget-1+streamPrefix > budget {
 		return Summary{}, fmt.Errorf("%d players do not fit one packet", cfg.Clients+cfg.Bots)
 	}

@@ -52,10 +52,11 @@ const deltaSlackBits = 16
 // stream must hold its share of crates within the packet budget even in
 // the worst case. crateBits is the worst-case size of one crate.
 func streamsFor(n, budget, crateBits int) (k, perStream int) {
-	// The packet: prefix byte, snapshot header, state hash and MAC
-	// trailer (at most MinBudget-1 bytes), then the body: a Match presence
-	// bit and two slice lengths (16 bits), then the crates.
-	const headerBytes = snapshot.MinBudget - 1
+	// The packet: prefix byte, snapshot header and state hash (at most
+	// MinBudget-1-MACSize bytes), then the body: a Match presence bit and
+	// two slice lengths (16 bits), then the crates. The caller takes the
+	// integrity trailer off the budget.
+	const headerBytes = snapshot.MinBudget - 1 - snapshot.MACSize
 	avail := (budget-streamPrefix-headerBytes)*8 - 1 - 16
 	perStream = min(avail/(crateBits+deltaSlackBits), 255) // 255: Crates maxlen
 	if n == 0 {
