@@ -84,9 +84,9 @@ func BenchmarkStream(b *testing.B) {
 	}
 	for _, m := range benchModes {
 		for _, hash := range []int{snapshot.DefaultHashEvery, 0} {
-			name := m.name
+			name := m.name + "/hash16"
 			if hash == 0 {
-				name += "/nohash"
+				name = m.name + "/nohash"
 			}
 			b.Run(name, func(b *testing.B) {
 				s, err := snapshot.NewSender(worldCodec, m.opt, snapshot.WithStateHash(hash))
