@@ -245,7 +245,7 @@ func TestStateMachine(t *testing.T) {
 	rng := rand.New(rand.NewSource(16))
 	n := 300
 	if testing.Short() {
-		n = 60
+		n = 40
 	}
 	var worst, forgedIn, tamperedIn int
 	for i := range n {
