@@ -38,6 +38,7 @@ type Ack struct {
 // tick and the token (32 bits each).
 const AckSize = 9
 
+// The ack's flag bits (the first 8 bits); the others are reserved.
 const (
 	ackMissingBaseline = 1 << 0
 	ackStateMismatch   = 1 << 1

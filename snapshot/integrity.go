@@ -50,6 +50,8 @@ const (
 	MinKeySize = 16
 )
 
+// String names the mode as the report of the demo and the errors do:
+// none, crc32c, hmac-sha256-80.
 func (m Mode) String() string {
 	switch m {
 	case ModeNone:

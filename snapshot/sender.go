@@ -287,8 +287,10 @@ func (s *Sender[T]) Acked() (tick uint32, ok bool) { return s.ack, s.acked }
 func (s *Sender[T]) Last() (tick uint32, ok bool) { return s.last, s.sent }
 
 // Reset forgets the snapshots sent and the acknowledgements, as for a new
-// connection: the next packet is a full snapshot, with any tick. It must
-// not run concurrently with any other method of the Sender.
+// connection: the next packet is a full snapshot, with any tick. A
+// receiver takes ticks that start again from a lower number only after its
+// own Reset (or, without a MAC, after a run of them: see TickWindow). It
+// must not run concurrently with any other method of the Sender.
 func (s *Sender[T]) Reset() {
 	s.hist.Reset()
 	s.sent, s.last, s.count = false, 0, 0
