@@ -97,6 +97,10 @@ type TypeSchema struct {
 	// Groups are the fields tagged bitlen,group=NAME, one entry per
 	// name, in the order of their first members.
 	Groups []GroupSchema `json:"groups,omitempty"`
+	// SignFlag is true when a value of this type holds signed adaptive
+	// values (a bitlen of a signed type, or a fixed value) somewhere, so
+	// that a message of it may carry the "any negative" flag. Derived.
+	SignFlag bool `json:"signFlag"`
 	// MinBits and MaxBits bound the struct's size (without the sign flag);
 	// MaxBits is -1 when unbounded. Derived.
 	MinBits int `json:"minBits"`
@@ -386,11 +390,12 @@ func (b *schemaBuilder) ref(p *plan) int {
 func (b *schemaBuilder) fill(p *plan) {
 	i := b.index[p]
 	ts := TypeSchema{
-		Name:    b.s.Types[i].Name,
-		GoType:  b.s.Types[i].GoType,
-		Fields:  make([]FieldSchema, len(p.fields)),
-		MinBits: minBitsPlan(p),
-		MaxBits: maxBitsPlan(p, map[*plan]bool{}),
+		Name:     b.s.Types[i].Name,
+		GoType:   b.s.Types[i].GoType,
+		Fields:   make([]FieldSchema, len(p.fields)),
+		SignFlag: p.hasSigned,
+		MinBits:  minBitsPlan(p),
+		MaxBits:  maxBitsPlan(p, map[*plan]bool{}),
 	}
 	groups := map[*fieldGroup]int{}
 	for j := range p.fields {

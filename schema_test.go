@@ -340,6 +340,8 @@ func TestSchemaDescribesEveryCoding(t *testing.T) {
 	e := node("E")
 	require.Equal(t, &EntityParams{IDField: 0}, e.Entity)
 	require.Equal(t, "gEntity", s.Types[*e.Elem.Ref].Name)
+	require.True(t, s.Types[0].SignFlag)
+	require.False(t, s.Types[*e.Elem.Ref].SignFlag)
 	require.Equal(t, "schemaGeneric_int", s.Types[*node("Gen").Ref].Name)
 	require.Equal(t, "bitwire.schemaGeneric[int]", s.Types[*node("Gen").Ref].GoType)
 	anon := s.Types[*node("Anon").Ref]

@@ -145,7 +145,7 @@ public static class Conformance
                 if (kind == "snap")
                 {
                     object rc;
-                    if (!receivers.TryGetValue(c[5], out rc)) { rc = codec.GetMethod("Receiver").Invoke(null, new object[] { 32 }); receivers[c[5]] = rc; }
+                    if (!receivers.TryGetValue(c[5], out rc)) { rc = codec.GetMethod("Receiver").Invoke(null, new object[] { 32, int.Parse(c[7]), 300u, 8 }); receivers[c[5]] = rc; }
                     string got;
                     try
                     {
@@ -155,7 +155,16 @@ public static class Conformance
                         got = "tick " + tick + " " + Canon(rc.GetType().GetProperty("Latest").GetValue(rc));
                     }
                     catch (TargetInvocationException e) { got = e.InnerException is BitwireException ? ((BitwireException)e.InnerException).Sentinel : "other: " + e.InnerException; }
-                    string w2 = want.StartsWith("Err") ? want : "tick " + c[6] + " " + want;
+                    var ackArgs = new object[] { null };
+                    string ackHex = "";
+                    if ((bool)rc.GetType().GetMethod("Ack").Invoke(rc, ackArgs))
+                    {
+                        var ab = new byte[9];
+                        ((SnapshotAck)ackArgs[0]).WriteTo(ab, 0);
+                        ackHex = Hex(ab);
+                    }
+                    got += " ack " + ackHex;
+                    string w2 = (want.StartsWith("Err") ? want : "tick " + c[6] + " " + want) + " ack " + (c.Length > 8 ? c[8] : "");
                     if (got != w2) { report("snapshot stream " + c[5] + " " + data + ": " + Differ(got, w2)); continue; }
                     passed++;
                     continue;

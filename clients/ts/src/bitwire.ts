@@ -1308,10 +1308,17 @@ export class Union {
 
 // ---- snapshots (the client side of package snapshot) ----
 
-export const SNAPSHOT_MAGIC = 0xb17e;
+export class ErrIntegrity extends BitwireError { constructor(d = "integrity trailer does not match") { super("ErrIntegrity", d); } }
+export class ErrFutureTick extends BitwireError { constructor(d = "tick too far ahead") { super("ErrFutureTick", d); } }
+export class ErrStateMismatch extends BitwireError { constructor(d = "state hash mismatch") { super("ErrStateMismatch", d); } }
+
+/** the magic of snapshot packet version 2 (the packet starts with 7E B2) */
+export const SNAPSHOT_MAGIC = 0xb27e;
+/** integrity modes: no trailer, a CRC32C trailer (HMAC mode 2 is not implemented by the clients) */
+export const MODE_NONE = 0, MODE_CHECKSUM = 1, MODE_MAC = 2;
 
 /** the header of a snapshot packet */
-export interface SnapshotHeader { fingerprint: number; tick: number; delta: boolean; baseline: number; }
+export interface SnapshotHeader { fingerprint: number; tick: number; mode: number; hashed: boolean; delta: boolean; baseline: number; }
 
 /** reads a snapshot packet header; errors as Go's snapshot.readHeader */
 export function readSnapshotHeader(r: BitReader): SnapshotHeader {
@@ -1320,55 +1327,141 @@ export function readSnapshotHeader(r: BitReader): SnapshotHeader {
   if (m !== SNAPSHOT_MAGIC) throw new ErrBadMagic(`magic 0x${m.toString(16)}`);
   const fingerprint = r.read(32);
   const tick = r.read(32);
+  const mode = r.read(2);
+  if (mode > MODE_MAC) throw new ErrMalformed(`integrity mode ${mode}`);
+  const hashed = r.bool();
   const delta = r.bool();
   let baseline = 0;
   if (delta) {
     const d = readBitlen(r, 5) as number;
-    if (d + 1 > tick) throw new ErrMalformed(`baseline ${d + 1} ticks before tick ${tick}`);
+    if (d >= tick) throw new ErrMalformed(`baseline ${d + 1} ticks before tick ${tick}`);
     baseline = tick - d - 1;
   }
-  return { fingerprint, tick, delta, baseline };
+  return { fingerprint, tick, mode, hashed, delta, baseline };
 }
 
 /** folds a 64-bit fingerprint to the 32 bits of the packet header */
 export function fingerprint32(fp: bigint): number { return Number((fp ^ (fp >> 32n)) & 0xffffffffn); }
 
+const CRC32C = (() => {
+  const t = new Uint32Array(256);
+  for (let i = 0; i < 256; i++) {
+    let c = i;
+    for (let k = 0; k < 8; k++) c = c & 1 ? (c >>> 1) ^ 0x82f63b78 : c >>> 1;
+    t[i] = c >>> 0;
+  }
+  return t;
+})();
+/** CRC-32C (Castagnoli), as Go's crc32.Checksum with the Castagnoli table */
+export function crc32c(b: Uint8Array): number {
+  let c = 0xffffffff;
+  for (let i = 0; i < b.length; i++) c = CRC32C[(c ^ b[i]) & 0xff] ^ (c >>> 8);
+  return (c ^ 0xffffffff) >>> 0;
+}
+
+/** what a receiver sends back for a packet: the tick, its token, and whether a full snapshot is needed */
+export interface SnapshotAck { tick: number; token: number; missingBaseline: boolean; stateMismatch: boolean; }
+
+/** the 9 bytes of an ack: flags, tick (u32 LE), token (u32 LE) */
+export function encodeAck(a: SnapshotAck): Uint8Array {
+  const b = new Uint8Array(9);
+  b[0] = (a.missingBaseline ? 1 : 0) | (a.stateMismatch ? 2 : 0);
+  const dv = new DataView(b.buffer);
+  dv.setUint32(1, a.tick >>> 0, true);
+  dv.setUint32(5, a.token >>> 0, true);
+  return b;
+}
+
+/** options of a snapshot receiver, as Go's snapshot options */
+export interface ReceiverOptions { size?: number; mode?: number; maxAhead?: number; recoverAfter?: number; }
+
 /**
- * The client side of a snapshot stream: checks each packet's header, keeps
- * the last `size` accepted snapshots as baselines, decodes full snapshots
- * and deltas against the right baseline. decode returns the tick to
- * acknowledge; a rejected packet changes nothing.
+ * The client side of a snapshot stream (packet version 2): checks each
+ * packet's header and integrity trailer, the tick window, keeps the last
+ * `size` accepted snapshots as baselines, decodes full snapshots and deltas
+ * against the right baseline, checks the state hash, and says what to
+ * acknowledge (ack()). A rejected packet changes nothing, except a state
+ * mismatch, which drops the baselines.
  */
 export class SnapshotReceiver<T> {
   t: StructPlan;
   fp: number;
-  size: number;
+  size: number; mode: number; maxAhead: number; recoverAfter: number;
   ticks: number[] = [];
   vals: T[] = [];
   accepted = false;
   newest = 0;
-  constructor(t: StructPlan, fingerprint: bigint, size = 32) {
-    this.t = t; this.fp = fingerprint32(fingerprint); this.size = size;
+  private run = 0; private runTick = 0; private runBack = false;
+  private last: SnapshotAck | null = null;
+  constructor(t: StructPlan, fingerprint: bigint, opts: ReceiverOptions = {}) {
+    this.t = t; this.fp = fingerprint32(fingerprint);
+    this.size = opts.size ?? 32; this.mode = opts.mode ?? MODE_NONE;
+    this.maxAhead = opts.maxAhead ?? 300; this.recoverAfter = opts.recoverAfter ?? 8;
+    if (this.mode !== MODE_NONE && this.mode !== MODE_CHECKSUM) throw new Error("bitwire: the client runtime implements integrity modes 0 (none) and 1 (crc32c)");
   }
-  /** decodes packet: its snapshot and its tick (the tick to acknowledge) */
+  /** the ack the last decode asks to send, or null */
+  ack(): SnapshotAck | null { return this.last; }
+  private check(tick: number): void {
+    if (!this.accepted) return;
+    let err: BitwireError;
+    if (tick <= this.newest) err = new ErrStaleTick(`tick ${tick}, newest accepted ${this.newest}`);
+    else if (tick - this.newest > this.maxAhead) err = new ErrFutureTick(`tick ${tick} is ${tick - this.newest} ticks past the newest accepted ${this.newest}`);
+    else return;
+    if (this.recoverAfter <= 0) throw err;
+    const back = tick <= this.newest; // modes 0 and 1 rewind
+    if (this.run > 0 && back === this.runBack && tick === this.runTick) {
+      // the same packet again
+    } else if (this.run > 0 && back === this.runBack && tick > this.runTick && tick - this.runTick <= this.maxAhead) {
+      this.run++; this.runTick = tick;
+    } else {
+      this.run = 1; this.runTick = tick; this.runBack = back;
+    }
+    if (this.run >= this.recoverAfter) return;
+    throw err;
+  }
+  /** decodes packet: its snapshot and its tick */
   decode(packet: Uint8Array): { tick: number; value: T } {
-    const r = new BitReader(packet);
-    const h = readSnapshotHeader(r);
+    this.last = null;
+    const h = readSnapshotHeader(new BitReader(packet));
     if (h.fingerprint !== this.fp) throw new ErrProtocolMismatch(`packet 0x${h.fingerprint.toString(16)}, receiver 0x${this.fp.toString(16)}`);
-    if (this.accepted && h.tick <= this.newest) throw new ErrStaleTick(`tick ${h.tick}, newest accepted ${this.newest}`);
+    if (h.mode !== this.mode) throw new ErrProtocolMismatch(`packet's integrity mode ${h.mode}, receiver's ${this.mode}`);
+    const n = packet.length - (this.mode === MODE_CHECKSUM ? 4 : 0);
+    if (n < 0) throw new ErrUnexpectedEnd("snapshot header");
+    const body = packet.subarray(0, n);
+    const token = crc32c(body);
+    if (this.mode === MODE_CHECKSUM) {
+      const tr = (packet[n] | (packet[n + 1] << 8) | (packet[n + 2] << 16) | (packet[n + 3] << 24)) >>> 0;
+      if (tr !== token) throw new ErrIntegrity("crc32c trailer does not match");
+    }
+    this.check(h.tick);
+    const r = new BitReader(body);
+    readSnapshotHeader(r);
     let v: T;
     if (h.delta) {
       const i = this.ticks.indexOf(h.baseline);
-      if (i < 0) throw new ErrNoBaseline(`tick ${h.tick} is a delta against ${h.baseline}`);
+      if (i < 0) {
+        this.last = { tick: h.tick, token, missingBaseline: true, stateMismatch: false };
+        throw new ErrNoBaseline(`tick ${h.tick} is a delta against ${h.baseline}`);
+      }
       v = decodeDeltaFrom<T>(this.t, r, this.vals[i]);
     } else {
       v = decodeFrom<T>(this.t, r);
     }
+    const sum = h.hashed ? r.read(32) : 0;
     trailing(r, this.t);
+    if (h.hashed && crc32c(encode(this.t, v)) !== sum) {
+      this.ticks = []; this.vals = [];
+      this.last = { tick: h.tick, token, missingBaseline: false, stateMismatch: true };
+      throw new ErrStateMismatch(`tick ${h.tick}`);
+    }
+    const rewound = this.accepted && h.tick <= this.newest;
+    this.accepted = true; this.newest = h.tick; this.run = 0;
+    if (rewound) while (this.ticks.length > 0 && this.ticks[this.ticks.length - 1] >= h.tick) { this.ticks.pop(); this.vals.pop(); }
+    if (this.ticks.length > 0 && h.tick <= this.ticks[this.ticks.length - 1]) throw new ErrStaleTick(`tick ${h.tick}, history's newest is ${this.ticks[this.ticks.length - 1]}`);
     this.ticks.push(h.tick); this.vals.push(v);
     if (this.ticks.length > this.size) { this.ticks.shift(); this.vals.shift(); }
-    this.accepted = true; this.newest = h.tick;
+    this.last = { tick: h.tick, token, missingBaseline: false, stateMismatch: false };
     return { tick: h.tick, value: v };
   }
-  reset(): void { this.ticks = []; this.vals = []; this.accepted = false; this.newest = 0; }
+  reset(): void { this.ticks = []; this.vals = []; this.accepted = false; this.newest = 0; this.run = 0; this.last = null; }
 }

@@ -8,7 +8,7 @@ import { readFileSync } from "fs";
 
 interface Case {
   kind?: string; msg: string; full: string; want: string; base?: number; delta?: string;
-  stream?: number; packet?: string; tick?: number; err?: string; errmsg?: string;
+  stream?: number; packet?: string; tick?: number; err?: string; errmsg?: string; mode?: number; ack?: string;
 }
 
 function hex(b: Uint8Array): string { return Array.from(b, (x) => x.toString(16).padStart(2, "0")).join(""); }
@@ -139,7 +139,7 @@ export async function run(modPath: string, corpusPath: string): Promise<void> {
     }
     if (c.kind === "snap") {
       let rc = receivers.get(c.stream as number);
-      if (!rc) { rc = codec.receiver() as bw.SnapshotReceiver<any>; receivers.set(c.stream as number, rc); }
+      if (!rc) { rc = codec.receiver({ mode: c.mode ?? 0 }) as bw.SnapshotReceiver<any>; receivers.set(c.stream as number, rc); }
       let got: string;
       try {
         const { tick, value } = rc.decode(unhex(c.packet as string));
@@ -147,8 +147,10 @@ export async function run(modPath: string, corpusPath: string): Promise<void> {
       } catch (e) {
         got = e instanceof bw.BitwireError ? e.name : "other: " + String(e);
       }
-      const want = c.err ? c.err : `tick ${c.tick} ${c.want}`;
-      if (got !== want) { report(`snapshot stream ${c.stream} packet ${c.packet}: got ${got}, want ${want}`); continue; }
+      const a = rc.ack();
+      got += " ack " + (a ? hex(bw.encodeAck(a)) : "");
+      const want = (c.err ? c.err : `tick ${c.tick} ${c.want}`) + " ack " + (c.ack ?? "");
+      if (got !== want) { report(`snapshot stream ${c.stream}: ${differ(got, want)} (packet ${c.packet})`); continue; }
       passed++;
       continue;
     }
