@@ -18,6 +18,7 @@ import (
 
 	"github.com/bitwire/bitwire"
 	"github.com/bitwire/bitwire/gen"
+	"github.com/bitwire/bitwire/snapshot"
 )
 
 // Node clients (-node N): N of the clients are Node processes running
@@ -38,6 +39,7 @@ type NodeSummary struct {
 	Unchecked   int `json:"unchecked"` // the tick had left the truth ring
 	Stale       int `json:"stale"`
 	NoBaseline  int `json:"no_baseline"`
+	Recovering  int `json:"recovering"` // ErrFutureTick or ErrStateMismatch: the stream re-anchors
 	Errors      int `json:"errors"`
 	Desyncs     int `json:"desyncs"`
 	AcksSent    int `json:"acks_sent"`
@@ -133,10 +135,12 @@ func buildNodeClient(dir string) (node, script string, err error) {
 
 // startNodeClient starts client id, waits for the port it bound, and
 // starts checking its reports against truth.
-func startNodeClient(node, script string, id int, server *net.UDPAddr, streams, history int, loss float64, seed uint64,
+func startNodeClient(node, script string, id int, server *net.UDPAddr, streams, history int, cfg Config, seed uint64,
 	truth *truthRing, desyncs interface{ Add(int64) int64 }, logf func(string, ...any)) (*nodeClient, error) {
+	loss := cfg.Net.Loss
 	cmd := exec.Command(node, script, "--server", strconv.Itoa(server.Port), "--id", strconv.Itoa(id),
 		"--streams", strconv.Itoa(streams), "--history", strconv.Itoa(history),
+		"--mode", strconv.Itoa(int(cfg.Inject.Integrity)), "--maxahead", strconv.Itoa(cfg.Rate*snapshot.AheadSeconds),
 		"--loss", strconv.FormatFloat(loss, 'g', -1, 64), "--seed", strconv.FormatUint(seed%4294967291+1, 10))
 	cmd.Stderr = os.Stderr
 	stdin, err := cmd.StdinPipe()
@@ -226,11 +230,11 @@ func (nc *nodeClient) check(truth *truthRing, desyncs interface{ Add(int64) int6
 			}
 		case strings.HasPrefix(line, "S "):
 			var s struct {
-				Received, Dropped, Accepted, Stale, NoBaseline, Errors, AcksSent, AcksDropped int
+				Received, Dropped, Accepted, Stale, NoBaseline, Recovering, Errors, AcksSent, AcksDropped int
 			}
 			if err := json.Unmarshal([]byte(line[2:]), &s); err == nil {
 				nc.sum.Received, nc.sum.Dropped, nc.sum.Accepted = s.Received, s.Dropped, s.Accepted
-				nc.sum.Stale, nc.sum.NoBaseline, nc.sum.Errors = s.Stale, s.NoBaseline, nc.sum.Errors+s.Errors
+				nc.sum.Stale, nc.sum.NoBaseline, nc.sum.Recovering, nc.sum.Errors = s.Stale, s.NoBaseline, s.Recovering, nc.sum.Errors+s.Errors
 				nc.sum.AcksSent, nc.sum.AcksDropped = s.AcksSent, s.AcksDropped
 			}
 		}

@@ -266,8 +266,8 @@ func printReport(w io.Writer, s *Summary) {
 	fmt.Fprintln(w)
 
 	for _, nc := range s.NodeClients {
-		fmt.Fprintf(w, "node client %d: %d received, %d dropped, %d accepted (%d checked, %d unchecked), %d stale, %d without baseline; %d acks sent, %d dropped; desyncs: %d, errors: %d\n",
-			nc.ID, nc.Received, nc.Dropped, nc.Accepted, nc.Checked, nc.Unchecked, nc.Stale, nc.NoBaseline, nc.AcksSent, nc.AcksDropped, nc.Desyncs, nc.Errors)
+		fmt.Fprintf(w, "node client %d: %d received, %d dropped, %d accepted (%d checked, %d unchecked), %d stale, %d without baseline, %d recovering; %d acks sent, %d dropped; desyncs: %d, errors: %d\n",
+			nc.ID, nc.Received, nc.Dropped, nc.Accepted, nc.Checked, nc.Unchecked, nc.Stale, nc.NoBaseline, nc.Recovering, nc.AcksSent, nc.AcksDropped, nc.Desyncs, nc.Errors)
 	}
 	cl, nw := s.Clients, s.Network
 	fmt.Fprintf(w, "clients: %d datagrams received (%d lost on loopback), %d dropped, %d duplicated, %d held back by the conditioner\n",

@@ -51,6 +51,8 @@ func (cfg *Config) validate() error {
 		return errors.New("-bots must not be negative")
 	case cfg.Node < 0:
 		return errors.New("-node must not be negative")
+	case cfg.Node > 0 && cfg.Inject.Integrity == snapshot.ModeMAC:
+		return errors.New("-node: the Node clients implement -integrity none and crc, not mac")
 	case cfg.Clients+cfg.Node+cfg.Bots > maxPlayers:
 		return fmt.Errorf("-clients plus -node plus -bots is at most %d", maxPlayers)
 	case cfg.Rate < 1 || cfg.Rate > 1000:
@@ -170,7 +172,7 @@ func run(cfg Config) (Summary, error) {
 			return Summary{}, err
 		}
 		for i := 0; i < cfg.Node; i++ {
-			nc, err := startNodeClient(node, script, cfg.Clients+i, srvAddr, streams, history, cfg.Net.Loss, cfg.Seed*1000003+uint64(cfg.Clients+i), truth, &desyncs, logf)
+			nc, err := startNodeClient(node, script, cfg.Clients+i, srvAddr, streams, history, cfg, cfg.Seed*1000003+uint64(cfg.Clients+i), truth, &desyncs, logf)
 			if err != nil {
 				fleet.stopAll()
 				closeAll()
