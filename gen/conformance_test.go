@@ -259,6 +259,7 @@ type cfCase struct {
 	Packet string `json:"packet"`
 	Tick   uint32 `json:"tick,omitempty"`
 	Mode   int    `json:"mode,omitempty"` // the stream's integrity mode
+	Key    string `json:"key,omitempty"`  // its MAC key, in hex
 	Ack    string `json:"ack,omitempty"`  // the ack Go's receiver asks for, in hex
 	Err    string `json:"err,omitempty"`
 	ErrMsg string `json:"errmsg,omitempty"` // Go's error text, for failure reports
@@ -472,26 +473,30 @@ func sentinel(err error) string {
 // snapCorpus appends snapshot packet sequences: a sender and a receiver
 // per stream over a channel that loses, reorders and duplicates packets
 // (and loses acks), with some packets damaged (bad magic, another
-// fingerprint, cut short, a bit flipped). Streams alternate between
-// integrity modes none and crc32c, and carry a state hash every 4th packet.
+// fingerprint, cut short, a bit flipped). Streams take integrity modes
+// none, crc32c and hmac-sha256-80 in turn, and carry a state hash every 4th
+// packet.
 // Each delivered packet is a case with what Go's Receiver made of it: the
 // tick and value, or the error, and the ack it asks for.
 func snapCorpus(t *testing.T, name string, streams, ticks int, r *rand.Rand, cases *[]cfCase) {
 	c := bitwire.MustFor[cfAll]()
 	s := c.Schema()
 	for st := 1; st <= streams; st++ {
-		opts := []snapshot.Option{snapshot.WithStateHash(4)}
-		mode := st % 2
-		if mode == 1 {
-			opts = append(opts, snapshot.WithChecksum())
+		mode := st % 3
+		var ropts []snapshot.Option
+		key := ""
+		switch mode {
+		case 1:
+			ropts = append(ropts, snapshot.WithChecksum())
+		case 2:
+			k := make([]byte, 16+st)
+			r.Read(k)
+			key = hex.EncodeToString(k)
+			ropts = append(ropts, snapshot.WithMAC(k))
 		}
-		snd, err := snapshot.NewSender(c, append(opts, snapshot.WithBudget(4000))...)
+		snd, err := snapshot.NewSender(c, append(ropts, snapshot.WithStateHash(4), snapshot.WithBudget(4000))...)
 		if err != nil {
 			t.Fatal(err)
-		}
-		var ropts []snapshot.Option
-		if mode == 1 {
-			ropts = append(ropts, snapshot.WithChecksum())
 		}
 		rcv, err := snapshot.NewReceiver(c, ropts...)
 		if err != nil {
@@ -502,7 +507,7 @@ func snapCorpus(t *testing.T, name string, streams, ticks int, r *rand.Rand, cas
 		deliver := func(p []byte) {
 			var out cfAll
 			tick, err := rcv.Decode(p, &out)
-			cs := cfCase{Kind: "snap", Msg: name, Stream: st, Mode: mode, Packet: hex.EncodeToString(p)}
+			cs := cfCase{Kind: "snap", Msg: name, Stream: st, Mode: mode, Key: key, Packet: hex.EncodeToString(p)}
 			if err != nil {
 				cs.Err = sentinel(err)
 			} else {
@@ -548,14 +553,14 @@ func snapCorpus(t *testing.T, name string, streams, ticks int, r *rand.Rand, cas
 }
 
 // damage returns a copy of p with one kind of damage. Bits are flipped
-// only in checksummed packets (mode 1), where the trailer catches them: in
+// only in packets with a trailer (modes 1 and 2), which catches them: in
 // mode 0 a flip that Go accepts can put bytes that are not UTF-8 in a
 // string, which the clients' text strings cannot hold (docs/clients.md),
 // and the streams would part.
 func damage(r *rand.Rand, p []byte, mode int) []byte {
 	q := append([]byte(nil), p...)
 	kinds := 3
-	if mode == 1 {
+	if mode != 0 {
 		kinds = 4
 	}
 	switch r.Intn(kinds) {

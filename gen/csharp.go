@@ -87,8 +87,8 @@ func CSharp(out io.Writer, ns string, msgs ...Message) error {
 		w.p("        public static void Copy(%s src, %s dst) { %s.BwCopy(src, dst); }\n", root, root, root)
 		w.p("        /// <summary>Turns v into what a receiver decodes: the server's quantization, for prediction.</summary>\n")
 		w.p("        public static void Quantize(%s v) { var b = Encode(v); Decode(b, b.Length, v); }\n", root)
-		w.p("        /// <summary>The client side of a snapshot stream of %s (integrity mode 0 or 1, history size and tick window as the server's).</summary>\n", root)
-		w.p("        public static SnapshotReceiver<%s> Receiver(int size = 32, int mode = 0, uint maxAhead = 300, int recoverAfter = 8) { return new SnapshotReceiver<%s>(%q, Fingerprint, size, mode, maxAhead, recoverAfter, () => new %s(), %s.BwDecode, DeltaRoot, %s.BwCopy, %s.BwEncode); }\n", root, root, root, root, root, root, root)
+		w.p("        /// <summary>The client side of a snapshot stream of %s (integrity mode 0, 1 or 2 with its key, history size and tick window as the server's).</summary>\n", root)
+		w.p("        public static SnapshotReceiver<%s> Receiver(int size = 32, int mode = 0, uint maxAhead = 300, int recoverAfter = 8, byte[] key = null) { return new SnapshotReceiver<%s>(%q, Fingerprint, size, mode, maxAhead, recoverAfter, () => new %s(), %s.BwDecode, DeltaRoot, %s.BwCopy, %s.BwEncode, key); }\n", root, root, root, root, root, root, root)
 		w.p("    }\n")
 	}
 	w.p("}\n")

@@ -134,7 +134,7 @@ func runCS(t *testing.T, mono, exe string, cases []cfCase) {
 		if c.Err != "" {
 			want = c.Err
 		}
-		fmt.Fprintf(&lines, "%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%s\n", kind, c.Msg, data, want, base, c.Stream, c.Tick, c.Mode, c.Ack)
+		fmt.Fprintf(&lines, "%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%s\t%s\n", kind, c.Msg, data, want, base, c.Stream, c.Tick, c.Mode, c.Ack, c.Key)
 	}
 	path := filepath.Join(filepath.Dir(exe), "corpus.tsv")
 	if err := os.WriteFile(path, []byte(lines.String()), 0o644); err != nil {

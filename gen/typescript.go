@@ -83,7 +83,7 @@ func TypeScript(out io.Writer, runtimePath string, msgs ...Message) error {
 		w.p("  decodeDelta(data: Uint8Array, base: %s): %s { return bw.decodeDelta(%s, data, base); },\n", root, root, plan)
 		w.p("  decodeDeltaFrom(r: bw.BitReader, base: %s): %s { return bw.decodeDeltaFrom(%s, r, base); },\n", root, root, plan)
 		w.p("  quantize(v: %s): %s { return bw.quantize(%s, v); },\n", root, root, plan)
-		w.p("  /** the client side of a snapshot stream (integrity mode, history size, tick window as the server's) */\n")
+		w.p("  /** the client side of a snapshot stream (integrity mode and MAC key, history size, tick window as the server's) */\n")
 		w.p("  receiver(opts: bw.ReceiverOptions = {}): bw.SnapshotReceiver<%s> { return new bw.SnapshotReceiver<%s>(%s, 0x%016xn, opts); },\n", root, root, plan, fp)
 		w.p("};\n")
 	}

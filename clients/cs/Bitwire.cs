@@ -1,7 +1,7 @@
 // The runtime of bitwire's generated C# clients: the LSB-first bit stream,
 // every value coding of docs/wire-format.md, the "any negative" flag and
 // shared-length groups, index sets, unions and the client side of package
-// snapshot. C# 7.3 (Unity 2021+, Debian's mono), no unsafe code, no
+// snapshot (packet version 2, every integrity mode). C# 7.3 (Unity 2021+, Debian's mono), no unsafe code, no
 // dependencies. Generated code calls it with every parameter taken from the
 // schema. It is not generated itself.
 using System;
@@ -746,7 +746,7 @@ namespace Bitwire
 
     /// <summary>
     /// The client side of a snapshot stream (packet version 2, integrity
-    /// modes 0 none and 1 crc32c): checks each packet's header, trailer and
+    /// modes 0 none, 1 crc32c and 2 hmac-sha256-80): checks each packet's header, trailer and
     /// tick window, keeps the last Size accepted snapshots as baselines
     /// (storage reused: no allocation once warm, state hashes aside),
     /// decodes full snapshots and deltas against the right baseline, checks
@@ -759,6 +759,7 @@ namespace Bitwire
         readonly string root; readonly uint fp; readonly Func<T> make;
         readonly Message.DecodeFn<T> decode; readonly Message.DeltaFn<T> delta; readonly Action<T, T> copy; readonly Message.EncodeFn<T> encode;
         readonly int mode; readonly uint maxAhead; readonly int recoverAfter;
+        readonly System.Security.Cryptography.HMACSHA256 mac;
         readonly T[] vals; readonly uint[] ticks; int first, n;
         T scratch;
         readonly BitReader r = new BitReader(new byte[0]);
@@ -767,9 +768,11 @@ namespace Bitwire
         int run; uint runTick; bool runBack;
         SnapshotAck last; bool lastOK;
         public SnapshotReceiver(string root, ulong fingerprint, int size, int mode, uint maxAhead, int recoverAfter, Func<T> make,
-            Message.DecodeFn<T> decode, Message.DeltaFn<T> delta, Action<T, T> copy, Message.EncodeFn<T> encode)
+            Message.DecodeFn<T> decode, Message.DeltaFn<T> delta, Action<T, T> copy, Message.EncodeFn<T> encode, byte[] key = null)
         {
-            if (mode != 0 && mode != 1) throw new ArgumentException("the client runtime implements integrity modes 0 (none) and 1 (crc32c)");
+            if (mode < 0 || mode > 2) throw new ArgumentException("integrity mode " + mode);
+            if ((mode == 2) != (key != null) || (mode == 2 && key.Length < 16)) throw new ArgumentException("a MAC key of at least 16 bytes with mode 2, and none otherwise");
+            if (mode == 2) mac = new System.Security.Cryptography.HMACSHA256((byte[])key.Clone());
             this.root = root; fp = Fingerprint32(fingerprint); this.make = make; this.decode = decode; this.delta = delta; this.copy = copy; this.encode = encode;
             this.mode = mode; this.maxAhead = maxAhead; this.recoverAfter = recoverAfter;
             vals = new T[size]; ticks = new uint[size]; scratch = make();
@@ -808,7 +811,8 @@ namespace Bitwire
             else if (tick - newest > maxAhead) err = new ErrFutureTick("tick " + tick + " is " + (tick - newest) + " ticks past the newest accepted " + newest);
             else return;
             if (recoverAfter <= 0) throw err;
-            bool back = tick <= newest; // modes 0 and 1 rewind
+            bool back = tick <= newest;
+            if (back && mode == 2) throw err; // only modes 0 and 1 rewind
             if (run > 0 && back == runBack && tick == runTick) { }
             else if (run > 0 && back == runBack && tick > runTick && tick - runTick <= maxAhead) { run++; runTick = tick; }
             else { run = 1; runTick = tick; runBack = back; }
@@ -827,13 +831,25 @@ namespace Bitwire
             var h = ReadHeader(r);
             if (h.Fingerprint != fp) throw new ErrProtocolMismatch("packet 0x" + h.Fingerprint.ToString("x8") + ", receiver 0x" + fp.ToString("x8"));
             if (h.Mode != mode) throw new ErrProtocolMismatch("packet's integrity mode " + h.Mode + ", receiver's " + mode);
-            int body = length - (mode == 1 ? 4 : 0);
+            int body = length - (mode == 1 ? 4 : mode == 2 ? 10 : 0);
             if (body < 0) throw new ErrUnexpectedEnd("snapshot header");
-            uint token = Crc32c.Of(packet, 0, body);
-            if (mode == 1)
+            uint token;
+            if (mode == 2)
             {
-                uint tr = (uint)(packet[body] | packet[body + 1] << 8 | packet[body + 2] << 16 | packet[body + 3] << 24);
-                if (tr != token) throw new ErrIntegrity("crc32c trailer does not match");
+                byte[] tag = mac.ComputeHash(packet, 0, body);
+                int diff = 0;
+                for (int i = 0; i < 10; i++) diff |= tag[i] ^ packet[body + i];
+                if (diff != 0) throw new ErrIntegrity("hmac-sha256-80 trailer does not match");
+                token = (uint)(tag[10] | tag[11] << 8 | tag[12] << 16 | tag[13] << 24);
+            }
+            else
+            {
+                token = Crc32c.Of(packet, 0, body);
+                if (mode == 1)
+                {
+                    uint tr = (uint)(packet[body] | packet[body + 1] << 8 | packet[body + 2] << 16 | packet[body + 3] << 24);
+                    if (tr != token) throw new ErrIntegrity("crc32c trailer does not match");
+                }
             }
             Check(h.Tick);
             r.Reset(packet, body);

@@ -138,10 +138,14 @@ func buildNodeClient(dir string) (node, script string, err error) {
 func startNodeClient(node, script string, id int, server *net.UDPAddr, streams, history int, cfg Config, seed uint64,
 	truth *truthRing, desyncs interface{ Add(int64) int64 }, logf func(string, ...any)) (*nodeClient, error) {
 	loss := cfg.Net.Loss
-	cmd := exec.Command(node, script, "--server", strconv.Itoa(server.Port), "--id", strconv.Itoa(id),
+	args := []string{script, "--server", strconv.Itoa(server.Port), "--id", strconv.Itoa(id),
 		"--streams", strconv.Itoa(streams), "--history", strconv.Itoa(history),
-		"--mode", strconv.Itoa(int(cfg.Inject.Integrity)), "--maxahead", strconv.Itoa(cfg.Rate*snapshot.AheadSeconds),
-		"--loss", strconv.FormatFloat(loss, 'g', -1, 64), "--seed", strconv.FormatUint(seed%4294967291+1, 10))
+		"--mode", strconv.Itoa(int(cfg.Inject.Integrity)), "--maxahead", strconv.Itoa(cfg.Rate * snapshot.AheadSeconds),
+		"--loss", strconv.FormatFloat(loss, 'g', -1, 64), "--seed", strconv.FormatUint(seed%4294967291+1, 10)}
+	if cfg.Inject.Integrity == snapshot.ModeMAC {
+		args = append(args, "--key", hex.EncodeToString(streamKey(cfg, id)))
+	}
+	cmd := exec.Command(node, args...)
 	cmd.Stderr = os.Stderr
 	stdin, err := cmd.StdinPipe()
 	if err != nil {

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/bitwire/bitwire/snapshot"
 )
 
 // nodeTools skips a test when node or the pinned TypeScript compiler is
@@ -62,11 +64,14 @@ func TestNodeClients(t *testing.T) {
 	}
 }
 
-// A state that differs from the truth is caught by the Node clients too.
+// A state that differs from the truth is caught by the Node clients too
+// (here with HMAC trailers: the server's tampering is not an attack on the
+// wire, so the MAC holds and the check must catch it).
 func TestNodeClientsCatchDesync(t *testing.T) {
 	nodeTools(t)
 	cfg := DefaultConfig()
 	cfg.Duration, cfg.Clients, cfg.Node, cfg.Crates = 500*time.Millisecond, 1, 1, 30
+	cfg.Inject.Integrity = snapshot.ModeMAC
 	var log bytes.Buffer
 	cfg.Log = &log
 	cfg.tamper = func(tick uint32, shards []Shard) {

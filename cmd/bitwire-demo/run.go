@@ -51,8 +51,6 @@ func (cfg *Config) validate() error {
 		return errors.New("-bots must not be negative")
 	case cfg.Node < 0:
 		return errors.New("-node must not be negative")
-	case cfg.Node > 0 && cfg.Inject.Integrity == snapshot.ModeMAC:
-		return errors.New("-node: the Node clients implement -integrity none and crc, not mac")
 	case cfg.Clients+cfg.Node+cfg.Bots > maxPlayers:
 		return fmt.Errorf("-clients plus -node plus -bots is at most %d", maxPlayers)
 	case cfg.Rate < 1 || cfg.Rate > 1000:

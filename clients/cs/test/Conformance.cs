@@ -145,7 +145,7 @@ public static class Conformance
                 if (kind == "snap")
                 {
                     object rc;
-                    if (!receivers.TryGetValue(c[5], out rc)) { rc = codec.GetMethod("Receiver").Invoke(null, new object[] { 32, int.Parse(c[7]), 300u, 8 }); receivers[c[5]] = rc; }
+                    if (!receivers.TryGetValue(c[5], out rc)) { rc = codec.GetMethod("Receiver").Invoke(null, new object[] { 32, int.Parse(c[7]), 300u, 8, c.Length > 9 && c[9].Length > 0 ? Unhex(c[9]) : null }); receivers[c[5]] = rc; }
                     string got;
                     try
                     {

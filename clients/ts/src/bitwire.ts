@@ -1314,7 +1314,7 @@ export class ErrStateMismatch extends BitwireError { constructor(d = "state hash
 
 /** the magic of snapshot packet version 2 (the packet starts with 7E B2) */
 export const SNAPSHOT_MAGIC = 0xb27e;
-/** integrity modes: no trailer, a CRC32C trailer (HMAC mode 2 is not implemented by the clients) */
+/** integrity modes: no trailer, a CRC32C trailer, an HMAC-SHA256-80 trailer */
 export const MODE_NONE = 0, MODE_CHECKSUM = 1, MODE_MAC = 2;
 
 /** the header of a snapshot packet */
@@ -1359,6 +1359,68 @@ export function crc32c(b: Uint8Array): number {
   return (c ^ 0xffffffff) >>> 0;
 }
 
+const SHA_K = new Uint32Array([
+  0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
+  0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
+  0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
+  0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967,
+  0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
+  0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
+  0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
+  0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2,
+]);
+
+/** SHA-256 (FIPS 180-4) of b */
+export function sha256(b: Uint8Array): Uint8Array {
+  const h = new Uint32Array([0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19]);
+  const n = b.length;
+  const total = Math.ceil((n + 9) / 64) * 64;
+  const m = new Uint8Array(total);
+  m.set(b);
+  m[n] = 0x80;
+  const dv = new DataView(m.buffer);
+  dv.setUint32(total - 8, Math.floor(n / 0x20000000), false);
+  dv.setUint32(total - 4, (n * 8) >>> 0, false);
+  const w = new Uint32Array(64);
+  for (let off = 0; off < total; off += 64) {
+    for (let i = 0; i < 16; i++) w[i] = dv.getUint32(off + 4 * i, false);
+    for (let i = 16; i < 64; i++) {
+      const x = w[i - 15], y = w[i - 2];
+      const s0 = ((x >>> 7) | (x << 25)) ^ ((x >>> 18) | (x << 14)) ^ (x >>> 3);
+      const s1 = ((y >>> 17) | (y << 15)) ^ ((y >>> 19) | (y << 13)) ^ (y >>> 10);
+      w[i] = (w[i - 16] + s0 + w[i - 7] + s1) >>> 0;
+    }
+    let a = h[0], bb = h[1], c = h[2], d = h[3], e = h[4], f = h[5], g = h[6], hh = h[7];
+    for (let i = 0; i < 64; i++) {
+      const S1 = ((e >>> 6) | (e << 26)) ^ ((e >>> 11) | (e << 21)) ^ ((e >>> 25) | (e << 7));
+      const ch = (e & f) ^ (~e & g);
+      const t1 = (hh + S1 + ch + SHA_K[i] + w[i]) >>> 0;
+      const S0 = ((a >>> 2) | (a << 30)) ^ ((a >>> 13) | (a << 19)) ^ ((a >>> 22) | (a << 10));
+      const mj = (a & bb) ^ (a & c) ^ (bb & c);
+      const t2 = (S0 + mj) >>> 0;
+      hh = g; g = f; f = e; e = (d + t1) >>> 0; d = c; c = bb; bb = a; a = (t1 + t2) >>> 0;
+    }
+    h[0] = (h[0] + a) >>> 0; h[1] = (h[1] + bb) >>> 0; h[2] = (h[2] + c) >>> 0; h[3] = (h[3] + d) >>> 0;
+    h[4] = (h[4] + e) >>> 0; h[5] = (h[5] + f) >>> 0; h[6] = (h[6] + g) >>> 0; h[7] = (h[7] + hh) >>> 0;
+  }
+  const out = new Uint8Array(32);
+  const ov = new DataView(out.buffer);
+  for (let i = 0; i < 8; i++) ov.setUint32(4 * i, h[i], false);
+  return out;
+}
+
+/** HMAC-SHA256 (RFC 2104) of msg under key */
+export function hmacSha256(key: Uint8Array, msg: Uint8Array): Uint8Array {
+  const k = new Uint8Array(64);
+  k.set(key.length > 64 ? sha256(key) : key);
+  const inner = new Uint8Array(64 + msg.length);
+  const outer = new Uint8Array(64 + 32);
+  for (let i = 0; i < 64; i++) { inner[i] = k[i] ^ 0x36; outer[i] = k[i] ^ 0x5c; }
+  inner.set(msg, 64);
+  outer.set(sha256(inner), 64);
+  return sha256(outer);
+}
+
 /** what a receiver sends back for a packet: the tick, its token, and whether a full snapshot is needed */
 export interface SnapshotAck { tick: number; token: number; missingBaseline: boolean; stateMismatch: boolean; }
 
@@ -1373,7 +1435,7 @@ export function encodeAck(a: SnapshotAck): Uint8Array {
 }
 
 /** options of a snapshot receiver, as Go's snapshot options */
-export interface ReceiverOptions { size?: number; mode?: number; maxAhead?: number; recoverAfter?: number; }
+export interface ReceiverOptions { size?: number; mode?: number; maxAhead?: number; recoverAfter?: number; key?: Uint8Array; }
 
 /**
  * The client side of a snapshot stream (packet version 2): checks each
@@ -1386,7 +1448,7 @@ export interface ReceiverOptions { size?: number; mode?: number; maxAhead?: numb
 export class SnapshotReceiver<T> {
   t: StructPlan;
   fp: number;
-  size: number; mode: number; maxAhead: number; recoverAfter: number;
+  size: number; mode: number; maxAhead: number; recoverAfter: number; key: Uint8Array;
   ticks: number[] = [];
   vals: T[] = [];
   accepted = false;
@@ -1397,7 +1459,11 @@ export class SnapshotReceiver<T> {
     this.t = t; this.fp = fingerprint32(fingerprint);
     this.size = opts.size ?? 32; this.mode = opts.mode ?? MODE_NONE;
     this.maxAhead = opts.maxAhead ?? 300; this.recoverAfter = opts.recoverAfter ?? 8;
-    if (this.mode !== MODE_NONE && this.mode !== MODE_CHECKSUM) throw new Error("bitwire: the client runtime implements integrity modes 0 (none) and 1 (crc32c)");
+    this.key = opts.key ?? new Uint8Array(0);
+    if (this.mode < MODE_NONE || this.mode > MODE_MAC) throw new Error(`bitwire: integrity mode ${this.mode}`);
+    if ((this.mode === MODE_MAC) !== (this.key.length > 0) || (this.mode === MODE_MAC && this.key.length < 16)) {
+      throw new Error("bitwire: a MAC key of at least 16 bytes with mode 2, and none otherwise");
+    }
   }
   /** the ack the last decode asks to send, or null */
   ack(): SnapshotAck | null { return this.last; }
@@ -1408,7 +1474,8 @@ export class SnapshotReceiver<T> {
     else if (tick - this.newest > this.maxAhead) err = new ErrFutureTick(`tick ${tick} is ${tick - this.newest} ticks past the newest accepted ${this.newest}`);
     else return;
     if (this.recoverAfter <= 0) throw err;
-    const back = tick <= this.newest; // modes 0 and 1 rewind
+    const back = tick <= this.newest;
+    if (back && this.mode === MODE_MAC) throw err; // only modes 0 and 1 rewind
     if (this.run > 0 && back === this.runBack && tick === this.runTick) {
       // the same packet again
     } else if (this.run > 0 && back === this.runBack && tick > this.runTick && tick - this.runTick <= this.maxAhead) {
@@ -1425,13 +1492,23 @@ export class SnapshotReceiver<T> {
     const h = readSnapshotHeader(new BitReader(packet));
     if (h.fingerprint !== this.fp) throw new ErrProtocolMismatch(`packet 0x${h.fingerprint.toString(16)}, receiver 0x${this.fp.toString(16)}`);
     if (h.mode !== this.mode) throw new ErrProtocolMismatch(`packet's integrity mode ${h.mode}, receiver's ${this.mode}`);
-    const n = packet.length - (this.mode === MODE_CHECKSUM ? 4 : 0);
+    const over = this.mode === MODE_CHECKSUM ? 4 : this.mode === MODE_MAC ? 10 : 0;
+    const n = packet.length - over;
     if (n < 0) throw new ErrUnexpectedEnd("snapshot header");
     const body = packet.subarray(0, n);
-    const token = crc32c(body);
-    if (this.mode === MODE_CHECKSUM) {
-      const tr = (packet[n] | (packet[n + 1] << 8) | (packet[n + 2] << 16) | (packet[n + 3] << 24)) >>> 0;
-      if (tr !== token) throw new ErrIntegrity("crc32c trailer does not match");
+    let token: number;
+    if (this.mode === MODE_MAC) {
+      const mac = hmacSha256(this.key, body);
+      let diff = 0;
+      for (let i = 0; i < 10; i++) diff |= mac[i] ^ packet[n + i];
+      if (diff !== 0) throw new ErrIntegrity("hmac-sha256-80 trailer does not match");
+      token = (mac[10] | (mac[11] << 8) | (mac[12] << 16) | (mac[13] << 24)) >>> 0;
+    } else {
+      token = crc32c(body);
+      if (this.mode === MODE_CHECKSUM) {
+        const tr = (packet[n] | (packet[n + 1] << 8) | (packet[n + 2] << 16) | (packet[n + 3] << 24)) >>> 0;
+        if (tr !== token) throw new ErrIntegrity("crc32c trailer does not match");
+      }
     }
     this.check(h.tick);
     const r = new BitReader(body);

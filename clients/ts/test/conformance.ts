@@ -8,7 +8,7 @@ import { readFileSync } from "fs";
 
 interface Case {
   kind?: string; msg: string; full: string; want: string; base?: number; delta?: string;
-  stream?: number; packet?: string; tick?: number; err?: string; errmsg?: string; mode?: number; ack?: string;
+  stream?: number; packet?: string; tick?: number; err?: string; errmsg?: string; mode?: number; ack?: string; key?: string;
 }
 
 function hex(b: Uint8Array): string { return Array.from(b, (x) => x.toString(16).padStart(2, "0")).join(""); }
@@ -139,7 +139,10 @@ export async function run(modPath: string, corpusPath: string): Promise<void> {
     }
     if (c.kind === "snap") {
       let rc = receivers.get(c.stream as number);
-      if (!rc) { rc = codec.receiver({ mode: c.mode ?? 0 }) as bw.SnapshotReceiver<any>; receivers.set(c.stream as number, rc); }
+      if (!rc) {
+        rc = codec.receiver({ mode: c.mode ?? 0, key: c.key ? unhex(c.key) : undefined }) as bw.SnapshotReceiver<any>;
+        receivers.set(c.stream as number, rc);
+      }
       let got: string;
       try {
         const { tick, value } = rc.decode(unhex(c.packet as string));

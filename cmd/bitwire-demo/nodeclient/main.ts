@@ -23,7 +23,9 @@ const id = arg("id", 0);
 const streams = arg("streams", 1);
 const history = arg("history", 32);
 const loss = arg("loss", 0);
-const mode = arg("mode", 0); // the streams' integrity mode: 0 none, 1 crc32c
+const mode = arg("mode", 0); // the streams' integrity mode: 0 none, 1 crc32c, 2 hmac-sha256-80
+const keyAt = process.argv.indexOf("--key");
+const key = keyAt >= 0 ? Uint8Array.from(Buffer.from(process.argv[keyAt + 1], "hex")) : undefined;
 const maxAhead = arg("maxahead", 300);
 let seed = arg("seed", 1) >>> 0 || 1;
 
@@ -36,7 +38,7 @@ function rand(): number {
 }
 
 const stats = { received: 0, dropped: 0, accepted: 0, stale: 0, noBaseline: 0, recovering: 0, errors: 0, acksSent: 0, acksDropped: 0, foreign: 0 };
-const receivers = Array.from({ length: streams }, () => ShardCodec.receiver({ size: history, mode, maxAhead }));
+const receivers = Array.from({ length: streams }, () => ShardCodec.receiver({ size: history, mode, maxAhead, key }));
 const lines: string[] = [];
 function hex(b: Uint8Array): string { return Buffer.from(b.buffer, b.byteOffset, b.length).toString("hex"); }
 

@@ -545,8 +545,8 @@ namespace Example.Net
         public static void Copy(World src, World dst) { World.BwCopy(src, dst); }
         /// <summary>Turns v into what a receiver decodes: the server's quantization, for prediction.</summary>
         public static void Quantize(World v) { var b = Encode(v); Decode(b, b.Length, v); }
-        /// <summary>The client side of a snapshot stream of World (integrity mode 0 or 1, history size and tick window as the server's).</summary>
-        public static SnapshotReceiver<World> Receiver(int size = 32, int mode = 0, uint maxAhead = 300, int recoverAfter = 8) { return new SnapshotReceiver<World>("World", Fingerprint, size, mode, maxAhead, recoverAfter, () => new World(), World.BwDecode, DeltaRoot, World.BwCopy, World.BwEncode); }
+        /// <summary>The client side of a snapshot stream of World (integrity mode 0, 1 or 2 with its key, history size and tick window as the server's).</summary>
+        public static SnapshotReceiver<World> Receiver(int size = 32, int mode = 0, uint maxAhead = 300, int recoverAfter = 8, byte[] key = null) { return new SnapshotReceiver<World>("World", Fingerprint, size, mode, maxAhead, recoverAfter, () => new World(), World.BwDecode, DeltaRoot, World.BwCopy, World.BwEncode, key); }
     }
 
     /// <summary>The codec of Input (main.Input).</summary>
@@ -568,7 +568,7 @@ namespace Example.Net
         public static void Copy(Input src, Input dst) { Input.BwCopy(src, dst); }
         /// <summary>Turns v into what a receiver decodes: the server's quantization, for prediction.</summary>
         public static void Quantize(Input v) { var b = Encode(v); Decode(b, b.Length, v); }
-        /// <summary>The client side of a snapshot stream of Input (integrity mode 0 or 1, history size and tick window as the server's).</summary>
-        public static SnapshotReceiver<Input> Receiver(int size = 32, int mode = 0, uint maxAhead = 300, int recoverAfter = 8) { return new SnapshotReceiver<Input>("Input", Fingerprint, size, mode, maxAhead, recoverAfter, () => new Input(), Input.BwDecode, DeltaRoot, Input.BwCopy, Input.BwEncode); }
+        /// <summary>The client side of a snapshot stream of Input (integrity mode 0, 1 or 2 with its key, history size and tick window as the server's).</summary>
+        public static SnapshotReceiver<Input> Receiver(int size = 32, int mode = 0, uint maxAhead = 300, int recoverAfter = 8, byte[] key = null) { return new SnapshotReceiver<Input>("Input", Fingerprint, size, mode, maxAhead, recoverAfter, () => new Input(), Input.BwDecode, DeltaRoot, Input.BwCopy, Input.BwEncode, key); }
     }
 }

@@ -62,7 +62,7 @@ export const WorldCodec = {
   decodeDelta(data: Uint8Array, base: World): World { return bw.decodeDelta(p0_0, data, base); },
   decodeDeltaFrom(r: bw.BitReader, base: World): World { return bw.decodeDeltaFrom(p0_0, r, base); },
   quantize(v: World): World { return bw.quantize(p0_0, v); },
-  /** the client side of a snapshot stream (integrity mode, history size, tick window as the server's) */
+  /** the client side of a snapshot stream (integrity mode and MAC key, history size, tick window as the server's) */
   receiver(opts: bw.ReceiverOptions = {}): bw.SnapshotReceiver<World> { return new bw.SnapshotReceiver<World>(p0_0, 0xe2b4aa2603e60f80n, opts); },
 };
 
@@ -88,6 +88,6 @@ export const InputCodec = {
   decodeDelta(data: Uint8Array, base: Input): Input { return bw.decodeDelta(p1_0, data, base); },
   decodeDeltaFrom(r: bw.BitReader, base: Input): Input { return bw.decodeDeltaFrom(p1_0, r, base); },
   quantize(v: Input): Input { return bw.quantize(p1_0, v); },
-  /** the client side of a snapshot stream (integrity mode, history size, tick window as the server's) */
+  /** the client side of a snapshot stream (integrity mode and MAC key, history size, tick window as the server's) */
   receiver(opts: bw.ReceiverOptions = {}): bw.SnapshotReceiver<Input> { return new bw.SnapshotReceiver<Input>(p1_0, 0x19972f4695ddced3n, opts); },
 };
