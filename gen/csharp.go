@@ -733,7 +733,9 @@ func (g *csGen) cp(n *bitwire.NodeSchema, src, lv, in string) string {
 			break
 		}
 		a := g.v("qa")
-		p("{ var %s = %s; if (%s == null || %s.Length != 4) %s = %s = new %s[4]; Array.Copy(%s, %s, 4); }", a, lv, a, a, lv, a, csScalar(n.Type), src, a)
+		sv := g.v("qs")
+		p("{ var %s = %s; var %s = %s; if (%s == null || %s.Length != 4) %s = %s = new %s[4]; %s[0] = %s[0]; %s[1] = %s[1]; %s[2] = %s[2]; %s[3] = %s[3]; }",
+			sv, src, a, lv, a, a, lv, a, csScalar(n.Type), a, sv, a, sv, a, sv, a, sv)
 	case "struct":
 		c := g.names[*n.Ref]
 		p("if (%s == null) %s = new %s();", lv, lv, c)

@@ -236,7 +236,7 @@ namespace Example.Net
                 }
                 else
                 {
-                    { var qa6 = o.Rot; if (qa6 == null || qa6.Length != 4) o.Rot = qa6 = new float[4]; Array.Copy(b.Rot, qa6, 4); }
+                    { var qs7 = b.Rot; var qa6 = o.Rot; if (qa6 == null || qa6.Length != 4) o.Rot = qa6 = new float[4]; qa6[0] = qs7[0]; qa6[1] = qs7[1]; qa6[2] = qs7[2]; qa6[3] = qs7[3]; }
                 }
             }
             catch (BitwireException x) { throw x.Within(f); }
@@ -248,7 +248,7 @@ namespace Example.Net
             o.ID = s.ID;
             if (o.Pos == null) o.Pos = new Vec3();
             Vec3.BwCopy(s.Pos, o.Pos);
-            { var qa7 = o.Rot; if (qa7 == null || qa7.Length != 4) o.Rot = qa7 = new float[4]; Array.Copy(s.Rot, qa7, 4); }
+            { var qs9 = s.Rot; var qa8 = o.Rot; if (qa8 == null || qa8.Length != 4) o.Rot = qa8 = new float[4]; qa8[0] = qs9[0]; qa8[1] = qs9[1]; qa8[2] = qs9[2]; qa8[3] = qs9[3]; }
         }
         static readonly QuatCoder QC1 = new QuatCoder(9);
         static readonly QuatCoder QC3 = new QuatCoder(9);
