@@ -106,6 +106,47 @@ type cfCrate struct {
 	Asleep bool
 }
 
+// cfLimited is decoded under tight limits (limitedCodec): lengths without
+// maxlen and nesting beyond them are refused, as the schema says.
+type cfLimited struct {
+	S    []uint16
+	Next *cfLimited
+}
+
+func limitedCodec() *bitwire.Codec[cfLimited] {
+	return bitwire.MustFor[cfLimited]().WithLimits(bitwire.Limits{MaxDepth: 4, MaxLen: 3})
+}
+
+// limitedCases are messages written without limits and decoded under
+// limitedCodec's: each holds Go's value or error.
+func limitedCases(t *testing.T, n int, r *rand.Rand) []cfCase {
+	full, lim := bitwire.MustFor[cfLimited](), limitedCodec()
+	s := lim.Schema()
+	var cs []cfCase
+	for i := 0; i < n; i++ {
+		var v *cfLimited
+		for d := r.Intn(6); d >= 0; d-- {
+			v = &cfLimited{S: make([]uint16, r.Intn(5)), Next: v}
+			for k := range v.S {
+				v.S[k] = uint16(r.Intn(1000))
+			}
+		}
+		b, err := full.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out cfLimited
+		c := cfCase{Kind: "damaged", Msg: "Limited", Full: hex.EncodeToString(b)}
+		if err := lim.Unmarshal(b, &out); err != nil {
+			c.Err, c.ErrMsg = sentinel(err), err.Error()
+		} else {
+			c.Want = canonOf(t, s, &out)
+		}
+		cs = append(cs, c)
+	}
+	return cs
+}
+
 const casesPerType = 2000
 
 func randQuat(r *rand.Rand) [4]float64 {
@@ -785,6 +826,7 @@ func buildCorpus(t *testing.T) []cfCase {
 		damagedCorpus(t, "All", casesPerType, r, &cases)
 		damagedCorpus(t, "Player", casesPerType/4, r, &cases)
 		damagedDeltaCorpus(t, casesPerType/2, r, &cases)
+		cases = append(cases, limitedCases(t, 300, r)...)
 		kinds := map[string]int{}
 		for _, c := range cases {
 			kinds[c.Msg+" "+caseKind(c)]++
@@ -816,6 +858,7 @@ func corpusMessages(t *testing.T) []gen.Message {
 		gen.Named("Player", bitwire.MustFor[cfPlayer]().Schema()),
 		gen.Named("Union", mustUnion(t).Schema()),
 		gen.Named("World", bitwire.MustFor[cfWorld]().Schema()),
+		gen.Named("Limited", limitedCodec().Schema()),
 	}
 }
 

@@ -53,17 +53,18 @@ func CSharp(out io.Writer, ns string, msgs ...Message) error {
 			w.p("    public static class %s\n    {\n", m.Name)
 			w.p("        public const ulong Fingerprint = 0x%016xUL;\n", fp)
 			w.p("        public const int TagBits = %d;\n", s.Union.TagBits)
+			w.p("        static readonly Limits Lim = new Limits(%d, %d);\n", s.Limits.MaxDepth, s.Limits.MaxLen)
 			w.p("        /// <summary>Decodes the next tagged message: its variant index and a new value.</summary>\n")
 			w.p("        public static object DecodeFrom(BitReader r, out int variant)\n        {\n")
 			w.p("            variant = UnionTag.Read(r, TagBits, %d);\n            switch (variant)\n            {\n", len(s.Union.Variants))
 			for i, v := range s.Union.Variants {
-				w.p("                case %d: { var o = new %s(); Message.DecodeFrom(%q, r, o, %s.BwDecode); return o; }\n", i, names[v], names[v], names[v])
+				w.p("                case %d: { var o = new %s(); Message.DecodeFrom(%q, r, o, %s.BwDecode, Lim); return o; }\n", i, names[v], names[v], names[v])
 			}
 			w.p("            }\n            return null;\n        }\n")
 			w.p("        /// <summary>Encodes v, a value of one of the variants, with its tag.</summary>\n")
 			w.p("        public static void EncodeTo(BitWriter w, object v)\n        {\n")
 			for i, v := range s.Union.Variants {
-				w.p("            if (v is %s) { int start = w.Length; w.Write(%d, TagBits); try { Message.EncodeTo(%q, w, (%s)v, %s.BwEncode); } catch (BitwireException) { w.Truncate(start); throw; } return; }\n", names[v], i, names[v], names[v], names[v])
+				w.p("            if (v is %s) { int start = w.Length; w.Write(%d, TagBits); try { Message.EncodeTo(%q, w, (%s)v, %s.BwEncode, Lim); } catch (BitwireException) { w.Truncate(start); throw; } return; }\n", names[v], i, names[v], names[v], names[v])
 			}
 			w.p("            throw new ErrUnknownTag(\"not a variant of %s\");\n        }\n    }\n", m.Name)
 			continue
@@ -73,22 +74,24 @@ func CSharp(out io.Writer, ns string, msgs ...Message) error {
 		w.p("    public static class %s\n    {\n", m.Name)
 		w.p("        /// <summary>The schema's fingerprint; snapshot headers carry it folded to 32 bits.</summary>\n")
 		w.p("        public const ulong Fingerprint = 0x%016xUL;\n", fp)
+		w.p("        /// <summary>The decoding limits of the schema (nesting, lengths without maxlen).</summary>\n")
+		w.p("        public static readonly Limits Lim = new Limits(%d, %d);\n", s.Limits.MaxDepth, s.Limits.MaxLen)
 		w.p("        public static %s Decode(byte[] data) { var o = new %s(); Decode(data, data.Length, o); return o; }\n", root, root)
 		w.p("        /// <summary>Decodes a whole message into an existing value, reusing its storage.</summary>\n")
-		w.p("        public static void Decode(byte[] data, int length, %s into) { Message.Decode(%q, data, length, into, %s.BwDecode); }\n", root, root, root)
-		w.p("        public static void DecodeFrom(BitReader r, %s into) { Message.DecodeFrom(%q, r, into, %s.BwDecode); }\n", root, root, root)
+		w.p("        public static void Decode(byte[] data, int length, %s into) { Message.Decode(%q, data, length, into, %s.BwDecode, Lim); }\n", root, root, root)
+		w.p("        public static void DecodeFrom(BitReader r, %s into) { Message.DecodeFrom(%q, r, into, %s.BwDecode, Lim); }\n", root, root, root)
 		w.p("        public static byte[] Encode(%s v) { var w = new BitWriter(); EncodeTo(w, v); return w.ToArray(); }\n", root)
-		w.p("        public static void EncodeTo(BitWriter w, %s v) { Message.EncodeTo(%q, w, v, %s.BwEncode); }\n", root, root, root)
+		w.p("        public static void EncodeTo(BitWriter w, %s v) { Message.EncodeTo(%q, w, v, %s.BwEncode, Lim); }\n", root, root, root)
 		w.p("        /// <summary>Applies a delta to baseline, into an existing value (not the baseline itself).</summary>\n")
-		w.p("        public static void DecodeDelta(byte[] data, int length, %s baseline, %s into) { Message.DecodeDelta(%q, data, length, baseline, into, DeltaRoot); }\n", root, root, root)
-		w.p("        public static void DecodeDeltaFrom(BitReader r, %s baseline, %s into) { Message.DecodeDeltaFrom(%q, r, baseline, into, DeltaRoot); }\n", root, root, root)
+		w.p("        public static void DecodeDelta(byte[] data, int length, %s baseline, %s into) { Message.DecodeDelta(%q, data, length, baseline, into, DeltaRoot, Lim); }\n", root, root, root)
+		w.p("        public static void DecodeDeltaFrom(BitReader r, %s baseline, %s into) { Message.DecodeDeltaFrom(%q, r, baseline, into, DeltaRoot, Lim); }\n", root, root, root)
 		w.p("        static void DeltaRoot(Decoder d, %s b, %s o) { %s.BwDecodeDelta(d, b, o, -1); }\n", root, root, root)
 		w.p("        /// <summary>Makes dst a deep copy of src, reusing dst's storage.</summary>\n")
 		w.p("        public static void Copy(%s src, %s dst) { %s.BwCopy(src, dst); }\n", root, root, root)
 		w.p("        /// <summary>Turns v into what a receiver decodes: the server's quantization, for prediction.</summary>\n")
 		w.p("        public static void Quantize(%s v) { var b = Encode(v); Decode(b, b.Length, v); }\n", root)
 		w.p("        /// <summary>The client side of a snapshot stream of %s (integrity mode 0, 1 or 2 with its key, history size and tick window as the server's).</summary>\n", root)
-		w.p("        public static SnapshotReceiver<%s> Receiver(int size = 32, int mode = 0, uint maxAhead = 300, int recoverAfter = 8, byte[] key = null) { return new SnapshotReceiver<%s>(%q, Fingerprint, size, mode, maxAhead, recoverAfter, () => new %s(), %s.BwDecode, DeltaRoot, %s.BwCopy, %s.BwEncode, key); }\n", root, root, root, root, root, root, root)
+		w.p("        public static SnapshotReceiver<%s> Receiver(int size = 32, int mode = 0, uint maxAhead = 300, int recoverAfter = 8, byte[] key = null) { return new SnapshotReceiver<%s>(%q, Fingerprint, size, mode, maxAhead, recoverAfter, () => new %s(), %s.BwDecode, DeltaRoot, %s.BwCopy, %s.BwEncode, Lim, key); }\n", root, root, root, root, root, root, root)
 		w.p("    }\n")
 	}
 	w.p("}\n")
@@ -1037,7 +1040,7 @@ func (g *csGen) mapDelta(n *bitwire.NodeSchema, base, lv, in string) string {
 	if n.MaxLen > 0 {
 		p("  if (%s > %dUL) throw new ErrTooLong(%s + \" entries\");", total, n.MaxLen, total)
 	} else {
-		p("  if (%s > (ulong)Decoder.MaxLen) throw new ErrTooLong(%s + \" entries\");", total, total)
+		p("  if (%s > (ulong)d.MaxLen) throw new ErrTooLong(%s + \" entries\");", total, total)
 	}
 	p("  for (ulong %s = 0; %s < %s; %s++)", kk, kk, cnt, kk)
 	p("  {")

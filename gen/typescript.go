@@ -59,6 +59,13 @@ func TypeScript(out io.Writer, runtimePath string, msgs ...Message) error {
 			}
 			w.p("];\n")
 		}
+		roots := []int{s.Root}
+		if s.Union != nil {
+			roots = s.Union.Variants
+		}
+		for _, ri := range roots {
+			w.p("%s%d.limits = { maxDepth: %d, maxLen: %d };\n", pre, ri, s.Limits.MaxDepth, s.Limits.MaxLen)
+		}
 		fp, _ := Fingerprint(s)
 		if s.Union != nil {
 			w.p("\n/** the union %s: variants %s */\nexport const %s = {\n", m.Name, variantNames(s, names), m.Name)

@@ -186,7 +186,7 @@ namespace Bitwire
                 e.W.Write((ulong)l, BitsRequired((ulong)maxlen));
                 return;
             }
-            if (l > Decoder.MaxLen) throw new ErrTooLong("length " + l);
+            if (l > e.MaxLen) throw new ErrTooLong("length " + l);
             WriteBitlen(e.W, (ulong)l, 5);
         }
         public static T[] Fill<T>(T[] a, Func<T> make) { for (int i = 0; i < a.Length; i++) a[i] = make(); return a; }
@@ -374,8 +374,10 @@ namespace Bitwire
     /// <summary>Decoding state of one message: the "any negative" flag, depth, scratch space.</summary>
     public sealed class Decoder
     {
-        public const int MaxDepth = 100;
-        public const int MaxLen = 1 << 20;
+        public const int DefaultMaxDepth = 100;
+        public const int DefaultMaxLen = 1 << 20;
+        /// <summary>The message's limits, from its schema (Go's defaults unless set).</summary>
+        public int MaxDepth = DefaultMaxDepth, MaxLen = DefaultMaxLen;
         public BitReader R;
         public bool Neg, Flagged, SawNeg;
         public int Depth;
@@ -404,7 +406,7 @@ namespace Bitwire
             else
             {
                 ulong x = Codings.ReadBitlen(R, 5);
-                if (x > MaxLen) throw new ErrTooLong("length " + x);
+                if (x > (ulong)MaxLen) throw new ErrTooLong("length " + x);
                 l = (int)x;
             }
             if (emin > 0 && l > R.Remaining / emin) throw new ErrUnexpectedEnd("length " + l + " against the input left");
@@ -585,7 +587,8 @@ namespace Bitwire
         public Encoder(BitWriter w) { W = w; }
         public void Begin(bool neg) { Neg = neg; Flagged = false; Depth = 0; }
         public void SignFlag() { if (!Flagged) { W.Bool(Neg); Flagged = true; } }
-        public void Enter() { if (++Depth > Decoder.MaxDepth) throw new ErrMalformed("nesting deeper than " + Decoder.MaxDepth); }
+        public int MaxDepth = Decoder.DefaultMaxDepth, MaxLen = Decoder.DefaultMaxLen;
+        public void Enter() { if (++Depth > MaxDepth) throw new ErrMalformed("nesting deeper than " + MaxDepth); }
         public void Leave() { Depth--; }
         public void Int(bool signed, int w, bool neg, ulong mag)
         {
@@ -641,6 +644,14 @@ namespace Bitwire
         public void SetFixed(int i, double v, double prec, bool f32) { GSigned[i] = true; GWidth[i] = 6; FixedMag(v, prec, f32, out GNeg[i], out GMag[i]); }
     }
 
+    /// <summary>A message type's decoding (and encoding) limits, from its schema.</summary>
+    public struct Limits
+    {
+        public int MaxDepth, MaxLen;
+        public Limits(int maxDepth, int maxLen) { MaxDepth = maxDepth; MaxLen = maxLen; }
+        public static readonly Limits Default = new Limits(Decoder.DefaultMaxDepth, Decoder.DefaultMaxLen);
+    }
+
     /// <summary>Whole messages: root entry points that generated code wraps.</summary>
     public static class Message
     {
@@ -650,43 +661,50 @@ namespace Bitwire
 
         [ThreadStatic] static Decoder dec;
         [ThreadStatic] static BitReader rd;
-        static Decoder D(BitReader r) { if (dec == null) dec = new Decoder(r); dec.Begin(r); return dec; }
-
-        public static void DecodeFrom<T>(string root, BitReader r, T into, DecodeFn<T> fn)
+        static Decoder D(BitReader r, Limits lim)
         {
-            var d = D(r);
+            if (dec == null) dec = new Decoder(r);
+            dec.Begin(r);
+            dec.MaxDepth = lim.MaxDepth; dec.MaxLen = lim.MaxLen;
+            return dec;
+        }
+
+        public static void DecodeFrom<T>(string root, BitReader r, T into, DecodeFn<T> fn, Limits lim)
+        {
+            var d = D(r, lim);
             try { fn(d, into); } catch (BitwireException e) { throw e.Within(root); }
             d.End(root);
         }
-        public static void Decode<T>(string root, byte[] data, int length, T into, DecodeFn<T> fn)
+        public static void Decode<T>(string root, byte[] data, int length, T into, DecodeFn<T> fn, Limits lim)
         {
             if (rd == null) rd = new BitReader(data);
             var r = rd;
             r.Reset(data, length);
-            DecodeFrom(root, r, into, fn);
+            DecodeFrom(root, r, into, fn, lim);
             if (!r.CheckPadding()) throw new ErrTrailingData(r.Remaining + " bits left").Within(root);
         }
-        public static void DecodeDeltaFrom<T>(string root, BitReader r, T baseline, T into, DeltaFn<T> fn)
+        public static void DecodeDeltaFrom<T>(string root, BitReader r, T baseline, T into, DeltaFn<T> fn, Limits lim)
         {
-            var d = D(r);
+            var d = D(r, lim);
             try { fn(d, baseline, into); } catch (BitwireException e) { throw e.Within(root); }
             d.End(root);
         }
-        public static void DecodeDelta<T>(string root, byte[] data, int length, T baseline, T into, DeltaFn<T> fn)
+        public static void DecodeDelta<T>(string root, byte[] data, int length, T baseline, T into, DeltaFn<T> fn, Limits lim)
         {
             if (rd == null) rd = new BitReader(data);
             var r = rd;
             r.Reset(data, length);
-            DecodeDeltaFrom(root, r, baseline, into, fn);
+            DecodeDeltaFrom(root, r, baseline, into, fn, lim);
             if (!r.CheckPadding()) throw new ErrTrailingData(r.Remaining + " bits left").Within(root);
         }
         [ThreadStatic] static Encoder enc;
-        public static void EncodeTo<T>(string root, BitWriter w, T v, EncodeFn<T> fn)
+        public static void EncodeTo<T>(string root, BitWriter w, T v, EncodeFn<T> fn, Limits lim)
         {
             int start = w.Length;
             if (enc == null) enc = new Encoder(w);
             var e = enc;
             e.W = w;
+            e.MaxDepth = lim.MaxDepth; e.MaxLen = lim.MaxLen;
             try
             {
                 e.Begin(false);
@@ -759,6 +777,7 @@ namespace Bitwire
         readonly string root; readonly uint fp; readonly Func<T> make;
         readonly Message.DecodeFn<T> decode; readonly Message.DeltaFn<T> delta; readonly Action<T, T> copy; readonly Message.EncodeFn<T> encode;
         readonly int mode; readonly uint maxAhead; readonly int recoverAfter;
+        readonly Limits lim;
         readonly System.Security.Cryptography.HMACSHA256 mac;
         readonly T[] vals; readonly uint[] ticks; int first, n;
         T scratch;
@@ -768,8 +787,9 @@ namespace Bitwire
         int run; uint runTick; bool runBack;
         SnapshotAck last; bool lastOK;
         public SnapshotReceiver(string root, ulong fingerprint, int size, int mode, uint maxAhead, int recoverAfter, Func<T> make,
-            Message.DecodeFn<T> decode, Message.DeltaFn<T> delta, Action<T, T> copy, Message.EncodeFn<T> encode, byte[] key = null)
+            Message.DecodeFn<T> decode, Message.DeltaFn<T> delta, Action<T, T> copy, Message.EncodeFn<T> encode, Limits lim, byte[] key = null)
         {
+            this.lim = lim;
             if (mode < 0 || mode > 2) throw new ArgumentException("integrity mode " + mode);
             if ((mode == 2) != (key != null) || (mode == 2 && key.Length < 16)) throw new ArgumentException("a MAC key of at least 16 bytes with mode 2, and none otherwise");
             if (mode == 2) mac = new System.Security.Cryptography.HMACSHA256((byte[])key.Clone());
@@ -862,15 +882,15 @@ namespace Bitwire
                     last = new SnapshotAck { Tick = h.Tick, Token = token, MissingBaseline = true }; lastOK = true;
                     throw new ErrNoBaseline("tick " + h.Tick + " is a delta against " + h.Baseline);
                 }
-                Message.DecodeDeltaFrom(root, r, vals[i], scratch, delta);
+                Message.DecodeDeltaFrom(root, r, vals[i], scratch, delta, lim);
             }
-            else Message.DecodeFrom(root, r, scratch, decode);
+            else Message.DecodeFrom(root, r, scratch, decode, lim);
             uint sum = h.Hashed ? (uint)r.Read(32) : 0;
             if (!r.CheckPadding()) throw new ErrTrailingData(r.Remaining + " bits left").Within(root);
             if (h.Hashed)
             {
                 hw.Reset();
-                Message.EncodeTo(root, hw, scratch, encode);
+                Message.EncodeTo(root, hw, scratch, encode, lim);
                 var seg = hw.Segment;
                 if (Crc32c.Of(seg.Array, seg.Offset, seg.Count) != sum)
                 {

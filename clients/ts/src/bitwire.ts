@@ -396,7 +396,11 @@ export interface Node {
 /** fields of one struct sharing a bitlen group name */
 export interface Group { members: number[]; width: number; signed: boolean; }
 export interface Field { name: string; node: Node; grp?: Group; }
-export interface StructPlan { name: string; fields: Field[]; make: () => any; }
+export interface StructPlan {
+  name: string; fields: Field[]; make: () => any;
+  /** a message type's decoding limits, from its schema (absent: Go's defaults, 100 and 2^20) */
+  limits?: { maxDepth: number; maxLen: number };
+}
 
 const MAX_DEPTH = 100;
 const MAX_LEN = 1 << 20;
@@ -463,7 +467,11 @@ function wrap(e: unknown, seg: string): unknown {
 export class Decoder {
   r: BitReader;
   neg = false; flagged = false; sawNeg = false; depth = 0;
-  constructor(r: BitReader) { this.r = r; }
+  maxDepth = MAX_DEPTH; maxLen = MAX_LEN;
+  constructor(r: BitReader, t?: StructPlan) {
+    this.r = r;
+    if (t?.limits) { this.maxDepth = t.limits.maxDepth; this.maxLen = t.limits.maxLen; }
+  }
   begin(): void { this.neg = false; this.flagged = false; this.sawNeg = false; this.depth = 0; }
   signFlag(): void {
     if (!this.flagged) { this.neg = this.r.bool(); this.flagged = true; }
@@ -478,7 +486,7 @@ export class Decoder {
       if (l > n.maxlen) throw new ErrTooLong(`length ${l} over ${n.maxlen}`);
     } else {
       const v = readBitlen(this.r, 5);
-      if (typeof v !== "number" || v > MAX_LEN) throw new ErrTooLong(`length ${v} over ${MAX_LEN}`);
+      if (typeof v !== "number" || v > this.maxLen) throw new ErrTooLong(`length ${v} over ${this.maxLen}`);
       l = v;
     }
     if (min > 0 && l > Math.floor(this.r.remaining() / min)) throw new ErrUnexpectedEnd(`length ${l} against the input left`);
@@ -535,7 +543,7 @@ export class Decoder {
   }
 
   struct(t: StructPlan, into?: any): any {
-    if (++this.depth > MAX_DEPTH) throw new ErrMalformed("nesting deeper than " + MAX_DEPTH);
+    if (++this.depth > this.maxDepth) throw new ErrMalformed("nesting deeper than " + this.maxDepth);
     const o = into ?? t.make();
     const fs = t.fields;
     let i = 0;
@@ -772,7 +780,11 @@ const NEED_SIGN = { needSign: true };
 export class Encoder {
   w: BitWriter;
   neg = false; flagged = false; depth = 0;
-  constructor(w: BitWriter) { this.w = w; }
+  maxDepth = MAX_DEPTH; maxLen = MAX_LEN;
+  constructor(w: BitWriter, t?: StructPlan) {
+    this.w = w;
+    if (t?.limits) { this.maxDepth = t.limits.maxDepth; this.maxLen = t.limits.maxLen; }
+  }
   begin(neg: boolean): void { this.neg = neg; this.flagged = false; this.depth = 0; }
   signFlag(): void {
     if (!this.flagged) { this.w.bool(this.neg); this.flagged = true; }
@@ -783,7 +795,7 @@ export class Encoder {
       this.w.write(l, bitsRequired(maxlen));
       return;
     }
-    if (l > MAX_LEN) throw new ErrTooLong(`length ${l} over ${MAX_LEN}`);
+    if (l > this.maxLen) throw new ErrTooLong(`length ${l} over ${this.maxLen}`);
     writeBitlen(this.w, l, 5);
   }
   /** the sign and magnitude of a bitlen or fixed value */
@@ -845,7 +857,7 @@ export class Encoder {
     }
   }
   struct(t: StructPlan, o: any): void {
-    if (++this.depth > MAX_DEPTH) throw new ErrMalformed("nesting deeper than " + MAX_DEPTH);
+    if (++this.depth > this.maxDepth) throw new ErrMalformed("nesting deeper than " + this.maxDepth);
     if (o === null || typeof o !== "object") throw new ErrInvalidValue(`not a ${t.name}`);
     const fs = t.fields;
     for (let i = 0; i < fs.length; i++) {
@@ -1053,7 +1065,7 @@ function wrapAdd(n: Node, kb: number | bigint, d: number): number | bigint {
 export class DeltaDecoder extends Decoder {
   /** a struct's delta against baseline b; skip is the id field of an entity (no changed bit) */
   structDelta(t: StructPlan, b: any, skip: number): any {
-    if (++this.depth > MAX_DEPTH) throw new ErrMalformed("nesting deeper than " + MAX_DEPTH);
+    if (++this.depth > this.maxDepth) throw new ErrMalformed("nesting deeper than " + this.maxDepth);
     const o = t.make();
     const fs = t.fields;
     for (let i = 0; i < fs.length; i++) {
@@ -1208,7 +1220,7 @@ export class DeltaDecoder extends Decoder {
     const em = Math.max(1, emin(n));
     if (typeof cnt !== "number" || (cnt > 0 && cnt > Math.floor(this.r.remaining() / em))) throw new ErrUnexpectedEnd(`${cnt} new entries need more input than remains`);
     const total = surv + cnt;
-    if ((n.maxlen && total > n.maxlen) || (!n.maxlen && total > MAX_LEN)) throw new ErrTooLong(`${total} entries`);
+    if ((n.maxlen && total > n.maxlen) || (!n.maxlen && total > this.maxLen)) throw new ErrTooLong(`${total} entries`);
     this.entries(n, m, cnt);
     if (m.size !== total) throw new ErrMalformed("duplicate map key");
     return m;
@@ -1229,7 +1241,7 @@ function named(e: unknown, t: StructPlan): unknown { return wrap(e, t.name); }
 
 /** decodes one message from a shared stream (no padding check) */
 export function decodeFrom<T>(t: StructPlan, r: BitReader): T {
-  const d = new Decoder(r);
+  const d = new Decoder(r, t);
   let v: T;
   try { v = d.struct(t); } catch (e) { throw named(e, t); }
   d.end(t);
@@ -1244,7 +1256,7 @@ export function decode<T>(t: StructPlan, data: Uint8Array): T {
 }
 /** decodes a delta against base from a shared stream (Go's DecodeDelta) */
 export function decodeDeltaFrom<T>(t: StructPlan, r: BitReader, base: T): T {
-  const d = new DeltaDecoder(r);
+  const d = new DeltaDecoder(r, t);
   let v: T;
   try { v = d.structDelta(t, base, -1); } catch (e) { throw named(e, t); }
   d.end(t);
@@ -1260,7 +1272,7 @@ export function decodeDelta<T>(t: StructPlan, data: Uint8Array, base: T): T {
 /** encodes one message onto a shared stream (Go's Encode) */
 export function encodeTo<T>(t: StructPlan, w: BitWriter, v: T): void {
   const start = w.pos;
-  const e = new Encoder(w);
+  const e = new Encoder(w, t);
   try {
     e.begin(false);
     try {

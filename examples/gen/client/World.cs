@@ -531,22 +531,24 @@ namespace Example.Net
     {
         /// <summary>The schema's fingerprint; snapshot headers carry it folded to 32 bits.</summary>
         public const ulong Fingerprint = 0xe2b4aa2603e60f80UL;
+        /// <summary>The decoding limits of the schema (nesting, lengths without maxlen).</summary>
+        public static readonly Limits Lim = new Limits(100, 1048576);
         public static World Decode(byte[] data) { var o = new World(); Decode(data, data.Length, o); return o; }
         /// <summary>Decodes a whole message into an existing value, reusing its storage.</summary>
-        public static void Decode(byte[] data, int length, World into) { Message.Decode("World", data, length, into, World.BwDecode); }
-        public static void DecodeFrom(BitReader r, World into) { Message.DecodeFrom("World", r, into, World.BwDecode); }
+        public static void Decode(byte[] data, int length, World into) { Message.Decode("World", data, length, into, World.BwDecode, Lim); }
+        public static void DecodeFrom(BitReader r, World into) { Message.DecodeFrom("World", r, into, World.BwDecode, Lim); }
         public static byte[] Encode(World v) { var w = new BitWriter(); EncodeTo(w, v); return w.ToArray(); }
-        public static void EncodeTo(BitWriter w, World v) { Message.EncodeTo("World", w, v, World.BwEncode); }
+        public static void EncodeTo(BitWriter w, World v) { Message.EncodeTo("World", w, v, World.BwEncode, Lim); }
         /// <summary>Applies a delta to baseline, into an existing value (not the baseline itself).</summary>
-        public static void DecodeDelta(byte[] data, int length, World baseline, World into) { Message.DecodeDelta("World", data, length, baseline, into, DeltaRoot); }
-        public static void DecodeDeltaFrom(BitReader r, World baseline, World into) { Message.DecodeDeltaFrom("World", r, baseline, into, DeltaRoot); }
+        public static void DecodeDelta(byte[] data, int length, World baseline, World into) { Message.DecodeDelta("World", data, length, baseline, into, DeltaRoot, Lim); }
+        public static void DecodeDeltaFrom(BitReader r, World baseline, World into) { Message.DecodeDeltaFrom("World", r, baseline, into, DeltaRoot, Lim); }
         static void DeltaRoot(Decoder d, World b, World o) { World.BwDecodeDelta(d, b, o, -1); }
         /// <summary>Makes dst a deep copy of src, reusing dst's storage.</summary>
         public static void Copy(World src, World dst) { World.BwCopy(src, dst); }
         /// <summary>Turns v into what a receiver decodes: the server's quantization, for prediction.</summary>
         public static void Quantize(World v) { var b = Encode(v); Decode(b, b.Length, v); }
         /// <summary>The client side of a snapshot stream of World (integrity mode 0, 1 or 2 with its key, history size and tick window as the server's).</summary>
-        public static SnapshotReceiver<World> Receiver(int size = 32, int mode = 0, uint maxAhead = 300, int recoverAfter = 8, byte[] key = null) { return new SnapshotReceiver<World>("World", Fingerprint, size, mode, maxAhead, recoverAfter, () => new World(), World.BwDecode, DeltaRoot, World.BwCopy, World.BwEncode, key); }
+        public static SnapshotReceiver<World> Receiver(int size = 32, int mode = 0, uint maxAhead = 300, int recoverAfter = 8, byte[] key = null) { return new SnapshotReceiver<World>("World", Fingerprint, size, mode, maxAhead, recoverAfter, () => new World(), World.BwDecode, DeltaRoot, World.BwCopy, World.BwEncode, Lim, key); }
     }
 
     /// <summary>The codec of Input (main.Input).</summary>
@@ -554,21 +556,23 @@ namespace Example.Net
     {
         /// <summary>The schema's fingerprint; snapshot headers carry it folded to 32 bits.</summary>
         public const ulong Fingerprint = 0x19972f4695ddced3UL;
+        /// <summary>The decoding limits of the schema (nesting, lengths without maxlen).</summary>
+        public static readonly Limits Lim = new Limits(100, 1048576);
         public static Input Decode(byte[] data) { var o = new Input(); Decode(data, data.Length, o); return o; }
         /// <summary>Decodes a whole message into an existing value, reusing its storage.</summary>
-        public static void Decode(byte[] data, int length, Input into) { Message.Decode("Input", data, length, into, Input.BwDecode); }
-        public static void DecodeFrom(BitReader r, Input into) { Message.DecodeFrom("Input", r, into, Input.BwDecode); }
+        public static void Decode(byte[] data, int length, Input into) { Message.Decode("Input", data, length, into, Input.BwDecode, Lim); }
+        public static void DecodeFrom(BitReader r, Input into) { Message.DecodeFrom("Input", r, into, Input.BwDecode, Lim); }
         public static byte[] Encode(Input v) { var w = new BitWriter(); EncodeTo(w, v); return w.ToArray(); }
-        public static void EncodeTo(BitWriter w, Input v) { Message.EncodeTo("Input", w, v, Input.BwEncode); }
+        public static void EncodeTo(BitWriter w, Input v) { Message.EncodeTo("Input", w, v, Input.BwEncode, Lim); }
         /// <summary>Applies a delta to baseline, into an existing value (not the baseline itself).</summary>
-        public static void DecodeDelta(byte[] data, int length, Input baseline, Input into) { Message.DecodeDelta("Input", data, length, baseline, into, DeltaRoot); }
-        public static void DecodeDeltaFrom(BitReader r, Input baseline, Input into) { Message.DecodeDeltaFrom("Input", r, baseline, into, DeltaRoot); }
+        public static void DecodeDelta(byte[] data, int length, Input baseline, Input into) { Message.DecodeDelta("Input", data, length, baseline, into, DeltaRoot, Lim); }
+        public static void DecodeDeltaFrom(BitReader r, Input baseline, Input into) { Message.DecodeDeltaFrom("Input", r, baseline, into, DeltaRoot, Lim); }
         static void DeltaRoot(Decoder d, Input b, Input o) { Input.BwDecodeDelta(d, b, o, -1); }
         /// <summary>Makes dst a deep copy of src, reusing dst's storage.</summary>
         public static void Copy(Input src, Input dst) { Input.BwCopy(src, dst); }
         /// <summary>Turns v into what a receiver decodes: the server's quantization, for prediction.</summary>
         public static void Quantize(Input v) { var b = Encode(v); Decode(b, b.Length, v); }
         /// <summary>The client side of a snapshot stream of Input (integrity mode 0, 1 or 2 with its key, history size and tick window as the server's).</summary>
-        public static SnapshotReceiver<Input> Receiver(int size = 32, int mode = 0, uint maxAhead = 300, int recoverAfter = 8, byte[] key = null) { return new SnapshotReceiver<Input>("Input", Fingerprint, size, mode, maxAhead, recoverAfter, () => new Input(), Input.BwDecode, DeltaRoot, Input.BwCopy, Input.BwEncode, key); }
+        public static SnapshotReceiver<Input> Receiver(int size = 32, int mode = 0, uint maxAhead = 300, int recoverAfter = 8, byte[] key = null) { return new SnapshotReceiver<Input>("Input", Fingerprint, size, mode, maxAhead, recoverAfter, () => new Input(), Input.BwDecode, DeltaRoot, Input.BwCopy, Input.BwEncode, Lim, key); }
     }
 }

@@ -49,6 +49,7 @@ p0_2.fields = [
   { name: "Z", node: { k: "q", f32: true, min: -512, max: 512, steps: 102400, step: 0.01, dlo: -100, dhi: 100 } },
   { name: "Y", node: { k: "q", f32: true, min: -16, max: 112, steps: 12800, step: 0.01, dlo: -100, dhi: 100 } },
 ];
+p0_0.limits = { maxDepth: 100, maxLen: 1048576 };
 
 /** the codec of World (main.World) */
 export const WorldCodec = {
@@ -75,6 +76,7 @@ p1_0.fields = [
   { name: "Fire", node: { k: "bool" } },
   { name: "Acked", node: { k: "bitlen", size: 32, n: 5 } },
 ];
+p1_0.limits = { maxDepth: 100, maxLen: 1048576 };
 
 /** the codec of Input (main.Input) */
 export const InputCodec = {
