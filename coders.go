@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"fmt"
 	"math"
+	"reflect"
+	"strconv"
 	"time"
 	"unsafe"
 
@@ -11,13 +13,14 @@ import (
 )
 
 // The leaf codings, each described once: one coder row per coding says how
-// many bits a value takes, how a value turns into the bits that are compared
-// and delta-coded (its key) and back, how it lays out, and what equality
-// and copying need where a key does not do. Sizes (MaxBits, the bounds on
-// lengths), Layout, eqNode, copyNode, delta windows and the flat plan read
-// the row; the flat path's kernel for a leaf is chosen from the row when a
-// plan is compiled (flat.go). The bits themselves are those of package
-// fields, which a test checks coding by coding (fields_conformance_test.go).
+// many bits a value takes, how a value turns into the bits that are
+// compared and delta-coded (its key) and back, how the schema (and so
+// Layout) describes it, and what equality and copying need where a key
+// does not do. Sizes (MaxBits, the bounds on lengths), the schema, eqNode,
+// copyNode, delta windows and the flat plan read the row; the flat path's
+// kernel for a leaf is chosen from the row when a plan is compiled
+// (flat.go). The bits themselves are those of package fields, which a test
+// checks coding by coding (fields_conformance_test.go).
 //
 // What a row does not hold is the writing and reading: those take the
 // bits.Writer or the encoder, and a call through a function value makes
@@ -50,9 +53,11 @@ type coder struct {
 	eq   func(n *node, a, b unsafe.Pointer) bool
 	copy func(n *node, dst, src unsafe.Pointer)
 
-	opts   func(n *node) string // Layout's options column
-	signed func(n *node) bool   // carries a sign bit under the message's "any negative" flag
-	group  bool                 // the elements of an array or slice share one bit length
+	// schema fills in the coding's parameters in the plan's schema (and
+	// so in Layout, which prints the schema)
+	schema func(n *node, ns *NodeSchema)
+	signed func(n *node) bool // carries a sign bit under the message's "any negative" flag
+	group  bool               // the elements of an array or slice share one bit length
 	flat   func(n *node) flatCode
 }
 
@@ -92,7 +97,6 @@ func storeKey(n *node, p unsafe.Pointer, k uint64) error { return n.row.storeKey
 
 func one(*node) int          { return 1 }
 func unitStep(*node) float64 { return 1 }
-func noOpts(*node) string    { return "" }
 func flatVia(*node) flatCode { return flatNode }
 
 var boolCoder = coder{
@@ -104,8 +108,8 @@ var boolCoder = coder{
 		}
 		return 0, nil
 	},
-	opts: noOpts,
-	flat: func(*node) flatCode { return flatBool },
+	flat:   func(*node) flatCode { return flatBool },
+	schema: func(_ *node, ns *NodeSchema) { ns.Type = "bool" },
 }
 
 var bitsCoder = coder{
@@ -124,8 +128,11 @@ var bitsCoder = coder{
 		return nil
 	},
 	step: unitStep,
-	opts: func(n *node) string { return fmt.Sprintf("n=%d signed=%v", n.n, n.mem.signed()) },
 	flat: flatVia,
+	schema: func(n *node, ns *NodeSchema) {
+		ns.Type, ns.Clamp = memName(n.mem), n.clamp
+		ns.Bits = &BitsParams{Width: n.n}
+	},
 }
 
 var rangeCoder = coder{
@@ -158,17 +165,19 @@ var rangeCoder = coder{
 		return nil
 	},
 	step: unitStep,
-	opts: func(n *node) string {
-		if n.mem.signed() {
-			return fmt.Sprintf("min=%d max=%d", n.irng.Min(), n.irng.Max())
-		}
-		return fmt.Sprintf("min=%d max=%d", n.urng.Min(), n.urng.Max())
-	},
 	flat: func(n *node) flatCode {
 		if n.mem.signed() && !n.clamp {
 			return flatRangeInt
 		}
 		return flatNode
+	},
+	schema: func(n *node, ns *NodeSchema) {
+		ns.Type, ns.Clamp = memName(n.mem), n.clamp
+		if n.mem.signed() {
+			ns.Range = &RangeParams{Min: strconv.FormatInt(n.irng.Min(), 10), Max: strconv.FormatInt(n.irng.Max(), 10), Bits: n.irng.Bits()}
+		} else {
+			ns.Range = &RangeParams{Min: strconv.FormatUint(n.urng.Min(), 10), Max: strconv.FormatUint(n.urng.Max(), 10), Bits: n.urng.Bits()}
+		}
 	},
 }
 
@@ -184,14 +193,15 @@ var qCoder = coder{
 		return nil
 	},
 	step: func(n *node) float64 { return n.q.Step() },
-	opts: func(n *node) string {
-		return fmt.Sprintf("min=%g max=%g steps=%d step=%g", n.q.Min(), n.q.Max(), n.q.Steps(), n.q.Step())
-	},
 	flat: func(n *node) flatCode {
 		if n.mem == mF32 && !n.clamp {
 			return flatQ32
 		}
 		return flatNode
+	},
+	schema: func(n *node, ns *NodeSchema) {
+		ns.Type, ns.Clamp = memName(n.mem), n.clamp
+		ns.Q = &QParams{Min: n.q.Min(), Max: n.q.Max(), Steps: n.q.Steps(), Step: n.q.Step(), Bits: n.q.Bits()}
 	},
 }
 
@@ -212,8 +222,8 @@ var floatCoder = coder{
 		}
 		return *(*uint64)(p), nil
 	},
-	opts: func(n *node) string { return fmt.Sprintf("float%d", n.mem.sizeBits()) },
-	flat: flatVia,
+	flat:   flatVia,
+	schema: func(n *node, ns *NodeSchema) { ns.Type = memName(n.mem) },
 }
 
 var fixedCoder = coder{
@@ -229,9 +239,12 @@ var fixedCoder = coder{
 		return nil
 	},
 	step:   func(n *node) float64 { return n.fx.Prec() },
-	opts:   func(n *node) string { return fmt.Sprintf("prec=%g", n.fx.Prec()) },
 	signed: func(*node) bool { return true },
 	group:  true,
+	schema: func(n *node, ns *NodeSchema) {
+		ns.Type = memName(n.mem)
+		ns.Fixed = &FixedParams{Prec: n.fx.Prec(), Width: n.n}
+	},
 }
 
 var varintCoder = coder{
@@ -240,8 +253,11 @@ var varintCoder = coder{
 	// the widest value: all ones (zigzagged, the most negative)
 	maxBits: func(n *node) int { return fields.VarintBits(math.MaxUint64>>uint(64-n.mem.sizeBits()), n.n) },
 	key:     func(n *node, p unsafe.Pointer) (uint64, error) { return loadInt(p, n.mem), nil },
-	opts:    func(n *node) string { return fmt.Sprintf("group=%d signed=%v", n.n, n.mem.signed()) },
 	flat:    flatVia,
+	schema: func(n *node, ns *NodeSchema) {
+		ns.Type = memName(n.mem)
+		ns.Varint = &VarintParams{Group: n.n}
+	},
 }
 
 var bitlenCoder = coder{
@@ -255,7 +271,6 @@ var bitlenCoder = coder{
 		return sign + n.n + n.mem.sizeBits() - 1
 	},
 	key:    func(n *node, p unsafe.Pointer) (uint64, error) { return loadInt(p, n.mem), nil },
-	opts:   func(n *node) string { return fmt.Sprintf("width=%d signed=%v", n.n, n.mem.signed()) },
 	signed: func(n *node) bool { return n.mem.signed() },
 	group:  true,
 	flat: func(n *node) flatCode {
@@ -263,6 +278,10 @@ var bitlenCoder = coder{
 			return flatNone // its sign flag cannot be taken back by a rewind
 		}
 		return flatBitlenU
+	},
+	schema: func(n *node, ns *NodeSchema) {
+		ns.Type = memName(n.mem)
+		ns.Bitlen = &BitlenParams{Width: n.n}
 	},
 }
 
@@ -275,20 +294,13 @@ func bytesMax(n *node) int {
 	return fields.LenBits(0, n.maxlen) + 8*n.maxlen
 }
 
-func maxlenOpts(n *node) string {
-	if n.maxlen > 0 {
-		return fmt.Sprintf("maxlen=%d", n.maxlen)
-	}
-	return ""
-}
-
 var stringCoder = coder{
 	name:    "string",
 	minBits: lenMin,
 	maxBits: bytesMax,
 	eq:      func(_ *node, a, b unsafe.Pointer) bool { return *(*string)(a) == *(*string)(b) },
 	copy:    func(_ *node, dst, src unsafe.Pointer) { *(*string)(dst) = *(*string)(src) },
-	opts:    maxlenOpts,
+	schema:  func(n *node, ns *NodeSchema) { ns.Type, ns.MaxLen = "string", n.maxlen },
 }
 
 var bytesCoder = coder{
@@ -310,7 +322,7 @@ var bytesCoder = coder{
 		copy(buf, s)
 		*d = buf
 	},
-	opts: maxlenOpts,
+	schema: func(n *node, ns *NodeSchema) { ns.Type, ns.MaxLen = "bytes", n.maxlen },
 }
 
 var quatCoder = coder{
@@ -320,8 +332,14 @@ var quatCoder = coder{
 	// a struct with X, Y, Z, W and fields of its own, some with pointers:
 	// only the components belong to this node
 	copy: func(n *node, dst, src unsafe.Pointer) { storeQuat(n, dst, loadQuat(n, src)) },
-	opts: func(n *node) string { return fmt.Sprintf("component bits=%d", n.quat.ComponentBits()) },
 	flat: func(*node) flatCode { return flatQuat },
+	schema: func(n *node, ns *NodeSchema) {
+		ns.Type = memName(n.mem)
+		ns.Quat = &QuatParams{Bits: n.quat.ComponentBits()}
+		if n.typ.Kind() == reflect.Struct {
+			ns.Quat.Fields = []string{"X", "Y", "Z", "W"}
+		}
+	},
 }
 
 // quatKey is the key of a quaternion: its smallest-three packing.
@@ -335,7 +353,7 @@ var timeCoder = coder{
 		ta, tb := (*time.Time)(a), (*time.Time)(b)
 		return ta.Unix() == tb.Unix() && ta.Nanosecond() == tb.Nanosecond()
 	},
-	copy: func(_ *node, dst, src unsafe.Pointer) { *(*time.Time)(dst) = *(*time.Time)(src) },
-	opts: noOpts,
-	flat: flatVia,
+	copy:   func(_ *node, dst, src unsafe.Pointer) { *(*time.Time)(dst) = *(*time.Time)(src) },
+	flat:   flatVia,
+	schema: func(_ *node, ns *NodeSchema) { ns.Type = "time" },
 }

@@ -7,7 +7,7 @@ import (
 )
 
 // Every leaf coding has a complete row: a size rule, a way to compare
-// values (a key, or its own equality), layout options and a name; a coding
+// values (a key, or its own equality), its schema and a name; a coding
 // has a window unit exactly when it has a key to count in, and a fixed
 // width exactly when it has no separate bounds. Containers have a name
 // only. A coding added without its row fails here.
@@ -22,7 +22,7 @@ func TestCoderRowsComplete(t *testing.T) {
 		require.True(t, r.leaf(), r.name)
 		require.True(t, (r.width != nil) != (r.minBits != nil && r.maxBits != nil), "%s: a width or both bounds", r.name)
 		require.True(t, r.key != nil || r.eq != nil, "%s: a key or an equality", r.name)
-		require.NotNil(t, r.opts, r.name)
+		require.NotNil(t, r.schema, r.name)
 		if r.step != nil {
 			require.NotNil(t, r.key, "%s: a window counts in keys", r.name)
 			require.NotNil(t, r.storeKey, "%s: a window decodes to a key", r.name)

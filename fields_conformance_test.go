@@ -92,6 +92,11 @@ type (
 		Q [4]float32 `net:"quat"`
 	}
 	confSliceDelta struct{ S []uint16 }
+	confEnt        struct {
+		ID uint8 `net:"id"`
+		V  uint16
+	}
+	confEntities struct{ E []confEnt }
 )
 
 func randQuat(r *rand.Rand) [4]float32 {
@@ -318,6 +323,59 @@ var fieldsCases = []fieldsCase{
 			fields.WriteIndexSet(w, changed, len(c.S), false)
 			for _, i := range changed {
 				fields.WriteBitlen(w, uint64(c.S[i]), fields.BitlenWidth(16))
+			}
+		})
+	}},
+	{"entity set delta: three index sets", func(r *rand.Rand) ([]byte, []byte) {
+		var b, c confEntities
+		for id := 0; id < 60; id += 1 + r.Intn(3) {
+			v := uint16(r.Intn(1 << 16))
+			if r.Intn(4) > 0 {
+				b.E = append(b.E, confEnt{uint8(id), v})
+			}
+			switch k := r.Intn(5); {
+			case k == 0: // removed (or never there)
+			case k == 1:
+				c.E = append(c.E, confEnt{uint8(id), v + 1})
+			default:
+				c.E = append(c.E, confEnt{uint8(id), v})
+			}
+		}
+		return delta(b, c), written(func(w *bits.Writer) {
+			var removed, added, changed []int32
+			var changedC []confEnt
+			i, j, surv := 0, 0, 0
+			for i < len(b.E) || j < len(c.E) {
+				switch {
+				case j == len(c.E) || (i < len(b.E) && b.E[i].ID < c.E[j].ID):
+					removed = append(removed, int32(i))
+					i++
+				case i == len(b.E) || c.E[j].ID < b.E[i].ID:
+					added = append(added, int32(j))
+					j++
+				default:
+					if b.E[i] != c.E[j] {
+						changed = append(changed, int32(surv))
+						changedC = append(changedC, c.E[j])
+					}
+					surv, i, j = surv+1, i+1, j+1
+				}
+			}
+			w.WriteBool(len(removed)+len(added)+len(changed) > 0)
+			if len(removed)+len(added)+len(changed) == 0 {
+				return
+			}
+			must(0, fields.WriteLen(w, len(c.E), 0))
+			fields.WriteIndexSet(w, removed, len(b.E), false)
+			fields.WriteIndexSet(w, added, len(c.E), true)
+			fields.WriteIndexSet(w, changed, surv, false)
+			for _, e := range changedC {
+				w.WriteBool(true) // V changed; the id has no changed bit
+				fields.WriteBitlen(w, uint64(e.V), fields.BitlenWidth(16))
+			}
+			for _, k := range added {
+				fields.WriteBitlen(w, uint64(c.E[k].ID), fields.BitlenWidth(8))
+				fields.WriteBitlen(w, uint64(c.E[k].V), fields.BitlenWidth(16))
 			}
 		})
 	}},

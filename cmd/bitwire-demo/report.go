@@ -29,7 +29,8 @@ type Summary struct {
 	AcksTaken       int               `json:"acks_taken"`
 	BadAcks         int               `json:"bad_acks"`         // malformed or from an unknown address
 	BaselineAge     float64           `json:"baseline_age_avg"` // ticks between a delta and its baseline
-	Clients         clientStats       `json:"clients"`          // summed over clients
+	Clients         clientStats       `json:"clients"`          // summed over the Go clients
+	NodeClients     []NodeSummary     `json:"node"`             // each Node client (-node)
 	Network         condStats         `json:"network"`          // what the conditioners did, summed
 	LoopbackLost    int               `json:"loopback_lost"`
 	Desyncs         int               `json:"desyncs"`
@@ -39,12 +40,27 @@ type Summary struct {
 	TopFields       []FieldSummary    `json:"top_fields"`  // the costliest leaf fields
 	PacketBits      int64             `json:"packet_bits"` // all delta datagrams, headers and stream bytes included
 	Series          []SecondSummary   `json:"series"`
+	Attacks         AttackSummary     `json:"attacks"`
+}
+
+// AttackSummary is what the forger and the spoofer did, and what the
+// integrity mode and the receivers made of it (inject.go).
+type AttackSummary struct {
+	Integrity      string      `json:"integrity"`
+	TrailerBytes   int         `json:"trailer_bytes"` // per packet
+	Injected       injectStats `json:"injected"`      // summed over clients
+	SpoofedAcks    int         `json:"spoofed_acks"`  // sent by the spoofer
+	AcksRefused    int         `json:"acks_refused"`  // by Sender.HandleAck: wrong token
+	RecoveryMean   float64     `json:"recovery_mean_ticks"`
+	RecoveryMeanMs float64     `json:"recovery_mean_ms"`
+	RecoveryMaxMs  float64     `json:"recovery_max_ms"`
 }
 
 // ConfigSummary is the configuration in JSON-friendly units.
 type ConfigSummary struct {
 	Duration  string  `json:"duration"`
 	Clients   int     `json:"clients"`
+	Node      int     `json:"node_clients"`
 	Bots      int     `json:"bots"`
 	Rate      int     `json:"rate"`
 	Crates    int     `json:"crates"`
@@ -54,6 +70,8 @@ type ConfigSummary struct {
 	Jitter    string  `json:"jitter"`
 	Dup       float64 `json:"dup"`
 	Reorder   float64 `json:"reorder"`
+	Forge     float64 `json:"forge"`
+	Spoof     float64 `json:"spoof"`
 	GoVersion string  `json:"go_version,omitempty"`
 }
 
@@ -93,9 +111,10 @@ type SecondSummary struct {
 func summarize(cfg Config, srv *server, clients []*client, stats *bitwire.Stats, ticks int, wall time.Duration, late int) Summary {
 	s := Summary{
 		Config: ConfigSummary{
-			Duration: cfg.Duration.String(), Clients: cfg.Clients, Bots: cfg.Bots, Rate: cfg.Rate,
+			Duration: cfg.Duration.String(), Clients: cfg.Clients, Node: cfg.Node, Bots: cfg.Bots, Rate: cfg.Rate,
 			Crates: cfg.Crates, Seed: cfg.Seed, Loss: cfg.Net.Loss, Latency: cfg.Net.Latency.String(),
 			Jitter: cfg.Net.Jitter.String(), Dup: cfg.Net.Dup, Reorder: cfg.Net.Reorder,
+			Forge: cfg.Inject.Forge, Spoof: cfg.Inject.Spoof,
 		},
 		Budget:      budget,
 		Ticks:       ticks,
@@ -108,7 +127,7 @@ func summarize(cfg Config, srv *server, clients []*client, stats *bitwire.Stats,
 	if ticks > 0 {
 		s.AwakeCrates = float64(srv.awakeSum) / float64(ticks)
 	}
-	n := float64(len(clients))
+	n := float64(len(srv.peers)) // Go and Node clients
 	seconds := float64(ticks) / float64(cfg.Rate)
 	row := func(name string, a *encodingAcct) EncodingSummary {
 		e := EncodingSummary{Name: name, Full: a.full, Delta: a.delta, Packets: a.full + a.delta, OverBudget: a.overBudget}
@@ -134,6 +153,15 @@ func summarize(cfg Config, srv *server, clients []*client, stats *bitwire.Stats,
 	for _, c := range clients {
 		s.Clients = s.Clients.add(c.stats)
 		s.Network = s.Network.add(c.cond.stats)
+		s.Attacks.Injected = s.Attacks.Injected.add(c.inj)
+	}
+	at := &s.Attacks
+	at.Integrity, at.TrailerBytes = cfg.Inject.Integrity.String(), cfg.Inject.Integrity.Overhead()
+	at.SpoofedAcks, at.AcksRefused = srv.spoofed, srv.acksRefused
+	if e := at.Injected.Episodes; e > 0 {
+		tick := 1000 / float64(cfg.Rate)
+		at.RecoveryMean = float64(at.Injected.RecoverySum) / float64(e)
+		at.RecoveryMeanMs, at.RecoveryMaxMs = at.RecoveryMean*tick, float64(at.Injected.RecoveryMax)*tick
 	}
 	s.LoopbackLost = s.Encodings[2].Packets - s.Clients.Received
 	s.Desyncs, s.DecodeErrors = s.Clients.Desyncs, s.Clients.Errors
@@ -177,6 +205,17 @@ func summarize(cfg Config, srv *server, clients []*client, stats *bitwire.Stats,
 	return s
 }
 
+// addNodeClients adds the Node clients' outcomes to the summary: their
+// desyncs and errors count like the Go clients'.
+func addNodeClients(s *Summary, ncs []*nodeClient) {
+	for _, nc := range ncs {
+		s.NodeClients = append(s.NodeClients, nc.sum)
+		s.Desyncs += nc.sum.Desyncs
+		s.DecodeErrors += nc.sum.Errors
+		s.LoopbackLost -= nc.sum.Received
+	}
+}
+
 // percentiles returns the nearest-rank p50 and p95 and the maximum.
 func percentiles(v []int) (p50, p95, mx int) {
 	if len(v) == 0 {
@@ -194,8 +233,12 @@ func percentiles(v []int) (p50, p95, mx int) {
 // printReport writes the human-readable report.
 func printReport(w io.Writer, s *Summary) {
 	c := s.Config
-	fmt.Fprintf(w, "bitwire-demo: %d clients + %d bots, %d crates, %d Hz, %s (%d ticks in %.1fs wall), seed %d\n",
-		c.Clients, c.Bots, c.Crates, c.Rate, c.Duration, s.Ticks, s.WallSeconds, c.Seed)
+	nodes := ""
+	if c.Node > 0 {
+		nodes = fmt.Sprintf(" + %d Node clients", c.Node)
+	}
+	fmt.Fprintf(w, "bitwire-demo: %d clients%s + %d bots, %d crates, %d Hz, %s (%d ticks in %.1fs wall), seed %d\n",
+		c.Clients, nodes, c.Bots, c.Crates, c.Rate, c.Duration, s.Ticks, s.WallSeconds, c.Seed)
 	fmt.Fprintf(w, "network (each direction): loss %g, latency %s, jitter %s, dup %g, reorder %g\n",
 		c.Loss, c.Latency, c.Jitter, c.Dup, c.Reorder)
 	fmt.Fprintf(w, "world: %d snapshot streams per client (players + %d crate shards of at most %d crates); %.0f crates awake on average\n",
@@ -222,6 +265,10 @@ func printReport(w io.Writer, s *Summary) {
 	}
 	fmt.Fprintln(w)
 
+	for _, nc := range s.NodeClients {
+		fmt.Fprintf(w, "node client %d: %d received, %d dropped, %d accepted (%d checked, %d unchecked), %d stale, %d without baseline, %d recovering; %d acks sent, %d dropped; desyncs: %d, errors: %d\n",
+			nc.ID, nc.Received, nc.Dropped, nc.Accepted, nc.Checked, nc.Unchecked, nc.Stale, nc.NoBaseline, nc.Recovering, nc.AcksSent, nc.AcksDropped, nc.Desyncs, nc.Errors)
+	}
 	cl, nw := s.Clients, s.Network
 	fmt.Fprintf(w, "clients: %d datagrams received (%d lost on loopback), %d dropped, %d duplicated, %d held back by the conditioner\n",
 		cl.Received, s.LoopbackLost, nw.Dropped, nw.Duplicated, nw.Reordered)
@@ -232,6 +279,7 @@ func printReport(w io.Writer, s *Summary) {
 		status = "FAILED"
 	}
 	fmt.Fprintf(w, "         desyncs: %d, decode errors: %d  %s\n", s.Desyncs, s.DecodeErrors, status)
+	printAttacks(w, s)
 
 	if len(s.TopFields) > 0 && s.BodyBits > 0 {
 		fmt.Fprintf(w, "\nfields that cost the most bits (bodies of the delta packets sent, all clients; bitwire.Stats):\n")
@@ -253,5 +301,30 @@ func printReport(w io.Writer, s *Summary) {
 			fmt.Fprintf(w, "bodies are %.1f%% of the delta bytes sent; snapshot headers, stream bytes and padding the other %.1f%%\n",
 				100*float64(s.BodyBits)/float64(s.PacketBits), 100-100*float64(s.BodyBits)/float64(s.PacketBits))
 		}
+	}
+}
+
+// printAttacks writes the integrity mode and what the attacks did, when
+// there is anything to say.
+func printAttacks(w io.Writer, s *Summary) {
+	a, in := &s.Attacks, &s.Attacks.Injected
+	if s.Config.Forge == 0 && s.Config.Spoof == 0 && a.TrailerBytes == 0 {
+		return
+	}
+	fmt.Fprintf(w, "integrity: %s, %d trailer bytes a packet", a.Integrity, a.TrailerBytes)
+	if d := s.Encodings[2].P50; d > 0 && a.TrailerBytes > 0 {
+		fmt.Fprintf(w, " (%.1f%% of the median delta datagram)", 100*float64(a.TrailerBytes)/float64(d))
+	}
+	fmt.Fprintln(w)
+	if s.Config.Forge > 0 {
+		fmt.Fprintf(w, "forger:  %d forged and %d corrupted datagrams injected; %d accepted, %d refused\n",
+			in.Forged, in.Corrupted, in.Accepted, in.Refused)
+		fmt.Fprintf(w, "         %d wrong-state episodes, back in sync after %.1f ticks (%.0f ms) on average, %d ticks (%.0f ms) at most;\n",
+			in.Episodes, a.RecoveryMean, a.RecoveryMeanMs, in.RecoveryMax, a.RecoveryMaxMs)
+		fmt.Fprintf(w, "         longest run of genuine packets refused on a stream: %d; %d refused while recovering; %d acks asked for a full snapshot\n",
+			in.RefusedRunMax, s.Clients.Recovering, in.FullRequests)
+	}
+	if s.Config.Spoof > 0 {
+		fmt.Fprintf(w, "spoofer: %d acks with guessed tokens sent; %d acks refused by the senders (wrong token)\n", a.SpoofedAcks, a.AcksRefused)
 	}
 }
