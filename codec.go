@@ -36,6 +36,13 @@ type Codec[T any] struct {
 	layout  string
 }
 
+// WireVersion is the version of the wire format that docs/wire-format.md
+// specifies and this package writes. It is hashed into every Fingerprint,
+// so peers of different versions refuse each other's snapshot packets
+// (snapshot.ErrProtocolMismatch). Version 2 anchors quantization grids at
+// zero (see docs/wire-format.md, "Versions").
+const WireVersion = 2
+
 var codecs sync.Map // reflect.Type -> *Codec[T] (as any)
 
 // For compiles and validates the plan of struct type T, or returns the one
@@ -57,7 +64,7 @@ func For[T any]() (*Codec[T], error) {
 		c.maxBits++
 	}
 	h := fnv.New64a()
-	fmt.Fprintf(h, "bitwire-1\n%s", c.layout)
+	fmt.Fprintf(h, "bitwire-%d\n%s", WireVersion, c.layout)
 	c.fp = h.Sum64()
 	actual, _ := codecs.LoadOrStore(t, c)
 	return actual.(*Codec[T]), nil

@@ -646,6 +646,16 @@ func (c *compiler) fillInt(nd *node, path string, t reflect.Type, s spec, what s
 	return nil
 }
 
+// inward32 returns the float32 nearest x on the side of x given by dir (1:
+// up, -1: down), as a float64: x itself when a float32 holds it.
+func inward32(x float64, dir float32) float64 {
+	f := float32(x) // ±Inf beyond the float32 range
+	if dir > 0 && float64(f) < x || dir < 0 && float64(f) > x {
+		f = math.Nextafter32(f, dir*float32(math.Inf(1)))
+	}
+	return float64(f)
+}
+
 func (c *compiler) fillFloat(nd *node, path string, t reflect.Type, s spec, what string) error {
 	nd.mem = memOf(t)
 	if err := s.reject(path, what, "group", "maxlen", "composite", "id"); err != nil {
@@ -680,6 +690,15 @@ func (c *compiler) fillFloat(nd *node, path string, t reflect.Type, s spec, what
 		}
 		if lo >= hi {
 			return badTag(path, "min=%s must be less than max=%s", s.min, s.max)
+		}
+		if nd.mem == mF32 {
+			// A float32 field's grid runs between the float32 bounds
+			// inside [min, max], so that every decoded value, once
+			// stored as a float32, lies in the range and re-encodes.
+			lo, hi = inward32(lo, 1), inward32(hi, -1)
+			if !(lo < hi) {
+				return badTag(path, "min=%s and max=%s hold fewer than two float32 values", s.min, s.max)
+			}
 		}
 		if s.hasPrec {
 			nd.q, err = fields.NewQuantizer(lo, hi, s.prec)
