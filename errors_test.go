@@ -652,7 +652,7 @@ func TestDecodedMalformed(t *testing.T) {
 		w.WriteBool(false)
 	})
 	var bm BadMapKeys
-	requireFieldErr(t, Unmarshal(data, &bm), ErrMalformed, "BadMapKeys.M")
+	requireFieldErr(t, Unmarshal(data, &bm), ErrMalformed, "BadMapKeys.M{#1}")
 
 	// smallest-three components whose squares sum over 1, and every other
 	// 14-bit pattern: each decodes or fails cleanly
@@ -1009,5 +1009,5 @@ func TestNaNMapKeys(t *testing.T) {
 		fields.WriteBitlen(w, 2, 3)
 		fields.WriteLen(w, 0, 0)
 	})
-	requireFieldErr(t, c.Unmarshal(zeros, &got), ErrMalformed, "FloatKeys.M")
+	requireFieldErr(t, c.Unmarshal(zeros, &got), ErrMalformed, "FloatKeys.M{#1}")
 }

@@ -1040,12 +1040,16 @@ func (d *decoder) decMap(n *node, p unsafe.Pointer) error {
 	return nil
 }
 
-// readEntries reads count key-value pairs of map node n into m (a key
-// already in m is overwritten: the caller checks the length for
-// duplicates).
+// readEntries reads count key-value pairs of map node n into m. The keys
+// must come in strictly ascending order, the one order the encoder writes,
+// and must not be in m already: an out-of-order or repeated key is
+// ErrMalformed as soon as it is read, before anything is decoded for the
+// entries after it.
 func (d *decoder) readEntries(n *node, m reflect.Value, count int) error {
 	k := reflect.New(n.typ.Key())
 	v := reflect.New(n.typ.Elem())
+	prev := reflect.New(n.typ.Key()).Elem()
+	check := m.Len() > 0 // entries already there: look each key up
 	for i := 0; i < count; i++ {
 		k.Elem().SetZero()
 		v.Elem().SetZero()
@@ -1055,12 +1059,35 @@ func (d *decoder) readEntries(n *node, m reflect.Value, count int) error {
 		if n.key.code == cFloat && math.IsNaN(loadFloat(k.UnsafePointer(), n.key.mem)) {
 			return wrapField(fmt.Errorf("%w: NaN map key", ErrInvalidValue), fmt.Sprintf("{#%d}", i), d.r.Pos())
 		}
+		if i > 0 && !keyBefore(prev, k.Elem()) {
+			return wrapField(fmt.Errorf("%w: map key %v after %v: keys must be in ascending order, each once", ErrMalformed, k.Elem(), prev), fmt.Sprintf("{#%d}", i), d.r.Pos())
+		}
+		if check && m.MapIndex(k.Elem()).IsValid() {
+			return wrapField(fmt.Errorf("%w: duplicate map key %v", ErrMalformed, k.Elem()), fmt.Sprintf("{#%d}", i), d.r.Pos())
+		}
+		prev.Set(k.Elem())
 		if err := d.decNode(n.elem, v.UnsafePointer()); err != nil {
 			return wrapField(err, fmt.Sprintf("[%v]", k.Elem()), d.r.Pos())
 		}
 		m.SetMapIndex(k.Elem(), v.Elem())
 	}
 	return nil
+}
+
+// keyBefore reports whether map key a orders strictly before key b, in the
+// order of keyLess.
+func keyBefore(a, b reflect.Value) bool {
+	switch a.Kind() {
+	case reflect.Bool:
+		return !a.Bool() && b.Bool()
+	case reflect.String:
+		return a.String() < b.String()
+	case reflect.Float32, reflect.Float64:
+		return a.Float() < b.Float()
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return a.Int() < b.Int()
+	}
+	return a.Uint() < b.Uint()
 }
 
 // sortIndexes orders idx by the keys they point to.
