@@ -315,11 +315,13 @@ func (d *decoder) checkSentinel() error {
 	}
 	at := d.r.Pos()
 	v, err := d.r.ReadBits(8)
+	// A *FieldError with the sentinel's own bit: the caller names the
+	// field, and the message says the bit once.
 	if err != nil {
-		return fmt.Errorf("%w: debug sentinel missing after the field (at bit %d): reader and writer disagree", ErrMalformed, at)
+		return &FieldError{Bit: at, Err: fmt.Errorf("%w: debug sentinel missing after the field: reader and writer disagree", ErrMalformed)}
 	}
 	if v != debugSentinel {
-		return fmt.Errorf("%w: debug sentinel after the field reads %#02x, not %#02x (at bit %d): reader and writer disagree", ErrMalformed, v, debugSentinel, at)
+		return &FieldError{Bit: at, Err: fmt.Errorf("%w: debug sentinel after the field reads %#02x, not %#02x: reader and writer disagree", ErrMalformed, v, debugSentinel)}
 	}
 	return nil
 }

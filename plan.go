@@ -290,6 +290,9 @@ func compileRoot(t reflect.Type) (*plan, error) {
 	if err := checkZeroBitSlices(p, "", map[*plan]bool{}); err != nil {
 		return nil, wrapField(err, t.Name(), -1)
 	}
+	if err := checkIDs(p, "", false, map[idVisit]bool{}); err != nil {
+		return nil, wrapField(err, t.Name(), -1)
+	}
 	for _, q := range c.order {
 		q.flat = flatten(q)
 	}
@@ -514,7 +517,7 @@ func (c *compiler) fill(nd *node, path string, t reflect.Type, s spec, inhKey st
 		}
 		sub, err := c.structPlan(t, inh, inhKey)
 		if err != nil {
-			return err
+			return wrapField(err, path, -1) // "[]" under a slice, as Layout writes it
 		}
 		nd.code, nd.sub = cStruct, sub
 		return nil
@@ -599,16 +602,16 @@ func (c *compiler) fillInt(nd *node, path string, t reflect.Type, s spec, what s
 			return badTag(path, "%v", err)
 		}
 		if signed {
-			if lo >= hi {
-				return badTag(path, "min=%s must be less than max=%s", s.min, s.max)
+			if lo > hi {
+				return badTag(path, "min=%s must not be above max=%s", s.min, s.max)
 			}
 			if size < 64 && (lo < -1<<(size-1) || hi > 1<<(size-1)-1) {
 				return badTag(path, "range %s..%s does not fit %s", s.min, s.max, t)
 			}
 			nd.irng, err = fields.NewIntRange(lo, hi)
 		} else {
-			if ulo >= uhi {
-				return badTag(path, "min=%s must be less than max=%s", s.min, s.max)
+			if ulo > uhi {
+				return badTag(path, "min=%s must not be above max=%s", s.min, s.max)
 			}
 			if size < 64 && uhi > 1<<size-1 {
 				return badTag(path, "range %s..%s does not fit %s", s.min, s.max, t)
@@ -912,6 +915,54 @@ func checkZeroBitNode(n *node, path string, seen map[*plan]bool) error {
 	}
 	if n.elem != nil {
 		return checkZeroBitNode(n.elem, path+"[]", seen)
+	}
+	return nil
+}
+
+type idVisit struct {
+	p    *plan
+	elem bool
+}
+
+// checkIDs refuses an id field in a struct reached other than as the
+// element of a slice ([]T): only there does id mean anything (it makes the
+// slice an entity set), so anywhere else it is a mistake For reports.
+// elem tells how p was reached.
+func checkIDs(p *plan, path string, elem bool, seen map[idVisit]bool) error {
+	if seen[idVisit{p, elem}] {
+		return nil
+	}
+	seen[idVisit{p, elem}] = true
+	for _, f := range p.fields {
+		fp := f.name
+		if path != "" {
+			fp = path + "." + f.name
+		}
+		if f.node.spec.id && !elem {
+			return badTag(fp, "option id applies only to an integer field of a slice's element struct ([]T): %s is not one", p.typ)
+		}
+		if err := checkIDsNode(f.node, fp, seen); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func checkIDsNode(n *node, path string, seen map[idVisit]bool) error {
+	switch n.code {
+	case cStruct:
+		return checkIDs(n.sub, path, false, seen)
+	case cSlice:
+		if n.elem.code == cStruct {
+			return checkIDs(n.elem.sub, path+"[]", true, seen)
+		}
+		return checkIDsNode(n.elem, path+"[]", seen)
+	case cArray:
+		return checkIDsNode(n.elem, path+"[]", seen)
+	case cPtr:
+		return checkIDsNode(n.elem, path, seen)
+	case cMap:
+		return checkIDsNode(n.elem, path+"{}", seen)
 	}
 	return nil
 }
