@@ -34,6 +34,8 @@ func (n *node) setDelta(path string) error {
 	b, _ := parseFloatBound("dmax", s.dmax)
 	step := 1.0
 	switch n.code {
+	case cStruct:
+		return nil // the leaves that inherit the field's coding carry the window
 	case cQ:
 		step = n.q.Step()
 	case cFixed:

@@ -505,8 +505,13 @@ func (c *compiler) fill(nd *node, path string, t reflect.Type, s spec, inhKey st
 		if s.kind == kindQuat {
 			return c.fillQuat(nd, path, t, s)
 		}
-		if err := s.reject(path, what, "maxlen", "id", "group", "dmin"); err != nil {
+		if err := s.reject(path, what, "maxlen", "id", "group"); err != nil {
 			return err
+		}
+		if s.hasDelta && !s.hasCoding() {
+			// A window applies to the leaves a struct field's coding
+			// reaches; without a coding it would reach none.
+			return badTag(path, "option dmin/dmax on %s applies to its leaves with the field's coding (such as q,min=...,max=...,prec=...), and the tag has none", t)
 		}
 		inh := spec{}
 		if s.hasCoding() {
