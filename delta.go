@@ -287,17 +287,33 @@ func copyNode(n *node, dst, src unsafe.Pointer) {
 			dm.SetZero()
 			return
 		}
-		nm := reflect.MakeMapWithSize(n.typ, sm.Len())
-		it := sm.MapRange()
-		for it.Next() {
-			sv := reflect.New(n.typ.Elem())
-			sv.Elem().Set(it.Value())
-			dv := reflect.New(n.typ.Elem())
-			copyNode(n.elem, dv.UnsafePointer(), sv.UnsafePointer())
-			nm.SetMapIndex(it.Key(), dv.Elem())
-		}
-		dm.Set(nm)
+		dm.Set(copyMap(n, sm, sm.Len()))
 	}
+}
+
+// copyMap returns a deep copy of map m (of map node n) with room for size
+// entries. Keys and values go through two scratch values, without an
+// allocation per entry; a value holding pointers is copied deeply into a
+// third.
+func copyMap(n *node, m reflect.Value, size int) reflect.Value {
+	nm := reflect.MakeMapWithSize(n.typ, size)
+	k := reflect.New(n.typ.Key()).Elem()
+	sv := reflect.New(n.typ.Elem())
+	dv := sv
+	if !n.elem.pod {
+		dv = reflect.New(n.typ.Elem())
+	}
+	it := m.MapRange()
+	for it.Next() {
+		k.SetIterKey(it)
+		sv.Elem().SetIterValue(it)
+		if !n.elem.pod {
+			dv.Elem().SetZero()
+			copyNode(n.elem, dv.UnsafePointer(), sv.UnsafePointer())
+		}
+		nm.SetMapIndex(k, dv.Elem())
+	}
+	return nm
 }
 
 // growSlice makes ds a slice of length l with storage of its own: it reuses
@@ -1006,6 +1022,9 @@ func (d *decoder) decSliceDelta(n *node, b, dst unsafe.Pointer) error {
 	if added := l - common; added > 0 && n.emin > 0 && added > d.r.Remaining()/n.emin {
 		return fmt.Errorf("%w: %d new elements need more input than remains", ErrUnexpectedEnd, added)
 	}
+	if err := d.charge(l-common, n.stride); err != nil { // the common part is the baseline's
+		return err
+	}
 	mark := len(d.ar.buf)
 	defer func() { d.ar.buf = d.ar.buf[:mark] }()
 	changed, err := d.readIndexSet(d.ar, common, -1)
@@ -1222,6 +1241,9 @@ func (d *decoder) decEntityDelta(n *node, b, dst unsafe.Pointer) error {
 	if nAdded > 0 && nAdded > d.r.Remaining()/max(1, n.emin) {
 		return fmt.Errorf("%w: %d new entities need more input than remains", ErrUnexpectedEnd, nAdded)
 	}
+	if err := d.charge(nAdded, n.stride); err != nil { // survivors are the baseline's
+		return err
+	}
 	added, err := d.readIndexSet(d.ar, l, nAdded)
 	if err != nil {
 		return err
@@ -1385,19 +1407,29 @@ func (e *encoder) encMapDelta(n *node, b, c unsafe.Pointer) error {
 }
 
 func (d *decoder) decMapDelta(n *node, b, dst unsafe.Pointer) error {
-	bk, bv := sortedEntries(n, b)
+	bm := reflect.NewAt(n.typ, b).Elem()
+	nb := bm.Len()
 	mark := len(d.ar.buf)
 	defer func() { d.ar.buf = d.ar.buf[:mark] }()
-	removed, err := d.readIndexSet(d.ar, len(bk), -1)
+	removed, err := d.readIndexSet(d.ar, nb, -1)
 	if err != nil {
 		return err
 	}
-	surv := len(bk) - len(removed)
+	surv := nb - len(removed)
 	changed, err := d.readIndexSet(d.ar, surv, -1)
 	if err != nil {
 		return err
 	}
-	nm := reflect.MakeMapWithSize(n.typ, surv)
+	var nm reflect.Value
+	var bk, bv []reflect.Value
+	if len(removed) == 0 && len(changed) == 0 {
+		// Every entry survives unchanged: copy the baseline in the map's
+		// own order, without sorting its keys.
+		nm = copyMap(n, bm, nb)
+	} else {
+		bk, bv = sortedEntries(n, b)
+		nm = reflect.MakeMapWithSize(n.typ, surv)
+	}
 	k, ci := 0, 0
 	for i := range bk {
 		if len(removed) > 0 && int(removed[0]) == i {
@@ -1426,6 +1458,9 @@ func (d *decoder) decMapDelta(n *node, b, dst unsafe.Pointer) error {
 	total := surv + int(cnt)
 	if (n.maxlen > 0 && total > n.maxlen) || (n.maxlen == 0 && total > d.maxLen) {
 		return fmt.Errorf("%w: %d entries", ErrTooLong, total)
+	}
+	if err := d.charge(1, mapCost(n, min(int(cnt), keyRange(n)))); err != nil {
+		return err
 	}
 	if err := d.readEntries(n, nm, int(cnt)); err != nil {
 		return err

@@ -113,6 +113,16 @@ func joinPath(name, rest string) string {
 	return joined
 }
 
+// allocError reports a decode over its allocation budget (ErrTooLong),
+// formatted only when printed.
+type allocError struct{ need, left int64 }
+
+func (e *allocError) Error() string {
+	return fmt.Sprintf("%v: decoding needs to allocate %d bytes, more than the %d left of its budget (see Limits.MaxAllocPerByte)", ErrTooLong, e.need, e.left)
+}
+
+func (e *allocError) Unwrap() error { return ErrTooLong }
+
 // limitError reports a length or a nesting over its bound. It is formatted
 // only when printed, so that rejecting hostile input stays cheap.
 type limitError struct {

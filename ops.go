@@ -47,6 +47,19 @@ type decoder struct {
 	maxLen   int
 	debug    bool // a sentinel after each top-level field
 	scratch  [64]byte
+	budget   int64 // bytes this decode may still allocate (Limits.MaxAllocPerByte)
+}
+
+// charge takes size bytes (count elements of size bytes each) from the
+// decode's allocation budget, or fails with ErrTooLong before anything is
+// allocated.
+func (d *decoder) charge(count int, size uintptr) error {
+	need := int64(count) * int64(size) // count < 2^31, size < 2^32 in practice
+	if size != 0 && (need/int64(size) != int64(count) || need > d.budget) {
+		return &allocError{need: need, left: d.budget}
+	}
+	d.budget -= need
+	return nil
 }
 
 // signFlag writes the message's "any negative" flag if it is not written
@@ -505,6 +518,9 @@ func (d *decoder) decNode(n *node, p unsafe.Pointer) error {
 			}
 			return nil
 		}
+		if err := d.charge(l, 1); err != nil {
+			return err
+		}
 		buf := make([]byte, l)
 		if err := r.ReadBytes(buf); err != nil {
 			return err
@@ -522,6 +538,9 @@ func (d *decoder) decNode(n *node, p unsafe.Pointer) error {
 		}
 		b := *bp
 		if cap(b) < l {
+			if err := d.charge(l, 1); err != nil {
+				return err
+			}
 			b = make([]byte, l)
 		}
 		b = b[:l]
@@ -563,6 +582,9 @@ func (d *decoder) decNode(n *node, p unsafe.Pointer) error {
 			return nil
 		}
 		if sh.cap < l {
+			if err := d.charge(l, n.stride); err != nil {
+				return err
+			}
 			nv := reflect.MakeSlice(n.typ, l, l)
 			sh.data, sh.cap = nv.UnsafePointer(), l
 		}
@@ -579,6 +601,9 @@ func (d *decoder) decNode(n *node, p unsafe.Pointer) error {
 			return nil
 		}
 		if *pp == nil {
+			if err := d.charge(1, n.elem.size); err != nil {
+				return err
+			}
 			*pp = reflect.New(n.typ.Elem()).UnsafePointer()
 		}
 		return d.decNode(n.elem, *pp)
@@ -1028,8 +1053,14 @@ func (d *decoder) decMap(n *node, p unsafe.Pointer) error {
 		mv.SetZero()
 		return nil
 	}
+	// A map holds at most as many entries as its key type has values
+	// (two for bool, 256 for 8-bit keys): more would repeat a key, which
+	// readEntries rejects.
+	if err := d.charge(1, mapCost(n, min(l, keyRange(n)))); err != nil {
+		return err
+	}
 	if mv.IsNil() {
-		mv.Set(reflect.MakeMapWithSize(n.typ, l))
+		mv.Set(reflect.MakeMapWithSize(n.typ, min(l, keyRange(n))))
 	} else {
 		mv.Clear()
 	}
@@ -1048,6 +1079,13 @@ func (d *decoder) decMap(n *node, p unsafe.Pointer) error {
 // ErrMalformed as soon as it is read, before anything is decoded for the
 // entries after it.
 func (d *decoder) readEntries(n *node, m reflect.Value, count int) error {
+	if count == 0 {
+		return nil
+	}
+	// The scratch key, previous key and value.
+	if err := d.charge(1, 2*n.typ.Key().Size()+n.typ.Elem().Size()); err != nil {
+		return err
+	}
 	k := reflect.New(n.typ.Key())
 	v := reflect.New(n.typ.Elem())
 	prev := reflect.New(n.typ.Key()).Elem()
@@ -1074,6 +1112,28 @@ func (d *decoder) readEntries(n *node, m reflect.Value, count int) error {
 		m.SetMapIndex(k.Elem(), v.Elem())
 	}
 	return nil
+}
+
+// keyRange is how many distinct keys map node n's key type has, capped at
+// MaxInt32.
+func keyRange(n *node) int {
+	switch n.typ.Key().Kind() {
+	case reflect.Bool:
+		return 2
+	case reflect.Int8, reflect.Uint8:
+		return 1 << 8
+	case reflect.Int16, reflect.Uint16:
+		return 1 << 16
+	}
+	return math.MaxInt32
+}
+
+// mapCost is what a map of node n with count entries costs in memory, at
+// most: each entry's key and value (stored apart when over 128 bytes) and
+// two words of bookkeeping, and a first group of eight slots.
+func mapCost(n *node, count int) uintptr {
+	k, v := n.typ.Key().Size(), n.typ.Elem().Size()
+	return uintptr(count)*(k+v+16) + 8*(min(k, 128)+min(v, 128)+1) + 64
 }
 
 // keyBefore reports whether map key a orders strictly before key b, in the
