@@ -35,7 +35,7 @@ func realMain(args []string, stdout, stderr io.Writer) int {
 	cfg := DefaultConfig()
 	fs := flag.NewFlagSet("bitwire-demo", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.DurationVar(&cfg.Duration, "duration", cfg.Duration, "simulated time to run (`ticks = duration × rate`)")
+	fs.DurationVar(&cfg.Duration, "duration", cfg.Duration, "simulated time to run (ticks = duration × rate)")
 	fs.IntVar(&cfg.Clients, "clients", cfg.Clients, "number of clients (one player each)")
 	fs.IntVar(&cfg.Bots, "bots", cfg.Bots, "number of server-side bot players")
 	fs.IntVar(&cfg.Rate, "rate", cfg.Rate, "server ticks (snapshots) per second")
