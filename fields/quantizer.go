@@ -202,6 +202,11 @@ func (q *Quantizer) Max() float64 { return q.max }
 // max, the spacing of the multiples on a grid anchored at zero.
 func (q *Quantizer) Step() float64 { return q.step }
 
+// KMin returns, on a grid anchored at zero, the multiple of the step that
+// index 0 stands for before clamping: floor(min/step + 0.5). It is 0 on a
+// grid from min to max.
+func (q *Quantizer) KMin() int64 { return int64(q.kmin) }
+
 // ZeroAnchored reports whether the grid is anchored at zero (min < 0 <
 // max), so that 0 is a grid point.
 func (q *Quantizer) ZeroAnchored() bool { return q.zero }
