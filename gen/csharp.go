@@ -499,7 +499,7 @@ func (g *csGen) dec(n *bitwire.NodeSchema, lv, in string) string {
 		b.WriteString(g.dec(n.Elem, v, in+"    "))
 		p("    %s[%s] = %s;", m, k, v)
 		p("  }")
-		p("  if (%s.Count != %s) throw new ErrMalformed(\"duplicate map key\");", m, l) // as Go: checked once all are read
+		p("  if (%s.Count != %s) throw new ErrMalformed(\"duplicate map key\");", m, l) // unreachable with the order check; kept as a guard
 		p("}")
 	default:
 		g.fail("coding %q", n.Coding)

@@ -722,7 +722,6 @@ export class Decoder {
     }
     throw new ErrMalformed("unknown coding " + n.k);
   }
-  /** count entries into m; a repeated key overwrites (as in Go, the caller checks the size once all are read) */
   /** reads count entries into m; keys must ascend strictly and be new to m (wire-format.md, "Map") */
   entries(n: Node, m: Map<any, any>, count: number): void {
     let prev: any;
