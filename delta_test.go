@@ -217,7 +217,7 @@ func TestRelativeQuaternionSmallRotations(t *testing.T) {
 	}
 	avg := float64(total) / float64(changed)
 	t.Logf("relative quaternion: %.2f bits on average over %d changed rotations", avg, changed)
-	require.Less(t, avg, 13.0) // wire version 1 spent 14.6
+	require.Less(t, avg, 13.0) // wire versions 1 and 2 spent 14.6
 }
 
 // Regression (found by FuzzUnionUnmarshal): a slice of adaptive integers in

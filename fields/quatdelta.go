@@ -285,7 +285,7 @@ func (s *QuatDeltaState) update(e [3]int64) {
 // that cannot be packed is then an error (prefixed "baseline: "). An index
 // outside the grid is ErrMalformed, and so is a relative form longer than
 // the absolute one. An absolute form is accepted even where the writer
-// would have used the relative one (as wire version 1 did): both spell the
+// would have used the relative one (as wire versions 1 and 2 did): both spell the
 // same value, and checking would cost the reader the relative coding's
 // work on every absolute quaternion.
 func (q *Quat) ReadDelta(r *bits.Reader, s *QuatDeltaState, base *[4]float64) (uint64, error) {

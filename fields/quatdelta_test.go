@@ -72,7 +72,8 @@ func TestExpandQuat(t *testing.T) {
 			if all[m] != want && math.Abs(q.value(all[m])-v[m]) > q.step/2+1e-12 {
 				t.Fatalf("n=%d u=%#x: dropped index %d, float rounding gives %d (value %v)", n, u, all[m], want, v[m])
 			}
-			if got, want := q.ReexpressQuat(u, m), [3]uint64{u >> 2 & q.steps, u >> (2 + uint(n)) & q.steps, u >> (2 + 2*uint(n)) & q.steps}; got != want {
+			mask := uint64(1)<<uint(n) - 1
+			if got, want := q.ReexpressQuat(u, m), [3]uint64{u >> 2 & mask, u >> (2 + uint(n)) & mask, u >> (2 + 2*uint(n)) & mask}; got != want {
 				t.Fatalf("n=%d u=%#x: re-expressed with its own dropped component: %v, want %v", n, u, got, want)
 			}
 			// Re-expressed with another dropped component, the indexes
