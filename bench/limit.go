@@ -200,11 +200,11 @@ func (l *Limit) Append(dst []byte, w *World) ([]byte, error) {
 // float32 in [-512, 512]: exact for every one of them (TestLimitQuantizers
 // proves it), since v·100 of a float32 is exact in a float64 and the sum
 // rounds across an integer only where the quotient by the step does.
-func limIndexXZ(v float64) uint64 { return uint64(v*100 + (limXHalf + 0.5)) }
+func limIndexXZ(v float64) uint64 { return uint64(int64(v*100 + (limXHalf + 0.5))) }
 
 // limIndexY is the index of Y, floor(v/0.01 + 0.5), for v a float32 in
 // [0, 64]; exact likewise.
-func limIndexY(v float64) uint64 { return uint64(v*100 + 0.5) }
+func limIndexY(v float64) uint64 { return uint64(int64(v*100 + 0.5)) }
 
 // limValueXZ is the float32 that X or Z of index i decodes to, for i in
 // 0..102400 (TestLimitQuantizers checks every one): (i - 51200)·0.01, which
