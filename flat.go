@@ -243,9 +243,17 @@ func (d *decoder) decFlat(fp *flatPlan, base unsafe.Pointer) error {
 			}
 			storeQuat(op.n, p, q)
 		case flatBitlenU:
-			if err := d.decInt(op.n, p); err != nil {
+			// An unsigned value has no sign bit and sets no flag: the
+			// magnitude is the value (decInt's general path reports the
+			// error of one the type cannot hold).
+			u, err := fields.ReadBitlen(r, op.n.n)
+			if err != nil {
 				return err
 			}
+			if !fitsInt(op.n.mem, u) {
+				return ErrOutOfRange
+			}
+			storeInt(p, op.n.mem, u)
 		default:
 			if err := d.decNode(op.n, p); err != nil {
 				return err

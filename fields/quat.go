@@ -247,36 +247,36 @@ func (q Quat) surelyClear(big, second float64) bool {
 // others by the encoder's margin of 1e-6 is ErrMalformed, since Pack never
 // writes it.
 func (q Quat) Unpack(u uint64) ([4]float64, error) {
+	// rebuild's rule, computed without its branches and calls: the
+	// largest magnitude of three grid points (never NaN) as an integer
+	// max of their bits, and a NaN d (squares summing above 1) failing
+	// the comparison like a short one.
 	var out [4]float64
-	if q.n == 0 {
+	n := uint(q.n) & 31
+	if n == 0 {
 		return out, errZeroQuat
 	}
-	if u>>uint(q.Bits()) != 0 {
+	if u>>(2+3*n) != 0 {
 		return out, ErrMalformed
 	}
-	m := int(u & 3)
-	mask := q.steps + 1
-	n := uint(q.n)
-	idx := [3]uint64{u >> 2 & mask, u >> (2 + n) & mask, u >> (2 + 2*n) & mask}
-	if idx[0] > q.steps || idx[1] > q.steps || idx[2] > q.steps {
+	mask := uint64(1)<<n - 1
+	i0, i1, i2 := u>>2&mask, u>>(2+n)&mask, u>>(2+2*n)&mask
+	if max(i0, i1, i2) > q.steps {
 		return out, ErrMalformed
 	}
-	d, ok := q.rebuild(idx)
-	if !ok {
-		if math.IsNaN(d) {
+	a, b, c := q.value(i0), q.value(i1), q.value(i2)
+	s := 1 - a*a - b*b - c*c
+	d := math.Sqrt(s)
+	big := math.Float64frombits(max(math.Float64bits(a)&^signBit, math.Float64bits(b)&^signBit, math.Float64bits(c)&^signBit))
+	if !(d >= big+quatMargin) {
+		if s < 0 {
 			return out, ErrInvalidValue
 		}
 		return out, ErrMalformed
 	}
-	k := 0
-	for i := 0; i < 4; i++ {
-		if i == m {
-			out[i] = d
-		} else {
-			out[i] = q.value(idx[k])
-			k++
-		}
-	}
+	m := u & 3
+	o := &quatOthers[m]
+	out[o[0]&3], out[o[1]&3], out[o[2]&3], out[m] = a, b, c, d
 	return out, nil
 }
 
