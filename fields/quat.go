@@ -260,11 +260,16 @@ func (q Quat) Unpack(u uint64) ([4]float64, error) {
 		return out, ErrMalformed
 	}
 	mask := uint64(1)<<n - 1
-	i0, i1, i2 := u>>2&mask, u>>(2+n)&mask, u>>(2+2*n)&mask
+	i0, i1, i2 := u>>2&mask, u>>((2+n)&63)&mask, u>>((2+2*n)&63)&mask
 	if max(i0, i1, i2) > q.steps {
 		return out, ErrMalformed
 	}
-	a, b, c := q.value(i0), q.value(i1), q.value(i2)
+	// value's arithmetic, on locals (value's copy of q, three times,
+	// cost more than the arithmetic).
+	half, step := int64(q.half), q.step
+	a := float64(int64(i0)-half) * step
+	b := float64(int64(i1)-half) * step
+	c := float64(int64(i2)-half) * step
 	s := 1 - a*a - b*b - c*c
 	d := math.Sqrt(s)
 	big := math.Float64frombits(max(math.Float64bits(a)&^signBit, math.Float64bits(b)&^signBit, math.Float64bits(c)&^signBit))
