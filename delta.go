@@ -1082,6 +1082,9 @@ func (e *encoder) encEntityDelta(n *node, b, c unsafe.Pointer) error {
 		return err
 	}
 	if e.stats != 0 {
+		e.noteUnordered(n, sc)
+	}
+	if e.stats != 0 {
 		id, saved, start := e.enter("[]")
 		defer e.leave(id, saved, start, true)
 	}

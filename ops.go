@@ -47,13 +47,18 @@ type decoder struct {
 	maxLen   int
 	debug    bool // a sentinel after each top-level field
 	scratch  [64]byte
-	budget   int64 // bytes this decode may still allocate (Limits.MaxAllocPerByte)
+	budget   int64 // bytes this decode may still allocate (Limits.MaxAllocPerByte), once budgeted
+	budgeted bool
+	allocPer int // Limits.MaxAllocPerByte
 }
 
 // charge takes size bytes (count elements of size bytes each) from the
 // decode's allocation budget, or fails with ErrTooLong before anything is
 // allocated.
 func (d *decoder) charge(count int, size uintptr) error {
+	if !d.budgeted {
+		d.startBudget()
+	}
 	need := int64(count) * int64(size) // count < 2^31, size < 2^32 in practice
 	if size != 0 && (need/int64(size) != int64(count) || need > d.budget) {
 		return &allocError{need: need, left: d.budget}

@@ -73,15 +73,13 @@ func (c *Codec[T]) WithLimits(l Limits) *Codec[T] {
 // only one is in debug mode see a protocol mismatch, not garbage.
 func (c *Codec[T]) WithDebug(on bool) *Codec[T] {
 	cp := *c
-	if cp.o.debug != on {
-		cp.fp ^= debugFingerprint
-	}
 	cp.o.debug = on
+	cp.fp = cp.fps[0]
+	if on {
+		cp.fp = cp.fps[1]
+	}
 	return &cp
 }
-
-// debugFingerprint is mixed into the fingerprint of a debug codec.
-const debugFingerprint = 0x9E3779B97F4A7C15
 
 // debugSentinel is the byte written after each top-level field in debug mode.
 const debugSentinel = 0xA5
@@ -116,13 +114,24 @@ func (o *options) encoder(w *bits.Writer, ar *arena, stats int32) encoder {
 
 func (o *options) decoder(r *bits.Reader, ar *arena) decoder {
 	depth, length := o.limits()
-	per := int64(DefaultMaxAllocPerByte)
-	if o != nil && o.lim.MaxAllocPerByte != 0 {
-		per = int64(o.lim.MaxAllocPerByte)
+	d := decoder{r: r, ar: ar, maxDepth: depth, maxLen: length, debug: o != nil && o.debug}
+	if o != nil {
+		d.allocPer = o.lim.MaxAllocPerByte
 	}
-	budget := int64(math.MaxInt64)
+	return d
+}
+
+// startBudget sets the decode's allocation budget, at its first charge (so
+// that decodes that allocate nothing never pay for it): allocPer bytes per
+// byte of the reader's input, plus AllocBase.
+func (d *decoder) startBudget() {
+	d.budgeted = true
+	per := int64(d.allocPer)
+	if per == 0 {
+		per = DefaultMaxAllocPerByte
+	}
+	d.budget = math.MaxInt64
 	if per > 0 {
-		budget = per*int64((r.Remaining()+7)/8) + AllocBase
+		d.budget = per*int64((d.r.Pos()+d.r.Remaining()+7)/8) + AllocBase
 	}
-	return decoder{r: r, ar: ar, maxDepth: depth, maxLen: length, debug: o != nil && o.debug, budget: budget}
 }

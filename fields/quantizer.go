@@ -40,6 +40,11 @@ type Quantizer struct {
 	// is min + i·step, and max for i = steps.
 	zero bool
 	kmin float64 // K(min) = floor(min/step + 0.5), an integer; 0 unless zero
+	// v0 and vN are the values of indices 0 and steps: the grid's ends,
+	// clamped. Value computes the others as at + (kmin+i)·step, which is
+	// min + i·step on a grid from min and (kmin+i)·step on one anchored at
+	// zero, and never needs clamping.
+	v0, vN float64
 	// at and off give the index as floor((v-at)·inv + off): at = min and
 	// off = 0.5 on grids from min, at = 0 and off = 0.5-kmin on grids
 	// anchored at zero.
@@ -169,6 +174,11 @@ func finish(q Quantizer) (Quantizer, error) {
 	q.bits = BitsRequired(q.steps)
 	q.inv = 1 / q.step
 	q.quick = !q.fine && q.steps <= maxQuickSteps && !math.IsInf(q.inv, 0)
+	q.v0, q.vN = q.min, q.max
+	if q.zero {
+		q.v0 = min(max(q.kmin*q.step, q.min), q.max)
+		q.vN = min(max((q.kmin+float64(q.steps))*q.step, q.min), q.max)
+	}
 	return q, nil
 }
 
@@ -191,6 +201,11 @@ func (q *Quantizer) Max() float64 { return q.max }
 // Step returns the grid spacing: (max-min)/Steps() on a grid from min to
 // max, the spacing of the multiples on a grid anchored at zero.
 func (q *Quantizer) Step() float64 { return q.step }
+
+// KMin returns, on a grid anchored at zero, the multiple of the step that
+// index 0 stands for before clamping: floor(min/step + 0.5). It is 0 on a
+// grid from min to max.
+func (q *Quantizer) KMin() int64 { return int64(q.kmin) }
 
 // ZeroAnchored reports whether the grid is anchored at zero (min < 0 <
 // max), so that 0 is a grid point.
@@ -359,23 +374,13 @@ func (q *Quantizer) nearest(v float64, i uint64) uint64 {
 // is exactly 0 for the index of zero. An i above Steps() is a bug in the
 // caller; it returns Value(Steps()).
 func (q *Quantizer) Value(i uint64) float64 {
-	if q.zero {
-		// The clamp by comparisons: x is never NaN, and min < 0 < max,
-		// so the NaN and signed-zero care of the float min and max
-		// builtins (a dozen instructions each) changes nothing.
-		x := (q.kmin + float64(min(i, q.steps))) * q.step
-		if x < q.min {
-			x = q.min
-		}
-		if x > q.max {
-			x = q.max
-		}
-		return x
+	if i-1 < q.steps-1 { // 0 < i < steps
+		return q.at + (q.kmin+float64(i))*q.step
 	}
-	if i >= q.steps {
-		return q.max
+	if i == 0 {
+		return q.v0
 	}
-	return q.min + float64(i)*q.step
+	return q.vN
 }
 
 // Write writes the index of v (see Index) in Bits() bits.

@@ -18,6 +18,7 @@ type clientStats struct {
 	Accepted   int `json:"accepted"`    // snapshots decoded (and checked)
 	Stale      int `json:"stale"`       // ErrStaleTick: late, reordered or duplicated
 	NoBaseline int `json:"no_baseline"` // ErrNoBaseline: a delta against a tick never received
+	Recovering int `json:"recovering"`  // ErrFutureTick, ErrStateMismatch: recovering from a bad packet
 	Errors     int `json:"errors"`      // any other decoding error: a bug
 	Desyncs    int `json:"desyncs"`     // accepted snapshots that differ from the server's
 	Unchecked  int `json:"unchecked"`   // accepted snapshots whose truth had left the ring
@@ -40,16 +41,22 @@ type client struct {
 	logf    func(format string, args ...any)
 	stats   clientStats
 	ackBuf  []byte
+	forger  *forger       // inject.go
+	inj     injectStats   // what the attacks did to this client
+	watches []streamWatch // per stream
 }
 
-func newClient(id int, conn *net.UDPConn, server *net.UDPAddr, codec *bitwire.Codec[Shard], streams, history int, truth *truthRing, cond *conditioner, desyncs *atomic.Int64, logf func(string, ...any)) (*client, error) {
+func newClient(cfg Config, id int, conn *net.UDPConn, server *net.UDPAddr, codec *bitwire.Codec[Shard], streams, history int, truth *truthRing, cond *conditioner, desyncs *atomic.Int64, logf func(string, ...any)) (*client, error) {
 	c := &client{
 		id: id, conn: conn, server: server, truth: truth, cond: cond, desyncs: desyncs, logf: logf,
-		views: make([]Shard, streams),
-		in:    make(chan []byte, 256),
+		views:   make([]Shard, streams),
+		in:      make(chan []byte, 256),
+		watches: make([]streamWatch, streams),
 	}
+	c.forger = newForger(cfg, id, codec, &c.inj)
+	opts := append([]snapshot.Option{snapshot.WithHistorySize(history), snapshot.WithTickRate(cfg.Rate)}, streamOptions(cfg, id)...)
 	for k := 0; k < streams; k++ {
-		r, err := snapshot.NewReceiver(codec, snapshot.WithHistorySize(history))
+		r, err := snapshot.NewReceiver(codec, opts...)
 		if err != nil {
 			return nil, err
 		}
@@ -95,6 +102,9 @@ func (c *client) loop(ctx context.Context) {
 		case pkt := <-c.in:
 			c.stats.Received++
 			c.cond.admit(time.Now(), inbound, pkt)
+			if bad := c.forger.forge(pkt); bad != nil {
+				c.cond.admitForged(time.Now(), bad)
+			}
 		case <-timer.C:
 		}
 		now := time.Now()
@@ -104,7 +114,7 @@ func (c *client) loop(ctx context.Context) {
 				break
 			}
 			if q.dir == inbound {
-				c.handle(now, q.data)
+				c.handle(now, q.data, q.forged)
 			} else {
 				c.conn.WriteToUDP(q.data, c.server) // a failed send is a lost ack
 			}
@@ -116,14 +126,26 @@ func (c *client) loop(ctx context.Context) {
 }
 
 // handle decodes one snapshot datagram, checks it against the server's
-// state of its tick, and acknowledges it.
-func (c *client) handle(now time.Time, pkt []byte) {
+// state of its tick, and sends the ack its Receiver asks for. forged says
+// that the demo's forger injected it: its refusal is no error.
+func (c *client) handle(now time.Time, pkt []byte, forged bool) {
 	if len(pkt) < streamPrefix || int(pkt[0]) >= len(c.streams) {
 		c.stats.Foreign++
 		return
 	}
 	k := int(pkt[0])
 	tick, err := c.streams[k].Decode(pkt[streamPrefix:], &c.views[k])
+	if a, ok := c.streams[k].Ack(); ok {
+		if a.NeedsFull() {
+			c.inj.FullRequests++
+		}
+		c.ackBuf = appendAck(c.ackBuf[:0], c.id, k, a)
+		c.stats.AcksSent++
+		// The ack crosses the same conditioned network, the other way.
+		c.cond.admit(now, outbound, append([]byte(nil), c.ackBuf...))
+	}
+	equal := false
+	defer func() { c.watch(k, forged, tick, err, equal) }()
 	switch {
 	case errors.Is(err, snapshot.ErrStaleTick):
 		c.stats.Stale++
@@ -131,26 +153,29 @@ func (c *client) handle(now time.Time, pkt []byte) {
 	case errors.Is(err, snapshot.ErrNoBaseline):
 		c.stats.NoBaseline++
 		return
+	case err != nil && forged:
+		return
+	case errors.Is(err, snapshot.ErrFutureTick), errors.Is(err, snapshot.ErrStateMismatch):
+		c.stats.Recovering++
+		return
 	case err != nil:
 		c.stats.Errors++
 		c.logf("client %d stream %d: decode error: %v", c.id, k, err)
 		return
 	}
 	c.stats.Accepted++
-	equal, found := c.truth.check(tick, k, &c.views[k])
+	var found bool
+	equal, found = c.truth.check(tick, k, &c.views[k])
 	switch {
-	case !found:
+	case !found && !forged:
 		c.stats.Unchecked++
-	case !equal:
+		equal = true // no verdict: not counted as wrong
+	case !equal: // a forged tick the server never sent is wrong too
 		c.stats.Desyncs++
 		if c.desyncs.Add(1) <= 5 {
 			c.logf("DESYNC: client %d stream %d tick %d: decoded state differs from the server's", c.id, k, tick)
 		}
 	}
-	c.ackBuf = appendAck(c.ackBuf[:0], c.id, k, tick)
-	c.stats.AcksSent++
-	// The ack crosses the same conditioned network, the other way.
-	c.cond.admit(now, outbound, append([]byte(nil), c.ackBuf...))
 }
 
 func (s clientStats) add(o clientStats) clientStats {
@@ -158,6 +183,7 @@ func (s clientStats) add(o clientStats) clientStats {
 	s.Accepted += o.Accepted
 	s.Stale += o.Stale
 	s.NoBaseline += o.NoBaseline
+	s.Recovering += o.Recovering
 	s.Errors += o.Errors
 	s.Desyncs += o.Desyncs
 	s.Unchecked += o.Unchecked

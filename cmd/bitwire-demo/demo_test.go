@@ -222,45 +222,51 @@ func TestWorldIsLively(t *testing.T) {
 }
 
 // A crate stream at its largest, with the costliest values (huge ids, all
-// crates new or all changed), fits the packet budget, full or delta.
+// crates new or all changed), fits the packet budget, full or delta, with
+// a state hash in every packet and the largest trailer.
 func TestStreamSizing(t *testing.T) {
 	crateBits := bitwire.MustFor[Crate]().MaxBits()
 	for _, n := range []int{1, 75, 300, 1000, 5000} {
-		k, per := streamsFor(n, budget, crateBits)
-		if k*per < n {
-			t.Fatalf("%d crates: %d streams of %d", n, k, per)
-		}
-		worst := func(id0 uint32, shift float32) Shard {
-			s := Shard{}
-			for i := range per {
-				s.Crates = append(s.Crates, Crate{
-					ID:  id0 + uint32(i),
-					Pos: CratePos{X: -127 + shift + float32(i)*0.37, Y: 61 - shift, Z: 127 - shift - float32(i)*0.41},
-					Rot: [4]float32{0.5, -0.5, 0.5, 0.5},
-				})
+		for _, mode := range []snapshot.Mode{snapshot.ModeNone, snapshot.ModeMAC} {
+			cfg := DefaultConfig()
+			cfg.Inject.Integrity = mode
+			k, per := streamsFor(n, budget-mode.Overhead(), crateBits)
+			if k*per < n {
+				t.Fatalf("%d crates: %d streams of %d", n, k, per)
 			}
-			return s
-		}
-		base := worst(math.MaxUint32-1000, 0)
-		moved := worst(math.MaxUint32-1000, 50)
-		moved.Crates[0].Rot = [4]float32{0, 0, 0, 1}
-		replaced := worst(math.MaxUint32-500, 50)
-		snd, err := snapshot.NewSender(bitwire.MustFor[Shard](), snapshot.WithBudget(budget-streamPrefix))
-		if err != nil {
-			t.Fatal(err)
-		}
-		for i, st := range []*Shard{&base, &moved, &replaced} {
-			pkt, err := snd.Encode(nil, uint32(i+1), st)
+			worst := func(id0 uint32, shift float32) Shard {
+				s := Shard{}
+				for i := range per {
+					s.Crates = append(s.Crates, Crate{
+						ID:  id0 + uint32(i),
+						Pos: CratePos{X: -127 + shift + float32(i)*0.37, Y: 61 - shift, Z: 127 - shift - float32(i)*0.41},
+						Rot: [4]float32{0.5, -0.5, 0.5, 0.5},
+					})
+				}
+				return s
+			}
+			base := worst(math.MaxUint32-1000, 0)
+			moved := worst(math.MaxUint32-1000, 50)
+			moved.Crates[0].Rot = [4]float32{0, 0, 0, 1}
+			replaced := worst(math.MaxUint32-500, 50)
+			opts := append([]snapshot.Option{snapshot.WithBudget(budget - streamPrefix), snapshot.WithStateHash(1)}, streamOptions(cfg, 0)...)
+			snd, err := snapshot.NewSender(bitwire.MustFor[Shard](), opts...)
 			if err != nil {
-				t.Fatalf("%d crates, %d a stream, packet %d: %v", n, per, i, err)
+				t.Fatal(err)
 			}
-			if h, _ := snapshot.ParseHeader(pkt); i > 0 && !h.Delta {
-				t.Fatalf("packet %d is not a delta", i)
+			for i, st := range []*Shard{&base, &moved, &replaced} {
+				pkt, err := snd.Encode(nil, uint32(i+1), st)
+				if err != nil {
+					t.Fatalf("%v: %d crates, %d a stream, packet %d: %v", mode, n, per, i, err)
+				}
+				if h, _ := snapshot.ParseHeader(pkt); i > 0 && !h.Delta {
+					t.Fatalf("packet %d is not a delta", i)
+				}
+				snd.Ack(uint32(i + 1))
 			}
-			snd.Ack(uint32(i + 1))
 		}
 	}
-	if got := stream0Bits(maxPlayers); (got+7)/8+15+streamPrefix > budget {
+	if got := stream0Bits(maxPlayers); (got+7)/8+snapshot.MinBudget-1+streamPrefix > budget {
 		t.Errorf("%d players take %d bits", maxPlayers, got)
 	}
 }
@@ -338,12 +344,15 @@ func TestConditioner(t *testing.T) {
 }
 
 func TestAckRoundTrip(t *testing.T) {
-	b := appendAck(nil, 513, 3, 0xDEADBEEF)
+	sa := snapshot.Ack{Tick: 0xDEADBEEF, Token: 0x1234, MissingBaseline: true}
+	b := appendAck(nil, 513, 3, sa)
 	a, ok := parseAck(b)
-	if !ok || a != (ack{client: 513, stream: 3, tick: 0xDEADBEEF}) {
+	if !ok || a != (ack{client: 513, stream: 3, ack: sa}) || len(b) != ackSize {
 		t.Errorf("parseAck(appendAck(...)) = %+v, %v", a, ok)
 	}
-	for _, bad := range [][]byte{nil, b[:7], append(b, 0), {'B', 0, 0, 0, 0, 0, 0, 0}} {
+	reserved := append([]byte(nil), b...)
+	reserved[4] |= 0x80
+	for _, bad := range [][]byte{nil, b[:7], b[:ackSize-1], append(b, 0), append([]byte{'B'}, b[1:]...), reserved} {
 		if _, ok := parseAck(bad); ok {
 			t.Errorf("parseAck(%x) accepted", bad)
 		}
@@ -457,5 +466,43 @@ func TestCommand(t *testing.T) {
 	}
 	if code := realMain([]string{"-nosuchflag"}, &out, &errb); code != 2 {
 		t.Errorf("-nosuchflag: exit %d, want 2", code)
+	}
+}
+
+// Forged and corrupted datagrams and spoofed acks: with a MAC none gets
+// through and nothing desyncs; without one, forgeries that get through are
+// wrong for a tick or so each, and spoofed acks are refused either way.
+func TestDemoAttacks(t *testing.T) {
+	for _, mode := range []snapshot.Mode{snapshot.ModeMAC, snapshot.ModeNone} {
+		cfg := DefaultConfig()
+		cfg.Duration, cfg.Clients, cfg.Crates = time.Second, 3, 60
+		cfg.Net.Loss = 0.05
+		cfg.Inject = InjectConfig{Forge: 0.1, Spoof: 0.1, Integrity: mode}
+		s, err := run(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, in := s.Attacks, s.Attacks.Injected
+		t.Logf("%v: %d forged, %d corrupted, %d accepted; %d desyncs in %d episodes, recovery mean %.1f max %d ticks; %d spoofed acks, %d refused",
+			mode, in.Forged, in.Corrupted, in.Accepted, s.Desyncs, in.Episodes, a.RecoveryMean, in.RecoveryMax, a.SpoofedAcks, a.AcksRefused)
+		if in.Forged == 0 || in.Corrupted == 0 || a.SpoofedAcks == 0 {
+			t.Errorf("the attackers did nothing: %+v", a)
+		}
+		if a.AcksRefused < a.SpoofedAcks || s.DecodeErrors != 0 {
+			t.Errorf("%d of %d spoofed acks refused, %d decode errors", a.AcksRefused, a.SpoofedAcks, s.DecodeErrors)
+		}
+		if mode == snapshot.ModeMAC && (in.Accepted != 0 || s.Desyncs != 0 || in.Episodes != 0) {
+			t.Errorf("MAC: %d injected datagrams accepted, %d desyncs", in.Accepted, s.Desyncs)
+		}
+		if mode == snapshot.ModeNone && in.RecoveryMax > snapshot.DefaultRecoverAfter+snapshot.DefaultHashEvery+4 {
+			t.Errorf("a wrong state lasted %d ticks", in.RecoveryMax)
+		}
+		if s.Clients.Accepted < s.Encodings[2].Packets*8/10 {
+			t.Errorf("only %d of %d genuine snapshots accepted", s.Clients.Accepted, s.Encodings[2].Packets)
+		}
+	}
+	var out, errb bytes.Buffer
+	if code := realMain([]string{"-integrity", "rot13"}, &out, &errb); code != 2 {
+		t.Errorf("-integrity rot13: exit %d, want 2", code)
 	}
 }

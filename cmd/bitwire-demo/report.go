@@ -39,6 +39,20 @@ type Summary struct {
 	TopFields       []FieldSummary    `json:"top_fields"`  // the costliest leaf fields
 	PacketBits      int64             `json:"packet_bits"` // all delta datagrams, headers and stream bytes included
 	Series          []SecondSummary   `json:"series"`
+	Attacks         AttackSummary     `json:"attacks"`
+}
+
+// AttackSummary is what the forger and the spoofer did, and what the
+// integrity mode and the receivers made of it (inject.go).
+type AttackSummary struct {
+	Integrity      string      `json:"integrity"`
+	TrailerBytes   int         `json:"trailer_bytes"` // per packet
+	Injected       injectStats `json:"injected"`      // summed over clients
+	SpoofedAcks    int         `json:"spoofed_acks"`  // sent by the spoofer
+	AcksRefused    int         `json:"acks_refused"`  // by Sender.HandleAck: wrong token
+	RecoveryMean   float64     `json:"recovery_mean_ticks"`
+	RecoveryMeanMs float64     `json:"recovery_mean_ms"`
+	RecoveryMaxMs  float64     `json:"recovery_max_ms"`
 }
 
 // ConfigSummary is the configuration in JSON-friendly units.
@@ -54,6 +68,8 @@ type ConfigSummary struct {
 	Jitter    string  `json:"jitter"`
 	Dup       float64 `json:"dup"`
 	Reorder   float64 `json:"reorder"`
+	Forge     float64 `json:"forge"`
+	Spoof     float64 `json:"spoof"`
 	GoVersion string  `json:"go_version,omitempty"`
 }
 
@@ -96,6 +112,7 @@ func summarize(cfg Config, srv *server, clients []*client, stats *bitwire.Stats,
 			Duration: cfg.Duration.String(), Clients: cfg.Clients, Bots: cfg.Bots, Rate: cfg.Rate,
 			Crates: cfg.Crates, Seed: cfg.Seed, Loss: cfg.Net.Loss, Latency: cfg.Net.Latency.String(),
 			Jitter: cfg.Net.Jitter.String(), Dup: cfg.Net.Dup, Reorder: cfg.Net.Reorder,
+			Forge: cfg.Inject.Forge, Spoof: cfg.Inject.Spoof,
 		},
 		Budget:      budget,
 		Ticks:       ticks,
@@ -134,6 +151,15 @@ func summarize(cfg Config, srv *server, clients []*client, stats *bitwire.Stats,
 	for _, c := range clients {
 		s.Clients = s.Clients.add(c.stats)
 		s.Network = s.Network.add(c.cond.stats)
+		s.Attacks.Injected = s.Attacks.Injected.add(c.inj)
+	}
+	at := &s.Attacks
+	at.Integrity, at.TrailerBytes = cfg.Inject.Integrity.String(), cfg.Inject.Integrity.Overhead()
+	at.SpoofedAcks, at.AcksRefused = srv.spoofed, srv.acksRefused
+	if e := at.Injected.Episodes; e > 0 {
+		tick := 1000 / float64(cfg.Rate)
+		at.RecoveryMean = float64(at.Injected.RecoverySum) / float64(e)
+		at.RecoveryMeanMs, at.RecoveryMaxMs = at.RecoveryMean*tick, float64(at.Injected.RecoveryMax)*tick
 	}
 	s.LoopbackLost = s.Encodings[2].Packets - s.Clients.Received
 	s.Desyncs, s.DecodeErrors = s.Clients.Desyncs, s.Clients.Errors
@@ -232,6 +258,7 @@ func printReport(w io.Writer, s *Summary) {
 		status = "FAILED"
 	}
 	fmt.Fprintf(w, "         desyncs: %d, decode errors: %d  %s\n", s.Desyncs, s.DecodeErrors, status)
+	printAttacks(w, s)
 
 	if len(s.TopFields) > 0 && s.BodyBits > 0 {
 		fmt.Fprintf(w, "\nfields that cost the most bits (bodies of the delta packets sent, all clients; bitwire.Stats):\n")
@@ -253,5 +280,30 @@ func printReport(w io.Writer, s *Summary) {
 			fmt.Fprintf(w, "bodies are %.1f%% of the delta bytes sent; snapshot headers, stream bytes and padding the other %.1f%%\n",
 				100*float64(s.BodyBits)/float64(s.PacketBits), 100-100*float64(s.BodyBits)/float64(s.PacketBits))
 		}
+	}
+}
+
+// printAttacks writes the integrity mode and what the attacks did, when
+// there is anything to say.
+func printAttacks(w io.Writer, s *Summary) {
+	a, in := &s.Attacks, &s.Attacks.Injected
+	if s.Config.Forge == 0 && s.Config.Spoof == 0 && a.TrailerBytes == 0 {
+		return
+	}
+	fmt.Fprintf(w, "integrity: %s, %d trailer bytes a packet", a.Integrity, a.TrailerBytes)
+	if d := s.Encodings[2].P50; d > 0 && a.TrailerBytes > 0 {
+		fmt.Fprintf(w, " (%.1f%% of the median delta datagram)", 100*float64(a.TrailerBytes)/float64(d))
+	}
+	fmt.Fprintln(w)
+	if s.Config.Forge > 0 {
+		fmt.Fprintf(w, "forger:  %d forged and %d corrupted datagrams injected; %d accepted, %d refused\n",
+			in.Forged, in.Corrupted, in.Accepted, in.Refused)
+		fmt.Fprintf(w, "         %d wrong-state episodes, back in sync after %.1f ticks (%.0f ms) on average, %d ticks (%.0f ms) at most;\n",
+			in.Episodes, a.RecoveryMean, a.RecoveryMeanMs, in.RecoveryMax, a.RecoveryMaxMs)
+		fmt.Fprintf(w, "         longest run of genuine packets refused on a stream: %d; %d refused while recovering; %d acks asked for a full snapshot\n",
+			in.RefusedRunMax, s.Clients.Recovering, in.FullRequests)
+	}
+	if s.Config.Spoof > 0 {
+		fmt.Fprintf(w, "spoofer: %d acks with guessed tokens sent; %d acks refused by the senders (wrong token)\n", a.SpoofedAcks, a.AcksRefused)
 	}
 }

@@ -22,7 +22,8 @@ type Config struct {
 	Rate     int // ticks a second
 	Crates   int
 	Seed     uint64
-	Net      NetConfig // the conditioner of every client (ReorderStep is set by run)
+	Net      NetConfig    // the conditioner of every client (ReorderStep is set by run)
+	Inject   InjectConfig // forged packets, spoofed acks, the integrity mode (inject.go)
 
 	Ctx      context.Context // ends the run early (its results are still reported); nil: none
 	Progress io.Writer       // the live progress line; nil: none
@@ -56,7 +57,7 @@ func (cfg *Config) validate() error {
 	for _, p := range []struct {
 		name string
 		v    float64
-	}{{"-loss", cfg.Net.Loss}, {"-dup", cfg.Net.Dup}, {"-reorder", cfg.Net.Reorder}} {
+	}{{"-loss", cfg.Net.Loss}, {"-dup", cfg.Net.Dup}, {"-reorder", cfg.Net.Reorder}, {"-forge", cfg.Inject.Forge}, {"-spoof", cfg.Inject.Spoof}} {
 		if !(p.v >= 0 && p.v <= 1) {
 			return fmt.Errorf("%s must be a fraction within 0..1", p.name)
 		}
@@ -110,8 +111,8 @@ func run(cfg Config) (Summary, error) {
 	plain := bitwire.MustFor[Shard]()
 	stats := bitwire.NewStats()
 	codec := plain.WithStats(stats) // the senders' codec: every packet sent is accounted
-	crateStreams, perStream := streamsFor(cfg.Crates, budget, bitwire.MustFor[Crate]().MaxBits())
-	if worst := stream0Bits(cfg.Clients + cfg.Bots); (worst+7)/8+15+streamPrefix > budget {
+	crateStreams, perStream := streamsFor(cfg.Crates, budget-cfg.Inject.Integrity.Overhead(), bitwire.MustFor[Crate]().MaxBits())
+	if worst := stream0Bits(cfg.Clients + cfg.Bots); (worst+7)/8+snapshot.MinBudget-1+streamPrefix > budget {
 		return Summary{}, fmt.Errorf("%d players do not fit one packet", cfg.Clients+cfg.Bots)
 	}
 	streams := 1 + crateStreams
@@ -158,7 +159,7 @@ func run(cfg Config) (Summary, error) {
 	clients := make([]*client, cfg.Clients)
 	for i := range clients {
 		cond := newConditioner(cfg.Net, cfg.Seed*1000003+uint64(i))
-		if clients[i], err = newClient(i, clientConns[i], srvAddr, plain, streams, history, truth, cond, &desyncs, logf); err != nil {
+		if clients[i], err = newClient(cfg, i, clientConns[i], srvAddr, plain, streams, history, truth, cond, &desyncs, logf); err != nil {
 			closeAll()
 			return Summary{}, err
 		}

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"runtime"
 	"sync"
@@ -51,10 +52,11 @@ const deltaSlackBits = 16
 // stream must hold its share of crates within the packet budget even in
 // the worst case. crateBits is the worst-case size of one crate.
 func streamsFor(n, budget, crateBits int) (k, perStream int) {
-	// The packet: prefix byte, snapshot header (at most 15 bytes),
-	// then the body: a Match presence bit and two slice lengths (16 bits),
-	// then the crates.
-	const headerBytes = 15
+	// The packet: prefix byte, snapshot header and state hash (at most
+	// MinBudget-1-MACSize bytes), then the body: a Match presence bit and
+	// two slice lengths (16 bits), then the crates. The caller takes the
+	// integrity trailer off the budget.
+	const headerBytes = snapshot.MinBudget - 1 - snapshot.MACSize
 	avail := (budget-streamPrefix-headerBytes)*8 - 1 - 16
 	perStream = min(avail/(crateBits+deltaSlackBits), 255) // 255: Crates maxlen
 	if n == 0 {
@@ -113,26 +115,31 @@ func (t *truthRing) check(tick uint32, stream int, got *Shard) (equal, found boo
 
 // ---- acks: client → server ----
 
-// An ack datagram: 'A', the stream, the client (uint16), the tick (uint32),
-// little-endian. 8 bytes.
-const ackSize = 8
+// An ack datagram: 'A', the stream, the client (uint16, little-endian),
+// then the stream Receiver's snapshot.Ack (AckSize bytes). 13 bytes.
+const ackSize = 4 + snapshot.AckSize
 
-func appendAck(dst []byte, client, stream int, tick uint32) []byte {
+func appendAck(dst []byte, client, stream int, a snapshot.Ack) []byte {
 	dst = append(dst, 'A', byte(stream))
 	dst = binary.LittleEndian.AppendUint16(dst, uint16(client))
-	return binary.LittleEndian.AppendUint32(dst, tick)
+	dst, _ = a.AppendBinary(dst)
+	return dst
 }
 
 type ack struct {
 	client, stream int
-	tick           uint32
+	ack            snapshot.Ack
 }
 
 func parseAck(b []byte) (ack, bool) {
 	if len(b) != ackSize || b[0] != 'A' {
 		return ack{}, false
 	}
-	return ack{stream: int(b[1]), client: int(binary.LittleEndian.Uint16(b[2:])), tick: binary.LittleEndian.Uint32(b[4:])}, true
+	var a snapshot.Ack
+	if a.UnmarshalBinary(b[4:]) != nil {
+		return ack{}, false
+	}
+	return ack{stream: int(b[1]), client: int(binary.LittleEndian.Uint16(b[2:])), ack: a}, true
 }
 
 // ---- the server ----
@@ -197,11 +204,14 @@ type server struct {
 	buf      []byte // the full snapshots'
 	naiveBuf []byte
 	badAcks  int // written by the ack reader; read once it has ended
+	spoofRng *rand.Rand
+	spoofed  int // acks the spoofer sent (inject.go)
 
 	naive, fullAcct, deltaAcct encodingAcct
 	workers                    int // goroutines encoding the clients' packets
 	fallbacks                  int // deltas over budget, sent in full instead
 	acksTaken                  int
+	acksRefused                int   // by HandleAck: the token did not match
 	baselineAge                int64 // summed over delta packets
 	awakeSum                   int64
 }
@@ -210,28 +220,29 @@ type server struct {
 // its Senders use.
 func newServer(cfg Config, conn *net.UDPConn, codec *bitwire.Codec[Shard], streams, history int, truth *truthRing, clientAddrs []*net.UDPAddr) (*server, error) {
 	s := &server{
-		cfg:     cfg,
-		conn:    conn,
-		world:   newWorld(cfg.Seed, cfg.Rate, cfg.Clients+cfg.Bots, cfg.Crates),
-		shards:  make([]Shard, streams),
-		truth:   truth,
-		acks:    make(chan ack, 64*cfg.Clients*streams),
-		buf:     make([]byte, 0, 2*budget),
-		workers: max(1, min(runtime.GOMAXPROCS(0), len(clientAddrs))),
+		cfg:      cfg,
+		conn:     conn,
+		world:    newWorld(cfg.Seed, cfg.Rate, cfg.Clients+cfg.Bots, cfg.Crates),
+		shards:   make([]Shard, streams),
+		truth:    truth,
+		acks:     make(chan ack, 64*cfg.Clients*streams),
+		buf:      make([]byte, 0, 2*budget),
+		workers:  max(1, min(runtime.GOMAXPROCS(0), len(clientAddrs))),
+		spoofRng: rand.New(rand.NewPCG(cfg.Seed, 0x73706f6f66)),
 	}
 	opts := []snapshot.Option{snapshot.WithBudget(budget - streamPrefix), snapshot.WithHistorySize(history)}
 	plain := bitwire.MustFor[Shard]()
 	for k := 0; k < streams; k++ {
-		fs, err := snapshot.NewSender(plain, opts...)
+		fs, err := snapshot.NewSender(plain, append(opts, streamOptions(cfg, 0)...)...)
 		if err != nil {
 			return nil, err
 		}
 		s.full = append(s.full, fs)
 	}
-	for _, a := range clientAddrs {
+	for c, a := range clientAddrs {
 		p := &peer{addr: a, buf: make([]byte, 0, 2*budget)}
 		for k := 0; k < streams; k++ {
-			snd, err := snapshot.NewSender(codec, opts...)
+			snd, err := snapshot.NewSender(codec, append(opts, streamOptions(cfg, c)...)...)
 			if err != nil {
 				return nil, err
 			}
@@ -271,12 +282,12 @@ func sameAddr(a, b *net.UDPAddr) bool { return a.Port == b.Port && a.IP.Equal(b.
 
 // tick produces and sends the snapshots of one tick.
 func (s *server) tick(t uint32) error {
-	// Acks that arrived since the last tick.
+	// Acks that arrived since the last tick (and the spoofer's).
+	s.spoof(t)
 	for drained := false; !drained; {
 		select {
 		case a := <-s.acks:
-			s.peers[a.client].senders[a.stream].Ack(a.tick)
-			s.acksTaken++
+			s.takeAck(a)
 		default:
 			drained = true
 		}
