@@ -53,14 +53,19 @@ func streamOptions(cfg Config, client int) []snapshot.Option {
 	case snapshot.ModeChecksum:
 		return []snapshot.Option{snapshot.WithChecksum()}
 	case snapshot.ModeMAC:
-		key := make([]byte, 32)
-		rng := rand.New(rand.NewPCG(cfg.Seed, uint64(client)+0x6b6579))
-		for i := range key {
-			key[i] = byte(rng.Uint32())
-		}
-		return []snapshot.Option{snapshot.WithMAC(key)}
+		return []snapshot.Option{snapshot.WithMAC(streamKey(cfg, client))}
 	}
 	return nil
+}
+
+// streamKey is the MAC secret of client's streams.
+func streamKey(cfg Config, client int) []byte {
+	key := make([]byte, 32)
+	rng := rand.New(rand.NewPCG(cfg.Seed, uint64(client)+0x6b6579))
+	for i := range key {
+		key[i] = byte(rng.Uint32())
+	}
+	return key
 }
 
 // injectStats counts the attacks on one client and how its streams fared.

@@ -29,7 +29,8 @@ type Summary struct {
 	AcksTaken       int               `json:"acks_taken"`
 	BadAcks         int               `json:"bad_acks"`         // malformed or from an unknown address
 	BaselineAge     float64           `json:"baseline_age_avg"` // ticks between a delta and its baseline
-	Clients         clientStats       `json:"clients"`          // summed over clients
+	Clients         clientStats       `json:"clients"`          // summed over the Go clients
+	NodeClients     []NodeSummary     `json:"node"`             // each Node client (-node)
 	Network         condStats         `json:"network"`          // what the conditioners did, summed
 	LoopbackLost    int               `json:"loopback_lost"`
 	Desyncs         int               `json:"desyncs"`
@@ -59,6 +60,7 @@ type AttackSummary struct {
 type ConfigSummary struct {
 	Duration  string  `json:"duration"`
 	Clients   int     `json:"clients"`
+	Node      int     `json:"node_clients"`
 	Bots      int     `json:"bots"`
 	Rate      int     `json:"rate"`
 	Crates    int     `json:"crates"`
@@ -109,7 +111,7 @@ type SecondSummary struct {
 func summarize(cfg Config, srv *server, clients []*client, stats *bitwire.Stats, ticks int, wall time.Duration, late int) Summary {
 	s := Summary{
 		Config: ConfigSummary{
-			Duration: cfg.Duration.String(), Clients: cfg.Clients, Bots: cfg.Bots, Rate: cfg.Rate,
+			Duration: cfg.Duration.String(), Clients: cfg.Clients, Node: cfg.Node, Bots: cfg.Bots, Rate: cfg.Rate,
 			Crates: cfg.Crates, Seed: cfg.Seed, Loss: cfg.Net.Loss, Latency: cfg.Net.Latency.String(),
 			Jitter: cfg.Net.Jitter.String(), Dup: cfg.Net.Dup, Reorder: cfg.Net.Reorder,
 			Forge: cfg.Inject.Forge, Spoof: cfg.Inject.Spoof,
@@ -125,7 +127,7 @@ func summarize(cfg Config, srv *server, clients []*client, stats *bitwire.Stats,
 	if ticks > 0 {
 		s.AwakeCrates = float64(srv.awakeSum) / float64(ticks)
 	}
-	n := float64(len(clients))
+	n := float64(len(srv.peers)) // Go and Node clients
 	seconds := float64(ticks) / float64(cfg.Rate)
 	row := func(name string, a *encodingAcct) EncodingSummary {
 		e := EncodingSummary{Name: name, Full: a.full, Delta: a.delta, Packets: a.full + a.delta, OverBudget: a.overBudget}
@@ -203,6 +205,17 @@ func summarize(cfg Config, srv *server, clients []*client, stats *bitwire.Stats,
 	return s
 }
 
+// addNodeClients adds the Node clients' outcomes to the summary: their
+// desyncs and errors count like the Go clients'.
+func addNodeClients(s *Summary, ncs []*nodeClient) {
+	for _, nc := range ncs {
+		s.NodeClients = append(s.NodeClients, nc.sum)
+		s.Desyncs += nc.sum.Desyncs
+		s.DecodeErrors += nc.sum.Errors
+		s.LoopbackLost -= nc.sum.Received
+	}
+}
+
 // percentiles returns the nearest-rank p50 and p95 and the maximum.
 func percentiles(v []int) (p50, p95, mx int) {
 	if len(v) == 0 {
@@ -220,8 +233,12 @@ func percentiles(v []int) (p50, p95, mx int) {
 // printReport writes the human-readable report.
 func printReport(w io.Writer, s *Summary) {
 	c := s.Config
-	fmt.Fprintf(w, "bitwire-demo: %d clients + %d bots, %d crates, %d Hz, %s (%d ticks in %.1fs wall), seed %d\n",
-		c.Clients, c.Bots, c.Crates, c.Rate, c.Duration, s.Ticks, s.WallSeconds, c.Seed)
+	nodes := ""
+	if c.Node > 0 {
+		nodes = fmt.Sprintf(" + %d Node clients", c.Node)
+	}
+	fmt.Fprintf(w, "bitwire-demo: %d clients%s + %d bots, %d crates, %d Hz, %s (%d ticks in %.1fs wall), seed %d\n",
+		c.Clients, nodes, c.Bots, c.Crates, c.Rate, c.Duration, s.Ticks, s.WallSeconds, c.Seed)
 	fmt.Fprintf(w, "network (each direction): loss %g, latency %s, jitter %s, dup %g, reorder %g\n",
 		c.Loss, c.Latency, c.Jitter, c.Dup, c.Reorder)
 	fmt.Fprintf(w, "world: %d snapshot streams per client (players + %d crate shards of at most %d crates); %.0f crates awake on average\n",
@@ -248,6 +265,10 @@ func printReport(w io.Writer, s *Summary) {
 	}
 	fmt.Fprintln(w)
 
+	for _, nc := range s.NodeClients {
+		fmt.Fprintf(w, "node client %d: %d received, %d dropped, %d accepted (%d checked, %d unchecked), %d stale, %d without baseline, %d recovering; %d acks sent, %d dropped; desyncs: %d, errors: %d\n",
+			nc.ID, nc.Received, nc.Dropped, nc.Accepted, nc.Checked, nc.Unchecked, nc.Stale, nc.NoBaseline, nc.Recovering, nc.AcksSent, nc.AcksDropped, nc.Desyncs, nc.Errors)
+	}
 	cl, nw := s.Clients, s.Network
 	fmt.Fprintf(w, "clients: %d datagrams received (%d lost on loopback), %d dropped, %d duplicated, %d held back by the conditioner\n",
 		cl.Received, s.LoopbackLost, nw.Dropped, nw.Duplicated, nw.Reordered)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -18,6 +19,7 @@ import (
 type Config struct {
 	Duration time.Duration // simulated time: Duration×Rate ticks, paced in real time
 	Clients  int
+	Node     int // Node clients beside the Go ones (nodeclient.go)
 	Bots     int
 	Rate     int // ticks a second
 	Crates   int
@@ -47,8 +49,10 @@ func (cfg *Config) validate() error {
 		return errors.New("-clients must be at least 1")
 	case cfg.Bots < 0:
 		return errors.New("-bots must not be negative")
-	case cfg.Clients+cfg.Bots > maxPlayers:
-		return fmt.Errorf("-clients plus -bots is at most %d", maxPlayers)
+	case cfg.Node < 0:
+		return errors.New("-node must not be negative")
+	case cfg.Clients+cfg.Node+cfg.Bots > maxPlayers:
+		return fmt.Errorf("-clients plus -node plus -bots is at most %d", maxPlayers)
 	case cfg.Rate < 1 || cfg.Rate > 1000:
 		return errors.New("-rate must be within 1..1000")
 	case cfg.Crates < 0 || cfg.Crates > 20000:
@@ -112,8 +116,8 @@ func run(cfg Config) (Summary, error) {
 	stats := bitwire.NewStats()
 	codec := plain.WithStats(stats) // the senders' codec: every packet sent is accounted
 	crateStreams, perStream := streamsFor(cfg.Crates, budget-cfg.Inject.Integrity.Overhead(), bitwire.MustFor[Crate]().MaxBits())
-	if worst := stream0Bits(cfg.Clients + cfg.Bots); (worst+7)/8+snapshot.MinBudget-1+streamPrefix > budget {
-		return Summary{}, fmt.Errorf("%d players do not fit one packet", cfg.Clients+cfg.Bots)
+	if worst := stream0Bits(cfg.Clients + cfg.Node + cfg.Bots); (worst+7)/8+snapshot.MinBudget-1+streamPrefix > budget {
+		return Summary{}, fmt.Errorf("%d players do not fit one packet", cfg.Clients+cfg.Node+cfg.Bots)
 	}
 	streams := 1 + crateStreams
 	period := time.Second / time.Duration(cfg.Rate)
@@ -149,13 +153,39 @@ func run(cfg Config) (Summary, error) {
 		conns = append(conns, c)
 		clientConns[i], clientAddrs[i] = c, c.LocalAddr().(*net.UDPAddr)
 	}
+	var desyncs atomic.Int64
+	srvAddr := srvConn.LocalAddr().(*net.UDPAddr)
+	var fleet nodeFleet
+	if cfg.Node > 0 {
+		dir, err := os.MkdirTemp("", "bitwire-demo-node")
+		if err != nil {
+			closeAll()
+			return Summary{}, err
+		}
+		fleet.dir = dir
+		node, script, err := buildNodeClient(dir)
+		if err != nil {
+			fleet.stopAll()
+			closeAll()
+			return Summary{}, err
+		}
+		for i := 0; i < cfg.Node; i++ {
+			nc, err := startNodeClient(node, script, cfg.Clients+i, srvAddr, streams, history, cfg, cfg.Seed*1000003+uint64(cfg.Clients+i), truth, &desyncs, logf)
+			if err != nil {
+				fleet.stopAll()
+				closeAll()
+				return Summary{}, err
+			}
+			fleet.clients = append(fleet.clients, nc)
+			clientAddrs = append(clientAddrs, nc.addr)
+		}
+	}
 	srv, err := newServer(cfg, srvConn, codec, streams, history, truth, clientAddrs)
 	if err != nil {
+		fleet.stopAll()
 		closeAll()
 		return Summary{}, err
 	}
-	var desyncs atomic.Int64
-	srvAddr := srvConn.LocalAddr().(*net.UDPAddr)
 	clients := make([]*client, cfg.Clients)
 	for i := range clients {
 		cond := newConditioner(cfg.Net, cfg.Seed*1000003+uint64(i))
@@ -220,6 +250,7 @@ loop:
 			break
 		}
 		if err := srv.tick(uint32(t)); err != nil {
+			fleet.stopAll()
 			shutdown()
 			return Summary{}, err
 		}
@@ -229,7 +260,7 @@ loop:
 			lastPrint = time.Now()
 			back := min(t, cfg.Rate)
 			bytes := srv.deltaAcct.bytes - recent[(t-back)%len(recent)]
-			kbps := float64(bytes) * 8 / 1000 / float64(cfg.Clients) * float64(cfg.Rate) / float64(max(back, 1))
+			kbps := float64(bytes) * 8 / 1000 / float64(cfg.Clients+cfg.Node) * float64(cfg.Rate) / float64(max(back, 1))
 			fmt.Fprintf(cfg.Progress, "\rtick %5d/%d  %5.1fs  %8.1f kbit/s per client  desyncs %d   ",
 				t, total, time.Since(start).Seconds(), kbps, desyncs.Load())
 		}
@@ -242,11 +273,13 @@ loop:
 	// checked (bounded), then stop everything.
 	drain := min(cfg.Net.Latency+cfg.Net.Jitter+3*period+50*time.Millisecond, 2*time.Second)
 	time.Sleep(drain)
+	fleet.stopAll()
 	if err := shutdown(); err != nil {
 		return Summary{}, err
 	}
 
 	sum := summarize(cfg, srv, clients, stats, ticks, wall, late)
+	addNodeClients(&sum, fleet.clients)
 	sum.SlippedSeconds = slipped.Seconds()
 	sum.CrateStreams, sum.CratesPerStream, sum.Streams = crateStreams, perStream, streams
 	return sum, nil

@@ -222,10 +222,10 @@ func newServer(cfg Config, conn *net.UDPConn, codec *bitwire.Codec[Shard], strea
 	s := &server{
 		cfg:      cfg,
 		conn:     conn,
-		world:    newWorld(cfg.Seed, cfg.Rate, cfg.Clients+cfg.Bots, cfg.Crates),
+		world:    newWorld(cfg.Seed, cfg.Rate, cfg.Clients+cfg.Node+cfg.Bots, cfg.Crates),
 		shards:   make([]Shard, streams),
 		truth:    truth,
-		acks:     make(chan ack, 64*cfg.Clients*streams),
+		acks:     make(chan ack, 64*(cfg.Clients+cfg.Node)*streams),
 		buf:      make([]byte, 0, 2*budget),
 		workers:  max(1, min(runtime.GOMAXPROCS(0), len(clientAddrs))),
 		spoofRng: rand.New(rand.NewPCG(cfg.Seed, 0x73706f6f66)),
