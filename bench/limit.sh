@@ -52,7 +52,11 @@ echo "## world901 against its limit"
 echo
 echo "Measured by \`bench/limit.sh $count\` on $(date -u '+%Y-%m-%d %H:%M UTC'): instructions per crate from valgrind"
 echo "(\`GOMAXPROCS=1 GOGC=off\`, the difference of 100 and 500 iterations), wall-clock medians of $count runs of 200 ms."
-echo "**limit** is bench/limit.go, a codec for exactly this message (see the serializers above)."
+echo "**limit** is bench/limit.go: a codec written for exactly this message in plain Go, without packages \`bits\` and"
+echo "\`fields\` on its hot path (word-wide stores and loads, multiply-only quantization proven exact for every float32 in"
+echo "range, quaternion tables; slow cases to \`fields\`, errors to bitwire's \`Codec\`), tested to write bitwire's bytes and to"
+echo "decode and refuse exactly what bitwire does (bench/limit_test.go). It is the real speed limit of this message; the"
+echo "hand-written packer, which calls \`bits\` and \`fields\`, shares bitwire's costs."
 echo
 echo "| world901 (901 crates) | limit instr/crate | bitwire-codec instr/crate | × limit | limit ns/op | bitwire-codec ns/op | × limit |"
 echo "|---|--:|--:|--:|--:|--:|--:|"
