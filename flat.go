@@ -41,9 +41,10 @@ type flatOp struct {
 	code  flatCode
 	off   uintptr
 	n     *node
-	width int // bits, for the fixed-width codings that runs are made of
-	count int // the first leaf of a run: how many leaves it spans
-	bits  int // and their bits
+	width int    // bits, for the fixed-width codings that runs are made of
+	mask  uint64 // 2^width - 1
+	count int    // the first leaf of a run: how many leaves it spans
+	bits  int    // and their bits
 }
 
 // flatPlan is the flat form of a struct plan.
@@ -74,6 +75,7 @@ func flatten(p *plan) *flatPlan {
 	start := -1 // the first leaf of the open run
 	for i := range fp.ops {
 		op := &fp.ops[i]
+		op.mask = 1<<uint(op.width) - 1
 		if op.width == 0 {
 			start = -1
 			continue
@@ -218,8 +220,8 @@ func (d *decoder) decFlats(fp *flatPlan, first unsafe.Pointer, count int, stride
 					return err
 				}
 			}
-			x := v & (1<<uint(op.width) - 1)
-			v >>= uint(op.width)
+			x := v & op.mask
+			v >>= uint(op.width) & 63
 			switch op.code {
 			case flatQ32:
 				q := &op.n.q
