@@ -256,7 +256,7 @@ func (q Quat) Unpack(u uint64) ([4]float64, error) {
 	if n == 0 {
 		return out, errZeroQuat
 	}
-	if u>>(2+3*n) != 0 {
+	if u>>((2+3*n)&63) != 0 {
 		return out, ErrMalformed
 	}
 	mask := uint64(1)<<n - 1
