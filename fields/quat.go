@@ -223,7 +223,7 @@ func (q *Quat) packExact(v [4]float64, norm2 float64, m int, big float64) (uint6
 
 // join packs the dropped component's index m and the three indices.
 func (q *Quat) join(m int, idx [3]uint64) uint64 {
-	n := uint(q.n)
+	n := uint(q.n) & 31 // at most 20
 	return uint64(m) | idx[0]<<2 | idx[1]<<(2+n) | idx[2]<<(2+2*n)
 }
 
