@@ -26,10 +26,13 @@ irefs() { # bench regexp, iterations
 		sed -n 's/.*I *refs: *//p' | tr -d ,
 }
 
+load0=$(cut -d' ' -f1 /proc/loadavg 2>/dev/null || echo '?')
 for i in $(seq "$count"); do
 	"$bin" -test.run='^$' -test.bench='^Benchmark(Encode|Decode)$/^world901$/^(limit|bitwire-codec)$' \
 		-test.benchtime=200ms -test.count=1 >>"$bin.txt"
 done
+
+load1=$(cut -d' ' -f1 /proc/loadavg 2>/dev/null || echo '?')
 
 median() { # benchmark name
 	grep "^Benchmark$1" "$bin.txt" | awk '{print $3}' | sort -g |
@@ -51,7 +54,8 @@ echo "<!-- limit.sh -->"
 echo "## world901 against its limit"
 echo
 echo "Measured by \`bench/limit.sh $count\` on $(date -u '+%Y-%m-%d %H:%M UTC'): instructions per crate from valgrind"
-echo "(\`GOMAXPROCS=1 GOGC=off\`, the difference of 100 and 500 iterations), wall-clock medians of $count runs of 200 ms."
+echo "(\`GOMAXPROCS=1 GOGC=off\`, the difference of 100 and 500 iterations), wall-clock medians of $count runs of 200 ms"
+echo "(1-minute load average $load0 before them, $load1 after, on $(nproc) cores: the instruction counts do not depend on it)."
 echo "**limit** is bench/limit.go: a codec written for exactly this message in plain Go, without packages \`bits\` and"
 echo "\`fields\` on its hot path (word-wide stores and loads, multiply-only quantization proven exact for every float32 in"
 echo "range, quaternion tables; slow cases to \`fields\`, errors to bitwire's \`Codec\`), tested to write bitwire's bytes and to"
