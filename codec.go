@@ -33,6 +33,8 @@ type Codec[T any] struct {
 	maxBits int
 	fp      uint64    // this codec's fingerprint (fps[0] or fps[1])
 	fps     [2]uint64 // the fingerprints without and with debug mode
+	lfps    [2]uint64 // fps without a model (WithModel)
+	mdl     *Model    // the model of WithModel, or nil
 	layout  string
 }
 
@@ -56,6 +58,7 @@ func For[T any]() (*Codec[T], error) {
 	s.Debug = true
 	c.fps[1] = fingerprint(s)
 	c.fp = c.fps[0]
+	c.lfps = c.fps
 	actual, _ := codecs.LoadOrStore(t, c)
 	return actual.(*Codec[T]), nil
 }
@@ -463,7 +466,16 @@ func encodeDeltaRoot(p *plan, w *bits.Writer, b, c unsafe.Pointer, o *options) e
 		return nilError(p)
 	}
 	ar := arenas.Get().(*arena)
-	defer func() { ar.buf, ar.quats, ar.saved = ar.buf[:0], ar.quats[:0], ar.saved[:0]; arenas.Put(ar) }()
+	defer func() {
+		ar.buf, ar.quats, ar.saved, ar.rt = ar.buf[:0], ar.quats[:0], ar.saved[:0], nil
+		arenas.Put(ar)
+	}()
+	if o != nil && o.model != nil {
+		if o.model.err != nil {
+			return rootError(p, o.model.err, w.Len())
+		}
+		ar.rt = o.model
+	}
 	start := w.Len()
 	h := startStats(o.statsOf())
 	e := o.encoder(w, ar, h)
@@ -490,7 +502,16 @@ func decodeDeltaRoot(p *plan, r *bits.Reader, b, v unsafe.Pointer, o *options) e
 		return nilError(p)
 	}
 	ar := arenas.Get().(*arena)
-	defer func() { ar.buf, ar.quats, ar.saved = ar.buf[:0], ar.quats[:0], ar.saved[:0]; arenas.Put(ar) }()
+	defer func() {
+		ar.buf, ar.quats, ar.saved, ar.rt = ar.buf[:0], ar.quats[:0], ar.saved[:0], nil
+		arenas.Put(ar)
+	}()
+	if o != nil && o.model != nil {
+		if o.model.err != nil {
+			return rootError(p, o.model.err, r.Pos())
+		}
+		ar.rt = o.model
+	}
 	d := o.decoder(r, ar)
 	dst := v
 	if b == v {

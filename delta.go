@@ -51,6 +51,7 @@ type arena struct {
 	writers []*bits.Writer // spare scratch writers
 	quats   []deltaSlot    // the adaptive state of each node coded so far
 	saved   []deltaSlot    // a stack of quats saved by saveQuats
+	rt      *modelRT       // the codec's model (static tables) or trainer, or nil
 }
 
 // saveQuats saves the quaternion states before a pass that may be undone
@@ -93,9 +94,9 @@ func (a *arena) slot(n *node) *deltaSlot {
 	}
 	sl := deltaSlot{n: key}
 	if n.code == cQuat {
-		sl.quat = fields.NewQuatDeltaState()
+		sl.quat = a.rt.quatState(n)
 	} else {
-		sl.win = n.win.NewState()
+		sl.win = a.rt.winState(n)
 	}
 	a.quats = append(a.quats, sl)
 	return &a.quats[len(a.quats)-1]
@@ -408,6 +409,9 @@ func (e *encoder) encValueDelta(n *node, b, c unsafe.Pointer) error {
 // (fields.Window). It reports whether it did; if not, the caller writes the
 // value in full.
 func (e *encoder) writeWindow(n *node, kb, kc uint64) bool {
+	if rt := e.ar.rt; rt != nil && rt.train != nil {
+		n.win.Record(rt.train.wins[uintptr(unsafe.Pointer(n))], kb, kc)
+	}
 	return n.win.Write(e.w, &e.ar.slot(n).win, kb, kc)
 }
 
@@ -490,6 +494,9 @@ func (e *encoder) encQuatDelta(n *node, b, c unsafe.Pointer) (bool, error) {
 // (fields.Quat.WriteDelta); okb tells whether the baseline could be packed
 // at all.
 func (e *encoder) writeQuatDelta(n *node, qb uint64, okb bool, qc uint64) {
+	if rt := e.ar.rt; rt != nil && rt.train != nil {
+		n.quat.Record(rt.train.quats[uintptr(unsafe.Pointer(n))], qb, okb, qc)
+	}
 	n.quat.WriteDelta(e.w, &e.ar.slot(n).quat, qb, okb, qc)
 }
 

@@ -53,6 +53,7 @@ type options struct {
 	stats *Stats
 	lim   Limits
 	debug bool
+	model *modelRT // WithModel, or a Trainer's recording
 }
 
 // WithLimits returns a codec of the same plan that applies l.

@@ -66,7 +66,18 @@ func (w Window) MaxBits() int { return RiceEscape + w.esc + 1 }
 // WindowState is the adaptive part of a window's code, one per windowed
 // field per message: a running mean of the magnitudes of its differences,
 // from which the Rice parameter follows.
-type WindowState struct{ mean RiceMean }
+type WindowState struct {
+	mean  RiceMean
+	fixed uint8 // a static parameter + 1 (NewStaticState); 0: adaptive
+}
+
+// k returns the Rice parameter of the next difference.
+func (s *WindowState) k() int {
+	if s.fixed != 0 {
+		return int(s.fixed) - 1
+	}
+	return s.mean.K()
+}
 
 // NewState returns the state at the start of a message: a mean of (Hi -
 // Lo)/32 steps (at least 1, at most 2^20).
@@ -81,7 +92,7 @@ func (w Window) Write(wr *bits.Writer, s *WindowState, base, cur uint64) bool {
 	in := diff >= w.lo && diff <= w.hi
 	wr.WriteBool(in)
 	if in {
-		WriteRice(wr, diff, s.mean.K(), w.esc)
+		WriteRice(wr, diff, s.k(), w.esc)
 		s.mean.Add(abs64(diff))
 	}
 	return in
@@ -96,7 +107,7 @@ func (w Window) Read(r *bits.Reader, s *WindowState) (diff int64, in bool, err e
 	if in, err = r.ReadBool(); err != nil || !in {
 		return 0, false, err
 	}
-	if diff, err = ReadRice(r, s.mean.K(), w.esc); err != nil {
+	if diff, err = ReadRice(r, s.k(), w.esc); err != nil {
 		return 0, false, err
 	}
 	if diff < w.lo || diff > w.hi {
