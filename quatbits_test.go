@@ -78,3 +78,63 @@ func abs32(x float32) float32 {
 	}
 	return x
 }
+
+// BenchmarkQuatDeltaBitsModel measures a model trained on one half of a
+// tumble recording (the first 200 ticks) on the other half (the next 200),
+// beside the adaptive code on the same half. Run with
+//
+//	go test -run '^$' -bench QuatDeltaBitsModel -benchtime 1x .
+func BenchmarkQuatDeltaBitsModel(b *testing.B) {
+	b.Run("spinning", func(b *testing.B) { quatDeltaBitsModel(b, tumble.NewSpinning(1, 256)) })
+	b.Run("settling", func(b *testing.B) { quatDeltaBitsModel(b, tumble.New(1, 256)) })
+}
+
+func quatDeltaBitsModel(b *testing.B, w *tumble.World) {
+	c := MustFor[tumbleBody]()
+	const ticks = 200
+	type pair struct{ base, cur tumbleBody }
+	record := func() []pair {
+		var out []pair
+		prev := make([]tumbleBody, w.Len())
+		for i := range prev {
+			prev[i].Rot = w.Rot(i)
+		}
+		for range ticks {
+			w.Step()
+			for i := range prev {
+				cur := tumbleBody{Rot: w.Rot(i)}
+				if !c.Equal(&prev[i], &cur) {
+					out = append(out, pair{prev[i], cur})
+				}
+				prev[i] = cur
+			}
+		}
+		return out
+	}
+	train, test := record(), record()
+	tr := c.NewTrainer()
+	for i := range train {
+		if err := tr.Add(&train[i].base, &train[i].cur); err != nil {
+			b.Fatal(err)
+		}
+	}
+	m, err := tr.Model()
+	if err != nil {
+		b.Fatal(err)
+	}
+	cm := c.WithModel(m)
+	var wr bits.Writer
+	size := func(c *Codec[tumbleBody]) int {
+		total := 0
+		for i := range test {
+			wr.Reset(nil)
+			if err := c.EncodeDelta(&wr, &test[i].base, &test[i].cur); err != nil {
+				b.Fatal(err)
+			}
+			total += wr.Len()
+		}
+		return total
+	}
+	b.ReportMetric(float64(size(c))/float64(len(test)), "bits/changed")
+	b.ReportMetric(float64(size(cm))/float64(len(test)), "model-bits/changed")
+}
