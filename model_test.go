@@ -2,6 +2,7 @@ package bitwire
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -300,4 +301,22 @@ func FuzzModelUnmarshalDelta(f *testing.F) {
 			t.Fatal(err)
 		}
 	})
+}
+
+// The schema of a codec with a model carries its hash and file.
+func TestModelSchema(t *testing.T) {
+	c := MustFor[mWorld]()
+	require.Nil(t, c.Schema().Model)
+	m := trainOn(t, c, 12, 0.05)
+	s := c.WithModel(m).Schema()
+	require.NotNil(t, s.Model)
+	require.Equal(t, fmt.Sprintf("%016x", m.Hash()), s.Model.Hash)
+	require.Equal(t, fmt.Sprintf("%016x", c.Fingerprint()), s.Model.Layout)
+	require.Equal(t, fmt.Sprintf("%016x", c.WithModel(m).Fingerprint()), s.Fingerprint)
+	var m2 Model
+	require.NoError(t, m2.UnmarshalBinary(s.Model.File))
+	require.Equal(t, *m, m2)
+	require.Equal(t, modelFingerprint(c.Fingerprint(), m.Hash()), c.WithModel(m).Fingerprint())
+	// Debug mode and a model combine.
+	require.Equal(t, modelFingerprint(c.WithDebug(true).Fingerprint(), m.Hash()), c.WithModel(m).WithDebug(true).Fingerprint())
 }

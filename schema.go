@@ -65,6 +65,10 @@ type Schema struct {
 	// Limits are the decoder's bounds for lengths without maxlen and for
 	// nesting. They decide which input is refused, not what bits mean.
 	Limits SchemaLimits `json:"limits"`
+	// Model is set when the codec's deltas use a trained model
+	// (Codec.WithModel): its hash and its file. The fingerprint mixes in
+	// the model's hash (docs/wire-format.md, "Models").
+	Model *ModelSchema `json:"model,omitempty"`
 	// Types are the struct types that messages are made of; nodes refer to
 	// them by index, so recursive types are cycles of references. Types[i]
 	// is listed in the order a depth-first walk from the root (or from
@@ -294,6 +298,10 @@ func (c *Codec[T]) Schema() *Schema {
 	s := buildSchema([]*plan{c.p}, c.o.debug, SchemaLimits{MaxDepth: depth, MaxLen: length})
 	s.Root = 0
 	s.MaxBits = c.maxBits
+	if c.mdl != nil {
+		file, _ := c.mdl.MarshalBinary()
+		s.Model = &ModelSchema{Hash: fmt.Sprintf("%016x", c.mdl.hash), Layout: fmt.Sprintf("%016x", c.mdl.layout), File: file}
+	}
 	s.Fingerprint = fmt.Sprintf("%016x", c.fp)
 	return s
 }
@@ -515,4 +523,15 @@ func (b *schemaBuilder) uniqueName(t reflect.Type, i int) string {
 	}
 	b.names[name] = true
 	return name
+}
+
+// ModelSchema describes the model a codec's deltas use.
+type ModelSchema struct {
+	// Hash is Model.Hash in 16 lowercase hex digits.
+	Hash string `json:"hash"`
+	// Layout is the fingerprint of the layout without a model (Model.Layout).
+	Layout string `json:"layout"`
+	// File is the model file (Model.MarshalBinary), base64 in JSON; its
+	// format and use are in docs/wire-format.md, "Models".
+	File []byte `json:"file"`
 }

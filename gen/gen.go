@@ -65,6 +65,9 @@ func check(msgs []Message) error {
 			return fmt.Errorf("%w: message name %q is not a unique identifier", ErrSchema, m.Name)
 		}
 		seen[m.Name] = true
+		if s.Model != nil {
+			return fmt.Errorf("%w: %s: the schema's deltas use a trained model (hash %s); generated clients do not implement models yet", ErrSchema, m.Name, s.Model.Hash)
+		}
 		if s.Debug {
 			return fmt.Errorf("%w: %s: debug schemas (sentinels) are not supported by generated clients", ErrSchema, m.Name)
 		}

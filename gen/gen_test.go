@@ -56,8 +56,11 @@ func TestSchemaChecks(t *testing.T) {
 	old.Version = 0
 	wire := bitwire.MustFor[cfPlayer]().Schema()
 	wire.WireVersion++
+	model := bitwire.MustFor[cfPlayer]().Schema()
+	model.Model = &bitwire.ModelSchema{Hash: "0123456789abcdef"}
 	for name, m := range map[string]gen.Message{
 		"wire":    gen.Named("P", wire),
+		"model":   gen.Named("P", model),
 		"edited":  gen.Named("P", edited),
 		"version": gen.Named("P", old),
 		"name":    gen.Named("not an identifier", good),
