@@ -187,8 +187,10 @@ func randQuat(r *rand.Rand) [4]float32 {
 // MakeWorlds returns workload 4's two ticks: base, and cur in which
 // ChangedPerTick crates moved, turned, and some woke up or fell asleep.
 // Crate IDs are sparse and ascending.
-func MakeWorlds() (base, cur World) {
-	r := newRand()
+func MakeWorlds() (base, cur World) { return makeWorlds(newRand()) }
+
+// makeWorlds returns two ticks as MakeWorlds does, from r.
+func makeWorlds(r *rand.Rand) (base, cur World) {
 	base = World{Tick: 5000, Crates: make([]Crate, NumCrates)}
 	for i := range base.Crates {
 		base.Crates[i] = Crate{
