@@ -53,10 +53,16 @@ func realMain(args []string, stdout, stderr io.Writer) int {
 	integrity := fs.String("integrity", "none", "packet integrity: `none`, crc (CRC32C trailer) or mac (HMAC-SHA256-80 under a per-client secret)")
 	jsonOut := fs.Bool("json", false, "print a machine-readable summary (JSON) instead of the tables")
 	chart := fs.String("chart", "", "write an SVG chart of kbit/s per second to `file`")
+	record := fs.String("record", "", "train a model on this run's traffic (each stream's consecutive ticks) and write it to `file`")
+	model := fs.String("model", "", "code every delta with the model in `file` (written by -record)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	var err error
+	finish, err := setupModel(&cfg, *model, *record)
+	if err != nil {
+		fmt.Fprintf(stderr, "bitwire-demo: %v\n", err)
+		return 2
+	}
 	if cfg.Inject.Integrity, err = parseIntegrity(*integrity); err != nil {
 		fmt.Fprintf(stderr, "bitwire-demo: %v\n", err)
 		return 2
@@ -75,6 +81,10 @@ func realMain(args []string, stdout, stderr io.Writer) int {
 
 	sum, err := run(cfg)
 	if err != nil {
+		fmt.Fprintf(stderr, "bitwire-demo: %v\n", err)
+		return 2
+	}
+	if err := finish(); err != nil {
 		fmt.Fprintf(stderr, "bitwire-demo: %v\n", err)
 		return 2
 	}

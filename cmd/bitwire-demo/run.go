@@ -31,6 +31,12 @@ type Config struct {
 	Progress io.Writer       // the live progress line; nil: none
 	Log      io.Writer       // desyncs and errors as they happen; nil: none
 
+	// Model, when set, is the model every peer's deltas use (-model).
+	Model *bitwire.Model
+	// Record, when set, is called with every tick's shards after they are
+	// built (-record, model.go).
+	Record func(shards []Shard)
+
 	// tamper, in tests, alters the states of a tick after the server kept
 	// them as the truth and before it sends them: a desync to catch.
 	tamper func(tick uint32, shards []Shard)
@@ -112,7 +118,10 @@ func run(cfg Config) (Summary, error) {
 		fmt.Fprintf(logw, "\n"+format+"\n", args...)
 	}
 
-	plain := bitwire.MustFor[Shard]()
+	plain := bitwire.MustFor[Shard]().WithModel(cfg.Model)
+	if err := plain.ModelErr(); err != nil {
+		return Summary{}, err
+	}
 	stats := bitwire.NewStats()
 	codec := plain.WithStats(stats) // the senders' codec: every packet sent is accounted
 	crateStreams, perStream := streamsFor(cfg.Crates, budget-cfg.Inject.Integrity.Overhead(), bitwire.MustFor[Crate]().MaxBits())

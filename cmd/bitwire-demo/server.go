@@ -231,7 +231,7 @@ func newServer(cfg Config, conn *net.UDPConn, codec *bitwire.Codec[Shard], strea
 		spoofRng: rand.New(rand.NewPCG(cfg.Seed, 0x73706f6f66)),
 	}
 	opts := []snapshot.Option{snapshot.WithBudget(budget - streamPrefix), snapshot.WithHistorySize(history)}
-	plain := bitwire.MustFor[Shard]()
+	plain := bitwire.MustFor[Shard]().WithModel(cfg.Model)
 	for k := 0; k < streams; k++ {
 		fs, err := snapshot.NewSender(plain, append(opts, streamOptions(cfg, 0)...)...)
 		if err != nil {
@@ -297,6 +297,9 @@ func (s *server) tick(t uint32) error {
 	s.awakeSum += int64(s.world.awake())
 	if err := s.truth.put(t, s.shards); err != nil {
 		return err
+	}
+	if s.cfg.Record != nil {
+		s.cfg.Record(s.shards)
 	}
 	if s.cfg.tamper != nil {
 		s.cfg.tamper(t, s.shards)
