@@ -1,0 +1,5 @@
+package replicate_test
+
+import "errors"
+
+func errorsIs(err, target error) bool { return errors.Is(err, target) }
