@@ -122,8 +122,8 @@ func readID(r *bits.Reader, prev *int64) (id uint32, more bool, err error) {
 
 // copyBits appends n bits of src, starting at bit off, to w.
 func copyBits(w *bits.Writer, r *bits.Reader, src []byte, off, n int) {
-	r.Reset(src)
-	_ = r.Skip(off)
+	r.Reset(src[off/8:])
+	_ = r.Skip(off % 8)
 	for n > 0 {
 		k := min(n, 64)
 		v, _ := r.ReadBits(k)

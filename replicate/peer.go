@@ -28,6 +28,11 @@ type PeerConfig[E any] struct {
 	// Budget is the largest packet in bytes: DefaultBudget when 0, at
 	// least MinBudget.
 	Budget int
+	// PriorityEvery, when above 1, spares Priority calls: the priority of
+	// an entity that has not changed is computed again only every that
+	// many ticks (spread over the ticks by slot), and the last value is
+	// used in between. 0 or 1: every tick.
+	PriorityEvery int
 	// Bandwidth, in bytes per second, when not 0: the Peer sends as many
 	// packets a tick as it allows, each at most Budget bytes, and over any
 	// tick-rate consecutive ticks (one second at the Server's WithTickRate)
@@ -35,17 +40,28 @@ type PeerConfig[E any] struct {
 	Bandwidth int
 }
 
-// track is a Peer's knowledge of one entity slot. A send is counted from 1
-// per incarnation; the client's current view of the entity began after
-// send viewFrom (sends before it were undone by a removal).
+// hotTrack is what a Peer's scan of the world reads of every entity slot
+// each tick, kept apart and small: whether the client holds, or is being
+// sent, the entity's current state.
+type hotTrack struct {
+	gen    uint32 // the incarnation this track is about
+	have   uint32 // tick of the newest acknowledged state of the client's view; 0: none
+	flight uint32 // tick of the last send of the client's view; 0: none
+}
+
+// track is the rest of a Peer's knowledge of one entity slot, read for
+// candidates and sends. Sends are counted from 1 per incarnation; the
+// client's current view of the entity began after send viewFrom (sends
+// before it were undone by a removal).
 type track struct {
 	acc      float32
-	gen      uint32 // the incarnation this track is about
-	sends    uint32 // sends of this incarnation
+	pr       float32 // the priority last computed
+	prTick   uint32  // when
+	prDue    uint32  // when to compute it again (PriorityEvery)
+	sends    uint32
 	viewFrom uint32
 	ackedN   uint32 // newest acknowledged send, valid when > viewFrom
 	acked    uint32 // its tick
-	sentTick uint32 // tick of the last send
 }
 
 // sentEntity is one entity of a packet, for its acknowledgement.
@@ -80,6 +96,7 @@ type choice struct {
 	id     uint32
 	off, n int
 	full   bool
+	acc    float32
 }
 
 // PeerStats counts what a Peer sent.
@@ -98,6 +115,7 @@ type PeerStats struct {
 type Peer[E any] struct {
 	s       *Server[E]
 	cfg     PeerConfig[E]
+	hot     []hotTrack
 	tracks  []track
 	seq     uint32
 	recs    []record
@@ -105,19 +123,21 @@ type Peer[E any] struct {
 	pendIdx map[uint32]int // id → index in pending
 
 	// The current tick's state.
-	tick     uint32
-	scanned  bool
-	packets  int // sent this tick
-	cands    []cand
-	next     int // cands[:next] are taken (sent or retried)
-	ordered  int // cands[:ordered] are in priority order
-	retry    []cand
-	deferred []cand
-	rem      []uint32
-	chosen   []choice
-	scratch  bits.Writer
-	w        bits.Writer
-	r        bits.Reader
+	tick    uint32
+	scanned bool
+	packets int      // sent this tick
+	hi, lo  candList // candidates at or above the threshold, and below
+	// threshold is an accumulator most of the tick's packets will not
+	// reach: three quarters of the lowest sent in the last packet.
+	threshold float32
+	loListed  bool // lo holds this tick's candidates below the threshold
+	retry     []cand
+	deferred  []cand
+	rem       []uint32
+	chosen    []choice
+	scratch   bits.Writer
+	w         bits.Writer
+	r         bits.Reader
 
 	// Bandwidth: a token bucket, and the bytes of the last tickRate ticks.
 	tokens   float64
@@ -170,11 +190,11 @@ func (p *Peer[E]) forget(slot int32, gen uint32, id uint32) {
 	if int(slot) >= len(p.tracks) {
 		return
 	}
-	t := &p.tracks[slot]
-	if t.gen == gen && t.sends > t.viewFrom {
+	h, t := &p.hot[slot], &p.tracks[slot]
+	if h.gen == gen && t.sends > t.viewFrom {
 		p.addRemoval(id)
 	}
-	*t = track{}
+	*h, *t = hotTrack{}, track{}
 }
 
 func (p *Peer[E]) addRemoval(id uint32) {
@@ -226,9 +246,10 @@ func (p *Peer[E]) ack(seq uint32) {
 		if int(e.slot) >= len(p.tracks) {
 			continue
 		}
-		t := &p.tracks[e.slot]
-		if t.gen == e.gen && e.n > t.viewFrom && e.n > t.ackedN {
+		h, t := &p.hot[e.slot], &p.tracks[e.slot]
+		if h.gen == e.gen && e.n > t.viewFrom && e.n > t.ackedN {
 			t.ackedN, t.acked = e.n, e.tick
+			h.have = e.tick
 		}
 	}
 	for _, id := range rec.removals {
@@ -253,46 +274,57 @@ func (p *Peer[E]) scan() {
 	tick := s.tick
 	if n := len(s.gens); len(p.tracks) < n {
 		p.tracks = slices.Grow(p.tracks, n-len(p.tracks))[:n]
+		p.hot = slices.Grow(p.hot, n-len(p.hot))[:n]
 	}
-	p.cands, p.retry = p.cands[:0], p.retry[:0]
-	p.next, p.ordered = 0, 0
+	p.hi.reset()
+	p.lo.reset()
+	p.retry = p.retry[:0]
 	resend := p.resendAfter()
 	prio, relevant := p.cfg.Priority, p.cfg.Relevant
-	tracks := p.tracks[:len(s.gens)]
+	every := uint32(max(p.cfg.PriorityEvery, 1))
+	thr := p.threshold
+	n := len(s.gens)
+	hot, tracks := p.hot[:n], p.tracks[:n]
+	changed, ids, cur := s.changed[:n], s.ids[:n], s.cur[:n]
 	for slot, gen := range s.gens {
 		if gen == 0 {
 			continue
 		}
-		t := &tracks[slot]
-		if t.gen != gen {
-			*t = track{gen: gen}
+		h := &hot[slot]
+		if h.gen != gen {
+			*h = hotTrack{gen: gen}
+			tracks[slot] = track{prDue: tick + uint32(slot)%every}
 		}
-		if relevant != nil {
-			ent := &s.ents[slot]
-			if !relevant(ent.id, &ent.newest().val) {
-				if t.sends > t.viewFrom {
-					p.addRemoval(ent.id)
-					t.viewFrom = t.sends
-				}
-				t.acc = 0
-				continue
+		if relevant != nil && !relevant(ids[slot], &cur[slot]) {
+			if t := &tracks[slot]; t.sends > t.viewFrom {
+				p.addRemoval(ids[slot])
+				t.viewFrom = t.sends
+				h.have, h.flight = 0, 0
 			}
+			tracks[slot].acc = 0
+			continue
 		}
-		ch := s.changed[slot]
-		if t.ackedN > t.viewFrom && t.acked >= ch {
+		// Ticks start at 1, so a have or flight of 0 is never current.
+		ch := changed[slot]
+		if h.have >= ch {
 			continue // the client holds the current state
 		}
-		if t.sends > t.viewFrom && t.sentTick >= ch && tick-t.sentTick <= resend {
+		if h.flight >= ch && tick-h.flight <= resend {
 			continue // the current state is on its way
 		}
-		pr := float32(1)
-		if prio != nil {
-			ent := &s.ents[slot]
-			pr = max(prio(ent.id, &ent.newest().val), 0)
+		t := &tracks[slot]
+		if prio == nil {
+			t.pr = 1
+		} else if t.prTick <= ch || tick >= t.prDue {
+			t.pr = max(prio(ids[slot], &cur[slot]), 0)
+			t.prTick, t.prDue = tick, tick+every
 		}
-		t.acc += pr
-		p.cands = append(p.cands, cand{slot: int32(slot), acc: t.acc})
+		t.acc += t.pr
+		if t.acc >= thr {
+			p.hi.list = append(p.hi.list, cand{slot: int32(slot), acc: t.acc})
+		}
 	}
+	p.loListed = false
 	if p.window != nil {
 		// Ticks that left the one-second window give their bytes back.
 		gone := min(int(tick-p.lastTick), len(p.window))
@@ -309,24 +341,70 @@ func (p *Peer[E]) scan() {
 	p.lastTick = tick
 }
 
+// candList is candidates of one tick, put in priority order a chunk at a
+// time as they are taken.
+type candList struct {
+	list    []cand
+	next    int // list[:next] are taken
+	ordered int // list[:ordered] are in priority order
+}
+
+func (l *candList) reset() { l.list, l.next, l.ordered = l.list[:0], 0, 0 }
+
+func (l *candList) take() (cand, bool) {
+	if l.next >= len(l.list) {
+		return cand{}, false
+	}
+	if l.next == l.ordered {
+		orderTop(l.list[l.next:], chunk)
+		l.ordered = min(l.next+chunk, len(l.list))
+	}
+	c := l.list[l.next]
+	l.next++
+	return c, true
+}
+
 // nextCand returns the next candidate in priority order: first those that
-// did not fit the previous packet of this tick, then the rest.
+// did not fit the previous packet of this tick, then those at or above the
+// threshold, then the others. The threshold only spares ordering the many
+// candidates that no packet of the tick will reach; the order is the same
+// as without it.
 func (p *Peer[E]) nextCand(retried *int) (cand, bool) {
 	if *retried < len(p.retry) {
 		c := p.retry[*retried]
 		*retried++
 		return c, true
 	}
-	if p.next >= len(p.cands) {
-		return cand{}, false
+	if c, ok := p.hi.take(); ok {
+		return c, true
 	}
-	if p.next == p.ordered {
-		orderTop(p.cands[p.next:], chunk)
-		p.ordered = min(p.next+chunk, len(p.cands))
+	if !p.loListed {
+		p.listLow()
 	}
-	c := p.cands[p.next]
-	p.next++
-	return c, true
+	return p.lo.take()
+}
+
+// listLow lists the candidates of the tick below the threshold, which scan
+// left out: needed only when the packets of the tick take every candidate
+// above it.
+func (p *Peer[E]) listLow() {
+	p.loListed = true
+	s := p.s
+	tick, resend, thr := s.tick, p.resendAfter(), p.threshold
+	for slot, gen := range s.gens {
+		if gen == 0 || slot >= len(p.hot) {
+			continue
+		}
+		h, t := &p.hot[slot], &p.tracks[slot]
+		ch := s.changed[slot]
+		if h.gen != gen || h.have >= ch || (h.flight >= ch && tick-h.flight <= resend) || t.acc >= thr {
+			continue
+		}
+		if p.cfg.Relevant != nil && !p.cfg.Relevant(s.ids[slot], &s.cur[slot]) {
+			continue
+		}
+		p.lo.list = append(p.lo.list, cand{slot: int32(slot), acc: t.acc})
+	}
 }
 
 // maxSkips is how many candidates that do not fit a packet are passed
@@ -403,10 +481,10 @@ func (p *Peer[E]) Encode(dst []byte) (out []byte, ok bool, err error) {
 			break
 		}
 		ent := &s.ents[c.slot]
-		t := &p.tracks[c.slot]
+		h, t := &p.hot[c.slot], &p.tracks[c.slot]
 		off := p.scratch.Len()
 		var base *E
-		if t.ackedN > t.viewFrom && t.sends-t.ackedN < BaselineDepth && t.acked < s.tick {
+		if h.have != 0 && t.sends-t.ackedN < BaselineDepth && t.acked < s.tick {
 			base = ent.at(t.acked)
 		}
 		if base != nil {
@@ -428,7 +506,14 @@ func (p *Peer[E]) Encode(dst []byte) (out []byte, ok bool, err error) {
 			continue
 		}
 		used += cost
-		p.chosen = append(p.chosen, choice{slot: c.slot, id: ent.id, off: off, n: n, full: base == nil})
+		p.chosen = append(p.chosen, choice{slot: c.slot, id: ent.id, off: off, n: n, full: base == nil, acc: c.acc})
+	}
+	if len(p.chosen) > 0 {
+		low := p.chosen[0].acc
+		for _, ch := range p.chosen {
+			low = min(low, ch.acc)
+		}
+		p.threshold = low * 0.75
 	}
 	p.retry = append(p.retry[:0], p.retry[retried:]...)
 	p.retry = append(p.retry, deferred...)
@@ -482,11 +567,11 @@ func (p *Peer[E]) Encode(dst []byte) (out []byte, ok bool, err error) {
 	rec.ents = rec.ents[:0]
 	rec.removals = append(rec.removals[:0], p.rem...)
 	for _, ch := range p.chosen {
-		t := &p.tracks[ch.slot]
+		h, t := &p.hot[ch.slot], &p.tracks[ch.slot]
 		t.sends++
-		t.sentTick = s.tick
 		t.acc = 0
-		rec.ents = append(rec.ents, sentEntity{slot: ch.slot, gen: t.gen, n: t.sends, tick: s.tick})
+		h.flight = s.tick
+		rec.ents = append(rec.ents, sentEntity{slot: ch.slot, gen: h.gen, n: t.sends, tick: s.tick})
 		if ch.full {
 			p.stats.Full++
 		} else {

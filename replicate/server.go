@@ -31,6 +31,8 @@ type Server[E any] struct {
 	ents     []entity[E]      // by slot
 	changed  []uint32         // by slot: tick of the last change (hot copy)
 	gens     []uint32         // by slot: the incarnation, 0 when free (hot copy)
+	ids      []uint32         // by slot: the id (hot copy)
+	cur      []E              // by slot: the newest state, a shallow copy of the newest version's (hot copy)
 	free     []int32          // free slots
 	peers    []*Peer[E]
 	w        bits.Writer
@@ -124,6 +126,9 @@ func (s *Server[E]) Set(id uint32, e *E) (changed bool, err error) {
 	ent.full = append(ent.full[:0], enc...)
 	ent.nbits = nbits
 	s.changed[slot] = s.tick
+	// cur shares the newest version's pointees (if E has any): that version
+	// is written again only by a Set of this tick, which refreshes cur.
+	s.cur[slot] = v.val
 	if s.minBits == 0 || nbits < s.minBits {
 		s.minBits = nbits
 	}
@@ -141,12 +146,16 @@ func (s *Server[E]) alloc(id uint32) int32 {
 		s.ents = append(s.ents, entity[E]{})
 		s.changed = append(s.changed, 0)
 		s.gens = append(s.gens, 0)
+		s.ids = append(s.ids, 0)
+		var zero E
+		s.cur = append(s.cur, zero)
 	}
 	s.nextGen++
 	if s.nextGen == 0 { // 0 means free: skip it on wrap-around
 		s.nextGen++
 	}
 	s.gens[slot] = s.nextGen
+	s.ids[slot] = id
 	ent := &s.ents[slot]
 	ent.id = id
 	ent.vers = ent.vers[:0]
@@ -220,6 +229,8 @@ func (s *Server[E]) Remove(id uint32) (bool, error) {
 	}
 	delete(s.index, id)
 	s.gens[slot] = 0
+	var zero E
+	s.cur[slot] = zero
 	s.free = append(s.free, slot)
 	return true, nil
 }
