@@ -119,6 +119,16 @@ func (cl *Client[E]) read(h Header) error {
 			held--
 		}
 	}
+	var common uint32
+	hasCommon, err := r.ReadBool()
+	if err != nil {
+		return err
+	}
+	if hasCommon {
+		if common, err = readBase(r, h.Tick); err != nil {
+			return err
+		}
+	}
 	prev = -1
 	ri := 0 // removals are ascending, like the entities: one merge pass
 	for k := 0; ; k++ {
@@ -133,9 +143,25 @@ func (cl *Client[E]) read(h Header) error {
 			ri++
 		}
 		removedHere := ri < len(cl.rem) && cl.rem[ri] == id
+		// The kind: 1 a delta against the common baseline, 01 a delta
+		// against its own, 00 a full state (bits in reading order).
 		delta, err := r.ReadBool()
 		if err != nil {
 			return err
+		}
+		baseTick := common
+		if delta && !hasCommon {
+			return fmt.Errorf("%w: id %d: a delta against the common baseline of a packet without one", bitwire.ErrMalformed, id)
+		}
+		if !delta {
+			if delta, err = r.ReadBool(); err != nil {
+				return err
+			}
+			if delta {
+				if baseTick, err = readBase(r, h.Tick); err != nil {
+					return err
+				}
+			}
 		}
 		slot, ok := cl.index[id]
 		if !ok || removedHere {
@@ -147,14 +173,6 @@ func (cl *Client[E]) read(h Header) error {
 		}
 		v := &cl.vals[k]
 		if delta {
-			d, err := fields.ReadBitlen(r, distWidth)
-			if err != nil {
-				return err
-			}
-			if d >= uint64(h.Tick) {
-				return fmt.Errorf("%w: id %d: baseline %d ticks before tick %d", bitwire.ErrMalformed, id, d+1, h.Tick)
-			}
-			baseTick := h.Tick - uint32(d) - 1
 			var base *E
 			if slot >= 0 {
 				base = cl.ents[slot].find(baseTick)
@@ -183,6 +201,18 @@ func (cl *Client[E]) read(h Header) error {
 		return fmt.Errorf("%w: %d, limit %d", ErrTooManyEntities, held, cl.max)
 	}
 	return nil
+}
+
+// readBase reads a baseline, coded as tick - baseline - 1.
+func readBase(r *bits.Reader, tick uint32) (uint32, error) {
+	d, err := fields.ReadBitlen(r, distWidth)
+	if err != nil {
+		return 0, err
+	}
+	if d >= uint64(tick) {
+		return 0, fmt.Errorf("%w: baseline %d ticks before tick %d", bitwire.ErrMalformed, d+1, tick)
+	}
+	return tick - uint32(d) - 1, nil
 }
 
 // commit applies a packet read whole: removals, then the entities.

@@ -96,6 +96,7 @@ type choice struct {
 	id     uint32
 	off, n int
 	full   bool
+	base   uint32 // the baseline's tick, for a delta
 	acc    float32
 }
 
@@ -130,7 +131,8 @@ type Peer[E any] struct {
 	// threshold is an accumulator most of the tick's packets will not
 	// reach: three quarters of the lowest sent in the last packet.
 	threshold float32
-	loListed  bool // lo holds this tick's candidates below the threshold
+	scanThr   float32 // the threshold this tick's scan used
+	loListed  bool    // lo holds this tick's candidates below the threshold
 	retry     []cand
 	deferred  []cand
 	rem       []uint32
@@ -283,6 +285,7 @@ func (p *Peer[E]) scan() {
 	prio, relevant := p.cfg.Priority, p.cfg.Relevant
 	every := uint32(max(p.cfg.PriorityEvery, 1))
 	thr := p.threshold
+	p.scanThr = thr
 	n := len(s.gens)
 	hot, tracks := p.hot[:n], p.tracks[:n]
 	changed, ids, cur := s.changed[:n], s.ids[:n], s.cur[:n]
@@ -390,7 +393,9 @@ func (p *Peer[E]) nextCand(retried *int) (cand, bool) {
 func (p *Peer[E]) listLow() {
 	p.loListed = true
 	s := p.s
-	tick, resend, thr := s.tick, p.resendAfter(), p.threshold
+	// The threshold of this tick's scan, not the current one: a candidate
+	// at or above it is in hi (or retry) already.
+	tick, resend, thr := s.tick, p.resendAfter(), p.scanThr
 	for slot, gen := range s.gens {
 		if gen == 0 || slot >= len(p.hot) {
 			continue
@@ -446,7 +451,11 @@ func (p *Peer[E]) Encode(dst []byte) (out []byte, ok bool, err error) {
 		limitBytes = min(limitBytes, room)
 	}
 	limit := limitBytes * 8
-	used := headerBits + 2 // the two end-of-list bits
+	// The two end-of-list bits and the common-baseline bit. The common
+	// baseline itself is free: it is named only when a delta refers to
+	// it, and that delta then saves more than it costs (1 bit instead of
+	// 2 plus the distance costed below).
+	used := headerBits + 3
 
 	// Removals first: they are small and must not wait behind priorities.
 	p.rem = p.rem[:0]
@@ -487,18 +496,19 @@ func (p *Peer[E]) Encode(dst []byte) (out []byte, ok bool, err error) {
 		if h.have != 0 && t.sends-t.ackedN < BaselineDepth && t.acked < s.tick {
 			base = ent.at(t.acked)
 		}
+		// The body goes to scratch; its kind (and baseline) is written when
+		// the packet is assembled, and costed here at its longest form.
+		kindBits := 2
 		if base != nil {
-			p.scratch.WriteBool(true)
-			fields.WriteBitlen(&p.scratch, uint64(s.tick-t.acked-1), distWidth)
+			kindBits = 2 + fields.BitlenBits(uint64(s.tick-t.acked-1), distWidth)
 			if err := s.c.EncodeDelta(&p.scratch, base, &ent.newest().val); err != nil {
 				return dst, false, fmt.Errorf("replicate: id %d: %w", ent.id, err)
 			}
 		} else {
-			p.scratch.WriteBool(false)
 			copyBits(&p.scratch, &p.r, ent.full, 0, ent.nbits)
 		}
 		n := p.scratch.Len() - off
-		cost := idBits(ent.id) + n
+		cost := idBits(ent.id) + kindBits + n
 		if used+cost > limit {
 			p.scratch.Truncate(off)
 			deferred = append(deferred, c)
@@ -506,7 +516,7 @@ func (p *Peer[E]) Encode(dst []byte) (out []byte, ok bool, err error) {
 			continue
 		}
 		used += cost
-		p.chosen = append(p.chosen, choice{slot: c.slot, id: ent.id, off: off, n: n, full: base == nil, acc: c.acc})
+		p.chosen = append(p.chosen, choice{slot: c.slot, id: ent.id, off: off, n: n, full: base == nil, base: t.acked, acc: c.acc})
 	}
 	if len(p.chosen) > 0 {
 		low := p.chosen[0].acc
@@ -527,6 +537,11 @@ func (p *Peer[E]) Encode(dst []byte) (out []byte, ok bool, err error) {
 	// before it was irrelevant) is carried by this packet and then
 	// dropped; were it repeated later, it would remove the new state.
 	slices.SortFunc(p.chosen, func(a, b choice) int { return cmpID(a.id, b.id) })
+	for i := 1; i < len(p.chosen); i++ {
+		if p.chosen[i].id == p.chosen[i-1].id {
+			return dst, false, fmt.Errorf("replicate: internal: id %d chosen twice for one packet", p.chosen[i].id)
+		}
+	}
 	if len(p.pending) > 0 {
 		for _, ch := range p.chosen {
 			if _, ok := p.pendIdx[ch.id]; ok && ch.full {
@@ -549,10 +564,24 @@ func (p *Peer[E]) Encode(dst []byte) (out []byte, ok bool, err error) {
 		writeID(&p.w, id, &prev)
 	}
 	p.w.WriteBool(false)
+	common, hasCommon := p.commonBase()
+	p.w.WriteBool(hasCommon)
+	if hasCommon {
+		fields.WriteBitlen(&p.w, uint64(s.tick-common-1), distWidth)
+	}
 	prev = -1
 	src := p.scratch.Bytes()
 	for _, ch := range p.chosen {
 		writeID(&p.w, ch.id, &prev)
+		switch {
+		case ch.full:
+			p.w.WriteBits(0b00, 2)
+		case hasCommon && ch.base == common:
+			p.w.WriteBool(true)
+		default:
+			p.w.WriteBits(0b10, 2) // 0, then 1, low bit first
+			fields.WriteBitlen(&p.w, uint64(s.tick-ch.base-1), distWidth)
+		}
 		copyBits(&p.w, &p.r, src, ch.off, ch.n)
 	}
 	p.w.WriteBool(false)
@@ -591,6 +620,31 @@ func (p *Peer[E]) Encode(dst []byte) (out []byte, ok bool, err error) {
 		p.wsum += size
 	}
 	return out, true, nil
+}
+
+// commonBase returns the baseline tick most of the packet's deltas share
+// (the packet names it once; each of those deltas then takes one bit).
+func (p *Peer[E]) commonBase() (uint32, bool) {
+	var best uint32
+	bestN := 0
+	for i, ch := range p.chosen {
+		if ch.full || (bestN > 0 && ch.base == best) {
+			continue
+		}
+		n := 0
+		for _, o := range p.chosen[i:] {
+			if !o.full && o.base == ch.base {
+				n++
+			}
+		}
+		if n > bestN {
+			best, bestN = ch.base, n
+		}
+		if bestN*2 > len(p.chosen) {
+			break
+		}
+	}
+	return best, bestN > 0
 }
 
 func cmpID(a, b uint32) int {

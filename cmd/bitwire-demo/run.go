@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/bitwire/bitwire"
-	"github.com/bitwire/bitwire/snapshot"
+	"github.com/bitwire/bitwire/replicate"
 )
 
 // Config is one run of the demo.
@@ -22,7 +22,10 @@ type Config struct {
 	Rate     int // ticks a second
 	Crates   int
 	Seed     uint64
-	Net      NetConfig // the conditioner of every client (ReorderStep is set by run)
+	// BudgetKbps is each client's bandwidth budget, in kbit/s (1000 bits)
+	// of payload.
+	BudgetKbps int
+	Net        NetConfig // the conditioner of every client (ReorderStep is set by run)
 
 	Ctx      context.Context // ends the run early (its results are still reported); nil: none
 	Progress io.Writer       // the live progress line; nil: none
@@ -30,12 +33,12 @@ type Config struct {
 
 	// tamper, in tests, alters the states of a tick after the server kept
 	// them as the truth and before it sends them: a desync to catch.
-	tamper func(tick uint32, shards []Shard)
+	tamper func(tick uint32, srv *replicate.Server[Entity])
 }
 
 // DefaultConfig is the configuration of `go run ./cmd/bitwire-demo`.
 func DefaultConfig() Config {
-	return Config{Duration: 10 * time.Second, Clients: 16, Bots: 4, Rate: 30, Crates: 300, Seed: 1}
+	return Config{Duration: 10 * time.Second, Clients: 16, Bots: 4, Rate: 30, Crates: 300, Seed: 1, BudgetKbps: 256}
 }
 
 func (cfg *Config) validate() error {
@@ -50,8 +53,10 @@ func (cfg *Config) validate() error {
 		return fmt.Errorf("-clients plus -bots is at most %d", maxPlayers)
 	case cfg.Rate < 1 || cfg.Rate > 1000:
 		return errors.New("-rate must be within 1..1000")
-	case cfg.Crates < 0 || cfg.Crates > 20000:
-		return errors.New("-crates must be within 0..20000")
+	case cfg.Crates < 0 || cfg.Crates > 100000:
+		return errors.New("-crates must be within 0..100000")
+	case cfg.BudgetKbps < 16 || cfg.BudgetKbps > 100000:
+		return errors.New("-budget must be within 16..100000 kbit/s")
 	}
 	for _, p := range []struct {
 		name string
@@ -107,23 +112,12 @@ func run(cfg Config) (Summary, error) {
 		fmt.Fprintf(logw, "\n"+format+"\n", args...)
 	}
 
-	plain := bitwire.MustFor[Shard]()
+	plain := bitwire.MustFor[Entity]()
 	stats := bitwire.NewStats()
-	codec := plain.WithStats(stats) // the senders' codec: every packet sent is accounted
-	crateStreams, perStream := streamsFor(cfg.Crates, budget, bitwire.MustFor[Crate]().MaxBits())
-	if worst := stream0Bits(cfg.Clients + cfg.Bots); (worst+7)/8+15+streamPrefix > budget {
-		return Summary{}, fmt.Errorf("%d players do not fit one packet", cfg.Clients+cfg.Bots)
-	}
-	streams := 1 + crateStreams
+	codec := plain.WithStats(stats) // the server's codec: every entity sent is accounted
 	period := time.Second / time.Duration(cfg.Rate)
 	cfg.Net.ReorderStep = period
-
-	// The truth ring must outlive any packet the conditioner may hold back,
-	// and the snapshot rings a round trip (plus reordering), so that a long
-	// path does not force full snapshots.
-	hold := cfg.Net.Latency + cfg.Net.Jitter + 3*period
-	truth := newTruthRing(plain, cfg.Rate*(2+int(2*hold/time.Second))+64, streams)
-	history := max(snapshot.DefaultHistorySize, int(2*hold/period)+8)
+	truth := newTruth(plain)
 
 	// Sockets, all on 127.0.0.1.
 	var conns []*net.UDPConn
@@ -148,7 +142,7 @@ func run(cfg Config) (Summary, error) {
 		conns = append(conns, c)
 		clientConns[i], clientAddrs[i] = c, c.LocalAddr().(*net.UDPAddr)
 	}
-	srv, err := newServer(cfg, srvConn, codec, streams, history, truth, clientAddrs)
+	srv, err := newServer(cfg, srvConn, codec, truth, clientAddrs)
 	if err != nil {
 		closeAll()
 		return Summary{}, err
@@ -158,7 +152,7 @@ func run(cfg Config) (Summary, error) {
 	clients := make([]*client, cfg.Clients)
 	for i := range clients {
 		cond := newConditioner(cfg.Net, cfg.Seed*1000003+uint64(i))
-		if clients[i], err = newClient(i, clientConns[i], srvAddr, plain, streams, history, truth, cond, &desyncs, logf); err != nil {
+		if clients[i], err = newClient(i, clientConns[i], srvAddr, plain, cfg.Rate, truth, cond, &desyncs, logf); err != nil {
 			closeAll()
 			return Summary{}, err
 		}
@@ -200,6 +194,7 @@ func run(cfg Config) (Summary, error) {
 		recent    = make([]int64, cfg.Rate+1) // delta bytes sent, by tick, for the progress line
 		lastPrint time.Time
 		ticks     int
+		tickTimes []float64 // ms of server work per tick
 	)
 	start := time.Now()
 loop:
@@ -218,10 +213,12 @@ loop:
 		if ctx.Err() != nil {
 			break
 		}
+		tickStart := time.Now()
 		if err := srv.tick(uint32(t)); err != nil {
 			shutdown()
 			return Summary{}, err
 		}
+		tickTimes = append(tickTimes, float64(time.Since(tickStart).Microseconds())/1000)
 		ticks = t
 		recent[t%len(recent)] = srv.deltaAcct.bytes
 		if cfg.Progress != nil && (time.Since(lastPrint) >= 200*time.Millisecond || t == total) {
@@ -244,17 +241,11 @@ loop:
 	if err := shutdown(); err != nil {
 		return Summary{}, err
 	}
+	for _, c := range clients {
+		c.finalCheck()
+	}
 
-	sum := summarize(cfg, srv, clients, stats, ticks, wall, late)
+	sum := summarize(cfg, srv, clients, stats, ticks, wall, late, tickTimes)
 	sum.SlippedSeconds = slipped.Seconds()
-	sum.CrateStreams, sum.CratesPerStream, sum.Streams = crateStreams, perStream, streams
 	return sum, nil
-}
-
-// stream0Bits is the worst case of stream 0 with n players, delta slack
-// included.
-func stream0Bits(n int) int {
-	m := bitwire.MustFor[Match]().MaxBits()
-	p := bitwire.MustFor[Player]().MaxBits()
-	return 1 + m + 8 + 8 + n*(p+deltaSlackBits)
 }
