@@ -80,14 +80,16 @@ type encodingAcct struct {
 	overBudget int
 }
 
-func (a *encodingAcct) add(sec int, size, clients int) {
+// add counts size bytes sent to each of clients in second sec, in packets
+// datagrams.
+func (a *encodingAcct) add(sec int, size, clients, packets int) {
 	for len(a.perSecond) <= sec {
 		a.perSecond = append(a.perSecond, 0)
 	}
 	a.bytes += int64(size * clients)
 	a.perSecond[sec] += int64(size * clients)
-	a.packets += clients
-	if size > budget {
+	a.packets += clients * packets
+	if size > budget*packets {
 		a.overBudget += clients
 	}
 }
@@ -276,11 +278,9 @@ func (s *server) tick(t uint32) error {
 	naiveBytes := int(s.naiveSum) + 6*naivePackets
 	fullPackets := int((s.fullSum + (budget-15)*8 - 1) / ((budget - 15) * 8))
 	fullBytes := int((s.fullSum+7)/8) + 15*fullPackets
-	s.naive.add(sec, naiveBytes, clients)
-	s.naive.packets += (naivePackets - 1) * clients
+	s.naive.add(sec, naiveBytes, clients, naivePackets)
 	s.naive.sizes = append(s.naive.sizes, naiveBytes/max(naivePackets, 1))
-	s.fullAcct.add(sec, fullBytes, clients)
-	s.fullAcct.packets += (fullPackets - 1) * clients
+	s.fullAcct.add(sec, fullBytes, clients, fullPackets)
 	s.fullAcct.sizes = append(s.fullAcct.sizes, fullBytes/max(fullPackets, 1))
 
 	// The clients' packets, encoded in parallel: Peers of one Server may
@@ -299,7 +299,7 @@ func (s *server) tick(t uint32) error {
 			return fmt.Errorf("client %d: %w", c, p.err)
 		}
 		for _, size := range p.sent {
-			s.deltaAcct.add(sec, size, 1)
+			s.deltaAcct.add(sec, size, 1, 1)
 			s.deltaAcct.sizes = append(s.deltaAcct.sizes, size)
 		}
 	}
