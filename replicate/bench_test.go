@@ -17,7 +17,7 @@ import (
 func BenchmarkServerTick(b *testing.B) {
 	// PriorityEvery 8: the priorities of unchanged entities are computed
 	// again every 8 ticks instead of every tick.
-	b.Run("clients=64/entities=10000/every=8", func(b *testing.B) { benchServerTick(b, 64, 10000, 8) })
+	b.Run("every=8/clients=64/entities=10000", func(b *testing.B) { benchServerTick(b, 64, 10000, 8) })
 	for _, entities := range []int{1000, 10000} {
 		for _, clients := range []int{1, 16, 64} {
 			b.Run(fmt.Sprintf("clients=%d/entities=%d", clients, entities), func(b *testing.B) {

@@ -444,8 +444,11 @@ func (p *Peer[E]) Encode(dst []byte) (out []byte, ok bool, err error) {
 		return dst, false, nil // one packet a tick
 	}
 	if p.window != nil {
+		// A packet waits for room for a whole tick's share (or a full
+		// packet, when that is less): a remainder sent as a small packet of
+		// its own would spend more on headers.
 		room := min(int(p.tokens), p.cfg.Bandwidth-p.wsum)
-		if room < MinBudget {
+		if room < max(MinBudget, min(p.cfg.Budget, int(p.perTick))) {
 			return dst, false, nil
 		}
 		limitBytes = min(limitBytes, room)

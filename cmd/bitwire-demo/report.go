@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"runtime"
 	"slices"
 	"strings"
 	"time"
@@ -19,6 +20,7 @@ type Summary struct {
 	LateTicks      int               `json:"late_ticks"`      // started more than a tick late
 	SlippedSeconds float64           `json:"slipped_seconds"` // how far the schedule moved back for them
 	TickCPU        TickTimes         `json:"tick_ms"`         // the server's work per tick, wall-clock
+	CPUPerTick     float64           `json:"cpu_ms_per_tick"` // CPU time of the whole process (server, clients, checks) per tick
 	AwakeCrates    float64           `json:"awake_crates_avg"`
 	Entities       int               `json:"entities"` // at the end
 	Encodings      []EncodingSummary `json:"encodings"`
@@ -293,6 +295,7 @@ func printReport(w io.Writer, s *Summary) {
 		s.Entities, s.AwakeCrates)
 	fmt.Fprintf(w, "       budget %d kbit/s and %d-byte packets per client; server tick %.1f ms p50, %.1f ms p95, %.1f ms max (%.1f ms a tick at %d Hz)\n",
 		c.BudgetKbps, s.Budget, s.TickCPU.P50, s.TickCPU.P95, s.TickCPU.Max, 1000/float64(c.Rate), c.Rate)
+	fmt.Fprintf(w, "       CPU time of the whole process (server, %d clients and their checks): %.1f ms a tick; %d cores\n", c.Clients, s.CPUPerTick, runtime.NumCPU())
 	if s.SlippedSeconds >= 0.05 {
 		ticks := "ticks"
 		if s.LateTicks == 1 {

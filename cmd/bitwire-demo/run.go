@@ -8,6 +8,7 @@ import (
 	"net"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/bitwire/bitwire"
@@ -196,6 +197,7 @@ func run(cfg Config) (Summary, error) {
 		ticks     int
 		tickTimes []float64 // ms of server work per tick
 	)
+	cpuStart := cpuTime()
 	start := time.Now()
 loop:
 	for t := 1; t <= total; t++ {
@@ -234,6 +236,7 @@ loop:
 		fmt.Fprintln(cfg.Progress)
 	}
 	wall := time.Since(start)
+	cpu := cpuTime() - cpuStart
 	// Let packets still in the conditioners' delay lines arrive and be
 	// checked (bounded), then stop everything.
 	drain := min(cfg.Net.Latency+cfg.Net.Jitter+3*period+50*time.Millisecond, 2*time.Second)
@@ -247,5 +250,18 @@ loop:
 
 	sum := summarize(cfg, srv, clients, stats, ticks, wall, late, tickTimes)
 	sum.SlippedSeconds = slipped.Seconds()
+	if ticks > 0 {
+		sum.CPUPerTick = float64(cpu.Microseconds()) / 1000 / float64(ticks)
+	}
 	return sum, nil
+}
+
+// cpuTime is the CPU time the process has used so far (user and system,
+// every thread): what the run costs, whatever else the machine is doing.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
