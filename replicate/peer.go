@@ -47,6 +47,7 @@ type hotTrack struct {
 	gen    uint32 // the incarnation this track is about
 	have   uint32 // tick of the newest acknowledged state of the client's view; 0: none
 	flight uint32 // tick of the last send of the client's view; 0: none
+	out    bool   // not relevant to the client this tick
 }
 
 // track is the rest of a Peer's knowledge of one entity slot, read for
@@ -131,6 +132,7 @@ type Peer[E any] struct {
 	// threshold is an accumulator most of the tick's packets will not
 	// reach: three quarters of the lowest sent in the last packet.
 	threshold float32
+	wait      []int32 // this tick's slots the client lacks the current state of
 	scanThr   float32 // the threshold this tick's scan used
 	loListed  bool    // lo holds this tick's candidates below the threshold
 	retry     []cand
@@ -289,6 +291,14 @@ func (p *Peer[E]) scan() {
 	n := len(s.gens)
 	hot, tracks := p.hot[:n], p.tracks[:n]
 	changed, ids, cur := s.changed[:n], s.ids[:n], s.cur[:n]
+	if relevant != nil {
+		p.applyRelevance(relevant, tick, every)
+	}
+	// Two passes, each with few live values: the first finds the
+	// entities the client lacks the current state of (reading 12 bytes of
+	// hot track and the change tick of each), the second raises their
+	// accumulators.
+	wait := p.wait[:0]
 	for slot, gen := range s.gens {
 		if gen == 0 {
 			continue
@@ -298,33 +308,25 @@ func (p *Peer[E]) scan() {
 			*h = hotTrack{gen: gen}
 			tracks[slot] = track{prDue: tick + uint32(slot)%every}
 		}
-		if relevant != nil && !relevant(ids[slot], &cur[slot]) {
-			if t := &tracks[slot]; t.sends > t.viewFrom {
-				p.addRemoval(ids[slot])
-				t.viewFrom = t.sends
-				h.have, h.flight = 0, 0
-			}
-			tracks[slot].acc = 0
-			continue
-		}
 		// Ticks start at 1, so a have or flight of 0 is never current.
 		ch := changed[slot]
-		if h.have >= ch {
-			continue // the client holds the current state
+		if h.have >= ch || (h.flight >= ch && tick-h.flight <= resend) || h.out {
+			continue // held, on its way, or not relevant
 		}
-		if h.flight >= ch && tick-h.flight <= resend {
-			continue // the current state is on its way
-		}
+		wait = append(wait, int32(slot))
+	}
+	p.wait = wait
+	for _, slot := range wait {
 		t := &tracks[slot]
 		if prio == nil {
 			t.pr = 1
-		} else if t.prTick <= ch || tick >= t.prDue {
+		} else if t.prTick <= changed[slot] || tick >= t.prDue {
 			t.pr = max(prio(ids[slot], &cur[slot]), 0)
 			t.prTick, t.prDue = tick, tick+every
 		}
 		t.acc += t.pr
 		if t.acc >= thr {
-			p.hi.list = append(p.hi.list, cand{slot: int32(slot), acc: t.acc})
+			p.hi.list = append(p.hi.list, cand{slot: slot, acc: t.acc})
 		}
 	}
 	p.loListed = false
@@ -367,6 +369,32 @@ func (l *candList) take() (cand, bool) {
 	return c, true
 }
 
+// applyRelevance asks Relevant about every entity: one that stops being
+// relevant is removed from the client's view (reliably, like a removal),
+// and marked out so that the scan passes over it.
+func (p *Peer[E]) applyRelevance(relevant func(uint32, *E) bool, tick, every uint32) {
+	s := p.s
+	for slot, gen := range s.gens {
+		if gen == 0 {
+			continue
+		}
+		h, t := &p.hot[slot], &p.tracks[slot]
+		if h.gen != gen {
+			*h = hotTrack{gen: gen}
+			*t = track{prDue: tick + uint32(slot)%every}
+		}
+		h.out = !relevant(s.ids[slot], &s.cur[slot])
+		if h.out {
+			if t.sends > t.viewFrom {
+				p.addRemoval(s.ids[slot])
+				t.viewFrom = t.sends
+				h.have, h.flight = 0, 0
+			}
+			t.acc = 0
+		}
+	}
+}
+
 // nextCand returns the next candidate in priority order: first those that
 // did not fit the previous packet of this tick, then those at or above the
 // threshold, then the others. The threshold only spares ordering the many
@@ -394,21 +422,16 @@ func (p *Peer[E]) listLow() {
 	p.loListed = true
 	s := p.s
 	// The threshold of this tick's scan, not the current one: a candidate
-	// at or above it is in hi (or retry) already.
-	tick, resend, thr := s.tick, p.resendAfter(), p.scanThr
-	for slot, gen := range s.gens {
-		if gen == 0 || slot >= len(p.hot) {
+	// at or above it is in hi (or retry) already. Those sent by an earlier
+	// packet of this tick are in flight now.
+	tick, thr := s.tick, p.scanThr
+	for _, slot := range p.wait {
+		if p.hot[slot].flight == tick {
 			continue
 		}
-		h, t := &p.hot[slot], &p.tracks[slot]
-		ch := s.changed[slot]
-		if h.gen != gen || h.have >= ch || (h.flight >= ch && tick-h.flight <= resend) || t.acc >= thr {
-			continue
+		if acc := p.tracks[slot].acc; acc < thr {
+			p.lo.list = append(p.lo.list, cand{slot: slot, acc: acc})
 		}
-		if p.cfg.Relevant != nil && !p.cfg.Relevant(s.ids[slot], &s.cur[slot]) {
-			continue
-		}
-		p.lo.list = append(p.lo.list, cand{slot: int32(slot), acc: t.acc})
 	}
 }
 
@@ -625,29 +648,36 @@ func (p *Peer[E]) Encode(dst []byte) (out []byte, ok bool, err error) {
 	return out, true, nil
 }
 
-// commonBase returns the baseline tick most of the packet's deltas share
-// (the packet names it once; each of those deltas then takes one bit).
+// commonBase returns the baseline tick the packet names once, so that each
+// delta against it takes one bit: the majority of the deltas' baselines
+// when there is one (Boyer and Moore's vote, one pass), else the vote's
+// last candidate, which still serves some.
 func (p *Peer[E]) commonBase() (uint32, bool) {
-	var best uint32
-	bestN := 0
-	for i, ch := range p.chosen {
-		if ch.full || (bestN > 0 && ch.base == best) {
+	var cand uint32
+	n, any := 0, false
+	for _, ch := range p.chosen {
+		if ch.full {
 			continue
 		}
-		n := 0
-		for _, o := range p.chosen[i:] {
-			if !o.full && o.base == ch.base {
-				n++
-			}
-		}
-		if n > bestN {
-			best, bestN = ch.base, n
-		}
-		if bestN*2 > len(p.chosen) {
-			break
+		any = true
+		switch {
+		case n == 0:
+			cand, n = ch.base, 1
+		case ch.base == cand:
+			n++
+		default:
+			n--
 		}
 	}
-	return best, bestN > 0
+	if any && n == 0 {
+		// No majority: take the first delta's baseline.
+		for _, ch := range p.chosen {
+			if !ch.full {
+				return ch.base, true
+			}
+		}
+	}
+	return cand, any
 }
 
 func cmpID(a, b uint32) int {
