@@ -294,10 +294,6 @@ func (p *Peer[E]) scan() {
 	if relevant != nil {
 		p.applyRelevance(relevant, tick, every)
 	}
-	// Two passes, each with few live values: the first finds the
-	// entities the client lacks the current state of (reading 12 bytes of
-	// hot track and the change tick of each), the second raises their
-	// accumulators.
 	wait := p.wait[:0]
 	for slot, gen := range s.gens {
 		if gen == 0 {
@@ -314,21 +310,19 @@ func (p *Peer[E]) scan() {
 			continue // held, on its way, or not relevant
 		}
 		wait = append(wait, int32(slot))
-	}
-	p.wait = wait
-	for _, slot := range wait {
 		t := &tracks[slot]
 		if prio == nil {
 			t.pr = 1
-		} else if t.prTick <= changed[slot] || tick >= t.prDue {
+		} else if t.prTick <= ch || tick >= t.prDue {
 			t.pr = max(prio(ids[slot], &cur[slot]), 0)
 			t.prTick, t.prDue = tick, tick+every
 		}
 		t.acc += t.pr
 		if t.acc >= thr {
-			p.hi.list = append(p.hi.list, cand{slot: slot, acc: t.acc})
+			p.hi.list = append(p.hi.list, cand{slot: int32(slot), acc: t.acc})
 		}
 	}
+	p.wait = wait
 	p.loListed = false
 	if p.window != nil {
 		// Ticks that left the one-second window give their bytes back.

@@ -196,7 +196,11 @@ func TestRemovalBound(t *testing.T) {
 	s := newSim(t, 4, 300)
 	s.move, s.spawn, s.despawn = 0.1, 0.01, 0.01
 	c := s.addClient(replicate.PeerConfig[Body]{Budget: 600}, 0.2, 0.05, 3)
-	for range 2000 {
+	ticks := 2000
+	if testing.Short() {
+		ticks = 500
+	}
+	for range ticks {
 		s.step()
 		// No packet older than 3 ticks is in flight: anything removed 4
 		// ticks ago has been carried by every packet since, and the client
