@@ -213,3 +213,44 @@ func TestRemovalBound(t *testing.T) {
 		}
 	}
 }
+
+// Interest: an entity that stops being relevant leaves the client's view
+// (reliably, like a removal); relevant again, it comes back in full.
+func TestRelevance(t *testing.T) {
+	hidden := map[uint32]bool{}
+	p := newPair(t, replicate.PeerConfig[Body]{Relevant: func(id uint32, e *Body) bool { return !hidden[id] }})
+	p.advance()
+	p.set(1)
+	p.set(2)
+	p.deliver(p.packet())
+	p.peer.Ack(p.cl.Ack())
+	require.Equal(t, 2, p.cl.Len())
+
+	p.advance()
+	hidden[2] = true
+	lost := p.packet() // carries the removal of 2; lost
+	require.NotNil(t, lost)
+	p.advance()
+	info, err := p.cl.Decode(p.packet()) // repeated
+	require.NoError(t, err)
+	require.Equal(t, []uint32{2}, info.Removed)
+	p.peer.Ack(p.cl.Ack())
+	require.Equal(t, 0, p.peer.Pending())
+	p.advance()
+	p.set(2) // changes while hidden: nothing is sent
+	require.Nil(t, p.packet())
+
+	p.advance()
+	hidden[2] = false
+	pkt := p.packet()
+	require.NotNil(t, pkt)
+	info, err = p.cl.Decode(pkt)
+	require.NoError(t, err)
+	require.Equal(t, []uint32{2}, info.Updated)
+	want, _ := p.srv.Get(2)
+	got, tick, ok := p.cl.Get(2)
+	require.True(t, ok)
+	require.Equal(t, *want, *got)
+	require.Equal(t, p.tick, tick)
+	require.Equal(t, 1, p.peer.Stats().Full-2, "sent in full again")
+}
