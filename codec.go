@@ -19,7 +19,6 @@ package bitwire
 import (
 	"bytes"
 	"fmt"
-	"hash/fnv"
 	"reflect"
 	"sync"
 	"unsafe"
@@ -32,7 +31,8 @@ type Codec[T any] struct {
 	o       options // WithStats, WithLimits, WithDebug
 	p       *plan
 	maxBits int
-	fp      uint64
+	fp      uint64    // this codec's fingerprint (fps[0] or fps[1])
+	fps     [2]uint64 // the fingerprints without and with debug mode
 	layout  string
 }
 
@@ -50,15 +50,12 @@ func For[T any]() (*Codec[T], error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Codec[T]{p: p}
-	c.layout = layoutPlan(p)
-	c.maxBits = maxBitsPlan(p, map[*plan]bool{})
-	if c.maxBits >= 0 && p.hasSigned {
-		c.maxBits++
-	}
-	h := fnv.New64a()
-	fmt.Fprintf(h, "bitwire-1\n%s", c.layout)
-	c.fp = h.Sum64()
+	s := messageSchema(p, false)
+	c := &Codec[T]{p: p, maxBits: s.MaxBits, layout: layoutSchema(s)}
+	c.fps[0] = fingerprint(s)
+	s.Debug = true
+	c.fps[1] = fingerprint(s)
+	c.fp = c.fps[0]
 	actual, _ := codecs.LoadOrStore(t, c)
 	return actual.(*Codec[T]), nil
 }
@@ -142,13 +139,16 @@ func (c *Codec[T]) Equal(a, b *T) bool {
 // unbounded (a string, slice or map without maxlen, or a recursive type).
 func (c *Codec[T]) MaxBits() int { return c.maxBits }
 
-// Fingerprint is a hash of the compiled layout: two codecs with the same
-// layout (field order, codings and their parameters) have the same
-// fingerprint, so peers can check they speak the same format.
+// Fingerprint is a hash of the wire format: of the schema's field order,
+// codings and their parameters, and debug mode, but not of Go type or field
+// names. Two codecs whose messages have the same bits have the same
+// fingerprint, so peers can check they speak the same format; any language
+// can compute it from the schema (docs/wire-format.md, "Fingerprint").
 func (c *Codec[T]) Fingerprint() uint64 { return c.fp }
 
-// Layout returns a table of the compiled plan: one row per leaf with its
-// field path, coding, size in bits and options.
+// Layout returns a table of the schema: one row per leaf, container and
+// composite struct, with its field path (Players[].Pos.X), coding, size in
+// bits and options.
 func (c *Codec[T]) Layout() string { return c.layout }
 
 // ---- package-level functions: any struct, found through a cache ----

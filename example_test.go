@@ -1,6 +1,7 @@
 package bitwire_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -80,7 +81,7 @@ func ExampleCodec_Layout() {
 	// Entity.Pos.Z   q          16  min=-1000 max=1000 steps=40000 step=0.05
 	// Entity.Rot     quat       29  component bits=9
 	// Entity.Name    string  4-124  maxlen=15
-	// Entity.Ammo    slice    3-80  maxlen=4
+	// Entity.Ammo    slice    3-80  maxlen=4 shared length
 	// Entity.Ammo[]  bitlen   5-19  width=4 signed=false
 	// worst case: 293 bits
 }
@@ -140,4 +141,45 @@ func ExampleCodec_Quantize() {
 	// X 1.2345 -> 1.2300, Y -0.0040 -> 0.0000
 	// equal after quantization: true
 	// after moving two steps: false
+}
+
+func ExampleCodec_Schema() {
+	type Shot struct {
+		Weapon uint8   `net:"bits=4"`
+		Angle  float32 `net:"q,min=0,max=360,bits=10"`
+	}
+	s := bitwire.MustFor[Shot]().Schema()
+	for _, f := range s.Types[s.Root].Fields {
+		fmt.Println(f.Name, f.Node.Coding, f.Node.MinBits, "bits")
+	}
+	// the JSON that generators for other languages read (docs/schema.md)
+	js, err := json.Marshal(s.Types[s.Root].Fields[1].Node)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(string(js))
+	fmt.Println("fingerprint", s.Fingerprint)
+	// Output:
+	// Weapon bits 4 bits
+	// Angle q 10 bits
+	// {"coding":"q","type":"float32","q":{"min":0,"max":360,"steps":1023,"step":0.3519061583577713,"bits":10},"minBits":10,"maxBits":10}
+	// fingerprint 0d77db58ff4fae55
+}
+
+func ExampleSchemaOf() {
+	type Ping struct {
+		Seq  uint16 `net:"bits=12"`
+		Note string `net:",maxlen=7"`
+	}
+	s, err := bitwire.SchemaOf(Ping{})
+	if err != nil {
+		panic(err)
+	}
+	for _, f := range s.Types[s.Root].Fields {
+		js, _ := json.Marshal(f.Node)
+		fmt.Println(f.Name, string(js))
+	}
+	// Output:
+	// Seq {"coding":"bits","type":"uint16","bits":{"width":12},"minBits":12,"maxBits":12}
+	// Note {"coding":"string","type":"string","maxlen":7,"minBits":3,"maxBits":59}
 }

@@ -2,6 +2,7 @@ package bitwire
 
 import (
 	"encoding/hex"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
@@ -25,18 +26,20 @@ import (
 var updateGolden = flag.Bool("update", false, "rewrite the golden files under testdata/golden")
 
 type goldenCase struct {
-	name string
-	enc  func() ([]byte, int, error)    // bytes and bit length
-	dec  func(data []byte) (any, error) // decodes the bytes
-	want func() any                     // what dec must return
-	show any                            // the Go value(s) shown in the file
+	name   string
+	enc    func() ([]byte, int, error)    // bytes and bit length
+	dec    func(data []byte) (any, error) // decodes the bytes
+	want   func() any                     // what dec must return
+	show   any                            // the Go value(s) shown in the file
+	schema func() *Schema                 // the schema of the case's type(s)
 }
 
 func fullCase[T any](name string, v T) goldenCase {
 	c := MustFor[T]()
 	return goldenCase{
-		name: name,
-		show: v,
+		name:   name,
+		show:   v,
+		schema: c.Schema,
 		enc: func() ([]byte, int, error) {
 			var w bits.Writer
 			err := c.Encode(&w, &v)
@@ -60,8 +63,9 @@ func fullCase[T any](name string, v T) goldenCase {
 func deltaCase[T any](name string, base, cur T) goldenCase {
 	c := MustFor[T]()
 	return goldenCase{
-		name: name,
-		show: [2]T{base, cur},
+		name:   name,
+		show:   [2]T{base, cur},
+		schema: c.Schema,
 		enc: func() ([]byte, int, error) {
 			var w bits.Writer
 			err := c.EncodeDelta(&w, &base, &cur)
@@ -151,6 +155,36 @@ type gWorld struct {
 	L  []uint8 `net:"bits=4"`
 }
 
+// Types of the cases that pin down what docs/wire-format.md once left out
+// or got wrong (an independent decoder written from the docs tripped over
+// each); the spec names the case beside each rule.
+type gGrow struct{ S []uint16 }
+type gGrowFixed struct {
+	F []float32 `net:"fixed,prec=0.5"`
+}
+type gMixedGroup struct {
+	A int8   `net:"bitlen,group=g"`
+	B uint32 `net:"bitlen,group=g"`
+}
+type gEntityMax struct {
+	Es []gEntity `net:",maxlen=5"`
+}
+type gEmptySets struct {
+	M map[uint8]uint8
+	S []uint8 `net:"bits=4"`
+}
+type gRounding struct {
+	Q float32    `net:"q,min=-10,max=10,prec=0.1"`
+	F float32    `net:"fixed,prec=0.1"`
+	R [4]float32 `net:"quat"`
+}
+type gUint8s struct {
+	B []uint8  // untagged: a byte string
+	A [3]uint8 // an array: a group of bitlen values
+	N []uint8  `net:"bitlen"` // tagged: a slice of bitlen values
+	H uint8    `net:"bits=7"` // bits=7 first: an option (fixed width), not a kind
+}
+
 func goldenCases() []goldenCase {
 	q := func(x, y, z, w float32) [4]float32 { return [4]float32{x, y, z, w} }
 	return []goldenCase{
@@ -182,6 +216,18 @@ func goldenCases() []goldenCase {
 		deltaCase("delta-containers", gContainers{Arr: [3]gLeaf{{1}, {2}, {3}}, Sl: []gLeaf{{1}}, P: &gLeaf{1}, M: map[string]uint8{"a": 1, "b": 2}},
 			gContainers{Arr: [3]gLeaf{{1}, {2}, {4}}, Sl: []gLeaf{{1}, {2}}, Q: &gLeaf{3}, M: map[string]uint8{"a": 1, "c": 3}}),
 		unionCase(),
+		// the spec's mended points (docs/wire-format.md)
+		deltaCase("delta-grow-bitlen", gGrow{S: []uint16{1, 2}}, gGrow{S: []uint16{1, 3, 4, 5}}),
+		deltaCase("delta-grow-fixed", gGrowFixed{F: []float32{1}}, gGrowFixed{F: []float32{1, -2.5, 3}}),
+		fullCase("group-mixed-signs", gMixedGroup{A: -1, B: 3}),
+		fullCase("group-mixed-signs-positive", gMixedGroup{A: 1, B: 3}),
+		deltaCase("delta-group-members", Adaptive{A: 1, B: 25, C: 3}, Adaptive{A: 1, B: -25, C: 4}),
+		deltaCase("delta-empty-index-sets", gEmptySets{}, gEmptySets{M: map[uint8]uint8{1: 2}, S: []uint8{3}}),
+		deltaCase("delta-entities-maxlen", gEntityMax{Es: []gEntity{{1, 1}, {2, 2}}}, gEntityMax{Es: []gEntity{{2, 2}, {7, 7}, {8, 8}}}),
+		fullCase("float32-rounding", gRounding{Q: 0.05, F: 0.3, R: q(0, 0.5, 0, 0.8660254)}),
+		fullCase("uint8-slices", gUint8s{B: []uint8{1, 2}, A: [3]uint8{1, 2, 3}, N: []uint8{1, 2}, H: 100}),
+		deltaCase("delta-window-offgrid", DeltaTransform{X: 10.04, Y: 1, Z: -20, Yaw: 45, Pitch: 10}, DeltaTransform{X: 10.56, Y: 1, Z: -20, Yaw: 45, Pitch: 10}),
+		deltaCase("delta-quat-relative-offgrid", Spinner{Rot: q(0.01, 0, 0, 0.99995)}, Spinner{Rot: q(0.02, 0, 0, 0.9998)}),
 	}
 }
 
@@ -192,8 +238,9 @@ func unionCase() goldenCase {
 	}
 	msgs := []any{MsgFire{Weapon: 9}, MsgChat{Text: "gg"}, MsgMove{X: 1.5, Y: -2}}
 	return goldenCase{
-		name: "union",
-		show: msgs,
+		name:   "union",
+		show:   msgs,
+		schema: u.Schema,
 		enc: func() ([]byte, int, error) {
 			var w bits.Writer
 			for _, m := range msgs {
@@ -269,11 +316,15 @@ func showValue(v reflect.Value) string {
 func renderGolden(t *testing.T) string {
 	var b strings.Builder
 	b.WriteString("# bitwire golden vectors: the frozen wire format (see docs/wire-format.md).\n")
-	b.WriteString("# Each block: the case, its Go value(s), the size in bits and the bytes in hex.\n")
+	b.WriteString("# Each block: the case, its Go value(s) (for a delta: [baseline current]), the size\n")
+	b.WriteString("# in bits, the bytes in hex, and what a receiver decodes (from the quantized baseline).\n")
+	b.WriteString("# The schema of each case's type is in schemas/<case>.json.\n")
 	for _, gc := range goldenCases() {
 		data, n, err := gc.enc()
 		require.NoError(t, err, gc.name)
-		fmt.Fprintf(&b, "\n[%s]\nvalue = %s\nbits  = %d\nhex   = %s\n", gc.name, showValue(reflect.ValueOf(gc.show)), n, hex.EncodeToString(data))
+		out, err := gc.dec(data)
+		require.NoError(t, err, gc.name)
+		fmt.Fprintf(&b, "\n[%s]\nvalue   = %s\nbits    = %d\nhex     = %s\ndecoded = %s\n", gc.name, showValue(reflect.ValueOf(gc.show)), n, hex.EncodeToString(data), showValue(reflect.ValueOf(out)))
 	}
 	return b.String()
 }
@@ -288,6 +339,8 @@ func TestGolden(t *testing.T) {
 	require.NoError(t, err, "missing golden file: run go test . -run Golden -update once")
 	require.Equal(t, string(want), got, "the wire format changed: if on purpose, run go test . -run Golden -update and document it")
 
+	checkGoldenSchemas(t)
+
 	// and each golden vector decodes to the quantized value
 	for _, gc := range goldenCases() {
 		data, _, err := gc.enc()
@@ -295,5 +348,39 @@ func TestGolden(t *testing.T) {
 		out, err := gc.dec(data)
 		require.NoError(t, err, gc.name)
 		require.Equal(t, gc.want(), out, gc.name)
+	}
+}
+
+// checkGoldenSchemas keeps the schema of every golden case beside the
+// vectors (testdata/golden/schemas/<case>.json), so that an implementation
+// in another language knows each case's types without guessing, and checks
+// that each file's fingerprint is what its own content hashes to.
+func checkGoldenSchemas(t *testing.T) {
+	dir := filepath.Join("testdata", "golden", "schemas")
+	if *updateGolden {
+		require.NoError(t, os.MkdirAll(dir, 0o755))
+	}
+	want := map[string]bool{}
+	for _, gc := range goldenCases() {
+		js, err := json.MarshalIndent(gc.schema(), "", "  ")
+		require.NoError(t, err)
+		js = append(js, '\n')
+		path := filepath.Join(dir, gc.name+".json")
+		want[gc.name+".json"] = true
+		if *updateGolden {
+			require.NoError(t, os.WriteFile(path, js, 0o644))
+		}
+		got, err := os.ReadFile(path)
+		require.NoError(t, err, "missing golden schema: run go test . -run Golden -update once")
+		require.Equal(t, string(got), string(js), "the schema of %s changed: if on purpose, run go test . -run Golden -update and say so in docs/schema.md", gc.name)
+
+		var s Schema
+		require.NoError(t, json.Unmarshal(got, &s))
+		require.Equal(t, s.Fingerprint, fmt.Sprintf("%016x", fingerprint(&s)), gc.name)
+	}
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	for _, e := range entries {
+		require.True(t, want[e.Name()], "%s has no golden case", e.Name())
 	}
 }

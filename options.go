@@ -50,15 +50,13 @@ func (c *Codec[T]) WithLimits(l Limits) *Codec[T] {
 // only one is in debug mode see a protocol mismatch, not garbage.
 func (c *Codec[T]) WithDebug(on bool) *Codec[T] {
 	cp := *c
-	if cp.o.debug != on {
-		cp.fp ^= debugFingerprint
-	}
 	cp.o.debug = on
+	cp.fp = cp.fps[0]
+	if on {
+		cp.fp = cp.fps[1]
+	}
 	return &cp
 }
-
-// debugFingerprint is mixed into the fingerprint of a debug codec.
-const debugFingerprint = 0x9E3779B97F4A7C15
 
 // debugSentinel is the byte written after each top-level field in debug mode.
 const debugSentinel = 0xA5

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"reflect"
-	"strings"
 	"sync"
 	"time"
 	"unsafe"
@@ -1024,113 +1023,6 @@ func maxBitsNode(n *node, visiting map[*plan]bool) int {
 		return fields.LenBits(0, n.maxlen) + n.maxlen*(k+v)
 	}
 	return minBitsNode(n) // fixed-size codings
-}
-
-// layout renders the plan as a table, one row per leaf.
-func layoutPlan(p *plan) string {
-	var rows [][4]string
-	layoutRows(p, p.name, &rows, map[*plan]bool{})
-	wid := [4]int{len("field"), len("coding"), len("bits"), 0}
-	for _, r := range rows {
-		for i := 0; i < 3; i++ {
-			if len(r[i]) > wid[i] {
-				wid[i] = len(r[i])
-			}
-		}
-	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "%-*s  %-*s  %*s  %s\n", wid[0], "field", wid[1], "coding", wid[2], "bits", "options")
-	for _, r := range rows {
-		fmt.Fprintf(&b, "%-*s  %-*s  %*s  %s\n", wid[0], r[0], wid[1], r[1], wid[2], r[2], r[3])
-	}
-	return b.String()
-}
-
-func layoutRows(p *plan, prefix string, rows *[][4]string, seen map[*plan]bool) {
-	if seen[p] {
-		*rows = append(*rows, [4]string{prefix, "recursive", "", "(" + p.name + ")"})
-		return
-	}
-	seen[p] = true
-	defer delete(seen, p)
-	for _, f := range p.fields {
-		layoutNode(f.node, prefix+"."+f.name, rows, seen, f.grp)
-	}
-}
-
-func layoutNode(n *node, path string, rows *[][4]string, seen map[*plan]bool, g *fieldGroup) {
-	bitsStr := func() string {
-		lo, hi := minBitsNode(n), maxBitsNode(n, map[*plan]bool{})
-		switch {
-		case hi < 0:
-			return fmt.Sprintf("%d+", lo)
-		case lo == hi:
-			return fmt.Sprint(lo)
-		}
-		return fmt.Sprintf("%d-%d", lo, hi)
-	}
-	opts := ""
-	switch n.code {
-	case cBits:
-		opts = fmt.Sprintf("n=%d signed=%v", n.n, n.mem.signed())
-	case cRange:
-		if n.mem.signed() {
-			opts = fmt.Sprintf("min=%d max=%d", n.irng.Min(), n.irng.Max())
-		} else {
-			opts = fmt.Sprintf("min=%d max=%d", n.urng.Min(), n.urng.Max())
-		}
-	case cQ:
-		opts = fmt.Sprintf("min=%g max=%g steps=%d step=%g", n.q.Min(), n.q.Max(), n.q.Steps(), n.q.Step())
-	case cFloat:
-		opts = fmt.Sprintf("float%d", n.mem.sizeBits())
-	case cFixed:
-		opts = fmt.Sprintf("prec=%g", n.fx.Prec())
-	case cVarint:
-		opts = fmt.Sprintf("group=%d signed=%v", n.n, n.mem.signed())
-	case cBitlen:
-		opts = fmt.Sprintf("width=%d signed=%v", n.n, n.mem.signed())
-		if g != nil {
-			opts += fmt.Sprintf(" group=%s", g.name)
-		}
-	case cQuat:
-		opts = fmt.Sprintf("component bits=%d", (n.quat.Bits()-2)/3)
-	case cString, cBytes, cSlice, cMap:
-		if n.maxlen > 0 {
-			opts = fmt.Sprintf("maxlen=%d", n.maxlen)
-		}
-	}
-	if n.clamp {
-		opts += " clamp"
-	}
-	if n.spec.hasDelta {
-		opts += fmt.Sprintf(" dmin=%s dmax=%s", n.spec.dmin, n.spec.dmax)
-	}
-	if n.spec.composite {
-		opts += " composite"
-	}
-	if n.spec.id {
-		opts += " id"
-	}
-	opts = strings.TrimSpace(opts)
-	switch n.code {
-	case cStruct:
-		layoutRows(n.sub, path, rows, seen)
-	case cArray:
-		*rows = append(*rows, [4]string{path, fmt.Sprintf("array[%d]", n.count), bitsStr(), opts})
-		layoutNode(n.elem, path+"[]", rows, seen, nil)
-	case cSlice:
-		*rows = append(*rows, [4]string{path, "slice", bitsStr(), opts})
-		layoutNode(n.elem, path+"[]", rows, seen, nil)
-	case cPtr:
-		*rows = append(*rows, [4]string{path, "ptr", bitsStr(), "presence bit"})
-		layoutNode(n.elem, path+"*", rows, seen, nil)
-	case cMap:
-		*rows = append(*rows, [4]string{path, "map", bitsStr(), opts})
-		layoutNode(n.key, path+"{key}", rows, seen, nil)
-		layoutNode(n.elem, path+"{}", rows, seen, nil)
-	default:
-		*rows = append(*rows, [4]string{path, codeNames[n.code], bitsStr(), opts})
-	}
 }
 
 // ptrAt offsets p by off bytes.

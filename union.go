@@ -3,7 +3,6 @@ package bitwire
 import (
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"reflect"
 	"unsafe"
 
@@ -33,8 +32,6 @@ func NewUnion(variants ...any) (*Union, error) {
 		return nil, fmt.Errorf("%w: a union needs at least one variant", ErrUnsupportedType)
 	}
 	u := &Union{index: map[reflect.Type]int{}}
-	h := fnv.New64a()
-	fmt.Fprintf(h, "bitwire-union-1\n")
 	for i, v := range variants {
 		t := reflect.TypeOf(v)
 		if t != nil && t.Kind() == reflect.Pointer {
@@ -52,17 +49,18 @@ func NewUnion(variants ...any) (*Union, error) {
 		}
 		u.index[t] = i
 		u.plans = append(u.plans, p)
-		fmt.Fprintf(h, "%d %s\n%s", i, t.Name(), layoutPlan(p))
 	}
 	u.bits = fields.BitsRequired(uint64(len(variants) - 1))
-	u.fp = h.Sum64()
+	u.fp = fingerprint(unionSchema(u.plans))
 	return u, nil
 }
 
 // TagBits returns the size of the tag in bits.
 func (u *Union) TagBits() int { return u.bits }
 
-// Fingerprint is a hash of the variants' order and layouts.
+// Fingerprint is a hash of the union's wire format: the variants' order
+// and their schemas' wire content, without Go names (docs/wire-format.md,
+// "Fingerprint").
 func (u *Union) Fingerprint() uint64 { return u.fp }
 
 // Encode writes v's tag and then v to w. v is a variant's struct or a

@@ -1,0 +1,199 @@
+package bitwire
+
+import (
+	"encoding/binary"
+	"math"
+	"strconv"
+	"strings"
+)
+
+// The fingerprint: a 64-bit FNV-1a hash of a schema's wire content, in the
+// byte form that docs/wire-format.md ("Fingerprint") specifies so that any
+// language can compute it from the schema JSON. Labels (Go names), derived
+// numbers, limits and clamp do not enter it: renaming a type or a field
+// keeps the fingerprint; reordering fields, changing a parameter or the
+// debug mode changes it.
+
+const (
+	fnvOffset = 0xcbf29ce484222325
+	fnvPrime  = 0x100000001b3
+)
+
+// fingerprintMagic and unionFingerprintMagic start the hashed input.
+const (
+	fingerprintMagic      = "bitwire-fp-1"
+	unionFingerprintMagic = "bitwire-fpu-1"
+)
+
+// codingBytes number the codings in the hashed input.
+var codingBytes = map[string]byte{
+	"bool": 1, "bits": 2, "range": 3, "q": 4, "float": 5, "fixed": 6,
+	"varint": 7, "bitlen": 8, "string": 9, "bytes": 10, "quat": 11,
+	"time": 12, "struct": 13, "array": 14, "slice": 15, "ptr": 16, "map": 17,
+}
+
+// typeBytes number the in-memory types in the hashed input (0: none).
+var typeBytes = map[string]byte{
+	"int8": 1, "int16": 2, "int32": 3, "int64": 4,
+	"uint8": 5, "uint16": 6, "uint32": 7, "uint64": 8,
+	"float32": 9, "float64": 10,
+	"bool": 11, "string": 12, "bytes": 13, "time": 14,
+}
+
+// fpHasher feeds the fingerprint input to FNV-1a as it is produced.
+type fpHasher struct {
+	h     uint64
+	s     *Schema
+	stack []int   // the struct types being walked, outermost first
+	input *[]byte // when set, collects the input (for tests and docs)
+}
+
+func (f *fpHasher) byte1(b byte) {
+	if f.input != nil {
+		*f.input = append(*f.input, b)
+	}
+	f.h ^= uint64(b)
+	f.h *= fnvPrime
+}
+
+func (f *fpHasher) u64(v uint64) {
+	var b [8]byte
+	binary.LittleEndian.PutUint64(b[:], v)
+	for _, c := range b {
+		f.byte1(c)
+	}
+}
+
+func (f *fpHasher) flag(v bool) {
+	if v {
+		f.byte1(1)
+	} else {
+		f.byte1(0)
+	}
+}
+
+// fingerprint hashes s: a message schema, or a union's.
+func fingerprint(s *Schema) uint64 { return fingerprintInput(s, nil) }
+
+// fingerprintInput hashes s, appending the hashed bytes to *input when
+// input is not nil.
+func fingerprintInput(s *Schema, input *[]byte) uint64 {
+	f := &fpHasher{h: fnvOffset, s: s, input: input}
+	if s.Union != nil {
+		for _, c := range []byte(unionFingerprintMagic) {
+			f.byte1(c)
+		}
+		f.u64(uint64(s.WireVersion))
+		f.u64(uint64(len(s.Union.Variants)))
+		for _, v := range s.Union.Variants {
+			f.structRef(v, false)
+		}
+		return f.h
+	}
+	for _, c := range []byte(fingerprintMagic) {
+		f.byte1(c)
+	}
+	f.u64(uint64(s.WireVersion))
+	f.flag(s.Debug)
+	f.structRef(s.Root, false)
+	return f.h
+}
+
+// structRef hashes a struct node: the coding byte, the composite flag,
+// then either a back reference to a struct type being walked (1, then how
+// many levels up: 0 is the innermost) or the type's fields (0, the count,
+// then each field's group number, 0 for none or index+1, and node).
+func (f *fpHasher) structRef(t int, composite bool) {
+	f.byte1(codingBytes["struct"])
+	f.flag(composite)
+	for k := len(f.stack) - 1; k >= 0; k-- {
+		if f.stack[k] == t {
+			f.byte1(1)
+			f.u64(uint64(len(f.stack) - 1 - k))
+			return
+		}
+	}
+	f.byte1(0)
+	ts := &f.s.Types[t]
+	f.stack = append(f.stack, t)
+	f.u64(uint64(len(ts.Fields)))
+	for i := range ts.Fields {
+		fd := &ts.Fields[i]
+		f.u64(uint64(fd.Group + 1))
+		f.node(fd.Node)
+	}
+	f.stack = f.stack[:len(f.stack)-1]
+}
+
+// node hashes one node: coding byte, type byte, the coding's parameters,
+// its children, and for scalars the delta window.
+func (f *fpHasher) node(n *NodeSchema) {
+	if n.Coding == "struct" {
+		f.structRef(*n.Ref, n.Composite)
+		return
+	}
+	f.byte1(codingBytes[n.Coding])
+	f.byte1(typeBytes[n.Type])
+	switch n.Coding {
+	case "bits":
+		f.u64(uint64(n.Bits.Width))
+	case "range":
+		f.u64(parseBound(n.Range.Min, n.Type))
+		f.u64(parseBound(n.Range.Max, n.Type))
+	case "q":
+		f.u64(math.Float64bits(n.Q.Min))
+		f.u64(math.Float64bits(n.Q.Max))
+		f.u64(n.Q.Steps)
+		f.u64(math.Float64bits(n.Q.Step))
+	case "fixed":
+		f.u64(math.Float64bits(n.Fixed.Prec))
+		f.u64(uint64(n.Fixed.Width))
+	case "varint":
+		f.u64(uint64(n.Varint.Group))
+	case "bitlen":
+		f.u64(uint64(n.Bitlen.Width))
+	case "string", "bytes":
+		f.u64(uint64(n.MaxLen))
+	case "quat":
+		f.u64(uint64(n.Quat.Bits))
+	case "array":
+		f.u64(uint64(n.Count))
+		f.node(n.Elem)
+		return
+	case "slice":
+		f.u64(uint64(n.MaxLen))
+		id := 0
+		if n.Entity != nil {
+			id = n.Entity.IDField + 1
+		}
+		f.u64(uint64(id))
+		f.node(n.Elem)
+		return
+	case "ptr":
+		f.node(n.Elem)
+		return
+	case "map":
+		f.u64(uint64(n.MaxLen))
+		f.node(n.Key)
+		f.node(n.Elem)
+		return
+	}
+	if d := n.Delta; d != nil {
+		f.byte1(1)
+		f.u64(uint64(d.Lo))
+		f.u64(uint64(d.Hi))
+	} else {
+		f.byte1(0)
+	}
+}
+
+// parseBound reads a range bound of the schema as the 64-bit pattern it
+// codes: two's complement for signed types.
+func parseBound(s, typ string) uint64 {
+	if strings.HasPrefix(typ, "int") {
+		v, _ := strconv.ParseInt(s, 10, 64)
+		return uint64(v)
+	}
+	v, _ := strconv.ParseUint(s, 10, 64)
+	return v
+}
