@@ -133,7 +133,6 @@ type Peer[E any] struct {
 	// reach: three quarters of the lowest sent in the last packet.
 	threshold float32
 	wait      []int32 // this tick's slots the client lacks the current state of
-	refresh   []int32 // this tick's slots whose priority is due
 	scanThr   float32 // the threshold this tick's scan used
 	loListed  bool    // lo holds this tick's candidates below the threshold
 	retry     []cand
@@ -295,21 +294,35 @@ func (p *Peer[E]) scan() {
 	if relevant != nil {
 		p.applyRelevance(relevant, tick, every)
 	}
-	p.wait, p.hi.list, p.refresh = scanSlots(scanArgs{
-		gens: s.gens, changed: changed, hot: hot, tracks: tracks,
-		tick: tick, resend: resend, every: every, thr: thr, fixed: prio == nil,
-	}, p.wait[:0], p.hi.list, p.refresh[:0])
-	// The entities whose priority is due: the application's function, then
-	// their accumulators.
-	for _, slot := range p.refresh {
+	wait := p.wait[:0]
+	for slot, gen := range s.gens {
+		if gen == 0 {
+			continue
+		}
+		h := &hot[slot]
+		if h.gen != gen {
+			*h = hotTrack{gen: gen}
+			tracks[slot] = track{prDue: tick + uint32(slot)%every}
+		}
+		// Ticks start at 1, so a have or flight of 0 is never current.
+		ch := changed[slot]
+		if h.have >= ch || (h.flight >= ch && tick-h.flight <= resend) || h.out {
+			continue // held, on its way, or not relevant
+		}
+		wait = append(wait, int32(slot))
 		t := &tracks[slot]
-		t.pr = max(prio(ids[slot], &cur[slot]), 0)
-		t.prTick, t.prDue = tick, tick+every
+		if prio == nil {
+			t.pr = 1
+		} else if t.prTick <= ch || tick >= t.prDue {
+			t.pr = max(prio(ids[slot], &cur[slot]), 0)
+			t.prTick, t.prDue = tick, tick+every
+		}
 		t.acc += t.pr
 		if t.acc >= thr {
-			p.hi.list = append(p.hi.list, cand{slot: slot, acc: t.acc})
+			p.hi.list = append(p.hi.list, cand{slot: int32(slot), acc: t.acc})
 		}
 	}
+	p.wait = wait
 	p.loListed = false
 	if p.window != nil {
 		// Ticks that left the one-second window give their bytes back.
@@ -325,67 +338,6 @@ func (p *Peer[E]) scan() {
 		p.tokens = min(p.tokens+p.perTick*float64(max(gone, 1)), 2*p.perTick+float64(p.cfg.Budget))
 	}
 	p.lastTick = tick
-}
-
-// scanArgs is what scanSlots reads.
-type scanArgs struct {
-	gens, changed []uint32
-	hot           []hotTrack
-	tracks        []track
-	tick, resend  uint32
-	every         uint32
-	thr           float32
-	fixed         bool // no Priority: every priority is 1
-}
-
-// scanSlots is the scan's loop over every entity slot, apart from the
-// generic Peer so that it compiles to plain code over plain slices (no
-// dictionary lookups): it lists in wait the slots the client lacks the
-// current state of, raises the accumulators of those whose priority is not
-// due, lists those above the threshold in hi, and lists in refresh those
-// whose priority is due (the caller computes it and raises them).
-func scanSlots(a scanArgs, wait []int32, hi []cand, refresh []int32) ([]int32, []cand, []int32) {
-	n := len(a.gens)
-	// Room for every slot up front: no call in the loop (a call would make
-	// the compiler keep the loop's values in memory).
-	wait = slices.Grow(wait[:0], n)[:n]
-	hi = slices.Grow(hi[:0], n)[:n]
-	refresh = slices.Grow(refresh[:0], n)[:n]
-	nw, nh, nr := 0, 0, 0
-	gens, hot, tracks, changed := a.gens, a.hot[:n], a.tracks[:n], a.changed[:n]
-	tick, resend, thr, fixed := a.tick, a.resend, a.thr, a.fixed
-	for slot := 0; slot < n; slot++ {
-		gen := gens[slot]
-		if gen == 0 {
-			continue
-		}
-		h := &hot[slot]
-		if h.gen != gen {
-			*h = hotTrack{gen: gen}
-			tracks[slot] = track{prDue: tick + uint32(slot)%a.every}
-		}
-		// Ticks start at 1, so a have or flight of 0 is never current.
-		ch := changed[slot]
-		if h.have >= ch || (h.flight >= ch && tick-h.flight <= resend) || h.out {
-			continue // held, on its way, or not relevant
-		}
-		wait[nw] = int32(slot)
-		nw++
-		t := &tracks[slot]
-		if fixed {
-			t.pr = 1
-		} else if t.prTick <= ch || tick >= t.prDue {
-			refresh[nr] = int32(slot)
-			nr++
-			continue
-		}
-		t.acc += t.pr
-		if t.acc >= thr {
-			hi[nh] = cand{slot: int32(slot), acc: t.acc}
-			nh++
-		}
-	}
-	return wait[:nw], hi[:nh], refresh[:nr]
 }
 
 // candList is candidates of one tick, put in priority order a chunk at a
