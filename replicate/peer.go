@@ -44,10 +44,13 @@ type PeerConfig[E any] struct {
 // each tick, kept apart and small: whether the client holds, or is being
 // sent, the entity's current state.
 type hotTrack struct {
-	gen    uint32 // the incarnation this track is about
-	have   uint32 // tick of the newest acknowledged state of the client's view; 0: none
-	flight uint32 // tick of the last send of the client's view; 0: none
-	out    bool   // not relevant to the client this tick
+	gen     uint32 // the incarnation this track is about
+	have    uint32 // tick of the newest acknowledged state of the client's view; 0: none
+	flight  uint32 // tick of the last send of the client's view; 0: none
+	wake    uint32 // a waiting entity is not looked at before this tick (unless it changes)
+	seen    uint32 // the tick it was last looked at
+	out     bool   // not relevant to the client this tick
+	waiting bool   // the client lacked its current state at the last scan
 }
 
 // track is the rest of a Peer's knowledge of one entity slot, read for
@@ -55,7 +58,8 @@ type hotTrack struct {
 // client's current view of the entity began after send viewFrom (sends
 // before it were undone by a removal).
 type track struct {
-	acc      float32
+	acc      float32 // the accumulator at the end of tick accTick
+	accTick  uint32  // while waiting, acc grows by pr each tick after it
 	pr       float32 // the priority last computed
 	prTick   uint32  // when
 	prDue    uint32  // when to compute it again (PriorityEvery)
@@ -64,6 +68,26 @@ type track struct {
 	ackedN   uint32 // newest acknowledged send, valid when > viewFrom
 	acked    uint32 // its tick
 }
+
+// accAt returns the accumulator at tick.
+func (t *track) accAt(tick uint32) float32 {
+	if tick <= t.accTick {
+		return t.acc
+	}
+	return t.acc + t.pr*float32(tick-t.accTick)
+}
+
+// settle folds the growth up to tick into acc, before pr changes or the
+// entity stops waiting.
+func (t *track) settle(tick uint32) {
+	if tick > t.accTick {
+		t.acc += t.pr * float32(tick-t.accTick)
+		t.accTick = tick
+	}
+}
+
+// maxSleep bounds how many ticks a waiting entity is not looked at.
+const maxSleep = 64
 
 // sentEntity is one entity of a packet, for its acknowledgement.
 type sentEntity struct {
@@ -133,6 +157,7 @@ type Peer[E any] struct {
 	// reach: three quarters of the lowest sent in the last packet.
 	threshold float32
 	wait      []int32 // this tick's slots the client lacks the current state of
+	attend    []int32 // those of them awake
 	scanThr   float32 // the threshold this tick's scan used
 	loListed  bool    // lo holds this tick's candidates below the threshold
 	retry     []cand
@@ -294,35 +319,33 @@ func (p *Peer[E]) scan() {
 	if relevant != nil {
 		p.applyRelevance(relevant, tick, every)
 	}
-	wait := p.wait[:0]
-	for slot, gen := range s.gens {
-		if gen == 0 {
-			continue
-		}
-		h := &hot[slot]
-		if h.gen != gen {
-			*h = hotTrack{gen: gen}
-			tracks[slot] = track{prDue: tick + uint32(slot)%every}
-		}
-		// Ticks start at 1, so a have or flight of 0 is never current.
+	p.wait, p.attend = scanSlots(s.gens, changed, hot, tracks, tick, resend, every, p.wait, p.attend)
+	// The entities that are awake: their priority when it is due, their
+	// accumulator against the threshold.
+	for _, slot := range p.attend {
+		h, t := &hot[slot], &tracks[slot]
 		ch := changed[slot]
-		if h.have >= ch || (h.flight >= ch && tick-h.flight <= resend) || h.out {
-			continue // held, on its way, or not relevant
-		}
-		wait = append(wait, int32(slot))
-		t := &tracks[slot]
 		if prio == nil {
 			t.pr = 1
 		} else if t.prTick <= ch || tick >= t.prDue {
+			t.settle(tick - 1)
 			t.pr = max(prio(ids[slot], &cur[slot]), 0)
 			t.prTick, t.prDue = tick, tick+every
 		}
-		t.acc += t.pr
-		if t.acc >= thr {
-			p.hi.list = append(p.hi.list, cand{slot: int32(slot), acc: t.acc})
+		acc := t.accAt(tick)
+		h.seen = tick
+		if acc >= thr {
+			p.hi.list = append(p.hi.list, cand{slot: slot, acc: acc})
+			continue
+		}
+		// Below the threshold: it sleeps for half the ticks it needs to
+		// reach it, so that a threshold that falls meanwhile costs it at
+		// most that much of a delay.
+		h.wake = 0
+		if need := (thr - acc) / max(t.pr, 1e-9); need >= 4 {
+			h.wake = tick + uint32(min(need/2, maxSleep))
 		}
 	}
-	p.wait = wait
 	p.loListed = false
 	if p.window != nil {
 		// Ticks that left the one-second window give their bytes back.
@@ -338,6 +361,59 @@ func (p *Peer[E]) scan() {
 		p.tokens = min(p.tokens+p.perTick*float64(max(gone, 1)), 2*p.perTick+float64(p.cfg.Budget))
 	}
 	p.lastTick = tick
+}
+
+// scanSlots is the scan's pass over every entity slot: plain code over
+// plain slices, with no call in its loop (a call would make the compiler
+// keep the loop's values in memory), writing into lists grown up front. It
+// lists in wait every entity the client lacks the current state of, and in
+// attend those of them that are awake (see Peer.scan); it starts and stops
+// the waiting of entities, and resets the tracks of new incarnations.
+func scanSlots(gens, changed []uint32, hot []hotTrack, tracks []track, tick, resend, every uint32, wait, attend []int32) ([]int32, []int32) {
+	n := len(gens)
+	wait = slices.Grow(wait[:0], n)[:n]
+	attend = slices.Grow(attend[:0], n)[:n]
+	nw, na := 0, 0
+	hot, tracks, changed = hot[:n], tracks[:n], changed[:n]
+	for slot := 0; slot < n; slot++ {
+		gen := gens[slot]
+		if gen == 0 {
+			continue
+		}
+		h := &hot[slot]
+		if h.gen != gen {
+			*h = hotTrack{gen: gen}
+			tracks[slot] = track{prDue: tick + uint32(slot)%every}
+		}
+		// Ticks start at 1, so a have or flight of 0 is never current.
+		ch := changed[slot]
+		if h.have >= ch || (h.flight >= ch && tick-h.flight <= resend) || h.out {
+			if h.waiting { // it stops waiting: its accumulator stops growing
+				h.waiting = false
+				t := &tracks[slot]
+				if tick-1 > t.accTick {
+					t.acc += t.pr * float32(tick-1-t.accTick)
+					t.accTick = tick - 1
+				}
+			}
+			continue // held, on its way, or not relevant
+		}
+		wait[nw] = int32(slot)
+		nw++
+		if !h.waiting {
+			h.waiting, h.wake = true, 0
+			tracks[slot].accTick = tick - 1
+		} else if tick < h.wake {
+			// Asleep: its accumulator, growing by its priority, cannot
+			// have reached the threshold yet. (A change does not wake it:
+			// in a busy world most entities change every few ticks, and
+			// its priority is computed again when it wakes.)
+			continue
+		}
+		attend[na] = int32(slot)
+		na++
+	}
+	return wait[:nw], attend[:na]
 }
 
 // candList is candidates of one tick, put in priority order a chunk at a
@@ -384,7 +460,7 @@ func (p *Peer[E]) applyRelevance(relevant func(uint32, *E) bool, tick, every uin
 				t.viewFrom = t.sends
 				h.have, h.flight = 0, 0
 			}
-			t.acc = 0
+			t.acc, t.accTick, h.waiting = 0, tick, false
 		}
 	}
 }
@@ -420,12 +496,15 @@ func (p *Peer[E]) listLow() {
 	// packet of this tick are in flight now.
 	tick, thr := s.tick, p.scanThr
 	for _, slot := range p.wait {
-		if p.hot[slot].flight == tick {
+		h := &p.hot[slot]
+		if h.flight == tick {
 			continue
 		}
-		if acc := p.tracks[slot].acc; acc < thr {
-			p.lo.list = append(p.lo.list, cand{slot: slot, acc: acc})
+		acc := p.tracks[slot].accAt(tick)
+		if h.seen == tick && acc >= thr {
+			continue // in hi
 		}
+		p.lo.list = append(p.lo.list, cand{slot: slot, acc: acc})
 	}
 }
 
@@ -618,7 +697,7 @@ func (p *Peer[E]) Encode(dst []byte) (out []byte, ok bool, err error) {
 	for _, ch := range p.chosen {
 		h, t := &p.hot[ch.slot], &p.tracks[ch.slot]
 		t.sends++
-		t.acc = 0
+		t.acc, t.accTick, h.waiting = 0, s.tick, false
 		h.flight = s.tick
 		rec.ents = append(rec.ents, sentEntity{slot: ch.slot, gen: h.gen, n: t.sends, tick: s.tick})
 		if ch.full {
