@@ -251,7 +251,7 @@ func (p *Peer[E]) dropRemoval(id uint32) {
 
 // Ack takes a client's acknowledgement. Acks may arrive late, twice or out
 // of order; sequence numbers never sent, or too old for the Peer to
-// remember (more than 1024 packets back), are ignored.
+// remember (more than 256 packets back), are ignored.
 func (p *Peer[E]) Ack(a Ack) {
 	p.ack(a.Seq)
 	for i := 0; i < ackWindow; i++ {
@@ -467,9 +467,9 @@ func (p *Peer[E]) applyRelevance(relevant func(uint32, *E) bool, tick, every uin
 
 // nextCand returns the next candidate in priority order: first those that
 // did not fit the previous packet of this tick, then those at or above the
-// threshold, then the others. The threshold only spares ordering the many
-// candidates that no packet of the tick will reach; the order is the same
-// as without it.
+// threshold, then the others (listed only when those run out). The
+// threshold spares ordering the many candidates that no packet of the tick
+// will reach.
 func (p *Peer[E]) nextCand(retried *int) (cand, bool) {
 	if *retried < len(p.retry) {
 		c := p.retry[*retried]

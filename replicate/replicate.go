@@ -62,7 +62,7 @@ const (
 	// recordRing is the number of packets a Peer remembers for their
 	// acknowledgements: an ack of an older packet is ignored (its entities
 	// are resent as if it had been lost).
-	recordRing = 1024
+	recordRing = 256
 )
 
 // The errors of this package, tested with errors.Is; they arrive wrapped

@@ -20,25 +20,23 @@ import (
 // client, and records the tick at which it last changed, so that Peers
 // skip an unchanged entity with one comparison.
 type Server[E any] struct {
-	c        *bitwire.Codec[E]
-	fp       uint32
-	cfg      config
-	tick     uint32
-	started  bool
-	sealed   atomic.Bool // a Peer encoded this tick: the world is frozen until Advance
-	nextGen  uint32
-	index    map[uint32]int32 // id → slot
-	ents     []entity[E]      // by slot
-	changed  []uint32         // by slot: tick of the last change (hot copy)
-	gens     []uint32         // by slot: the incarnation, 0 when free (hot copy)
-	ids      []uint32         // by slot: the id (hot copy)
-	cur      []E              // by slot: the newest state, a shallow copy of the newest version's (hot copy)
-	free     []int32          // free slots
-	peers    []*Peer[E]
-	w        bits.Writer
-	r        bits.Reader
-	minBits  int // smallest entity encoding seen, for the Peers' packet estimates
-	scratchE E
+	c       *bitwire.Codec[E]
+	fp      uint32
+	cfg     config
+	tick    uint32
+	started bool
+	sealed  atomic.Bool // a Peer encoded this tick: the world is frozen until Advance
+	nextGen uint32
+	index   map[uint32]int32 // id → slot
+	ents    []entity[E]      // by slot
+	changed []uint32         // by slot: tick of the last change (hot copy)
+	gens    []uint32         // by slot: the incarnation, 0 when free (hot copy)
+	ids     []uint32         // by slot: the id (hot copy)
+	cur     []E              // by slot: the newest state, a shallow copy of the newest version's (hot copy)
+	free    []int32          // free slots
+	peers   []*Peer[E]
+	w       bits.Writer
+	r       bits.Reader
 }
 
 // entity is one slot: the states of one incarnation of an id.
@@ -129,9 +127,6 @@ func (s *Server[E]) Set(id uint32, e *E) (changed bool, err error) {
 	// cur shares the newest version's pointees (if E has any): that version
 	// is written again only by a Set of this tick, which refreshes cur.
 	s.cur[slot] = v.val
-	if s.minBits == 0 || nbits < s.minBits {
-		s.minBits = nbits
-	}
 	return true, nil
 }
 
