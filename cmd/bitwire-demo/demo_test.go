@@ -52,6 +52,14 @@ func TestDemoLossy(t *testing.T) {
 	if s.PerClient.OverBudget != 0 || s.PerClient.MaxSecondKbps > float64(cfg.BudgetKbps) {
 		t.Errorf("over budget: %d client-seconds, at most %.1f kbit/s", s.PerClient.OverBudget, s.PerClient.MaxSecondKbps)
 	}
+	if len(s.PerClient.Each) != cfg.Clients {
+		t.Errorf("%d clients' bandwidth listed, want %d", len(s.PerClient.Each), cfg.Clients)
+	}
+	for i, c := range s.PerClient.Each {
+		if c.MaxSecond > float64(cfg.BudgetKbps) || c.Mean <= 0 {
+			t.Errorf("client %d: %+v, budget %d kbit/s", i, c, cfg.BudgetKbps)
+		}
+	}
 	if s.Staleness.Near.Samples == 0 || s.Staleness.Far.Samples == 0 {
 		t.Errorf("no staleness samples: %+v", s.Staleness)
 	}

@@ -60,6 +60,15 @@ type PerClientSummary struct {
 	DeltaEntities  int     `json:"delta_entities"`   // as deltas
 	RemovalEntries int     `json:"removal_entries"`  // removal entries sent (repeated until acknowledged)
 	PacketsPerTick float64 `json:"packets_per_tick"` // per client
+	// Each client's mean kbit/s and the most it got in one simulated
+	// second, by client.
+	Each []ClientKbps `json:"each"`
+}
+
+// ClientKbps is one client's bandwidth.
+type ClientKbps struct {
+	Mean      float64 `json:"mean_kbps"`
+	MaxSecond float64 `json:"max_second_kbps"`
 }
 
 // StalenessSummary: how many ticks behind the server each entity is at a
@@ -170,17 +179,25 @@ func summarize(cfg Config, srv *server, clients []*client, stats *bitwire.Stats,
 	pc.BudgetKbps = cfg.BudgetKbps
 	pc.MeanKbps = s.Encodings[2].KbpsPerClient
 	for _, p := range srv.peers {
+		var ck ClientKbps
+		var total int64
 		for sec, b := range p.perSecond {
+			total += b
 			inSec := min(cfg.Rate, ticks-sec*cfg.Rate)
 			if inSec < cfg.Rate {
 				continue // a partial last second
 			}
 			k := float64(b) * 8 / 1000
+			ck.MaxSecond = max(ck.MaxSecond, k)
 			pc.MaxSecondKbps = max(pc.MaxSecondKbps, k)
 			if k > float64(cfg.BudgetKbps) {
 				pc.OverBudget++
 			}
 		}
+		if seconds > 0 {
+			ck.Mean = float64(total) * 8 / 1000 / seconds
+		}
+		pc.Each = append(pc.Each, ck)
 		st := p.p.Stats()
 		pc.FullEntities += st.Full
 		pc.DeltaEntities += st.Delta
@@ -316,6 +333,14 @@ func printReport(w io.Writer, s *Summary) {
 		s.DeltaVsNaive, s.DeltaVsFull, 100*float64(pc.DeltaEntities)/float64(max(pc.DeltaEntities+pc.FullEntities, 1)))
 	fmt.Fprintf(w, "per client: %.1f kbit/s on average, at most %.1f in one second (budget %d: %d seconds over), %.2f packets a tick\n",
 		pc.MeanKbps, pc.MaxSecondKbps, pc.BudgetKbps, pc.OverBudget, pc.PacketsPerTick)
+	if len(pc.Each) > 0 {
+		means := make([]float64, len(pc.Each))
+		for i, e := range pc.Each {
+			means[i] = e.Mean
+		}
+		lo, hi := slices.Min(means), slices.Max(means)
+		fmt.Fprintf(w, "            each client's mean: %.1f to %.1f kbit/s (-json lists every client)\n", lo, hi)
+	}
 	st := s.Staleness
 	fmt.Fprintf(w, "staleness (ticks behind the server, sampled once a second per client):\n")
 	for _, q := range []struct {
