@@ -17,8 +17,14 @@ type Room struct {
 }
 
 // A server sends one client a snapshot per tick; the client acknowledges
-// each one it decodes. The packet of tick 3 is lost, so tick 4 is coded
-// against tick 2, the newest the client acknowledged.
+// each one it decodes with the Ack its Receiver returns. The packet of
+// tick 3 is lost, so tick 4 is coded against tick 2, the newest the client
+// acknowledged.
+//
+// The Sender belongs to the server's tick loop: acks read from the
+// network (by another goroutine, in a real server) reach it through a
+// channel, which the loop drains before it encodes. A spoofed ack is
+// refused by HandleAck and changes nothing.
 func Example() {
 	codec := bitwire.MustFor[Room]()
 	server, err := snapshot.NewSender(codec) // one per client
@@ -29,13 +35,27 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
+	acks := make(chan []byte, 64) // filled by the goroutine reading the socket
 
 	room := Room{Avatars: []Avatar{{ID: 1, X: 10, Y: 5}, {ID: 2, X: -3, Y: 0}}}
 	var view Room                // the client's copy of the room
 	buf := make([]byte, 0, 1500) // reused for every packet
 	for tick := uint32(1); tick <= 5; tick++ {
+		// The server's loop: take the acks that arrived, then encode.
+		for drained := false; !drained; {
+			select {
+			case b := <-acks:
+				var a snapshot.Ack
+				if err := a.UnmarshalBinary(b); err == nil {
+					if err := server.HandleAck(a); err != nil {
+						fmt.Println("refused:", err)
+					}
+				}
+			default:
+				drained = true
+			}
+		}
 		room.Avatars[0].X += 0.25 // avatar 1 walks
-
 		packet, err := server.Encode(buf[:0], tick, &room)
 		if err != nil {
 			panic(err)
@@ -47,20 +67,101 @@ func Example() {
 		}
 		if tick == 3 {
 			fmt.Printf("tick %d: %2d bytes, %s: lost\n", tick, len(packet), kind)
+			// an attacker acknowledges the lost tick, guessing its token
+			spoof, _ := snapshot.Ack{Tick: 3, Token: 0xDEADBEEF}.MarshalBinary()
+			acks <- spoof
 			continue
 		}
 
+		// The client.
 		got, err := client.Decode(packet, &view)
-		if err != nil {
-			panic(err)
+		if ack, ok := client.Ack(); ok {
+			b, _ := ack.MarshalBinary() // inside its next input packet, in a game
+			acks <- b
 		}
-		server.Ack(got) // in a game, inside the client's next input packet
+		if err != nil {
+			fmt.Printf("tick %d: %v\n", tick, err)
+			continue
+		}
 		fmt.Printf("tick %d: %2d bytes, %s: avatar 1 at x=%.2f\n", got, len(packet), kind, view.Avatars[0].X)
 	}
 	// Output:
 	// tick 1: 20 bytes, full: avatar 1 at x=10.25
 	// tick 2: 16 bytes, delta against 1: avatar 1 at x=10.50
 	// tick 3: 16 bytes, delta against 2: lost
+	// refused: snapshot: ack does not match a packet sent: tick 3: wrong token
 	// tick 4: 16 bytes, delta against 2: avatar 1 at x=11.00
 	// tick 5: 16 bytes, delta against 4: avatar 1 at x=11.25
+}
+
+// With a per-connection secret, packets carry a MAC: a receiver refuses
+// any packet that was not sealed with the same secret, and acks cannot be
+// forged even by someone who reads the packets.
+func ExampleWithMAC() {
+	codec := bitwire.MustFor[Room]()
+	secret := []byte("32 bytes from the key exchange..") // the application's, per connection
+	server, _ := snapshot.NewSender(codec, snapshot.WithMAC(secret))
+	client, _ := snapshot.NewReceiver(codec, snapshot.WithMAC(secret))
+	room := Room{Avatars: []Avatar{{ID: 1, X: 10, Y: 5}}}
+
+	packet, _ := server.Encode(nil, 1, &room)
+	fmt.Printf("%d bytes, of which %d of MAC\n", len(packet), snapshot.MACSize)
+
+	forged := append([]byte(nil), packet...)
+	forged[12] ^= 0x01 // an attacker changes a bit of the state
+	var view Room
+	_, err := client.Decode(forged, &view)
+	fmt.Println(err)
+	tick, err := client.Decode(packet, &view)
+	fmt.Println(tick, err, view.Avatars[0].X)
+	// Output:
+	// 26 bytes, of which 10 of MAC
+	// snapshot: integrity check failed: hmac-sha256-80 trailer does not match
+	// 1 <nil> 10
+}
+
+// Integrity frames any packet, not only a Sender's: seal what you wrote,
+// open what you read, and echo the token in your acknowledgements.
+func ExampleIntegrity() {
+	g, err := snapshot.NewIntegrity(snapshot.ModeChecksum, nil)
+	if err != nil {
+		panic(err)
+	}
+	packet := append([]byte{0xAA}, "hello"...) // a byte of your own framing, then the message
+	packet, token := g.Seal(packet, 1)         // the CRC covers packet[1:]
+	fmt.Println(len(packet), "bytes")
+
+	body, got, err := g.Open(packet[1:])
+	fmt.Printf("%s %v %v\n", body, got == token, err)
+
+	packet[3] ^= 0x20 // corrupted on the way
+	_, _, err = g.Open(packet[1:])
+	fmt.Println(err)
+	// Output:
+	// 10 bytes
+	// hello true <nil>
+	// snapshot: integrity check failed: crc32c trailer does not match
+}
+
+// A TickWindow accepts each tick once, in order, at most MaxAhead ahead,
+// and re-anchors after a run of refused packets.
+func ExampleTickWindow() {
+	w := snapshot.NewTickWindow(300, 3, true)
+	for _, tick := range []uint32{100, 101, 101, 99, 5000, 5001, 5002, 5003} {
+		if err := w.Check(tick); err != nil {
+			fmt.Println(tick, err)
+			continue
+		}
+		w.Accept(tick)
+		fmt.Println(tick, "accepted")
+	}
+	// Output:
+	// 100 accepted
+	// 101 accepted
+	// 101 snapshot: stale or duplicate tick: tick 101, newest accepted 101
+	// 99 snapshot: stale or duplicate tick: tick 99, newest accepted 101
+	// 5000 snapshot: tick too far ahead: tick 5000 is 4899 ticks past the newest accepted 101 (at most 300)
+	// 5001 snapshot: tick too far ahead: tick 5001 is 4900 ticks past the newest accepted 101 (at most 300)
+	// 5002 accepted
+	// 5003 accepted
 }

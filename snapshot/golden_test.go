@@ -31,13 +31,11 @@ type goldenState struct {
 	Entities []goldenEntity
 }
 
+// goldenKey is the MAC secret of the golden session.
+var goldenKey = []byte("bitwire golden session key, 32B")
+
 func TestGoldenPackets(t *testing.T) {
 	c := bitwire.MustFor[goldenState]()
-	s, err := NewSender(c)
-	require.NoError(t, err)
-	rc, err := NewReceiver(c)
-	require.NoError(t, err)
-
 	states := []goldenState{
 		{Tick: 100, Entities: []goldenEntity{{1, 0, 100}, {2, 10, 50}}},
 		{Tick: 101, Entities: []goldenEntity{{1, 0.5, 100}, {2, 10, 50}}},
@@ -46,26 +44,38 @@ func TestGoldenPackets(t *testing.T) {
 	}
 	acks := []bool{true, false, true, false} // which packets the client acknowledges
 	var b strings.Builder
-	b.WriteString("# bitwire golden snapshot packets (see docs/wire-format.md, \"Snapshot packets\").\n")
-	b.WriteString("# A sender and a receiver of goldenState; the receiver acknowledges the marked ticks.\n")
-	for i := range states {
-		st := states[i]
-		pkt, err := s.Encode(nil, st.Tick, &st)
+	b.WriteString("# bitwire golden snapshot packets (see docs/wire-format.md, \"Snapshot packets\" and \"Acks\").\n")
+	b.WriteString("# A sender and a receiver of goldenState in each integrity mode (the MAC key is goldenKey);\n")
+	b.WriteString("# the state hash is in every other packet; the receiver acknowledges the marked ticks.\n")
+	for _, mode := range []Option{nil, WithChecksum(), WithMAC(goldenKey)} {
+		s, err := NewSender(c, mode, WithStateHash(2))
 		require.NoError(t, err)
-		h, err := ParseHeader(pkt)
+		rc, err := NewReceiver(c, mode)
 		require.NoError(t, err)
-		var out goldenState
-		tick, err := rc.Decode(pkt, &out)
-		require.NoError(t, err)
-		require.Equal(t, st.Tick, tick)
-		want := st
-		require.NoError(t, c.Quantize(&want))
-		require.Equal(t, want, out)
-		if acks[i] {
-			s.Ack(tick)
+		fmt.Fprintf(&b, "\n## mode %v\n", s.Mode())
+		for i := range states {
+			st := states[i]
+			pkt, err := s.Encode(nil, st.Tick, &st)
+			require.NoError(t, err)
+			h, err := ParseHeader(pkt)
+			require.NoError(t, err)
+			var out goldenState
+			tick, err := rc.Decode(pkt, &out)
+			require.NoError(t, err)
+			require.Equal(t, st.Tick, tick)
+			want := st
+			require.NoError(t, c.Quantize(&want))
+			require.Equal(t, want, out)
+			ack, ok := rc.Ack()
+			require.True(t, ok)
+			ackBytes, err := ack.MarshalBinary()
+			require.NoError(t, err)
+			if acks[i] {
+				require.NoError(t, s.HandleAck(ack))
+			}
+			fmt.Fprintf(&b, "\n[tick %d]\nstate    = %+v\nbaseline = %s\nhashed   = %v\nacked    = %v\nhex      = %s\nack      = %s\n",
+				st.Tick, st, baselineText(h), h.Hashed, acks[i], hex.EncodeToString(pkt), hex.EncodeToString(ackBytes))
 		}
-		fmt.Fprintf(&b, "\n[tick %d]\nstate    = %+v\nbaseline = %s\nacked    = %v\nhex      = %s\n",
-			st.Tick, st, baselineText(h), acks[i], hex.EncodeToString(pkt))
 	}
 	got := b.String()
 	path := filepath.Join("testdata", "golden", "packets.txt")

@@ -9,9 +9,10 @@ import (
 )
 
 // Magic is the first 16 bits of every snapshot packet (written low bit
-// first, so the packet starts with the bytes 0x7E 0xB1). A future change of
-// the header takes a new magic number.
-const Magic = 0xB17E
+// first, so the packet starts with the bytes 0x7E 0xB2). A change of the
+// header takes a new magic number: 0xB17E was the first version, without
+// the integrity mode, the state hash and the trailer.
+const Magic = 0xB27E
 
 // The header's fields, in order. docs/wire-format.md ("Snapshot packets")
 // is the reference; writeHeader and readHeader below are the code.
@@ -19,12 +20,14 @@ const (
 	magicBits       = 16
 	fingerprintBits = 32
 	tickBits        = 32
+	modeBits        = 2
+	hashBits        = 32
 	// distanceWidth is the prefix width of the bit-length code of
 	// tick-baseline-1: five bits hold the highest set bit of any uint32.
 	distanceWidth = 5
 	// maxHeaderBits is the largest header: a delta whose distance takes
 	// the longest bit-length code (5 + 31 bits).
-	maxHeaderBits = magicBits + fingerprintBits + tickBits + 1 + distanceWidth + 31
+	maxHeaderBits = magicBits + fingerprintBits + tickBits + modeBits + 1 + 1 + distanceWidth + 31
 )
 
 // Header is the decoded header of a snapshot packet.
@@ -34,6 +37,11 @@ type Header struct {
 	Fingerprint uint32
 	// Tick is the snapshot's tick.
 	Tick uint32
+	// Integrity is the packet's integrity mode: which trailer ends it.
+	Integrity Mode
+	// Hashed reports whether a 32-bit hash of the whole state follows the
+	// body (see WithStateHash).
+	Hashed bool
 	// Delta reports whether the body is a delta against the snapshot of
 	// Baseline; when false it is a full snapshot and Baseline is 0.
 	Delta bool
@@ -57,6 +65,8 @@ func writeHeader(w *bits.Writer, h Header) {
 	w.WriteBits(Magic, magicBits)
 	w.WriteBits(uint64(h.Fingerprint), fingerprintBits)
 	w.WriteBits(uint64(h.Tick), tickBits)
+	w.WriteBits(uint64(h.Integrity), modeBits)
+	w.WriteBool(h.Hashed)
 	w.WriteBool(h.Delta)
 	if h.Delta {
 		// The distance is at least 1, so distance-1 is coded: a baseline 1
@@ -65,8 +75,8 @@ func writeHeader(w *bits.Writer, h Header) {
 	}
 }
 
-// readHeader reads a header. It checks the magic number and the baseline
-// distance, not the fingerprint.
+// readHeader reads a header. It checks the magic number, the integrity
+// mode (3 is reserved) and the baseline distance, not the fingerprint.
 func readHeader(r *bits.Reader) (Header, error) {
 	var h Header
 	m, err := r.ReadBits(magicBits)
@@ -86,6 +96,17 @@ func readHeader(r *bits.Reader) (Header, error) {
 		return h, headerError(err)
 	}
 	h.Tick = uint32(tick)
+	mode, err := r.ReadBits(modeBits)
+	if err != nil {
+		return h, headerError(err)
+	}
+	if mode > uint64(ModeMAC) {
+		return h, fmt.Errorf("snapshot: header: %w: integrity mode %d", bitwire.ErrMalformed, mode)
+	}
+	h.Integrity = Mode(mode)
+	if h.Hashed, err = r.ReadBool(); err != nil {
+		return h, headerError(err)
+	}
 	if h.Delta, err = r.ReadBool(); err != nil {
 		return h, headerError(err)
 	}
@@ -110,7 +131,9 @@ func headerError(err error) error {
 // ParseHeader decodes the header of a snapshot packet without decoding its
 // body, for tools and logs. It returns ErrBadMagic for a packet that is not
 // a snapshot packet, and bitwire.ErrUnexpectedEnd when the packet ends
-// within the header. It does not compare the fingerprint with any codec's.
+// within the header. It does not compare the fingerprint with any codec's,
+// nor check the trailer: a header read from an unchecked packet is only a
+// claim.
 func ParseHeader(packet []byte) (Header, error) {
 	var r bits.Reader
 	r.Reset(packet)

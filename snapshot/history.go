@@ -20,8 +20,11 @@ type History[T any] struct {
 	c     *bitwire.Codec[T]
 	vals  []*T     // ring storage; a nil entry is allocated on first use
 	ticks []uint32 // ticks[i] is the tick of vals[i]
-	first int      // index of the oldest snapshot
-	n     int      // number of snapshots held
+	// tokens[i] is the ack token of the packet that carried vals[i], for
+	// the senders' and receivers' rings (0 in a History filled by Put)
+	tokens []uint32
+	first  int // index of the oldest snapshot
+	n      int // number of snapshots held
 }
 
 // NewHistory returns an empty History holding up to size snapshots of the
@@ -34,7 +37,7 @@ func NewHistory[T any](c *bitwire.Codec[T], size int) *History[T] {
 	if size < 1 || size > MaxHistorySize {
 		panic(fmt.Sprintf("snapshot: history size %d outside 1..%d", size, MaxHistorySize))
 	}
-	return &History[T]{c: c, vals: make([]*T, size), ticks: make([]uint32, size)}
+	return &History[T]{c: c, vals: make([]*T, size), ticks: make([]uint32, size), tokens: make([]uint32, size)}
 }
 
 // Size returns the number of snapshots the History can hold.
@@ -76,7 +79,7 @@ func (h *History[T]) Put(tick uint32, v *T) error {
 		h.vals[i] = new(T)
 	}
 	h.c.Copy(h.vals[i], v)
-	h.commit(i, tick)
+	h.commit(i, tick, 0)
 	return nil
 }
 
@@ -101,6 +104,22 @@ func (h *History[T]) Load(tick uint32, dst *T) bool {
 	}
 	h.c.Copy(dst, h.vals[i])
 	return true
+}
+
+// token returns the ack token stored with the snapshot of tick.
+func (h *History[T]) token(tick uint32) (uint32, bool) {
+	i, ok := h.find(tick)
+	if !ok {
+		return 0, false
+	}
+	return h.tokens[i], true
+}
+
+// dropFrom forgets the snapshots of tick and every newer tick.
+func (h *History[T]) dropFrom(tick uint32) {
+	for h.n > 0 && h.ticks[h.index(h.n-1)] >= tick {
+		h.n--
+	}
 }
 
 // Reset forgets every snapshot. The storage is kept for reuse.
@@ -149,9 +168,11 @@ func (h *History[T]) claim(tick uint32) (int, error) {
 	return h.index(h.n), nil
 }
 
-// commit records that ring index i, returned by claim, now holds tick.
-func (h *History[T]) commit(i int, tick uint32) {
+// commit records that ring index i, returned by claim, now holds tick,
+// carried by a packet of the given ack token.
+func (h *History[T]) commit(i int, tick, token uint32) {
 	h.ticks[i] = tick
+	h.tokens[i] = token
 	if h.n == len(h.vals) {
 		h.first = h.index(1)
 	} else {
@@ -159,18 +180,19 @@ func (h *History[T]) commit(i int, tick uint32) {
 	}
 }
 
-// swap stores v itself (not a copy) as the snapshot of tick and returns the
+// swap stores v itself (not a copy) as the snapshot of tick, carried by a
+// packet of the given ack token, and returns the
 // value it displaced, or a new one, for the caller to reuse as scratch
 // space. Senders and receivers decode into scratch space and swap it in, so
 // a failed decode never leaves a half-written snapshot in the ring.
-func (h *History[T]) swap(tick uint32, v *T) (*T, error) {
+func (h *History[T]) swap(tick, token uint32, v *T) (*T, error) {
 	i, err := h.claim(tick)
 	if err != nil {
 		return v, err
 	}
 	old := h.vals[i]
 	h.vals[i] = v
-	h.commit(i, tick)
+	h.commit(i, tick, token)
 	if old == nil {
 		old = new(T)
 	}

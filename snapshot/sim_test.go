@@ -83,7 +83,7 @@ func runSim(t *testing.T, cfg simConfig) simStats {
 	t.Helper()
 	rng := rand.New(rand.NewSource(cfg.seed))
 	data := &channel[[]byte]{rng: rand.New(rand.NewSource(rng.Int63())), loss: cfg.loss, dup: cfg.dup, maxDelay: cfg.maxDelay}
-	acks := &channel[uint32]{rng: rand.New(rand.NewSource(rng.Int63())), loss: cfg.loss, dup: cfg.dup, maxDelay: cfg.maxDelay}
+	acks := &channel[snapshot.Ack]{rng: rand.New(rand.NewSource(rng.Int63())), loss: cfg.loss, dup: cfg.dup, maxDelay: cfg.maxDelay}
 	g := newGame(rng.Int63(), 12, 40)
 
 	s, err := snapshot.NewSender(worldCodec, snapshot.WithHistorySize(cfg.senderHist))
@@ -107,9 +107,9 @@ func runSim(t *testing.T, cfg simConfig) simStats {
 		wants[tick] = quantized(&g.w)
 		delete(wants, tick-64)
 
-		for _, a := range acks.receive(now) {
-			s.Ack(a)
-			if slices.Contains(ring, a) {
+		for _, ack := range acks.receive(now) {
+			require.NoError(t, s.HandleAck(ack), "tick %d", ack.Tick) // honest acks all match
+			if a := ack.Tick; slices.Contains(ring, a) {
 				acked[a] = true
 				if !haveAck || a > newestAck {
 					newestAck, haveAck = a, true
@@ -147,7 +147,7 @@ func runSim(t *testing.T, cfg simConfig) simStats {
 		st.maxBytes = max(st.maxBytes, len(pkt))
 		body, err := worldCodec.Marshal(&g.w)
 		require.NoError(t, err)
-		st.fullEquivBytes += len(body) + 11
+		st.fullEquivBytes += len(body) + 11 // a full header, without trailer or hash
 		ring = append(ring, tick)
 		if len(ring) > cfg.senderHist {
 			ring = ring[1:]
@@ -172,7 +172,10 @@ func runSim(t *testing.T, cfg simConfig) simStats {
 					st.fullAccepted++
 				}
 				st.accepted++
-				acks.send(now, got)
+				ack, ok := r.Ack()
+				require.True(t, ok)
+				require.Equal(t, got, ack.Tick)
+				acks.send(now, ack)
 			case errors.Is(err, snapshot.ErrStaleTick):
 				st.stale++
 			case errors.Is(err, snapshot.ErrNoBaseline):
