@@ -7,6 +7,7 @@ import (
 	"github.com/bitwire/bitwire"
 	"github.com/bitwire/bitwire/bits"
 	"github.com/bitwire/bitwire/fields"
+	"github.com/bitwire/bitwire/snapshot"
 )
 
 // Client is the receiving end of one Peer: it applies the packets it
@@ -21,6 +22,9 @@ type Client[E any] struct {
 	ents  []centity[E]
 	free  []int32
 
+	// window bounds the sequence numbers accepted (package snapshot's
+	// acceptance rule, without rewinds: packets apply in order only).
+	window   *snapshot.TickWindow
 	accepted bool
 	newest   uint32 // sequence number of the newest accepted packet
 	mask     uint32 // the 32 before it that were accepted
@@ -69,13 +73,16 @@ func NewClient[E any](c *bitwire.Codec[E], opts ...Option) (*Client[E], error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Client[E]{c: c, fp: fingerprint32(c.Fingerprint()), max: cfg.maxEntities, index: make(map[uint32]int32)}, nil
+	return &Client[E]{c: c, fp: fingerprint32(c.Fingerprint()), max: cfg.maxEntities, index: make(map[uint32]int32),
+		window: snapshot.NewTickWindow(MaxAhead, RecoverAfter, false)}, nil
 }
 
 // Decode applies one packet and returns what it changed. On any error the
 // view is left exactly as it was and the packet must not be acknowledged.
 // The errors: ErrBadMagic, ErrProtocolMismatch, ErrStale (a sequence
-// number not newer than the newest accepted), ErrNoBaseline, ErrTooManyEntities,
+// number not newer than the newest accepted), ErrFuture (more than
+// MaxAhead past it, unless a run of RecoverAfter increasing ones says the
+// stream really moved on), ErrNoBaseline, ErrTooManyEntities,
 // bitwire.ErrTrailingData (bytes or non-zero padding after the body), and
 // the codec's errors for truncated or malformed input. Bad input of any
 // kind is an error, never a panic; decoding allocates at most in
@@ -90,7 +97,10 @@ func (cl *Client[E]) Decode(packet []byte) (Info, error) {
 	if h.Fingerprint != cl.fp {
 		return Info{}, fmt.Errorf("%w: packet %#08x, client %#08x", ErrProtocolMismatch, h.Fingerprint, cl.fp)
 	}
-	if cl.accepted && h.Seq <= cl.newest {
+	if err := cl.window.Check(h.Seq); err != nil {
+		if errors.Is(err, snapshot.ErrFutureTick) {
+			return Info{}, fmt.Errorf("%w: packet %d, newest accepted %d (at most %d ahead)", ErrFuture, h.Seq, cl.newest, MaxAhead)
+		}
 		return Info{}, fmt.Errorf("%w: packet %d, newest accepted %d", ErrStale, h.Seq, cl.newest)
 	}
 	if err := cl.read(h); err != nil {
@@ -253,6 +263,7 @@ func (cl *Client[E]) commit(h Header) {
 		cl.mask = cl.mask<<shift | 1<<(shift-1)
 	}
 	cl.accepted, cl.newest, cl.tick = true, h.Seq, h.Tick
+	cl.window.Accept(h.Seq)
 }
 
 func (cl *Client[E]) alloc(id uint32) int32 {
@@ -334,4 +345,5 @@ func (cl *Client[E]) Reset() {
 		cl.free = append(cl.free, slot)
 	}
 	cl.accepted, cl.newest, cl.mask, cl.tick = false, 0, 0, 0
+	cl.window.Reset()
 }

@@ -254,3 +254,42 @@ func TestRelevance(t *testing.T) {
 	require.Equal(t, p.tick, tick)
 	require.Equal(t, 1, p.peer.Stats().Full-2, "sent in full again")
 }
+
+// A packet whose sequence number is far ahead (corrupted or forged) is
+// refused, and the genuine stream goes on; a stream that really moved on
+// (a long stall) is accepted after RecoverAfter packets.
+func TestSequenceFarAhead(t *testing.T) {
+	p := newPair(t, replicate.PeerConfig[Body]{})
+	p.advance()
+	p.set(1)
+	p.deliver(p.packet())
+	p.advance()
+	p.set(1)
+	pkt := p.packet()
+	bad := append([]byte(nil), pkt...)
+	bad[9] ^= 0x40 // the sequence number's high byte: 2^30 ahead
+	_, err := p.cl.Decode(bad)
+	require.ErrorIs(t, err, replicate.ErrFuture)
+	p.deliver(pkt)
+
+	// A stall: the client misses MaxAhead+ packets, then the stream is
+	// accepted again once RecoverAfter of them have arrived.
+	for range replicate.MaxAhead + 5 {
+		p.advance()
+		p.set(1)
+		require.NotNil(t, p.packet())
+	}
+	refused := 0
+	for {
+		p.advance()
+		p.set(1)
+		_, err := p.cl.Decode(p.packet())
+		if err == nil {
+			break
+		}
+		require.ErrorIs(t, err, replicate.ErrFuture)
+		refused++
+		require.Less(t, refused, replicate.RecoverAfter)
+	}
+	require.Equal(t, replicate.RecoverAfter-1, refused)
+}

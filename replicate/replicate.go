@@ -56,6 +56,14 @@ const (
 	DefaultTickRate = 30
 	// DefaultMaxEntities bounds the entities a Client holds (WithMaxEntities).
 	DefaultMaxEntities = 1 << 20
+	// MaxAhead is the largest step of sequence numbers a Client accepts:
+	// a single packet (corrupted, or forged) with a sequence number far
+	// ahead would otherwise make every genuine packet stale.
+	MaxAhead = 1024
+	// RecoverAfter is the run of packets past MaxAhead, each at most
+	// MaxAhead after the previous one, after which a Client accepts them
+	// (a stream that really moved on, after a long stall).
+	RecoverAfter = 8
 	// ackWindow is the number of packets an Ack's mask covers besides the
 	// newest.
 	ackWindow = 32
@@ -77,6 +85,10 @@ var (
 	// accepted (late, reordered or duplicated). Packets are applied in order
 	// only, so that a late packet can never bring back a removed entity.
 	ErrStale = errors.New("replicate: stale or duplicate packet")
+	// ErrFuture: a packet whose sequence number is more than MaxAhead
+	// past the newest accepted (corrupted or forged, or after a long
+	// stall: then a run of RecoverAfter of them is accepted).
+	ErrFuture = errors.New("replicate: sequence number too far ahead")
 	// ErrNoBaseline: an entity is a delta against a state the client does
 	// not hold. The whole packet is rejected and not acknowledged; the
 	// server falls back to full states for it after at most BaselineDepth
