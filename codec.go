@@ -273,14 +273,15 @@ func unmarshalPlan(data []byte, p *plan, ptr unsafe.Pointer, o *options) error {
 	return nil
 }
 
-// encodeRoot writes one message. When the message carries signed adaptive
-// integers, one "any negative" flag bit sits just before the first of them;
-// it is first written as 0, and if a negative value turns up the writer
-// rewinds and encodes the message again with the flag set.
+// encodeRoot writes one message with the default options.
 func encodeRoot(p *plan, w *bits.Writer, ptr unsafe.Pointer) error {
 	return encodeRootOpt(p, w, ptr, nil)
 }
 
+// encodeRootOpt writes one message with options o. When the message carries
+// signed adaptive integers, one "any negative" flag bit sits just before the
+// first of them; it is first written as 0, and if a negative value turns up
+// the writer rewinds and encodes the message again with the flag set.
 func encodeRootOpt(p *plan, w *bits.Writer, ptr unsafe.Pointer, o *options) error {
 	if ptr == nil {
 		return nilError(p)
@@ -315,10 +316,13 @@ func encodeRootOpt(p *plan, w *bits.Writer, ptr unsafe.Pointer, o *options) erro
 	return nil
 }
 
+// decodeRoot reads one message with the default options.
 func decodeRoot(p *plan, r *bits.Reader, ptr unsafe.Pointer) error {
 	return decodeRootOpt(p, r, ptr, nil)
 }
 
+// decodeRootOpt reads one message with options o and checks its sign flag
+// (see encodeRootOpt).
 func decodeRootOpt(p *plan, r *bits.Reader, ptr unsafe.Pointer, o *options) error {
 	if ptr == nil {
 		return nilError(p)

@@ -1,6 +1,9 @@
 package bitwire
 
-import "unsafe"
+import (
+	"reflect"
+	"unsafe"
+)
 
 // Copy makes dst a deep copy of src: every field the codec encodes is
 // copied, and dst shares no slice, map or pointee with src afterwards (its
@@ -16,4 +19,105 @@ func (c *Codec[T]) Copy(dst, src *T) {
 		return
 	}
 	copyStruct(c.p, unsafe.Pointer(dst), unsafe.Pointer(src))
+}
+
+func copyStruct(p *plan, dst, src unsafe.Pointer) {
+	if dst == src {
+		return
+	}
+	for i := range p.fields {
+		f := &p.fields[i]
+		copyNode(f.node, ptrAt(dst, f.off), ptrAt(src, f.off))
+	}
+}
+
+// copyNode makes dst's value equal to src's without sharing any mutable
+// memory with it (slices, pointees and maps are copied), reusing dst's own
+// storage where it can.
+func copyNode(n *node, dst, src unsafe.Pointer) {
+	if dst == src {
+		return
+	}
+	if n.pod {
+		copyPod(dst, src, n.size)
+		return
+	}
+	// What is left holds pointers somewhere: a container, or a leaf whose
+	// row copies it.
+	switch n.code {
+	case cStruct:
+		copyStruct(n.sub, dst, src)
+	case cArray:
+		for i := 0; i < n.count; i++ {
+			off := uintptr(i) * n.stride
+			copyNode(n.elem, ptrAt(dst, off), ptrAt(src, off))
+		}
+	case cSlice:
+		ss, ds := (*sliceHeader)(src), (*sliceHeader)(dst)
+		if ss.len == 0 {
+			*ds = sliceHeader{}
+			return
+		}
+		growSlice(n, ds, ss.len, ss.data)
+		for i := 0; i < ss.len; i++ {
+			off := uintptr(i) * n.stride
+			copyNode(n.elem, ptrAt(ds.data, off), ptrAt(ss.data, off))
+		}
+	case cPtr:
+		sp, dp := *(*unsafe.Pointer)(src), (*unsafe.Pointer)(dst)
+		if sp == nil {
+			*dp = nil
+			return
+		}
+		if *dp == nil || *dp == sp {
+			*dp = reflect.New(n.typ.Elem()).UnsafePointer()
+		}
+		copyNode(n.elem, *dp, sp)
+	case cMap:
+		sm := reflect.NewAt(n.typ, src).Elem()
+		dm := reflect.NewAt(n.typ, dst).Elem()
+		if sm.Len() == 0 {
+			dm.SetZero()
+			return
+		}
+		nm := reflect.MakeMapWithSize(n.typ, sm.Len())
+		it := sm.MapRange()
+		for it.Next() {
+			sv := reflect.New(n.typ.Elem())
+			sv.Elem().Set(it.Value())
+			dv := reflect.New(n.typ.Elem())
+			copyNode(n.elem, dv.UnsafePointer(), sv.UnsafePointer())
+			nm.SetMapIndex(it.Key(), dv.Elem())
+		}
+		dm.Set(nm)
+	default:
+		n.row.copy(n, dst, src)
+	}
+}
+
+// growSlice makes ds a slice of length l with storage of its own: it reuses
+// ds's array when it is large enough and is not avoid (the baseline's).
+func growSlice(n *node, ds *sliceHeader, l int, avoid unsafe.Pointer) {
+	if ds.cap < l || ds.data == avoid {
+		nv := reflect.MakeSlice(n.typ, l, l)
+		ds.data, ds.cap = nv.UnsafePointer(), l
+	}
+	ds.len = l
+}
+
+// copyPod copies size bytes of a pointer-free value; the common sizes are
+// single moves.
+func copyPod(dst, src unsafe.Pointer, size uintptr) {
+	switch size {
+	case 4:
+		*(*uint32)(dst) = *(*uint32)(src)
+	case 8:
+		*(*uint64)(dst) = *(*uint64)(src)
+	case 1:
+		*(*uint8)(dst) = *(*uint8)(src)
+	case 2:
+		*(*uint16)(dst) = *(*uint16)(src)
+	default:
+		copy(unsafe.Slice((*byte)(dst), size), unsafe.Slice((*byte)(src), size))
+	}
 }

@@ -449,34 +449,6 @@ func TestIndexSetRoundTrip(t *testing.T) {
 	}
 }
 
-// bestRiceK's walk finds what trying every k finds: the least cost, at the
-// least k that has it.
-func TestBestRiceKIsTheArgmin(t *testing.T) {
-	rng := rand.New(rand.NewSource(41))
-	for trial := 0; trial < 5000; trial++ {
-		n := 2 + rng.Intn(5000)
-		var idx []int32
-		p := math.Pow(10, -4*rng.Float64())
-		for i := 0; i < n; i++ {
-			if rng.Float64() < p {
-				idx = append(idx, int32(i))
-			}
-		}
-		if len(idx) == 0 {
-			continue
-		}
-		kmax := 1 + rng.Intn(24)
-		wantK, want := 0, riceCost(idx, 0)
-		for k := 1; k <= min(kmax, 23); k++ {
-			if c := riceCost(idx, k); c < want {
-				wantK, want = k, c
-			}
-		}
-		k, cost := bestRiceK(idx, kmax)
-		require.Equal(t, [2]int{wantK, want}, [2]int{k, cost}, "%d indexes of %d, kmax %d", len(idx), n, kmax)
-	}
-}
-
 type depthInner struct{ S string }
 
 type depthOuter struct {
@@ -532,5 +504,80 @@ func TestOnePassJudgementMatchesComparison(t *testing.T) {
 		want, wantErr := lc.WithStats(NewStats()).MarshalDelta(&b, &cu)
 		require.Equal(t, errString(wantErr), errString(gotErr), "list of %d", n)
 		require.Equal(t, want, got, "list of %d", n)
+	}
+}
+
+type onceInner struct {
+	Ents  []fusedPod
+	Parts []fusedPod        // matched by index
+	Tags  map[uint8]float32 `net:"q,min=0,max=10,prec=0.5"`
+	Ptr   *fusedPod
+}
+
+type onceOuter struct {
+	A     uint8
+	In    onceInner
+	Ents  []fusedPod
+	Parts []fusedPod
+}
+
+// A field whose change depends on a subtree (a struct, an entity set, a
+// slice or a map) is judged while its delta is written and taken back when
+// nothing changed, instead of being compared first: the bits are exactly
+// those of the compare-first path (which the accounting codec takes),
+// errors included.
+func TestSubtreesJudgedWhileWritten(t *testing.T) {
+	rng := rand.New(rand.NewSource(23))
+	ents := func(n int) []fusedPod {
+		s := make([]fusedPod, n)
+		for i := range s {
+			s[i] = fusedPod{ID: uint16(2*i + 1), X: float32(rng.Intn(2000)-1000) / 10, Rot: [4]float32{0, 0, 0, 1}, N: int32(rng.Intn(100))}
+		}
+		return s
+	}
+	edit := func(s []fusedPod) []fusedPod {
+		s = append([]fusedPod(nil), s...)
+		switch rng.Intn(6) {
+		case 0: // unchanged
+		case 1:
+			if len(s) > 0 {
+				s[rng.Intn(len(s))].Rot = [4]float32{0.6, 0, 0, 0.8}
+			}
+		case 2:
+			if len(s) > 0 {
+				s[rng.Intn(len(s))].X += 0.01 // under half a step: unchanged
+			}
+		case 3:
+			if len(s) > 0 {
+				s = s[1:]
+			}
+		case 4:
+			s = append(s, fusedPod{ID: 999, Rot: [4]float32{1, 0, 0, 0}})
+		case 5:
+			if len(s) > 0 {
+				s[rng.Intn(len(s))].X = 500 // out of range: an error
+			}
+		}
+		return s
+	}
+	for trial := 0; trial < 400; trial++ {
+		base := onceOuter{A: 1, In: onceInner{Ents: ents(rng.Intn(5)), Parts: ents(rng.Intn(4)), Tags: map[uint8]float32{1: 2, 3: 4}},
+			Ents: ents(rng.Intn(5)), Parts: ents(rng.Intn(3))}
+		if rng.Intn(2) == 0 {
+			base.In.Ptr = &fusedPod{ID: 5, Rot: [4]float32{0, 0, 0, 1}}
+		}
+		cur := base
+		cur.In.Ents, cur.In.Parts = edit(base.In.Ents), edit(base.In.Parts)
+		cur.Ents, cur.Parts = edit(base.Ents), edit(base.Parts)
+		cur.In.Tags = map[uint8]float32{1: 2, 3: 4}
+		switch rng.Intn(4) {
+		case 0:
+			cur.In.Tags[3] = 6
+		case 1:
+			delete(cur.In.Tags, 1)
+		case 2:
+			cur.In.Tags[3] = 4.1 // within half a step
+		}
+		checkFusedDelta(t, &base, &cur)
 	}
 }

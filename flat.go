@@ -30,6 +30,8 @@ const (
 	flatBool                     // bool
 	flatBitlenU                  // bitlen on an unsigned integer (no sign flag)
 	flatQuat                     // quaternion
+
+	flatNone flatCode = 255 // not on the flat path (coder.flat)
 )
 
 // flatOp is one leaf of a flat plan: its coding and its offset from the
@@ -103,7 +105,6 @@ func (fp *flatPlan) addNode(n *node, off uintptr, depth int) bool {
 	if len(fp.ops) >= maxFlatOps {
 		return false
 	}
-	code := flatNode
 	switch n.code {
 	case cStruct:
 		return fp.addStruct(n.sub, off, depth+1)
@@ -117,37 +118,18 @@ func (fp *flatPlan) addNode(n *node, off uintptr, depth int) bool {
 			}
 		}
 		return true
-	case cQ:
-		if n.mem == mF32 && !n.clamp {
-			code = flatQ32
-		}
-	case cRange:
-		if n.mem.signed() && !n.clamp {
-			code = flatRangeInt
-		}
-	case cBool:
-		code = flatBool
-	case cBitlen:
-		if isSigned(n) {
-			return false
-		}
-		code = flatBitlenU
-	case cQuat:
-		code = flatQuat
-	case cBits, cFloat, cVarint, cTime:
-	default:
+	}
+	r := n.row
+	if r.flat == nil {
+		return false
+	}
+	code := r.flat(n)
+	if code == flatNone {
 		return false
 	}
 	op := flatOp{code: code, off: off, n: n}
-	switch code {
-	case flatQ32:
-		op.width = n.q.Bits()
-	case flatRangeInt:
-		op.width = n.irng.Bits()
-	case flatBool:
-		op.width = 1
-	case flatQuat:
-		op.width = n.quat.Bits()
+	if code != flatNode && r.width != nil {
+		op.width = r.width(n) // a fixed-width kernel: runs are made of these
 	}
 	fp.ops = append(fp.ops, op)
 	return true

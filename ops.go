@@ -2,9 +2,7 @@ package bitwire
 
 import (
 	"fmt"
-	"math"
 	"reflect"
-	"sort"
 	"time"
 	"unsafe"
 
@@ -14,8 +12,11 @@ import (
 
 // This file holds the hot path: the encoder and decoder that walk a
 // compiled plan over raw memory. Each coding's write and read sit side by
-// side. Nothing here calls the reflect API except for maps and for
-// allocating a slice or a pointee the value does not have yet.
+// side (encNode, decNode), calling its fields functions; what else a coding
+// needs is its row in coders.go. The flat path (flat.go), adaptive integers
+// and their groups (bitlen.go) and maps (maps.go) have files of their own.
+// Nothing here calls the reflect API except for allocating a slice or a
+// pointee the value does not have yet.
 
 type encoder struct {
 	w       *bits.Writer
@@ -71,83 +72,6 @@ func (d *decoder) signFlag() error {
 	return nil
 }
 
-type sliceHeader struct {
-	data unsafe.Pointer
-	len  int
-	cap  int
-}
-
-// ---- memory access ----
-
-func loadInt(p unsafe.Pointer, m memKind) uint64 {
-	switch m {
-	case mU8:
-		return uint64(*(*uint8)(p))
-	case mU16:
-		return uint64(*(*uint16)(p))
-	case mU32:
-		return uint64(*(*uint32)(p))
-	case mU64:
-		return *(*uint64)(p)
-	case mI8:
-		return uint64(int64(*(*int8)(p)))
-	case mI16:
-		return uint64(int64(*(*int16)(p)))
-	case mI32:
-		return uint64(int64(*(*int32)(p)))
-	case mI64:
-		return uint64(*(*int64)(p))
-	}
-	return 0
-}
-
-func storeInt(p unsafe.Pointer, m memKind, v uint64) {
-	switch m {
-	case mU8, mI8:
-		*(*uint8)(p) = uint8(v)
-	case mU16, mI16:
-		*(*uint16)(p) = uint16(v)
-	case mU32, mI32:
-		*(*uint32)(p) = uint32(v)
-	case mU64, mI64:
-		*(*uint64)(p) = v
-	}
-}
-
-// fitsInt reports whether v (sign-extended for signed kinds) is a value of m.
-func fitsInt(m memKind, v uint64) bool {
-	switch m {
-	case mU8:
-		return v <= math.MaxUint8
-	case mU16:
-		return v <= math.MaxUint16
-	case mU32:
-		return v <= math.MaxUint32
-	case mI8:
-		return int64(v) >= math.MinInt8 && int64(v) <= math.MaxInt8
-	case mI16:
-		return int64(v) >= math.MinInt16 && int64(v) <= math.MaxInt16
-	case mI32:
-		return int64(v) >= math.MinInt32 && int64(v) <= math.MaxInt32
-	}
-	return true
-}
-
-func loadFloat(p unsafe.Pointer, m memKind) float64 {
-	if m == mF32 {
-		return float64(*(*float32)(p))
-	}
-	return *(*float64)(p)
-}
-
-func storeFloat(p unsafe.Pointer, m memKind, v float64) {
-	if m == mF32 {
-		*(*float32)(p) = float32(v)
-	} else {
-		*(*float64)(p) = v
-	}
-}
-
 // ---- structs ----
 
 func (e *encoder) encStruct(p *plan, base unsafe.Pointer) error {
@@ -184,29 +108,11 @@ func (e *encoder) encStruct(p *plan, base unsafe.Pointer) error {
 			}
 			continue
 		}
-		// The commonest nodes are coded here, saving a call to the big
-		// encNode per leaf; everything else goes through encNode.
-		n, fp := f.node, ptrAt(base, f.off)
 		var err error
-		switch n.code {
-		case cQ:
-			if n.clamp {
-				err = n.q.WriteClamp(e.w, loadFloat(fp, n.mem))
-			} else {
-				err = n.q.Write(e.w, loadFloat(fp, n.mem))
-			}
-		case cRange:
-			if n.mem.signed() && !n.clamp {
-				err = n.irng.Write(e.w, int64(loadInt(fp, n.mem)))
-			} else {
-				err = e.encNode(n, fp)
-			}
-		case cBool:
-			e.w.WriteBool(*(*bool)(fp))
-		case cStruct:
-			err = e.encStruct(n.sub, fp)
-		default:
-			err = e.encNode(n, fp)
+		if n := f.node; n.code == cStruct {
+			err = e.encStruct(n.sub, ptrAt(base, f.off))
+		} else {
+			err = e.encNode(n, ptrAt(base, f.off))
 		}
 		if err != nil {
 			return wrapField(err, f.name, e.w.Len())
@@ -246,33 +152,11 @@ func (d *decoder) decStruct(p *plan, base unsafe.Pointer) error {
 			}
 			continue
 		}
-		// The commonest nodes are decoded here, as in encStruct.
-		n, fp := f.node, ptrAt(base, f.off)
 		var err error
-		switch n.code {
-		case cQ:
-			var v float64
-			if v, err = n.q.Read(d.r); err == nil {
-				storeFloat(fp, n.mem, v)
-			}
-		case cRange:
-			if n.mem.signed() {
-				var v int64
-				if v, err = n.irng.Read(d.r); err == nil {
-					storeInt(fp, n.mem, uint64(v))
-				}
-			} else {
-				err = d.decNode(n, fp)
-			}
-		case cBool:
-			var b bool
-			if b, err = d.r.ReadBool(); err == nil {
-				*(*bool)(fp) = b
-			}
-		case cStruct:
-			err = d.decStruct(n.sub, fp)
-		default:
-			err = d.decNode(n, fp)
+		if n := f.node; n.code == cStruct {
+			err = d.decStruct(n.sub, ptrAt(base, f.off))
+		} else {
+			err = d.decNode(n, ptrAt(base, f.off))
 		}
 		if err != nil {
 			return wrapField(err, f.name, d.r.Pos())
@@ -332,18 +216,7 @@ func (e *encoder) encNode(n *node, p unsafe.Pointer) error {
 	case cBool:
 		w.WriteBool(*(*bool)(p))
 	case cBits:
-		x := loadInt(p, n.mem)
-		if n.mem.signed() {
-			v := int64(x)
-			if n.clamp && n.n < 64 {
-				v = min(max(v, -1<<(n.n-1)), 1<<(n.n-1)-1)
-			}
-			return fields.WriteInt(w, v, n.n)
-		}
-		if n.clamp && n.n < 64 {
-			x = min(x, 1<<n.n-1)
-		}
-		return fields.WriteUint(w, x, n.n)
+		return e.encBits(n, loadInt(p, n.mem))
 	case cRange:
 		x := loadInt(p, n.mem)
 		if n.mem.signed() {
@@ -363,6 +236,7 @@ func (e *encoder) encNode(n *node, p unsafe.Pointer) error {
 		}
 		return n.q.Write(w, loadFloat(p, n.mem))
 	case cFloat:
+		// the bits of fields.WriteFloat32/64, which do not inline
 		if n.mem == mF32 {
 			w.WriteBits(uint64(*(*uint32)(p)), 32)
 		} else {
@@ -379,21 +253,19 @@ func (e *encoder) encNode(n *node, p unsafe.Pointer) error {
 	case cString:
 		s := *(*string)(p)
 		if n.maxlen == 0 && len(s) > e.maxLen {
-			return fmt.Errorf("%w: %d bytes, over the limit %d", ErrTooLong, len(s), e.maxLen)
+			return e.tooLong(len(s))
 		}
 		return fields.WriteString(w, s, n.maxlen)
 	case cBytes:
 		b := *(*[]byte)(p)
 		if n.maxlen == 0 && len(b) > e.maxLen {
-			return fmt.Errorf("%w: %d bytes, over the limit %d", ErrTooLong, len(b), e.maxLen)
+			return e.tooLong(len(b))
 		}
 		return fields.WriteBytes(w, b, n.maxlen)
 	case cQuat:
 		return n.quat.Write(w, loadQuat(n, p))
 	case cTime:
-		t := (*time.Time)(p)
-		fields.WriteBitlen(w, fields.Zigzag(t.Unix()), 6)
-		w.WriteBits(uint64(t.Nanosecond()), 30)
+		fields.WriteTime(w, *(*time.Time)(p))
 	case cStruct:
 		return e.encStruct(n.sub, p)
 	case cArray:
@@ -405,11 +277,7 @@ func (e *encoder) encNode(n *node, p unsafe.Pointer) error {
 		}
 		return e.encElems(n, sh.data, sh.len)
 	case cPtr:
-		q := *(*unsafe.Pointer)(p)
-		w.WriteBool(q != nil)
-		if q != nil {
-			return e.encNode(n.elem, q)
-		}
+		return e.encPtr(n, *(*unsafe.Pointer)(p))
 	case cMap:
 		return e.encMap(n, p)
 	}
@@ -428,31 +296,17 @@ func (d *decoder) decNode(n *node, p unsafe.Pointer) error {
 	case cBits:
 		if n.mem.signed() {
 			v, err := fields.ReadInt(r, n.n)
-			if err != nil {
-				return err
-			}
-			storeInt(p, n.mem, uint64(v))
-			return nil
+			return storeIntErr(p, n.mem, uint64(v), err)
 		}
 		v, err := fields.ReadUint(r, n.n)
-		if err != nil {
-			return err
-		}
-		storeInt(p, n.mem, v)
+		return storeIntErr(p, n.mem, v, err)
 	case cRange:
 		if n.mem.signed() {
 			v, err := n.irng.Read(r)
-			if err != nil {
-				return err
-			}
-			storeInt(p, n.mem, uint64(v))
-			return nil
+			return storeIntErr(p, n.mem, uint64(v), err)
 		}
 		v, err := n.urng.Read(r)
-		if err != nil {
-			return err
-		}
-		storeInt(p, n.mem, v)
+		return storeIntErr(p, n.mem, v, err)
 	case cQ:
 		v, err := n.q.Read(r)
 		if err != nil {
@@ -461,72 +315,25 @@ func (d *decoder) decNode(n *node, p unsafe.Pointer) error {
 		storeFloat(p, n.mem, v)
 	case cFloat:
 		if n.mem == mF32 {
-			v, err := r.ReadBits(32)
-			if err != nil {
-				return err
+			v, err := fields.ReadFloat32(r)
+			if err == nil {
+				*(*float32)(p) = v
 			}
-			*(*uint32)(p) = uint32(v)
-		} else {
-			v, err := r.ReadBits(64)
-			if err != nil {
-				return err
-			}
-			*(*uint64)(p) = v
+			return err
 		}
+		v, err := fields.ReadFloat64(r)
+		if err == nil {
+			*(*float64)(p) = v
+		}
+		return err
 	case cFixed, cBitlen:
 		return d.decInt(n, p)
 	case cVarint:
-		v, err := fields.ReadVarint(r, n.n)
-		if err != nil {
-			return err
-		}
-		if n.mem.signed() {
-			v = uint64(fields.Unzigzag(v))
-		}
-		if !fitsInt(n.mem, v) {
-			return fmt.Errorf("%w: varint does not fit %s", ErrOutOfRange, n.typ)
-		}
-		storeInt(p, n.mem, v)
+		return d.decVarint(n, p)
 	case cString:
-		l, err := d.readLen(n, 8)
-		if err != nil {
-			return err
-		}
-		sp := (*string)(p)
-		if l <= len(d.scratch) {
-			buf := d.scratch[:l]
-			if err := r.ReadBytes(buf); err != nil {
-				return err
-			}
-			if *sp != string(buf) { // unchanged strings cost no allocation
-				*sp = string(buf)
-			}
-			return nil
-		}
-		buf := make([]byte, l)
-		if err := r.ReadBytes(buf); err != nil {
-			return err
-		}
-		*sp = unsafe.String(&buf[0], l)
+		return d.decString(n, p)
 	case cBytes:
-		bp := (*[]byte)(p)
-		l, err := d.readLen(n, 8)
-		if err != nil {
-			return err
-		}
-		if l == 0 {
-			*bp = nil
-			return nil
-		}
-		b := *bp
-		if cap(b) < l {
-			b = make([]byte, l)
-		}
-		b = b[:l]
-		if err := r.ReadBytes(b); err != nil {
-			return err
-		}
-		*bp = b
+		return d.decBytes(n, p)
 	case cQuat:
 		q, err := n.quat.Read(r)
 		if err != nil {
@@ -534,52 +341,19 @@ func (d *decoder) decNode(n *node, p unsafe.Pointer) error {
 		}
 		storeQuat(n, p, q)
 	case cTime:
-		z, err := fields.ReadBitlen(r, 6)
+		t, err := fields.ReadTime(r)
 		if err != nil {
 			return err
 		}
-		ns, err := r.ReadBits(30)
-		if err != nil {
-			return err
-		}
-		if ns >= 1e9 {
-			return fmt.Errorf("%w: %d nanoseconds", ErrOutOfRange, ns)
-		}
-		*(*time.Time)(p) = time.Unix(fields.Unzigzag(z), int64(ns)).UTC()
+		*(*time.Time)(p) = t
 	case cStruct:
 		return d.decStruct(n.sub, p)
 	case cArray:
 		return d.decElems(n, p, n.count)
 	case cSlice:
-		l, err := d.readLen(n, n.emin)
-		if err != nil {
-			return err
-		}
-		sh := (*sliceHeader)(p)
-		if l == 0 {
-			*sh = sliceHeader{}
-			return nil
-		}
-		if sh.cap < l {
-			nv := reflect.MakeSlice(n.typ, l, l)
-			sh.data, sh.cap = nv.UnsafePointer(), l
-		}
-		sh.len = l
-		return d.decElems(n, sh.data, l)
+		return d.decSlice(n, p)
 	case cPtr:
-		present, err := r.ReadBool()
-		if err != nil {
-			return err
-		}
-		pp := (*unsafe.Pointer)(p)
-		if !present {
-			*pp = nil
-			return nil
-		}
-		if *pp == nil {
-			*pp = reflect.New(n.typ.Elem()).UnsafePointer()
-		}
-		return d.decNode(n.elem, *pp)
+		return d.decPtr(n, p)
 	case cMap:
 		return d.decMap(n, p)
 	}
@@ -680,405 +454,138 @@ func (d *decoder) decElems(n *node, base unsafe.Pointer, count int) error {
 	return nil
 }
 
-// ---- adaptive bit-length integers and their groups ----
-
-func isSigned(n *node) bool { return n.code == cFixed || n.mem.signed() }
-
-// intValue returns the sign and magnitude of a bitlen or fixed value.
-func intValue(n *node, p unsafe.Pointer) (neg bool, mag uint64, err error) {
-	if n.code == cFixed {
-		i, err := n.fx.ToInt(loadFloat(p, n.mem))
-		if err != nil {
-			return false, 0, err
-		}
-		if !fixedExact(n, i) {
-			return false, 0, fmt.Errorf("%w: %d steps of %g are beyond the precision of %s", ErrOutOfRange, i, n.fx.Prec(), n.typ)
-		}
-		neg, mag = fields.Magnitude(i)
-		return neg, mag, nil
-	}
-	x := loadInt(p, n.mem)
-	if n.mem.signed() {
-		neg, mag = fields.Magnitude(int64(x))
-		return neg, mag, nil
-	}
-	return false, x, nil
-}
-
-// storeInt stores a decoded sign and magnitude into a bitlen or fixed value.
-func storeSignMag(n *node, p unsafe.Pointer, neg bool, mag uint64) error {
-	if neg && mag == 0 {
-		return fmt.Errorf("%w: negative zero", ErrMalformed)
-	}
-	var v uint64
-	switch {
-	case neg:
-		if mag > 1<<63 {
-			return fmt.Errorf("%w: -%d does not fit int64", ErrOutOfRange, mag)
-		}
-		v = -mag
-	case isSigned(n) && mag > math.MaxInt64:
-		return fmt.Errorf("%w: %d does not fit int64", ErrOutOfRange, mag)
-	default:
-		v = mag
-	}
-	if n.code == cFixed {
-		if !fixedExact(n, int64(v)) {
-			return fmt.Errorf("%w: %d steps of %g are beyond the precision of %s", ErrOutOfRange, int64(v), n.fx.Prec(), n.typ)
-		}
-		storeFloat(p, n.mem, n.fx.FromInt(int64(v)))
-		return nil
-	}
-	if !fitsInt(n.mem, v) {
-		return fmt.Errorf("%w: value does not fit %s", ErrOutOfRange, n.typ)
-	}
-	storeInt(p, n.mem, v)
-	return nil
-}
-
-// fixedExact reports whether i steps of a fixed-point field survive a trip
-// through the field's float type: ToInt(FromInt(i)) == i. Below 2^22 steps
-// (float32) or 2^50 (float64) they always do. Beyond, the encoder and the
-// decoder both refuse the counts that do not (ErrOutOfRange), so a decoded
-// value always encodes to the same bits and Quantize is idempotent.
-func fixedExact(n *node, i int64) bool {
-	lim := int64(1) << 50
-	if n.mem == mF32 {
-		lim = 1 << 22
-	}
-	if i > -lim && i < lim && (n.mem != mF32 || n.fx.Prec() < 1e30) {
-		return true
-	}
-	f := n.fx.FromInt(i)
-	if n.mem == mF32 {
-		f = float64(float32(f))
-	}
-	j, err := n.fx.ToInt(f)
-	return err == nil && j == i
-}
-
-func (e *encoder) encInt(n *node, p unsafe.Pointer) error {
-	neg, mag, err := intValue(n, p)
+// decString reads a string, reusing the scratch buffer for short ones and
+// the old string when it is unchanged.
+func (d *decoder) decString(n *node, p unsafe.Pointer) error {
+	r := d.r
+	l, err := d.readLen(n, 8)
 	if err != nil {
 		return err
 	}
-	if neg && !e.neg {
-		return errNeedSign
-	}
-	if isSigned(n) {
-		e.signFlag()
-		if e.neg {
-			e.w.WriteBool(neg)
+	sp := (*string)(p)
+	if l <= len(d.scratch) {
+		buf := d.scratch[:l]
+		if err := r.ReadBytes(buf); err != nil {
+			return err
 		}
+		if *sp != string(buf) { // unchanged strings cost no allocation
+			*sp = string(buf)
+		}
+		return nil
 	}
-	fields.WriteBitlen(e.w, mag, n.n)
-	return nil
-}
-
-func (d *decoder) decInt(n *node, p unsafe.Pointer) error {
-	neg, mag, err := d.readInt(n)
-	if err != nil {
+	buf := make([]byte, l)
+	if err := r.ReadBytes(buf); err != nil {
 		return err
 	}
-	return d.storeSignMag(n, p, neg, mag)
-}
-
-// readInt reads one individually coded bitlen or fixed value: its sign bit
-// (when signed and the message's flag is set), then its magnitude.
-func (d *decoder) readInt(n *node) (neg bool, mag uint64, err error) {
-	if isSigned(n) {
-		if err := d.signFlag(); err != nil {
-			return false, 0, err
-		}
-		if d.neg {
-			if neg, err = d.r.ReadBool(); err != nil {
-				return false, 0, err
-			}
-		}
-	}
-	mag, err = fields.ReadBitlen(d.r, n.n)
-	return neg, mag, err
-}
-
-// storeSignMag stores a decoded value and notes a negative one: a message
-// whose flag is set must carry one (see decodeRoot).
-func (d *decoder) storeSignMag(n *node, p unsafe.Pointer, neg bool, mag uint64) error {
-	if neg {
-		d.sawNeg = true
-	}
-	return storeSignMag(n, p, neg, mag)
-}
-
-// seq addresses the members of a group: the elements of an array or slice,
-// or the fields of one struct that share a group name.
-type seq struct {
-	base   unsafe.Pointer
-	stride uintptr
-	elem   *node
-	p      *plan
-	idx    []int
-}
-
-func (s *seq) at(i int) (*node, unsafe.Pointer) {
-	if s.idx != nil {
-		f := &s.p.fields[s.idx[i]]
-		return f.node, ptrAt(s.base, f.off)
-	}
-	return s.elem, ptrAt(s.base, uintptr(i)*s.stride)
-}
-
-// signed reports whether any member is a signed value.
-func (s *seq) signed() bool {
-	if s.idx == nil {
-		return isSigned(s.elem)
-	}
-	return s.p.fields[s.idx[0]].grp.signed // computed by the compiler
-}
-
-func (s *seq) wrap(err error, i, bit int) error {
-	if s.idx != nil {
-		return wrapField(err, s.p.fields[s.idx[i]].name, bit)
-	}
-	return wrapField(err, fmt.Sprintf("[%d]", i), bit)
-}
-
-// encGroup writes count values sharing one bit length when that is
-// strictly shorter: a mode bit (for two or more values), then either every
-// value coded alone, or the shared highest-bit index in width bits and each
-// value's sign bit (signed values of a message with the sign flag) and low
-// p+1 bits.
-func (e *encoder) encGroup(s *seq, count, width int) error {
-	if count == 0 {
-		return nil
-	}
-	if count == 1 {
-		n, p := s.at(0)
-		if err := e.encInt(n, p); err != nil {
-			return s.wrap(err, 0, e.w.Len())
-		}
-		return nil
-	}
-	if s.signed() {
-		e.signFlag()
-	}
-	maxHigh, indiv, signBits := 0, 0, 0
-	for i := 0; i < count; i++ {
-		n, p := s.at(i)
-		neg, mag, err := intValue(n, p)
-		if err != nil {
-			return s.wrap(err, i, e.w.Len())
-		}
-		if neg && !e.neg {
-			return errNeedSign
-		}
-		if e.neg && isSigned(n) {
-			signBits++
-		}
-		indiv += fields.BitlenBits(mag, n.n)
-		if h := fields.HighBit(mag); h > maxHigh {
-			maxHigh = h
-		}
-	}
-	shared := width + count*(maxHigh+1)
-	if shared >= indiv {
-		e.w.WriteBool(false)
-		for i := 0; i < count; i++ {
-			n, p := s.at(i)
-			if err := e.encInt(n, p); err != nil {
-				return s.wrap(err, i, e.w.Len())
-			}
-		}
-		return nil
-	}
-	e.w.WriteBool(true)
-	e.w.WriteBits(uint64(maxHigh), width)
-	for i := 0; i < count; i++ {
-		n, p := s.at(i)
-		neg, mag, _ := intValue(n, p)
-		if e.neg && isSigned(n) {
-			e.w.WriteBool(neg)
-		}
-		e.w.WriteBits(mag, maxHigh+1)
-	}
+	*sp = unsafe.String(&buf[0], l)
 	return nil
 }
 
-func (d *decoder) decGroup(s *seq, count, width int) error {
-	if count == 0 {
-		return nil
-	}
-	shared := false
-	if count > 1 && s.signed() {
-		if err := d.signFlag(); err != nil {
-			return s.wrap(err, 0, d.r.Pos())
-		}
-	}
-	if count > 1 {
-		b, err := d.r.ReadBool()
-		if err != nil {
-			return s.wrap(err, 0, d.r.Pos())
-		}
-		shared = b
-	}
-	// The encoder picks the shared mode exactly when it is strictly
-	// shorter, with the smallest shared width; anything else is not its
-	// output, and is rejected so that every group has one encoding.
-	maxHigh, indiv := 0, 0
-	if !shared {
-		for i := 0; i < count; i++ {
-			n, p := s.at(i)
-			neg, mag, err := d.readInt(n)
-			if err == nil {
-				err = d.storeSignMag(n, p, neg, mag)
-			}
-			if err != nil {
-				return s.wrap(err, i, d.r.Pos())
-			}
-			indiv += fields.BitlenBits(mag, n.n)
-			maxHigh = max(maxHigh, fields.HighBit(mag))
-		}
-		if count > 1 && width+count*(maxHigh+1) < indiv {
-			return s.wrap(fmt.Errorf("%w: group coded one by one where a shared length is shorter", ErrMalformed), 0, d.r.Pos())
-		}
-		return nil
-	}
-	h, err := d.r.ReadBits(width)
+// decBytes reads a byte slice into the slice's own storage when it is large
+// enough.
+func (d *decoder) decBytes(n *node, p unsafe.Pointer) error {
+	r := d.r
+	bp := (*[]byte)(p)
+	l, err := d.readLen(n, 8)
 	if err != nil {
-		return s.wrap(err, 0, d.r.Pos())
-	}
-	for i := 0; i < count; i++ {
-		n, p := s.at(i)
-		neg := false
-		if d.neg && isSigned(n) {
-			if neg, err = d.r.ReadBool(); err != nil {
-				return s.wrap(err, i, d.r.Pos())
-			}
-		}
-		mag, err := d.r.ReadBits(int(h) + 1)
-		if err != nil {
-			return s.wrap(err, i, d.r.Pos())
-		}
-		if err := d.storeSignMag(n, p, neg, mag); err != nil {
-			return s.wrap(err, i, d.r.Pos())
-		}
-		indiv += fields.BitlenBits(mag, n.n)
-		maxHigh = max(maxHigh, fields.HighBit(mag))
-	}
-	if maxHigh != int(h) || width+count*(maxHigh+1) >= indiv {
-		return s.wrap(fmt.Errorf("%w: shared-length group that is not the shortest coding", ErrMalformed), 0, d.r.Pos())
-	}
-	return nil
-}
-
-// ---- quaternions ----
-
-func loadQuat(n *node, p unsafe.Pointer) [4]float64 {
-	o := &n.qoff
-	if n.mem == mF32 { // the common case, unrolled
-		return [4]float64{float64(*(*float32)(ptrAt(p, o[0]))), float64(*(*float32)(ptrAt(p, o[1]))),
-			float64(*(*float32)(ptrAt(p, o[2]))), float64(*(*float32)(ptrAt(p, o[3])))}
-	}
-	return [4]float64{*(*float64)(ptrAt(p, o[0])), *(*float64)(ptrAt(p, o[1])),
-		*(*float64)(ptrAt(p, o[2])), *(*float64)(ptrAt(p, o[3]))}
-}
-
-func storeQuat(n *node, p unsafe.Pointer, q [4]float64) {
-	for i := range q {
-		storeFloat(ptrAt(p, n.qoff[i]), n.mem, q[i])
-	}
-}
-
-// ---- maps (the one coding that uses reflect on the hot path) ----
-
-func (e *encoder) encMap(n *node, p unsafe.Pointer) error {
-	mv := reflect.NewAt(n.typ, p).Elem()
-	l := mv.Len()
-	if err := e.writeLen(l, n.maxlen); err != nil {
 		return err
 	}
 	if l == 0 {
+		*bp = nil
 		return nil
 	}
-	keys, vals := sortedEntries(n, p)
-	if nanKey(n, keys) {
-		// NaN keys have no order (the encoding would vary from one
-		// Marshal to the next) and cannot be looked up.
-		return fmt.Errorf("%w: NaN map key", ErrInvalidValue)
+	b := *bp
+	if cap(b) < l {
+		b = make([]byte, l)
 	}
-	for i, k := range keys {
-		if err := e.encNode(n.key, k.Addr().UnsafePointer()); err != nil {
-			return wrapField(err, fmt.Sprintf("{%v}", k), e.w.Len())
-		}
-		if err := e.encNode(n.elem, vals[i].UnsafePointer()); err != nil {
-			return wrapField(err, fmt.Sprintf("[%v]", k), e.w.Len())
-		}
+	b = b[:l]
+	if err := r.ReadBytes(b); err != nil {
+		return err
 	}
+	*bp = b
 	return nil
 }
 
-func (d *decoder) decMap(n *node, p unsafe.Pointer) error {
+// decSlice reads a slice: its length, checked against the input left before
+// anything is allocated, then its elements.
+func (d *decoder) decSlice(n *node, p unsafe.Pointer) error {
 	l, err := d.readLen(n, n.emin)
 	if err != nil {
 		return err
 	}
-	mv := reflect.NewAt(n.typ, p).Elem()
+	sh := (*sliceHeader)(p)
 	if l == 0 {
-		mv.SetZero()
+		*sh = sliceHeader{}
 		return nil
 	}
-	if mv.IsNil() {
-		mv.Set(reflect.MakeMapWithSize(n.typ, l))
-	} else {
-		mv.Clear()
+	if sh.cap < l {
+		nv := reflect.MakeSlice(n.typ, l, l)
+		sh.data, sh.cap = nv.UnsafePointer(), l
 	}
-	if err := d.readEntries(n, mv, l); err != nil {
+	sh.len = l
+	return d.decElems(n, sh.data, l)
+}
+
+// decPtr reads a presence bit and, when set, the pointee, allocating it if
+// the pointer is nil.
+func (d *decoder) decPtr(n *node, p unsafe.Pointer) error {
+	present, err := d.r.ReadBool()
+	if err != nil {
 		return err
 	}
-	if mv.Len() != l {
-		return fmt.Errorf("%w: duplicate map key", ErrMalformed)
+	pp := (*unsafe.Pointer)(p)
+	if !present {
+		*pp = nil
+		return nil
+	}
+	if *pp == nil {
+		*pp = reflect.New(n.typ.Elem()).UnsafePointer()
+	}
+	return d.decNode(n.elem, *pp)
+}
+
+// tooLong is the error for a string or byte slice without a maxlen that is
+// over the codec's default limit.
+func (e *encoder) tooLong(l int) error {
+	return fmt.Errorf("%w: %d bytes, over the limit %d", ErrTooLong, l, e.maxLen)
+}
+
+// encPtr writes a presence bit and, for a non-nil pointer, the pointee.
+func (e *encoder) encPtr(n *node, q unsafe.Pointer) error {
+	e.w.WriteBool(q != nil)
+	if q != nil {
+		return e.encNode(n.elem, q)
 	}
 	return nil
 }
 
-// readEntries reads count key-value pairs of map node n into m (a key
-// already in m is overwritten: the caller checks the length for
-// duplicates).
-func (d *decoder) readEntries(n *node, m reflect.Value, count int) error {
-	k := reflect.New(n.typ.Key())
-	v := reflect.New(n.typ.Elem())
-	for i := 0; i < count; i++ {
-		k.Elem().SetZero()
-		v.Elem().SetZero()
-		if err := d.decNode(n.key, k.UnsafePointer()); err != nil {
-			return wrapField(err, fmt.Sprintf("{#%d}", i), d.r.Pos())
+// encBits writes a fixed-width integer, clamped to its width with clamp.
+func (e *encoder) encBits(n *node, x uint64) error {
+	if n.mem.signed() {
+		v := int64(x)
+		if n.clamp && n.n < 64 {
+			v = min(max(v, -1<<(n.n-1)), 1<<(n.n-1)-1)
 		}
-		if n.key.code == cFloat && math.IsNaN(loadFloat(k.UnsafePointer(), n.key.mem)) {
-			return wrapField(fmt.Errorf("%w: NaN map key", ErrInvalidValue), fmt.Sprintf("{#%d}", i), d.r.Pos())
-		}
-		if err := d.decNode(n.elem, v.UnsafePointer()); err != nil {
-			return wrapField(err, fmt.Sprintf("[%v]", k.Elem()), d.r.Pos())
-		}
-		m.SetMapIndex(k.Elem(), v.Elem())
+		return fields.WriteInt(e.w, v, n.n)
 	}
+	if n.clamp && n.n < 64 {
+		x = min(x, 1<<n.n-1)
+	}
+	return fields.WriteUint(e.w, x, n.n)
+}
+
+// decVarint reads a varint, unzigzagged when signed, and checks it fits.
+func (d *decoder) decVarint(n *node, p unsafe.Pointer) error {
+	v, err := fields.ReadVarint(d.r, n.n)
+	if err != nil {
+		return err
+	}
+	if n.mem.signed() {
+		v = uint64(fields.Unzigzag(v))
+	}
+	if !fitsInt(n.mem, v) {
+		return fmt.Errorf("%w: varint does not fit %s", ErrOutOfRange, n.typ)
+	}
+	storeInt(p, n.mem, v)
 	return nil
-}
-
-// sortIndexes orders idx by the keys they point to.
-func sortIndexes(keys []reflect.Value, idx []int) {
-	less := keyLess(keys)
-	sort.Slice(idx, func(a, b int) bool { return less(idx[a], idx[b]) })
-}
-
-func keyLess(keys []reflect.Value) func(i, j int) bool {
-	switch keys[0].Kind() {
-	case reflect.Bool:
-		return func(i, j int) bool { return !keys[i].Bool() && keys[j].Bool() }
-	case reflect.String:
-		return func(i, j int) bool { return keys[i].String() < keys[j].String() }
-	case reflect.Float32, reflect.Float64:
-		return func(i, j int) bool { return keys[i].Float() < keys[j].Float() }
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		return func(i, j int) bool { return keys[i].Int() < keys[j].Int() }
-	}
-	return func(i, j int) bool { return keys[i].Uint() < keys[j].Uint() }
 }

@@ -2,14 +2,15 @@ package bitwire
 
 import (
 	"fmt"
-	"math"
 	"reflect"
 	"sync"
-	"time"
-	"unsafe"
 
 	"github.com/bitwire/bitwire/fields"
 )
+
+// A plan is a struct type compiled once into nodes, one per field, each
+// naming its coding (a leaf row of coders.go, or a container) and its
+// parameters; compile.go turns a Go type and its tag into a node.
 
 // code is the coding of one node of a plan.
 type code uint8
@@ -33,13 +34,6 @@ const (
 	cPtr         // presence bit then the pointee
 	cMap         // length then entries in sorted key order
 )
-
-var codeNames = [...]string{
-	cBool: "bool", cBits: "bits", cRange: "range", cQ: "q", cFloat: "float",
-	cFixed: "fixed", cVarint: "varint", cBitlen: "bitlen", cString: "string",
-	cBytes: "bytes", cQuat: "quat", cTime: "time", cStruct: "struct",
-	cArray: "array", cSlice: "slice", cPtr: "ptr", cMap: "map",
-}
 
 // memKind is the in-memory representation of a scalar.
 type memKind uint8
@@ -96,6 +90,8 @@ func memOf(t reflect.Type) memKind {
 
 func (m memKind) signed() bool { return m >= mI8 && m <= mI64 }
 
+func (m memKind) float() bool { return m == mF32 || m == mF64 }
+
 // sizeBits is the width of an integer kind.
 func (m memKind) sizeBits() int {
 	switch m {
@@ -112,6 +108,8 @@ func (m memKind) sizeBits() int {
 // node is one compiled coding: a scalar leaf or a container.
 type node struct {
 	code   code
+	row    *coder // the coding's row (coders.go)
+	sgn    bool   // an adaptive value with a sign bit under the message's flag
 	mem    memKind
 	n      int  // cBits: width; cVarint: group size; cBitlen, cFixed: prefix width
 	clamp  bool // clamp out-of-range values instead of failing
@@ -131,10 +129,9 @@ type node struct {
 	emin   int     // cSlice, cMap: fewest bits of one element (entry)
 
 	// delta coding
-	hasD     bool  // dmin/dmax: a difference window
-	dlo, dhi int64 // the window, in steps
-	dbits    int   // bits of a difference in the window
-	idField  int   // cSlice of structs with an id field: its index; else -1
+	hasD    bool          // dmin/dmax: a difference window
+	win     fields.Window // the window, in steps of the coding's precision
+	idField int           // cSlice of structs with an id field: its index; else -1
 
 	// pod: the Go type holds no pointers, so equal memory means equal
 	// values and a copy is a plain copy of size bytes.
@@ -145,9 +142,9 @@ type node struct {
 	spec spec // the tag this node was compiled from (delta options live here)
 }
 
-// group reports whether the elements of an array or slice of this node
+// groupable reports whether the elements of an array or slice of this node
 // share one bit length when that is shorter.
-func (n *node) groupable() bool { return n.code == cBitlen || n.code == cFixed }
+func (n *node) groupable() bool { return n.row.group }
 
 // field is one encoded field of a struct plan.
 type field struct {
@@ -156,6 +153,7 @@ type field struct {
 	node *node
 	grp  *fieldGroup // bitlen fields sharing a group name; nil otherwise
 	dk   deltaKind   // how decStructDelta reads the field when it changed
+	once bool        // encStructDelta judges the field while writing it (judgedOnce)
 }
 
 // deltaKind picks decStructDelta's code for a changed field, once, at
@@ -300,6 +298,11 @@ func compileRoot(t reflect.Type) (*plan, error) {
 	for _, q := range c.order {
 		nestOf(q, map[*plan]bool{})
 	}
+	for _, q := range c.order { // after every nest is known
+		for i := range q.fields {
+			q.fields[i].once = judgedOnce(q.fields[i].node)
+		}
+	}
 	for k, q := range c.building {
 		plans[k] = q
 	}
@@ -384,395 +387,12 @@ func (c *compiler) node(path string, t reflect.Type, s spec, inhKey string) (*no
 	if err := c.fill(nd, path, t, s, inhKey); err != nil {
 		return nil, err
 	}
+	nd.row = &coders[nd.code]
+	nd.sgn = nd.row.signed != nil && nd.row.signed(nd)
 	if err := nd.setDelta(path); err != nil {
 		return nil, err
 	}
 	return nd, nil
-}
-
-// reject returns an ErrBadTag error when the spec carries any of the named
-// options, which the coding being compiled does not take.
-func (s spec) reject(path, what string, opts ...string) error {
-	for _, o := range opts {
-		has := false
-		switch o {
-		case "min":
-			has = s.hasMin
-		case "max":
-			has = s.hasMax
-		case "prec":
-			has = s.hasPrec
-		case "bits":
-			has = s.hasBits
-		case "group":
-			has = s.hasGroup
-		case "maxlen":
-			has = s.hasMaxlen
-		case "dmin":
-			has = s.hasDelta
-		case "composite":
-			has = s.composite
-		case "id":
-			has = s.id
-		case "clamp":
-			has = s.clamp
-		}
-		if has {
-			if o == "dmin" {
-				o = "dmin/dmax"
-			}
-			return badTag(path, "option %s does not apply to %s", o, what)
-		}
-	}
-	return nil
-}
-
-var timeType = reflect.TypeOf(time.Time{})
-
-func (c *compiler) fill(nd *node, path string, t reflect.Type, s spec, inhKey string) error {
-	what := t.String()
-	if s.kind != kindNone {
-		what = fmt.Sprintf("%s (coding %s)", t, s.kind)
-	}
-	kindOn := func() error {
-		return badTag(path, "coding %s does not apply to %s", s.kind, t)
-	}
-	switch t.Kind() {
-	case reflect.Bool:
-		if s.kind != kindNone {
-			return kindOn()
-		}
-		nd.code = cBool
-		return s.reject(path, what, "min", "max", "prec", "bits", "group", "maxlen", "dmin", "composite", "id", "clamp")
-
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
-		return c.fillInt(nd, path, t, s, what)
-
-	case reflect.Float32, reflect.Float64:
-		return c.fillFloat(nd, path, t, s, what)
-
-	case reflect.String:
-		if s.kind != kindNone {
-			return kindOn()
-		}
-		nd.code = cString
-		nd.maxlen = s.maxlen
-		return s.reject(path, what, "min", "max", "prec", "bits", "group", "dmin", "composite", "id", "clamp")
-
-	case reflect.Slice:
-		if err := s.reject(path, what, "composite", "id"); err != nil {
-			return err
-		}
-		if t.Elem().Kind() == reflect.Uint8 && !s.hasCoding() && !s.hasDelta {
-			nd.code = cBytes
-			nd.maxlen = s.maxlen
-			return s.reject(path, what, "group")
-		}
-		el, err := c.node(path+"[]", t.Elem(), s.inherit(), inhKey)
-		if err != nil {
-			return err
-		}
-		nd.code, nd.elem, nd.stride, nd.maxlen = cSlice, el, t.Elem().Size(), s.maxlen
-		return nil
-
-	case reflect.Array:
-		if s.kind == kindQuat && t.Len() == 4 && (t.Elem().Kind() == reflect.Float32 || t.Elem().Kind() == reflect.Float64) {
-			return c.fillQuat(nd, path, t, s) // the array is the quaternion; else quat applies to each element
-		}
-		if err := s.reject(path, what, "maxlen", "id"); err != nil {
-			return err
-		}
-		el, err := c.node(path+"[]", t.Elem(), s.inherit(), inhKey)
-		if err != nil {
-			return err
-		}
-		nd.code, nd.elem, nd.stride, nd.count = cArray, el, t.Elem().Size(), t.Len()
-		return nil
-
-	case reflect.Struct:
-		if t == timeType {
-			if s.kind != kindNone {
-				return kindOn()
-			}
-			nd.code = cTime
-			return s.reject(path, what, "min", "max", "prec", "bits", "group", "maxlen", "dmin", "composite", "id", "clamp")
-		}
-		if s.kind == kindQuat {
-			return c.fillQuat(nd, path, t, s)
-		}
-		if err := s.reject(path, what, "maxlen", "id", "group", "dmin"); err != nil {
-			return err
-		}
-		inh := spec{}
-		if s.hasCoding() {
-			inh = s.inherit()
-			inh.composite = false
-		} else {
-			inhKey = ""
-		}
-		sub, err := c.structPlan(t, inh, inhKey)
-		if err != nil {
-			return err
-		}
-		nd.code, nd.sub = cStruct, sub
-		return nil
-
-	case reflect.Pointer:
-		el, err := c.node(path, t.Elem(), s, inhKey)
-		if err != nil {
-			return err
-		}
-		nd.code, nd.elem = cPtr, el
-		return nil
-
-	case reflect.Map:
-		if err := s.reject(path, what, "composite", "id"); err != nil {
-			return err
-		}
-		switch t.Key().Kind() {
-		case reflect.Bool, reflect.String, reflect.Float32, reflect.Float64,
-			reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-			reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
-		default:
-			return &FieldError{Path: path, Bit: -1, Err: fmt.Errorf("%w: map key type %s (keys must be booleans, numbers or strings)", ErrUnsupportedType, t.Key())}
-		}
-		k, err := c.node(path+"{key}", t.Key(), spec{}, "")
-		if err != nil {
-			return err
-		}
-		v, err := c.node(path+"{}", t.Elem(), s.inherit(), inhKey)
-		if err != nil {
-			return err
-		}
-		nd.code, nd.key, nd.elem, nd.maxlen = cMap, k, v, s.maxlen
-		return nil
-	}
-	return &FieldError{Path: path, Bit: -1, Err: fmt.Errorf("%w: %s", ErrUnsupportedType, t)}
-}
-
-func (c *compiler) fillInt(nd *node, path string, t reflect.Type, s spec, what string) error {
-	nd.mem = memOf(t)
-	size := nd.mem.sizeBits()
-	signed := nd.mem.signed()
-	if err := s.reject(path, what, "prec", "maxlen", "composite"); err != nil {
-		return err
-	}
-	if s.kind != kindBitlen && s.kind != kindVarint {
-		if err := s.reject(path, what, "group"); err != nil {
-			return err
-		}
-	}
-	if s.kind != kindRange && s.kind != kindNone {
-		if err := s.reject(path, what, "clamp"); err != nil {
-			return err
-		}
-	}
-	switch s.kind {
-	case kindNone:
-		if err := s.reject(path, what, "min", "max"); err != nil {
-			return err
-		}
-		if !s.hasBits {
-			nd.code, nd.n = cBitlen, fields.BitlenWidth(size)
-			return s.reject(path, what+" (default bitlen coding)", "clamp", "dmin")
-		}
-		if s.bits > size {
-			return badTag(path, "bits=%d is wider than %s", s.bits, t)
-		}
-		nd.code, nd.n = cBits, s.bits
-	case kindRange:
-		if !s.hasMin || !s.hasMax {
-			return badTag(path, "range needs both min and max")
-		}
-		if err := s.reject(path, what, "bits"); err != nil {
-			return err
-		}
-		nd.code = cRange
-		lo, ulo, err := parseIntBound("min", s.min, !signed)
-		if err != nil {
-			return badTag(path, "%v", err)
-		}
-		hi, uhi, err := parseIntBound("max", s.max, !signed)
-		if err != nil {
-			return badTag(path, "%v", err)
-		}
-		if signed {
-			if lo >= hi {
-				return badTag(path, "min=%s must be less than max=%s", s.min, s.max)
-			}
-			if size < 64 && (lo < -1<<(size-1) || hi > 1<<(size-1)-1) {
-				return badTag(path, "range %s..%s does not fit %s", s.min, s.max, t)
-			}
-			nd.irng, err = fields.NewIntRange(lo, hi)
-		} else {
-			if ulo >= uhi {
-				return badTag(path, "min=%s must be less than max=%s", s.min, s.max)
-			}
-			if size < 64 && uhi > 1<<size-1 {
-				return badTag(path, "range %s..%s does not fit %s", s.min, s.max, t)
-			}
-			nd.urng, err = fields.NewUintRange(ulo, uhi)
-		}
-		if err != nil {
-			return badTag(path, "%v", err)
-		}
-	case kindVarint:
-		if err := s.reject(path, what, "min", "max", "bits", "dmin"); err != nil {
-			return err
-		}
-		nd.code, nd.n = cVarint, 7
-		if s.hasGroup {
-			var g int
-			if _, err := fmt.Sscanf(s.group, "%d", &g); err != nil || fmt.Sprint(g) != s.group || g < 1 || g > 64 {
-				return badTag(path, "varint group=%s must be an integer in 1..64", s.group)
-			}
-			nd.n = g
-		}
-	case kindBitlen:
-		if err := s.reject(path, what, "min", "max", "bits", "dmin"); err != nil {
-			return err
-		}
-		nd.code, nd.n = cBitlen, fields.BitlenWidth(size)
-	default:
-		return badTag(path, "coding %s does not apply to %s", s.kind, t)
-	}
-	if s.hasDelta {
-		if err := checkDeltaBounds(path, s); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func (c *compiler) fillFloat(nd *node, path string, t reflect.Type, s spec, what string) error {
-	nd.mem = memOf(t)
-	if err := s.reject(path, what, "group", "maxlen", "composite", "id"); err != nil {
-		return err
-	}
-	if s.kind != kindQ {
-		if err := s.reject(path, what, "clamp"); err != nil {
-			return err
-		}
-	}
-	switch s.kind {
-	case kindNone:
-		if err := s.reject(path, what+" (raw float; use q or fixed to quantize)", "min", "max", "prec", "bits", "dmin"); err != nil {
-			return err
-		}
-		nd.code = cFloat
-		return nil
-	case kindQ:
-		if !s.hasMin || !s.hasMax {
-			return badTag(path, "q needs both min and max")
-		}
-		if s.hasPrec == s.hasBits {
-			return badTag(path, "q needs exactly one of prec and bits")
-		}
-		lo, err := parseFloatBound("min", s.min)
-		if err != nil {
-			return badTag(path, "%v", err)
-		}
-		hi, err := parseFloatBound("max", s.max)
-		if err != nil {
-			return badTag(path, "%v", err)
-		}
-		if lo >= hi {
-			return badTag(path, "min=%s must be less than max=%s", s.min, s.max)
-		}
-		if s.hasPrec {
-			nd.q, err = fields.NewQuantizer(lo, hi, s.prec)
-		} else {
-			nd.q, err = fields.NewQuantizerBits(lo, hi, s.bits)
-		}
-		if err != nil {
-			return badTag(path, "%v", err)
-		}
-		// The step must be coarse enough for the Go type to hold every
-		// decoded value exactly enough to re-encode to the same index.
-		mag := math.Max(math.Abs(lo), math.Abs(hi))
-		ulpBits := -49.0
-		if nd.mem == mF32 {
-			ulpBits = -20
-		}
-		if nd.q.Step() < mag*math.Pow(2, ulpBits) {
-			return badTag(path, "precision %g is finer than %s can hold over %s..%s", nd.q.Step(), t, s.min, s.max)
-		}
-		nd.code = cQ
-	case kindFixed:
-		if !s.hasPrec {
-			return badTag(path, "fixed needs prec")
-		}
-		if err := s.reject(path, what, "min", "max", "bits"); err != nil {
-			return err
-		}
-		fx, err := fields.NewFixed(s.prec)
-		if err != nil {
-			return badTag(path, "%v", err)
-		}
-		nd.code, nd.fx, nd.n = cFixed, fx, fields.BitlenWidth(64)
-	default:
-		return badTag(path, "coding %s does not apply to %s", s.kind, t)
-	}
-	if s.hasDelta {
-		return checkDeltaBounds(path, s)
-	}
-	return nil
-}
-
-func checkDeltaBounds(path string, s spec) error {
-	if s.dmin == "" || s.dmax == "" {
-		return badTag(path, "dmin and dmax go together")
-	}
-	lo, err := parseFloatBound("dmin", s.dmin)
-	if err != nil {
-		return badTag(path, "%v", err)
-	}
-	hi, err := parseFloatBound("dmax", s.dmax)
-	if err != nil {
-		return badTag(path, "%v", err)
-	}
-	if lo >= hi {
-		return badTag(path, "dmin=%s must be less than dmax=%s", s.dmin, s.dmax)
-	}
-	return nil
-}
-
-func (c *compiler) fillQuat(nd *node, path string, t reflect.Type, s spec) error {
-	if err := s.reject(path, "quat", "min", "max", "prec", "group", "maxlen", "id", "clamp", "dmin"); err != nil {
-		return err
-	}
-	n := 9
-	if s.hasBits {
-		n = s.bits
-	}
-	q, err := fields.NewQuat(n)
-	if err != nil {
-		return badTag(path, "%v", err)
-	}
-	switch {
-	case t.Kind() == reflect.Array && t.Len() == 4 && (t.Elem().Kind() == reflect.Float32 || t.Elem().Kind() == reflect.Float64):
-		nd.mem = memOf(t.Elem())
-		sz := t.Elem().Size()
-		nd.qoff = [4]uintptr{0, sz, 2 * sz, 3 * sz}
-	case t.Kind() == reflect.Struct:
-		for i, name := range []string{"X", "Y", "Z", "W"} {
-			f, ok := t.FieldByName(name)
-			if !ok || len(f.Index) != 1 || (f.Type.Kind() != reflect.Float32 && f.Type.Kind() != reflect.Float64) {
-				return badTag(path, "quat on struct %s needs float fields X, Y, Z and W", t)
-			}
-			m := memOf(f.Type)
-			if i > 0 && m != nd.mem {
-				return badTag(path, "quat on struct %s needs X, Y, Z and W of one float type", t)
-			}
-			nd.mem = m
-			nd.qoff[i] = f.Offset
-		}
-	default:
-		return badTag(path, "coding quat does not apply to %s (use [4]float32, [4]float64 or a struct of X, Y, Z, W)", t)
-	}
-	nd.code, nd.quat = cQuat, q
-	return nil
 }
 
 // signedReach reports whether encoding p can write a signed bitlen value.
@@ -791,10 +411,6 @@ func signedReach(p *plan, seen map[*plan]bool) bool {
 
 func nodeSigned(n *node, seen map[*plan]bool) bool {
 	switch n.code {
-	case cBitlen:
-		return n.mem.signed()
-	case cFixed:
-		return true
 	case cStruct:
 		return signedReach(n.sub, seen)
 	case cArray, cSlice, cPtr:
@@ -802,98 +418,7 @@ func nodeSigned(n *node, seen map[*plan]bool) bool {
 	case cMap:
 		return nodeSigned(n.key, seen) || nodeSigned(n.elem, seen)
 	}
-	return false
-}
-
-// minBitsPlan is the fewest bits any encoding of p takes (without the sign
-// flag). Recursion only passes through pointers, slices and maps, whose
-// minimum does not depend on their element, so this terminates.
-func minBitsPlan(p *plan) int {
-	total := 0
-	for _, f := range p.fields {
-		if f.grp != nil {
-			total += 1 // at least a mode bit or a prefix bit per member
-			continue
-		}
-		total += minBitsNode(f.node)
-	}
-	return total
-}
-
-func minBitsNode(n *node) int {
-	switch n.code {
-	case cBool:
-		return 1
-	case cBits:
-		return n.n
-	case cRange:
-		if n.mem.signed() {
-			return n.irng.Bits()
-		}
-		return n.urng.Bits()
-	case cQ:
-		return n.q.Bits()
-	case cFloat:
-		return n.mem.sizeBits()
-	case cFixed, cBitlen:
-		return n.n + 1
-	case cVarint:
-		return n.n + 1
-	case cString, cBytes, cSlice, cMap:
-		return fields.LenBits(0, n.maxlen)
-	case cQuat:
-		return n.quat.Bits()
-	case cTime:
-		return fields.BitlenWidth(64) + 1 + 30
-	case cStruct:
-		return minBitsPlan(n.sub)
-	case cArray:
-		if n.elem.groupable() && n.count > 1 {
-			// a mode bit, the shared width, then at least one bit each
-			return 1 + n.elem.n + n.count
-		}
-		return n.count * minBitsNode(n.elem)
-	case cPtr:
-		return 1
-	}
-	return 0
-}
-
-// checkZeroBitSlices rejects a slice whose elements occupy memory but
-// encode to no bits (a struct whose fields are all skipped): its length
-// alone, a few bits of input, could make a decoder allocate gigabytes.
-func checkZeroBitSlices(p *plan, path string, seen map[*plan]bool) error {
-	if seen[p] {
-		return nil
-	}
-	seen[p] = true
-	for _, f := range p.fields {
-		fp := f.name
-		if path != "" {
-			fp = path + "." + f.name
-		}
-		if err := checkZeroBitNode(f.node, fp, seen); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func checkZeroBitNode(n *node, path string, seen map[*plan]bool) error {
-	switch n.code {
-	case cStruct:
-		return checkZeroBitSlices(n.sub, path, seen)
-	case cSlice:
-		if n.emin == 0 && n.stride > 0 {
-			return &FieldError{Path: path, Bit: -1, Err: fmt.Errorf("%w: the elements of %s encode to no bits, so a decoder could not bound its length by its input", ErrUnsupportedType, n.typ)}
-		}
-	case cMap:
-		return checkZeroBitNode(n.elem, path+"{}", seen)
-	}
-	if n.elem != nil {
-		return checkZeroBitNode(n.elem, path+"[]", seen)
-	}
-	return nil
+	return n.sgn
 }
 
 // finishNode fills in what needs the whole type graph compiled.
@@ -906,7 +431,7 @@ func finishNode(n *node) {
 		}
 		if n.elem.code == cStruct {
 			for i, f := range n.elem.sub.fields {
-				if f.node.spec.id && f.node.mem != mNone && f.node.code != cFloat && f.node.code != cQ && f.node.code != cFixed {
+				if f.node.spec.id && f.node.mem != mNone && !f.node.mem.float() { // an integer
 					n.idField = i
 					break
 				}
@@ -919,132 +444,4 @@ func finishNode(n *node) {
 	if n.elem != nil {
 		finishNode(n.elem)
 	}
-}
-
-// maxBitsPlan is the worst-case size of p, or -1 when unbounded.
-func maxBitsPlan(p *plan, visiting map[*plan]bool) int {
-	if visiting[p] {
-		return -1
-	}
-	visiting[p] = true
-	defer delete(visiting, p)
-	total := 0
-	done := map[*fieldGroup]bool{}
-	for _, f := range p.fields {
-		var b int
-		if f.grp != nil {
-			if done[f.grp] {
-				continue
-			}
-			done[f.grp] = true
-			b = 0
-			for _, i := range f.grp.members {
-				b += maxBitsNode(p.fields[i].node, visiting)
-			}
-			if len(f.grp.members) > 1 {
-				b++ // mode bit
-			}
-		} else {
-			b = maxBitsNode(f.node, visiting)
-		}
-		if b < 0 {
-			return -1
-		}
-		total += b
-	}
-	return total
-}
-
-func maxBitsNode(n *node, visiting map[*plan]bool) int {
-	switch n.code {
-	case cBitlen, cFixed:
-		sign := 0
-		if n.code == cFixed || n.mem.signed() {
-			sign = 1
-		}
-		size := n.mem.sizeBits()
-		if n.code == cFixed {
-			size = 64
-		}
-		return sign + n.n + size - 1
-	case cVarint:
-		size := n.mem.sizeBits()
-		groups := (size + n.n - 1) / n.n
-		if n.mem.signed() {
-			groups = (size + n.n - 1) / n.n
-		}
-		return groups * (n.n + 1)
-	case cString, cBytes:
-		if n.maxlen == 0 {
-			return -1
-		}
-		return fields.LenBits(0, n.maxlen) + 8*n.maxlen
-	case cTime:
-		return fields.BitlenWidth(64) + 63 + 30
-	case cStruct:
-		return maxBitsPlan(n.sub, visiting)
-	case cArray:
-		e := maxBitsNode(n.elem, visiting)
-		if e < 0 {
-			return -1
-		}
-		b := n.count * e
-		if n.elem.groupable() && n.count > 1 {
-			b++
-		}
-		return b
-	case cSlice:
-		if n.maxlen == 0 {
-			return -1
-		}
-		e := maxBitsNode(n.elem, visiting)
-		if e < 0 {
-			return -1
-		}
-		b := fields.LenBits(0, n.maxlen) + n.maxlen*e
-		if n.elem.groupable() && n.maxlen > 1 {
-			b++
-		}
-		return b
-	case cPtr:
-		e := maxBitsNode(n.elem, visiting)
-		if e < 0 {
-			return -1
-		}
-		return 1 + e
-	case cMap:
-		if n.maxlen == 0 {
-			return -1
-		}
-		k, v := maxBitsNode(n.key, visiting), maxBitsNode(n.elem, visiting)
-		if k < 0 || v < 0 {
-			return -1
-		}
-		return fields.LenBits(0, n.maxlen) + n.maxlen*(k+v)
-	}
-	return minBitsNode(n) // fixed-size codings
-}
-
-// ptrAt offsets p by off bytes.
-func ptrAt(p unsafe.Pointer, off uintptr) unsafe.Pointer { return unsafe.Add(p, off) }
-
-// hasPointers reports whether values of t hold pointers (strings, slices,
-// maps, pointers, interfaces, channels and functions included).
-func hasPointers(t reflect.Type) bool {
-	switch t.Kind() {
-	case reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr,
-		reflect.Float32, reflect.Float64, reflect.Complex64, reflect.Complex128:
-		return false
-	case reflect.Array:
-		return t.Len() > 0 && hasPointers(t.Elem())
-	case reflect.Struct:
-		for i := 0; i < t.NumField(); i++ {
-			if hasPointers(t.Field(i).Type) {
-				return true
-			}
-		}
-		return false
-	}
-	return true
 }

@@ -3,7 +3,6 @@ package bitwire
 import (
 	"fmt"
 	"reflect"
-	"strconv"
 	"strings"
 	"unicode"
 
@@ -422,46 +421,11 @@ func (b *schemaBuilder) fill(p *plan) {
 }
 
 func (b *schemaBuilder) node(n *node) *NodeSchema {
-	ns := &NodeSchema{Coding: codeNames[n.code], MinBits: minBitsNode(n), MaxBits: maxBitsNode(n, map[*plan]bool{})}
+	ns := &NodeSchema{Coding: n.row.name, MinBits: minBitsNode(n), MaxBits: maxBitsNode(n, map[*plan]bool{})}
+	if r := n.row; r.schema != nil { // a leaf: its row describes it
+		r.schema(n, ns)
+	}
 	switch n.code {
-	case cBool:
-		ns.Type = "bool"
-	case cBits:
-		ns.Type = memName(n.mem)
-		ns.Bits = &BitsParams{Width: n.n}
-	case cRange:
-		ns.Type = memName(n.mem)
-		if n.mem.signed() {
-			ns.Range = &RangeParams{Min: strconv.FormatInt(n.irng.Min(), 10), Max: strconv.FormatInt(n.irng.Max(), 10), Bits: n.irng.Bits()}
-		} else {
-			ns.Range = &RangeParams{Min: strconv.FormatUint(n.urng.Min(), 10), Max: strconv.FormatUint(n.urng.Max(), 10), Bits: n.urng.Bits()}
-		}
-	case cQ:
-		ns.Type = memName(n.mem)
-		ns.Q = &QParams{Min: n.q.Min(), Max: n.q.Max(), Steps: n.q.Steps(), Step: n.q.Step(), Bits: n.q.Bits()}
-	case cFloat:
-		ns.Type = memName(n.mem)
-	case cFixed:
-		ns.Type = memName(n.mem)
-		ns.Fixed = &FixedParams{Prec: n.fx.Prec(), Width: n.n}
-	case cVarint:
-		ns.Type = memName(n.mem)
-		ns.Varint = &VarintParams{Group: n.n}
-	case cBitlen:
-		ns.Type = memName(n.mem)
-		ns.Bitlen = &BitlenParams{Width: n.n}
-	case cString:
-		ns.Type, ns.MaxLen = "string", n.maxlen
-	case cBytes:
-		ns.Type, ns.MaxLen = "bytes", n.maxlen
-	case cQuat:
-		ns.Type = memName(n.mem)
-		ns.Quat = &QuatParams{Bits: (n.quat.Bits() - 2) / 3}
-		if n.typ.Kind() == reflect.Struct {
-			ns.Quat.Fields = []string{"X", "Y", "Z", "W"}
-		}
-	case cTime:
-		ns.Type = "time"
 	case cStruct:
 		r := b.ref(n.sub)
 		ns.Ref, ns.Composite = &r, n.spec.composite
@@ -483,11 +447,10 @@ func (b *schemaBuilder) node(n *node) *NodeSchema {
 		ns.Key = b.node(n.key)
 		ns.Elem = b.node(n.elem)
 	}
-	ns.Clamp = n.clamp && (n.code == cRange || n.code == cQ || n.code == cBits)
 	if n.hasD {
 		a, _ := parseFloatBound("dmin", n.spec.dmin)
 		z, _ := parseFloatBound("dmax", n.spec.dmax)
-		ns.Delta = &DeltaParams{DMin: a, DMax: z, Lo: n.dlo, Hi: n.dhi, Bits: n.dbits}
+		ns.Delta = &DeltaParams{DMin: a, DMax: z, Lo: n.win.Lo(), Hi: n.win.Hi(), Bits: n.win.Bits()}
 	}
 	return ns
 }

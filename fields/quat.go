@@ -304,11 +304,6 @@ func (q Quat) dist(i uint64) uint64 {
 	return q.steps - 2*i
 }
 
-// rebuild returns the dropped component sqrt(1-a²-b²-c²) of the
-// quantization indices idx (NaN when the squares sum above 1) and whether it
-// exceeds each of |a|, |b|, |c| by at least the margin. The encoder and the
-// decoder share it, so they agree to the last bit on which encodings are
-// valid.
 // clear reports what rebuild's second result does, without its square root
 // when the answer is far from the boundary: sqrt(s) >= t is s >= t*t for
 // non-negative s and t; near equality, where rounding could tell them
@@ -331,6 +326,11 @@ func (q Quat) clear(idx [3]uint64) bool {
 	return ok
 }
 
+// rebuild returns the dropped component sqrt(1-a²-b²-c²) of the
+// quantization indices idx (NaN when the squares sum above 1) and whether it
+// exceeds each of |a|, |b|, |c| by at least the margin. The encoder and the
+// decoder share it, so they agree to the last bit on which encodings are
+// valid.
 func (q Quat) rebuild(idx [3]uint64) (float64, bool) {
 	a, b, c := q.value(idx[0]), q.value(idx[1]), q.value(idx[2])
 	s := 1 - a*a - b*b - c*c

@@ -1,0 +1,269 @@
+package bitwire
+
+import (
+	"fmt"
+	"math"
+	"reflect"
+	"sort"
+	"unsafe"
+
+	"github.com/bitwire/bitwire/fields"
+)
+
+// Maps, in full and as deltas: entries in sorted key order. The one coding
+// that uses reflect on the hot path.
+
+func (e *encoder) encMap(n *node, p unsafe.Pointer) error {
+	mv := reflect.NewAt(n.typ, p).Elem()
+	l := mv.Len()
+	if err := e.writeLen(l, n.maxlen); err != nil {
+		return err
+	}
+	if l == 0 {
+		return nil
+	}
+	keys, vals := sortedEntries(n, p)
+	if nanKey(n, keys) {
+		// NaN keys have no order (the encoding would vary from one
+		// Marshal to the next) and cannot be looked up.
+		return fmt.Errorf("%w: NaN map key", ErrInvalidValue)
+	}
+	for i, k := range keys {
+		if err := e.encNode(n.key, k.Addr().UnsafePointer()); err != nil {
+			return wrapField(err, fmt.Sprintf("{%v}", k), e.w.Len())
+		}
+		if err := e.encNode(n.elem, vals[i].UnsafePointer()); err != nil {
+			return wrapField(err, fmt.Sprintf("[%v]", k), e.w.Len())
+		}
+	}
+	return nil
+}
+
+func (d *decoder) decMap(n *node, p unsafe.Pointer) error {
+	l, err := d.readLen(n, n.emin)
+	if err != nil {
+		return err
+	}
+	mv := reflect.NewAt(n.typ, p).Elem()
+	if l == 0 {
+		mv.SetZero()
+		return nil
+	}
+	if mv.IsNil() {
+		mv.Set(reflect.MakeMapWithSize(n.typ, l))
+	} else {
+		mv.Clear()
+	}
+	if err := d.readEntries(n, mv, l); err != nil {
+		return err
+	}
+	if mv.Len() != l {
+		return fmt.Errorf("%w: duplicate map key", ErrMalformed)
+	}
+	return nil
+}
+
+// readEntries reads count key-value pairs of map node n into m (a key
+// already in m is overwritten: the caller checks the length for
+// duplicates).
+func (d *decoder) readEntries(n *node, m reflect.Value, count int) error {
+	k := reflect.New(n.typ.Key())
+	v := reflect.New(n.typ.Elem())
+	for i := 0; i < count; i++ {
+		k.Elem().SetZero()
+		v.Elem().SetZero()
+		if err := d.decNode(n.key, k.UnsafePointer()); err != nil {
+			return wrapField(err, fmt.Sprintf("{#%d}", i), d.r.Pos())
+		}
+		if n.key.code == cFloat && math.IsNaN(loadFloat(k.UnsafePointer(), n.key.mem)) {
+			return wrapField(fmt.Errorf("%w: NaN map key", ErrInvalidValue), fmt.Sprintf("{#%d}", i), d.r.Pos())
+		}
+		if err := d.decNode(n.elem, v.UnsafePointer()); err != nil {
+			return wrapField(err, fmt.Sprintf("[%v]", k.Elem()), d.r.Pos())
+		}
+		m.SetMapIndex(k.Elem(), v.Elem())
+	}
+	return nil
+}
+
+// sortIndexes orders idx by the keys they point to.
+func sortIndexes(keys []reflect.Value, idx []int) {
+	less := keyLess(keys)
+	sort.Slice(idx, func(a, b int) bool { return less(idx[a], idx[b]) })
+}
+
+func keyLess(keys []reflect.Value) func(i, j int) bool {
+	switch keys[0].Kind() {
+	case reflect.Bool:
+		return func(i, j int) bool { return !keys[i].Bool() && keys[j].Bool() }
+	case reflect.String:
+		return func(i, j int) bool { return keys[i].String() < keys[j].String() }
+	case reflect.Float32, reflect.Float64:
+		return func(i, j int) bool { return keys[i].Float() < keys[j].Float() }
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return func(i, j int) bool { return keys[i].Int() < keys[j].Int() }
+	}
+	return func(i, j int) bool { return keys[i].Uint() < keys[j].Uint() }
+}
+
+// sortedEntries returns a map's keys and values (as addressable copies) in
+// key order.
+func sortedEntries(n *node, p unsafe.Pointer) (keys, vals []reflect.Value) {
+	m := reflect.NewAt(n.typ, p).Elem()
+	it := m.MapRange()
+	for it.Next() {
+		k := reflect.New(n.typ.Key())
+		k.Elem().Set(it.Key())
+		v := reflect.New(n.typ.Elem())
+		v.Elem().Set(it.Value())
+		keys = append(keys, k.Elem())
+		vals = append(vals, v)
+	}
+	if len(keys) == 0 {
+		return nil, nil
+	}
+	order := make([]int, len(keys))
+	for i := range order {
+		order[i] = i
+	}
+	sortIndexes(keys, order)
+	ks, vs := make([]reflect.Value, len(keys)), make([]reflect.Value, len(keys))
+	for i, o := range order {
+		ks[i], vs[i] = keys[o], vals[o]
+	}
+	return ks, vs
+}
+
+// encMapDelta writes: the removed keys (a set of indexes into the
+// baseline's sorted keys), the changed survivors (a set of survivor
+// ordinals) and their value deltas, then the count of added entries and each
+// added key and value in full, in key order. It reports whether the map
+// changed.
+func (e *encoder) encMapDelta(n *node, b, c unsafe.Pointer) (bool, error) {
+	bk, bv := sortedEntries(n, b)
+	if nanKey(n, bk) {
+		return false, fmt.Errorf("baseline: %w: NaN map key", ErrInvalidValue)
+	}
+	cm := reflect.NewAt(n.typ, c).Elem()
+	if (n.maxlen > 0 && cm.Len() > n.maxlen) || (n.maxlen == 0 && cm.Len() > e.maxLen) {
+		return false, fmt.Errorf("%w: %d entries", ErrTooLong, cm.Len())
+	}
+	var removed, changed []int32
+	var survB []int
+	for i, k := range bk {
+		v := cm.MapIndex(k)
+		if !v.IsValid() {
+			removed = append(removed, int32(i))
+			continue
+		}
+		cv := reflect.New(n.typ.Elem())
+		cv.Elem().Set(v)
+		if !eqNode(n.elem, bv[i].UnsafePointer(), cv.UnsafePointer(), 0) {
+			changed = append(changed, int32(len(survB)))
+		}
+		survB = append(survB, i)
+	}
+	e.writeIndexSet(removed, len(bk), false)
+	e.writeIndexSet(changed, len(survB), false)
+	for _, s := range changed {
+		i := survB[s]
+		cv := reflect.New(n.typ.Elem())
+		cv.Elem().Set(cm.MapIndex(bk[i]))
+		if err := e.encValueDelta(n.elem, bv[i].UnsafePointer(), cv.UnsafePointer()); err != nil {
+			return false, wrapField(err, fmt.Sprintf("[%v]", bk[i]), e.w.Len())
+		}
+	}
+	ck, cv := sortedEntries(n, c)
+	if nanKey(n, ck) {
+		return false, fmt.Errorf("%w: NaN map key", ErrInvalidValue)
+	}
+	bm := reflect.NewAt(n.typ, b).Elem()
+	var added []int
+	for i, k := range ck {
+		if !bm.MapIndex(k).IsValid() {
+			added = append(added, i)
+		}
+	}
+	fields.WriteBitlen(e.w, uint64(len(added)), 5)
+	for _, i := range added {
+		if err := e.encNode(n.key, ck[i].Addr().UnsafePointer()); err != nil {
+			return false, wrapField(err, fmt.Sprintf("{%v}", ck[i]), e.w.Len())
+		}
+		if err := e.encNode(n.elem, cv[i].UnsafePointer()); err != nil {
+			return false, wrapField(err, fmt.Sprintf("[%v]", ck[i]), e.w.Len())
+		}
+	}
+	return len(removed) > 0 || len(changed) > 0 || len(added) > 0, nil
+}
+
+func (d *decoder) decMapDelta(n *node, b, dst unsafe.Pointer) error {
+	bk, bv := sortedEntries(n, b)
+	mark := len(d.ar.buf)
+	defer func() { d.ar.buf = d.ar.buf[:mark] }()
+	removed, err := d.readIndexSet(d.ar, len(bk), -1)
+	if err != nil {
+		return err
+	}
+	surv := len(bk) - len(removed)
+	changed, err := d.readIndexSet(d.ar, surv, -1)
+	if err != nil {
+		return err
+	}
+	nm := reflect.MakeMapWithSize(n.typ, surv)
+	k, ci := 0, 0
+	for i := range bk {
+		if len(removed) > 0 && int(removed[0]) == i {
+			removed = removed[1:]
+			continue
+		}
+		v := reflect.New(n.typ.Elem())
+		if ci < len(changed) && int(changed[ci]) == k {
+			ci++
+			if err := d.decValueDelta(n.elem, bv[i].UnsafePointer(), v.UnsafePointer()); err != nil {
+				return wrapField(err, fmt.Sprintf("[%v]", bk[i]), d.r.Pos())
+			}
+		} else {
+			copyNode(n.elem, v.UnsafePointer(), bv[i].UnsafePointer())
+		}
+		nm.SetMapIndex(bk[i], v.Elem())
+		k++
+	}
+	cnt, err := fields.ReadBitlen(d.r, 5)
+	if err != nil {
+		return err
+	}
+	if cnt > 0 && cnt > uint64(d.r.Remaining()/max(1, n.emin)) {
+		return fmt.Errorf("%w: %d new entries need more input than remains", ErrUnexpectedEnd, cnt)
+	}
+	total := surv + int(cnt)
+	if (n.maxlen > 0 && total > n.maxlen) || (n.maxlen == 0 && total > d.maxLen) {
+		return fmt.Errorf("%w: %d entries", ErrTooLong, total)
+	}
+	if err := d.readEntries(n, nm, int(cnt)); err != nil {
+		return err
+	}
+	if nm.Len() != total {
+		return fmt.Errorf("%w: duplicate map key", ErrMalformed)
+	}
+	dm := reflect.NewAt(n.typ, dst).Elem()
+	if total == 0 {
+		dm.SetZero()
+	} else {
+		dm.Set(nm)
+	}
+	return nil
+}
+
+// nanKey reports whether a float-keyed map has a NaN key: NaN has no order
+// and cannot be looked up, so such maps are refused.
+func nanKey(n *node, keys []reflect.Value) bool {
+	if n.key.code != cFloat {
+		return false
+	}
+	for _, k := range keys {
+		if f := k.Float(); f != f {
+			return true
+		}
+	}
+	return false
+}
