@@ -2,7 +2,7 @@ package replicate_test
 
 import (
 	"encoding/binary"
-		"hash/crc32"
+	"hash/crc32"
 	"testing"
 
 	"github.com/bitwire/bitwire/replicate"
