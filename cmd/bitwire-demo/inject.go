@@ -68,7 +68,7 @@ func streamKey(cfg Config, client int) []byte {
 func clientOptions(cfg Config, client int) []replicate.Option {
 	opts := []replicate.Option{replicate.WithIntegrity(cfg.Inject.Integrity, streamKey(cfg, client))}
 	if cfg.Inject.Integrity != snapshot.ModeMAC {
-		opts = append(opts, replicate.WithExpiry(3*replicate.DefaultRefreshSeconds*cfg.Rate))
+		opts = append(opts, replicate.WithExpiry(3*cfg.refreshTicks()))
 	}
 	return opts
 }
@@ -103,6 +103,7 @@ func (s injectStats) add(o injectStats) injectStats {
 // forger makes one client's injected datagrams.
 type forger struct {
 	rate  float64
+	until uint32 // the last tick copied; 0: all
 	rng   *rand.Rand
 	codec *bitwire.Codec[Entity]
 	seal  *snapshot.Integrity // the mode's, with a wrong key for a MAC
@@ -112,7 +113,7 @@ type forger struct {
 }
 
 func newForger(cfg Config, client int, codec *bitwire.Codec[Entity], stats *injectStats) *forger {
-	f := &forger{rate: cfg.Inject.Forge, rng: rand.New(rand.NewPCG(cfg.Seed, uint64(client)+0x666f7267)),
+	f := &forger{rate: cfg.Inject.Forge, until: cfg.forgeUntil, rng: rand.New(rand.NewPCG(cfg.Seed, uint64(client)+0x666f7267)),
 		codec: codec, mode: cfg.Inject.Integrity, stats: stats}
 	var key []byte
 	if f.mode == snapshot.ModeMAC {
@@ -129,7 +130,7 @@ func (f *forger) forge(pkt []byte, held func() (uint32, *Entity, bool)) []byte {
 		return nil
 	}
 	h, err := replicate.ParseHeader(pkt)
-	if err != nil {
+	if err != nil || (f.until != 0 && h.Tick > f.until) {
 		return nil
 	}
 	overhead := f.mode.Overhead()

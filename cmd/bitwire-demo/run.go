@@ -37,6 +37,19 @@ type Config struct {
 	// tamper, in tests, alters the states of a tick after the server kept
 	// them as the truth and before it sends them: a desync to catch.
 	tamper func(tick uint32, srv *replicate.Server[Entity])
+	// refresh, in tests, is the Peers' PeerConfig.Refresh in ticks (0: the
+	// default), and forgeUntil the last tick whose packets the forger
+	// copies (0: all).
+	refresh    int
+	forgeUntil uint32
+}
+
+// refreshTicks is the Peers' refresh, in ticks.
+func (cfg *Config) refreshTicks() int {
+	if cfg.refresh > 0 {
+		return cfg.refresh
+	}
+	return replicate.DefaultRefreshSeconds * cfg.Rate
 }
 
 // DefaultConfig is the configuration of `go run ./cmd/bitwire-demo`.

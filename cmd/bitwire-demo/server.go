@@ -152,6 +152,7 @@ func newServer(cfg Config, conn *net.UDPConn, codec *bitwire.Codec[Entity], trut
 			PriorityEvery: priorityEvery,
 			Budget:        budget,
 			Bandwidth:     cfg.BudgetKbps * 1000 / 8,
+			Refresh:       cfg.refreshTicks(),
 			Integrity:     cfg.Inject.Integrity,
 			Key:           streamKey(cfg, c),
 		})
