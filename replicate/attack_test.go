@@ -5,6 +5,8 @@ import (
 	"hash/crc32"
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/bitwire/bitwire/replicate"
 	"github.com/bitwire/bitwire/snapshot"
 )
@@ -336,4 +338,40 @@ func attackRun(t *testing.T, mode snapshot.Mode, seed int64) {
 	if c.cl.Len() != held {
 		t.Errorf("%v seed %d: client holds %d entities, server %d", mode, seed, c.cl.Len(), held)
 	}
+}
+
+// A client that lacks a delta's baseline (here: it was reset) reports the
+// packet in its ack, with its token, and the Peer sends those entities in
+// full with the next packet, instead of after BaselineDepth sends. A
+// report with a wrong token changes nothing.
+func TestMissingBaselineReported(t *testing.T) {
+	p := newPair(t, replicate.PeerConfig[Body]{})
+	p.advance()
+	for id := uint32(1); id <= 10; id++ {
+		p.set(id)
+	}
+	p.deliver(p.packet())
+	require.NoError(t, p.peer.Ack(p.cl.Ack()))
+	p.cl.Reset() // the client lost its state; the Peer does not know
+	p.advance()
+	for id := uint32(1); id <= 10; id++ {
+		p.set(id)
+	}
+	pkt := p.packet()
+	_, err := p.cl.Decode(pkt)
+	require.ErrorIs(t, err, replicate.ErrNoBaseline)
+	a := p.cl.Ack()
+	require.Equal(t, uint32(2), a.Missing)
+	bad := a
+	bad.MissingToken++
+	require.ErrorIs(t, p.peer.Ack(bad), replicate.ErrBadAck)
+	require.Equal(t, 0, p.peer.Stats().Missing)
+	require.NoError(t, p.peer.Ack(a))
+	require.Equal(t, 1, p.peer.Stats().Missing)
+	p.advance()
+	before := p.peer.Stats()
+	p.deliver(p.packet()) // all ten in full: the client decodes them
+	after := p.peer.Stats()
+	require.Equal(t, 10, after.Full-before.Full)
+	require.Equal(t, 10, p.cl.Len())
 }
