@@ -21,9 +21,17 @@
 // The client (Client) applies the packets it receives in sequence order,
 // keeps the last few states of each entity as baselines, reports per entity
 // the tick its state is from, and acknowledges what it accepted with an Ack
-// (the newest sequence number and a mask of the 32 before it), which the
-// application carries back to Peer.Ack. docs/replicate.md gives the design,
-// docs/wire-format.md ("Replication packets") every bit.
+// (the newest sequence number and a mask of the 32 before it, with tokens
+// derived from those packets), which the application carries back to
+// Peer.Ack; Peer.Ack ignores what a token does not prove.
+//
+// On the open internet, give both sides an integrity mode
+// (PeerConfig.Integrity, WithIntegrity): a CRC32C trailer refuses corrupted
+// packets, an HMAC-SHA256-80 under a per-connection secret forged ones too
+// (package snapshot's Integrity). Whatever gets through without one is
+// replaced by the Peer's periodic full refresh (PeerConfig.Refresh).
+// docs/replicate.md gives the design, docs/security.md the threats and
+// bounds, docs/wire-format.md ("Replication packets") every bit.
 //
 // Servers, Peers and Clients are not safe for concurrent use, except that
 // different Peers of one Server may encode concurrently once the tick's
