@@ -1,0 +1,57 @@
+// Timing loops of the generated C# decoders on the bench workloads (run by
+// bench/cmd/clientbench). Decodes into reused values, as a game client
+// does each tick. Prints one JSON object: median ns per decode.
+using System;
+using System.Collections.Generic;
+using System.Diagnostics;
+using System.IO;
+using Bench;
+
+public static class ClientBench
+{
+    static byte[] Hex(string dir, string name)
+    {
+        string s = File.ReadAllText(Path.Combine(dir, name + ".hex")).Trim();
+        var b = new byte[s.Length / 2];
+        for (int i = 0; i < b.Length; i++) b[i] = Convert.ToByte(s.Substring(2 * i, 2), 16);
+        return b;
+    }
+
+    static double Time(Action f)
+    {
+        long n = 1;
+        var sw = new Stopwatch();
+        for (;;)
+        {
+            sw.Restart();
+            for (long i = 0; i < n; i++) f();
+            if (sw.Elapsed.TotalMilliseconds > 20) break;
+            n *= 2;
+        }
+        var runs = new List<double>();
+        for (int k = 0; k < 15; k++)
+        {
+            sw.Restart();
+            for (long i = 0; i < n; i++) f();
+            runs.Add(sw.Elapsed.TotalMilliseconds * 1e6 / n);
+        }
+        runs.Sort();
+        return runs[7];
+    }
+
+    public static void Main(string[] args)
+    {
+        string dir = args[0];
+        byte[] world = Hex(dir, "world901"), delta = Hex(dir, "world901-delta"), snap = Hex(dir, "snapshot64");
+        var baseline = WorldCodec.Decode(Hex(dir, "world901-base"));
+        var w = new World();
+        var w2 = new World();
+        var s = new Snapshot();
+        long before = GC.GetTotalMemory(false);
+        double tw = Time(() => WorldCodec.Decode(world, world.Length, w));
+        double td = Time(() => WorldCodec.DecodeDelta(delta, delta.Length, baseline, w2));
+        double ts = Time(() => SnapshotCodec.Decode(snap, snap.Length, s));
+        Console.WriteLine("{\"world901\": " + tw.ToString("R") + ", \"world901-delta\": " + td.ToString("R") + ", \"snapshot64\": " + ts.ToString("R") +
+            ", \"gc\": " + GC.CollectionCount(0) + "}");
+    }
+}

@@ -1,0 +1,920 @@
+// The runtime of bitwire's generated C# clients: the LSB-first bit stream,
+// every value coding of docs/wire-format.md, the "any negative" flag and
+// shared-length groups, index sets, unions and the client side of package
+// snapshot (packet version 2, every integrity mode). C# 7.3 (Unity 2021+, Debian's mono), no unsafe code, no
+// dependencies. Generated code calls it with every parameter taken from the
+// schema. It is not generated itself.
+using System;
+using System.Collections.Generic;
+
+namespace Bitwire
+{
+    // ---- errors, named like Go's sentinels ----
+
+    /// <summary>Every error of the runtime. Path is the field path ("World.Crates[3].Pos.X").</summary>
+    public class BitwireException : Exception
+    {
+        public readonly string Sentinel;
+        public string Path = "";
+        readonly string detail;
+        public BitwireException(string sentinel, string detail) : base(detail) { Sentinel = sentinel; this.detail = detail; }
+        public override string Message { get { return (Path.Length > 0 ? Path + ": " : "") + "bitwire: " + detail + " (" + Sentinel + ")"; } }
+        /// <summary>Prepends a path segment (a field name or "[i]") as the error unwinds.</summary>
+        public BitwireException Within(string seg)
+        {
+            Path = Path.Length == 0 ? seg : seg + (Path.StartsWith("[") ? "" : ".") + Path;
+            return this;
+        }
+    }
+    public class ErrUnexpectedEnd : BitwireException { public ErrUnexpectedEnd(string d = "unexpected end of input") : base("ErrUnexpectedEnd", d) { } }
+    public class ErrOutOfRange : BitwireException { public ErrOutOfRange(string d = "value out of range") : base("ErrOutOfRange", d) { } }
+    public class ErrInvalidValue : BitwireException { public ErrInvalidValue(string d = "invalid value") : base("ErrInvalidValue", d) { } }
+    public class ErrTooLong : BitwireException { public ErrTooLong(string d = "too long") : base("ErrTooLong", d) { } }
+    public class ErrTrailingData : BitwireException { public ErrTrailingData(string d = "trailing data") : base("ErrTrailingData", d) { } }
+    public class ErrMalformed : BitwireException { public ErrMalformed(string d = "malformed input") : base("ErrMalformed", d) { } }
+    public class ErrUnknownTag : BitwireException { public ErrUnknownTag(string d = "unknown union tag") : base("ErrUnknownTag", d) { } }
+    public class ErrBadMagic : BitwireException { public ErrBadMagic(string d = "bad magic") : base("ErrBadMagic", d) { } }
+    public class ErrProtocolMismatch : BitwireException { public ErrProtocolMismatch(string d = "protocol mismatch") : base("ErrProtocolMismatch", d) { } }
+    public class ErrStaleTick : BitwireException { public ErrStaleTick(string d = "stale tick") : base("ErrStaleTick", d) { } }
+    public class ErrNoBaseline : BitwireException { public ErrNoBaseline(string d = "no baseline") : base("ErrNoBaseline", d) { } }
+
+    /// <summary>time.Time: Unix seconds and nanoseconds (UTC).</summary>
+    public struct Time
+    {
+        public long Sec; public int Nsec;
+        public Time(long sec, int nsec) { Sec = sec; Nsec = nsec; }
+        /// <summary>Go's zero time, January 1 of year 1, UTC.</summary>
+        public static readonly Time Zero = new Time(-62135596800L, 0);
+    }
+
+    /// <summary>A quaternion held in a struct of four float32 fields X, Y, Z, W.</summary>
+    public struct Quatf { public float X, Y, Z, W; }
+    /// <summary>A quaternion held in a struct of four float64 fields X, Y, Z, W.</summary>
+    public struct Quatd { public double X, Y, Z, W; }
+
+    // ---- the bit stream ----
+
+    /// <summary>Reads an LSB-first bit stream; reading past the end throws ErrUnexpectedEnd.</summary>
+    public sealed class BitReader
+    {
+        byte[] data; int pos, end;
+        public BitReader(byte[] data) { Reset(data, data.Length); }
+        public void Reset(byte[] d, int length) { data = d; pos = 0; end = length * 8; }
+        public int Remaining { get { return end - pos; } }
+        public int Position { get { return pos; } }
+        public ulong Read(int n)
+        {
+            if (n == 0) return 0;
+            if (n > end - pos) throw new ErrUnexpectedEnd();
+            ulong v = 0; int got = 0; int p = pos;
+            while (got < n)
+            {
+                int off = p & 7;
+                int take = Math.Min(8 - off, n - got);
+                ulong chunk = (ulong)((data[p >> 3] >> off) & ((1 << take) - 1));
+                v |= chunk << got;
+                got += take; p += take;
+            }
+            pos = p;
+            return v;
+        }
+        public bool Bool() { return Read(1) == 1; }
+        /// <summary>Fewer than 8 bits remain and all are zero.</summary>
+        public bool CheckPadding()
+        {
+            int rem = Remaining;
+            if (rem >= 8) return false;
+            return Read(rem) == 0;
+        }
+    }
+
+    /// <summary>Writes an LSB-first bit stream into a growing buffer.</summary>
+    public sealed class BitWriter
+    {
+        byte[] buf = new byte[256]; int pos;
+        public int Length { get { return pos; } }
+        public void Reset() { Array.Clear(buf, 0, (pos + 7) >> 3); pos = 0; }
+        public void Truncate(int p)
+        {
+            int from = (p + 7) >> 3;
+            Array.Clear(buf, from, ((pos + 7) >> 3) - from);
+            if ((p & 7) != 0) buf[p >> 3] &= (byte)((1 << (p & 7)) - 1);
+            pos = p;
+        }
+        public void Write(ulong v, int n)
+        {
+            if (n == 0) return;
+            int need = (pos + n + 7) >> 3;
+            if (need > buf.Length) Array.Resize(ref buf, Math.Max(need, buf.Length * 2));
+            if (n < 64) v &= (1UL << n) - 1;
+            while (n > 0)
+            {
+                int off = pos & 7;
+                int take = Math.Min(8 - off, n);
+                buf[pos >> 3] |= (byte)((v & ((1UL << take) - 1)) << off);
+                v >>= take; pos += take; n -= take;
+            }
+        }
+        public void Bool(bool b) { Write(b ? 1UL : 0UL, 1); }
+        /// <summary>The bytes written, zero-padded, without a copy (valid until the next write or Reset): send these each tick to allocate nothing.</summary>
+        public ArraySegment<byte> Segment { get { return new ArraySegment<byte>(buf, 0, (pos + 7) >> 3); } }
+        /// <summary>A copy of the bytes written, zero-padded.</summary>
+        public byte[] ToArray() { var o = new byte[(pos + 7) >> 3]; Array.Copy(buf, o, o.Length); return o; }
+    }
+
+    /// <summary>The codings, with parameters from the schema.</summary>
+    public static class Codings
+    {
+        public static int BitsRequired(ulong x) { int n = 0; while (x != 0) { n++; x >>= 1; } return n; }
+        public static int HighBit(ulong v) { return v <= 1 ? 0 : BitsRequired(v) - 1; }
+        static int Body(int p) { return p == 0 ? 1 : p; }
+        public static int BitlenBits(ulong v, int w) { return w + Body(HighBit(v)); }
+        public static void WriteBitlen(BitWriter wr, ulong v, int w) { int p = HighBit(v); wr.Write((ulong)p, w); wr.Write(v, Body(p)); }
+        public static ulong ReadBitlen(BitReader r, int w)
+        {
+            int p = (int)r.Read(w);
+            ulong v = r.Read(Body(p));
+            if (p > 0) v |= 1UL << p;
+            return v;
+        }
+        public static ulong Zigzag(long v) { return (ulong)(v << 1) ^ (ulong)(v >> 63); }
+        public static long Unzigzag(ulong u) { return (long)(u >> 1) ^ -(long)(u & 1); }
+        public static void WriteVarint(BitWriter w, ulong v, int g)
+        {
+            if (g == 64) { w.Write(v, 64); w.Write(0, 1); return; }
+            ulong mask = (1UL << g) - 1;
+            while (v > mask) { w.Write((v & mask) | (mask + 1), g + 1); v >>= g; }
+            w.Write(v, g + 1);
+        }
+        public static ulong ReadVarint(BitReader r, int g)
+        {
+            if (g == 64)
+            {
+                ulong x = r.Read(64);
+                if (r.Bool()) throw new ErrMalformed("varint: more than 64 bits");
+                return x;
+            }
+            int maxGroups = (64 + g - 1) / g;
+            ulong mask = (1UL << g) - 1, v = 0;
+            for (int k = 0; k < maxGroups; k++)
+            {
+                ulong u = r.Read(g + 1);
+                ulong grp = u & mask;
+                int shift = k * g;
+                if (shift + BitsRequired(grp) > 64) throw new ErrMalformed("varint: bits above bit 63");
+                v |= grp << shift;
+                if ((u >> g) == 0)
+                {
+                    if (grp == 0 && k > 0) throw new ErrMalformed("varint: non-minimal");
+                    return v;
+                }
+            }
+            throw new ErrMalformed("varint: too many groups");
+        }
+        /// <summary>Go's math.Round: halves away from zero.</summary>
+        public static double RoundHalfAway(double x)
+        {
+            double t = Math.Truncate(x);
+            if (Math.Abs(x - t) >= 0.5) return t + Math.Sign(x);
+            return t;
+        }
+        public static void Len(Encoder e, int l, int maxlen)
+        {
+            if (maxlen > 0)
+            {
+                if (l > maxlen) throw new ErrTooLong("length " + l + " over " + maxlen);
+                e.W.Write((ulong)l, BitsRequired((ulong)maxlen));
+                return;
+            }
+            if (l > e.MaxLen) throw new ErrTooLong("length " + l);
+            WriteBitlen(e.W, (ulong)l, 5);
+        }
+        public static T[] Fill<T>(T[] a, Func<T> make) { for (int i = 0; i < a.Length; i++) a[i] = make(); return a; }
+        public static byte[] Utf8(string s) { return System.Text.Encoding.UTF8.GetBytes(s ?? ""); }
+        /// <summary>A length and then the bytes of a string or byte slice.</summary>
+        public static void WriteBytes(Encoder e, byte[] b, int maxlen)
+        {
+            int l = b == null ? 0 : b.Length;
+            Len(e, l, maxlen);
+            for (int i = 0; i < l; i++) e.W.Write(b[i], 8);
+        }
+        public static byte[] ReadBytes(BitReader r, int l, byte[] reuse)
+        {
+            if (8L * l > r.Remaining) throw new ErrUnexpectedEnd();
+            byte[] b = reuse != null && reuse.Length == l ? reuse : new byte[l];
+            for (int i = 0; i < l; i++) b[i] = (byte)r.Read(8);
+            return b;
+        }
+        public static string ReadString(BitReader r, int l)
+        {
+            if (l == 0) return "";
+            return System.Text.Encoding.UTF8.GetString(ReadBytes(r, l, null));
+        }
+        public static byte[] CopyBytes(byte[] src, byte[] dst)
+        {
+            if (src == null) return null;
+            if (dst == null || dst.Length != src.Length) dst = new byte[src.Length];
+            Array.Copy(src, dst, src.Length);
+            return dst;
+        }
+        /// <summary>Sign-extends the low n bits of v.</summary>
+        public static long SignExt(ulong v, int n) { return n == 0 ? 0 : n == 64 ? (long)v : ((long)(v << (64 - n))) >> (64 - n); }
+        public static bool FitsSigned(long v, int n) { return n >= 64 || (v >= -(1L << (n - 1)) && v < (1L << (n - 1))); }
+        public static bool FitsUnsigned(ulong v, int n) { return n >= 64 || v < 1UL << n; }
+        [System.Runtime.InteropServices.StructLayout(System.Runtime.InteropServices.LayoutKind.Explicit)]
+        struct F32Union { [System.Runtime.InteropServices.FieldOffset(0)] public float F; [System.Runtime.InteropServices.FieldOffset(0)] public uint U; }
+        public static float F32(ulong u) { var x = new F32Union(); x.U = (uint)u; return x.F; }
+        public static ulong F32Bits(float f) { var x = new F32Union(); x.F = f; return x.U; }
+        /// <summary>Orders map keys as Go does: strings by their UTF-8 bytes.</summary>
+        public static int Utf8Compare(string a, string b)
+        {
+            byte[] x = Utf8(a), y = Utf8(b);
+            for (int i = 0; i < x.Length && i < y.Length; i++) if (x[i] != y[i]) return x[i] - y[i];
+            return x.Length - y.Length;
+        }
+    }
+
+    /// <summary>The grid of a q field.</summary>
+    public sealed class Quantizer
+    {
+        public readonly double Min, Max, Step; public readonly ulong Steps; public readonly int Bits; readonly bool fine;
+        /// <summary>The grid of a q field, with the schema's step.</summary>
+        public Quantizer(double min, double max, ulong steps, double step)
+        {
+            Min = min; Max = max; Steps = steps; Bits = Codings.BitsRequired(steps);
+            Step = step;
+            double mag = Math.Max(Math.Abs(min), Math.Abs(max));
+            fine = steps + mag / Step > 17592186044416.0; // 2^44
+        }
+        public double Value(ulong i) { return i >= Steps ? Max : Min + i * Step; }
+        public ulong Index(double v, bool clamp)
+        {
+            if (double.IsNaN(v) || double.IsInfinity(v)) throw new ErrInvalidValue("not a finite number");
+            if (clamp) { if (v <= Min) return 0; if (v >= Max) return Steps; }
+            else if (v < Min || v > Max) throw new ErrOutOfRange(v + " outside [" + Min + ", " + Max + "]");
+            ulong i = (ulong)(long)((v - Min) / Step + 0.5);
+            if (i > Steps) i = Steps;
+            if (fine) i = Nearest(v, i);
+            return i;
+        }
+        ulong Nearest(double v, ulong i)
+        {
+            double e = Math.Abs(Value(i) - v);
+            while (i > 0) { double d = Math.Abs(Value(i - 1) - v); if (d >= e) break; i--; e = d; }
+            while (i < Steps) { double d = Math.Abs(Value(i + 1) - v); if (d >= e) break; i++; e = d; }
+            return i;
+        }
+        public double Read(BitReader r)
+        {
+            ulong i = r.Read(Bits);
+            if (i > Steps) throw new ErrOutOfRange("quantization index " + i + " over " + Steps);
+            return Value(i);
+        }
+        public void Write(BitWriter w, double v, bool clamp) { w.Write(Index(v, clamp), Bits); }
+        /// <summary>The value of index kb + d, checked against the grid (a delta window).</summary>
+        public double Add(ulong kb, long d)
+        {
+            ulong k = kb + (ulong)d;
+            if (k > Steps) throw new ErrOutOfRange("quantization index over " + Steps);
+            return Value(k);
+        }
+    }
+
+    /// <summary>The smallest-three quaternion coding with N bits a component.</summary>
+    public sealed class QuatCoder
+    {
+        const double InvSqrt2 = 0.70710678118654757; // math.Sqrt2 / 2
+        const double Margin = 1e-6;
+        static readonly int[][] Others = { new[] { 1, 2, 3 }, new[] { 0, 2, 3 }, new[] { 0, 1, 3 }, new[] { 0, 1, 2 } };
+        public readonly int N; public readonly int Steps; readonly double step;
+        public QuatCoder(int n) { N = n; Steps = (1 << n) - 1; step = 2 * InvSqrt2 / Steps; }
+        double Val(int i) { return i * step - InvSqrt2; }
+        int Dist(int i) { return 2 * i > Steps ? 2 * i - Steps : Steps - 2 * i; }
+        int Idx(double c)
+        {
+            double x = c + InvSqrt2;
+            if (!(x > 0)) return 0;
+            long i = (long)(x / step + 0.5);
+            return (int)Math.Min(i, Steps);
+        }
+        bool Rebuild(int a, int b, int c, out double d)
+        {
+            double va = Val(a), vb = Val(b), vc = Val(c);
+            double s = 1 - va * va - vb * vb - vc * vc;
+            if (s < 0) { d = double.NaN; return false; }
+            d = Math.Sqrt(s);
+            return d >= Math.Max(Math.Abs(va), Math.Max(Math.Abs(vb), Math.Abs(vc))) + Margin;
+        }
+        bool Clear(int[] idx)
+        {
+            double a = Val(idx[0]), b = Val(idx[1]), c = Val(idx[2]);
+            double s = 1 - a * a - b * b - c * c;
+            int dd = Math.Max(Dist(idx[0]), Math.Max(Dist(idx[1]), Dist(idx[2])));
+            double t = dd * (step / 2) + Margin;
+            double tt = t * t;
+            if (s > tt * (1 + 1e-9)) return true;
+            if (s < tt * (1 - 1e-9)) return false;
+            double d;
+            return Rebuild(idx[0], idx[1], idx[2], out d);
+        }
+        /// <summary>Packs (x, y, z, w) into p = [m, a, b, c].</summary>
+        public void Pack(double x, double y, double z, double w, int[] p)
+        {
+            double v0 = x, v1 = y, v2 = z, v3 = w;
+            double norm2 = v0 * v0 + v1 * v1 + v2 * v2 + v3 * v3;
+            if (!(Math.Abs(norm2 - 1) <= 1e-3)) throw new ErrInvalidValue("quaternion not of unit length");
+            double[] v = { v0, v1, v2, v3 };
+            int m = 0;
+            for (int i = 1; i < 4; i++) if (Math.Abs(v[i]) > Math.Abs(v[m])) m = i;
+            double scale = 1 / Math.Sqrt(norm2);
+            if (v[m] < 0) scale = -scale;
+            int[] o = Others[m];
+            int[] idx = { Idx(v[o[0]] * scale), Idx(v[o[1]] * scale), Idx(v[o[2]] * scale) };
+            for (int pass = 0; !Clear(idx); pass++)
+            {
+                if (pass > 3 * Steps) throw new ErrInvalidValue("quaternion");
+                int j = 0;
+                for (int i = 1; i < 3; i++) if (Dist(idx[i]) > Dist(idx[j])) j = i;
+                if (2 * idx[j] > Steps) idx[j]--; else idx[j]++;
+            }
+            p[0] = m; p[1] = idx[0]; p[2] = idx[1]; p[3] = idx[2];
+        }
+        /// <summary>Unpacks p = [m, a, b, c] into out (x, y, z, w).</summary>
+        public void Unpack(int[] p, double[] o)
+        {
+            double d;
+            if (!Rebuild(p[1], p[2], p[3], out d))
+            {
+                if (double.IsNaN(d)) throw new ErrInvalidValue("quaternion radicand below zero");
+                throw new ErrMalformed("quaternion: dropped component not the largest");
+            }
+            int k = 1;
+            for (int i = 0; i < 4; i++) o[i] = i == p[0] ? d : Val(p[k++]);
+        }
+        public void Read(BitReader r, int[] p) { p[0] = (int)r.Read(2); p[1] = (int)r.Read(N); p[2] = (int)r.Read(N); p[3] = (int)r.Read(N); }
+        public void Write(BitWriter w, int[] p) { w.Write((ulong)p[0], 2); w.Write((ulong)p[1], N); w.Write((ulong)p[2], N); w.Write((ulong)p[3], N); }
+        /// <summary>Reads a quaternion's delta against the baseline base (x, y, z, w) into o.</summary>
+        public void ReadDelta(BitReader r, double bx, double by, double bz, double bw, double[] o, int[] scratch, int[] pb)
+        {
+            if (!r.Bool()) { Read(r, scratch); Unpack(scratch, o); return; }
+            Pack(bx, by, bz, bw, pb);
+            int h = (int)r.Read(Codings.BitsRequired((ulong)N));
+            if (h >= N + 1) throw new ErrMalformed("relative quaternion width " + (h + 1));
+            scratch[0] = pb[0];
+            for (int i = 1; i < 4; i++)
+            {
+                long v = pb[i] + Codings.Unzigzag(r.Read(h + 1));
+                if (v < 0 || v > Steps) throw new ErrMalformed("relative quaternion component out of range");
+                scratch[i] = (int)v;
+            }
+            Unpack(scratch, o);
+        }
+    }
+
+    /// <summary>Decoding state of one message: the "any negative" flag, depth, scratch space.</summary>
+    public sealed class Decoder
+    {
+        public const int DefaultMaxDepth = 100;
+        public const int DefaultMaxLen = 1 << 20;
+        /// <summary>The message's limits, from its schema (Go's defaults unless set).</summary>
+        public int MaxDepth = DefaultMaxDepth, MaxLen = DefaultMaxLen;
+        public BitReader R;
+        public bool Neg, Flagged, SawNeg;
+        public int Depth;
+        public readonly double[] Q4 = new double[4];
+        public readonly int[] P4 = new int[4], P4b = new int[4];
+        public bool[] GNeg = new bool[16];
+        public ulong[] GMag = new ulong[16];
+        public Decoder(BitReader r) { R = r; }
+        public void Begin(BitReader r) { R = r; Neg = Flagged = SawNeg = false; Depth = 0; }
+        public void SignFlag() { if (!Flagged) { Neg = R.Bool(); Flagged = true; } }
+        public void End(string root)
+        {
+            if (Neg && !SawNeg) throw new ErrMalformed("sign flag set on a message without negative values").Within(root);
+        }
+        public void Enter() { if (++Depth > MaxDepth) throw new ErrMalformed("nesting deeper than " + MaxDepth); }
+        public void Leave() { Depth--; }
+        public int Len(int maxlen, int emin)
+        {
+            int l;
+            if (maxlen > 0)
+            {
+                ulong x = R.Read(Codings.BitsRequired((ulong)maxlen));
+                if (x > (ulong)maxlen) throw new ErrTooLong("length " + x + " over " + maxlen);
+                l = (int)x;
+            }
+            else
+            {
+                ulong x = Codings.ReadBitlen(R, 5);
+                if (x > (ulong)MaxLen) throw new ErrTooLong("length " + x);
+                l = (int)x;
+            }
+            if (emin > 0 && l > R.Remaining / emin) throw new ErrUnexpectedEnd("length " + l + " against the input left");
+            return l;
+        }
+        // ---- adaptive integers: sign and magnitude ----
+        public void Int(bool signed, int w, out bool neg, out ulong mag)
+        {
+            neg = false;
+            if (signed) { SignFlag(); if (Neg) neg = R.Bool(); }
+            mag = Codings.ReadBitlen(R, w);
+            if (neg) { if (mag == 0) throw new ErrMalformed("negative zero"); SawNeg = true; }
+        }
+        public long Signed(bool neg, ulong mag, int size)
+        {
+            ulong lim = 1UL << (size - 1);
+            if (neg ? mag > lim : mag > lim - 1) throw new ErrOutOfRange("magnitude " + mag + " for a " + size + "-bit integer");
+            return neg ? (long)(0 - mag) : (long)mag;
+        }
+        public ulong Unsigned(bool neg, ulong mag, int size)
+        {
+            if (neg) throw new ErrMalformed("sign on an unsigned value");
+            if (size < 64 && mag >= 1UL << size) throw new ErrOutOfRange(mag + " for a " + size + "-bit integer");
+            return mag;
+        }
+        public long BitlenSigned(int w, int size) { bool n; ulong m; Int(true, w, out n, out m); return Signed(n, m, size); }
+        public ulong BitlenUnsigned(int w, int size) { bool n; ulong m; Int(false, w, out n, out m); return Unsigned(n, m, size); }
+        public double Fixed(double prec, bool f32)
+        {
+            bool n; ulong m; Int(true, 6, out n, out m);
+            return FixedValue(n, m, prec, f32);
+        }
+        public static double FixedValue(bool neg, ulong mag, double prec, bool f32)
+        {
+            if (neg ? mag > 1UL << 63 : mag > (1UL << 63) - 1) throw new ErrOutOfRange("fixed-point step count");
+            long i = neg ? (long)(0 - mag) : (long)mag;
+            if (!FixedExact(i, prec, f32)) throw new ErrOutOfRange("fixed-point step count does not survive its float type");
+            return FromFixed(i, prec, f32);
+        }
+        public static double FromFixed(long i, double prec, bool f32) { double v = i * prec; return f32 ? (double)(float)v : v; }
+        public static bool FixedExact(long i, double prec, bool f32)
+        {
+            long lim = f32 ? 1L << 22 : 1L << 50;
+            if (i > -lim && i < lim && (!f32 || prec < 1e30)) return true;
+            double back = Codings.RoundHalfAway(FromFixed(i, prec, f32) / prec);
+            return back > -9.2233720368547758e18 && back < 9.2233720368547758e18 && (long)back == i;
+        }
+        /// <summary>
+        /// A shared-length group of count values: per member its signedness,
+        /// prefix width and type (sizes: the integer width in bits, 0 for a
+        /// fixed-point value of precs/f32s). Each value is checked against its
+        /// type as it is read, as Go does. Results in GNeg/GMag.
+        /// </summary>
+        public void Group(int count, int width, bool anySigned, bool[] signed, int[] widths, int[] sizes, double[] precs, bool[] f32s)
+        {
+            gSizes = sizes; gPrecs = precs; gF32s = f32s;
+            if (GMag.Length < count) { GMag = new ulong[count]; GNeg = new bool[count]; }
+            if (count == 0) return;
+            if (count == 1) { Int(signed[0], widths[0], out GNeg[0], out GMag[0]); return; }
+            if (anySigned) SignFlag();
+            bool shared = R.Bool();
+            int maxHigh = 0; long indiv = 0;
+            if (!shared)
+            {
+                for (int i = 0; i < count; i++)
+                {
+                    try { Int(signed[i], widths[i], out GNeg[i], out GMag[i]); Check(i, signed[i]); }
+                    catch (BitwireException e) { throw e.Within("[" + i + "]"); }
+                    indiv += Codings.BitlenBits(GMag[i], widths[i]);
+                    maxHigh = Math.Max(maxHigh, Codings.HighBit(GMag[i]));
+                }
+                if (width + (long)count * (maxHigh + 1) < indiv) throw new ErrMalformed("group coded one by one where a shared length is shorter");
+                return;
+            }
+            int h = (int)R.Read(width);
+            for (int i = 0; i < count; i++)
+            {
+                bool neg = false;
+                if (Neg && signed[i]) neg = R.Bool();
+                ulong mag = R.Read(h + 1);
+                if (neg) { if (mag == 0) throw new ErrMalformed("negative zero"); SawNeg = true; }
+                GNeg[i] = neg; GMag[i] = mag;
+                Check(i, signed[i]);
+                indiv += Codings.BitlenBits(mag, widths[i]);
+                maxHigh = Math.Max(maxHigh, Codings.HighBit(mag));
+            }
+            if (maxHigh != h || width + (long)count * (maxHigh + 1) >= indiv) throw new ErrMalformed("shared-length group that is not the shortest coding");
+        }
+        int[] gSizes; double[] gPrecs; bool[] gF32s;
+        void Check(int i, bool signed)
+        {
+            int size = gSizes[i];
+            if (size == 0) FixedValue(GNeg[i], GMag[i], gPrecs[i], gF32s[i]);
+            else if (signed) Signed(GNeg[i], GMag[i], size);
+            else Unsigned(GNeg[i], GMag[i], size);
+        }
+        /// <summary>A group of count elements of one coding (size 0: fixed-point with prec).</summary>
+        public void Group(int count, int width, bool signed, int size, double prec, bool f32)
+        {
+            if (sArr.Length < count)
+            {
+                int c = Math.Max(count, 2 * sArr.Length);
+                sArr = new bool[c]; wArr = new int[c]; zArr = new int[c]; pArr = new double[c]; fArr = new bool[c];
+            }
+            for (int i = 0; i < count; i++) { sArr[i] = signed; wArr[i] = width; zArr[i] = size; pArr[i] = prec; fArr[i] = f32; }
+            Group(count, width, signed, sArr, wArr, zArr, pArr, fArr);
+        }
+        bool[] sArr = new bool[16], fArr = new bool[16]; int[] wArr = new int[16], zArr = new int[16]; double[] pArr = new double[16];
+
+        // ---- deltas ----
+        /// <summary>An index set: sorted indexes in 0..n-1 (count -1: read it). Returns how many, in list.</summary>
+        public int IndexSet(int n, int count, List<int> list)
+        {
+            list.Clear();
+            if (count < 0)
+            {
+                ulong c = Codings.ReadBitlen(R, 5);
+                if (c > (ulong)n) throw new ErrMalformed("index set of " + c + " in " + n);
+                count = (int)c;
+            }
+            if (count == n) { for (int i = 0; i < n; i++) list.Add(i); return n; }
+            if (count == 0) return 0;
+            if (!R.Bool())
+            {
+                if (n > R.Remaining) throw new ErrUnexpectedEnd();
+                for (int i = 0; i < n; i++)
+                {
+                    if (R.Bool())
+                    {
+                        if (list.Count == count) throw new ErrMalformed("bitmask holds more than " + count + " indexes");
+                        list.Add(i);
+                    }
+                }
+                if (list.Count != count) throw new ErrMalformed("bitmask holds " + list.Count + " indexes, not " + count);
+                return count;
+            }
+            int k = (int)R.Read(5);
+            if (k >= 24) throw new ErrMalformed("Rice parameter " + k);
+            long prev = -1;
+            for (int j = 0; j < count; j++)
+            {
+                long q = 0;
+                while (R.Bool()) { if (++q > n) throw new ErrMalformed("index gap past " + n); }
+                long i = prev + 1 + (q << k) + (long)R.Read(k);
+                if (i >= n) throw new ErrMalformed("index " + i + " past " + n);
+                list.Add((int)i);
+                prev = i;
+            }
+            return count;
+        }
+        /// <summary>A delta window: whether the value is in it, and the difference in steps.</summary>
+        public bool Window(long lo, int bits, out long diff)
+        {
+            diff = 0;
+            if (!R.Bool()) return false;
+            diff = (long)R.Read(bits) + lo;
+            return true;
+        }
+        readonly Stack<List<int>> lists = new Stack<List<int>>();
+        public List<int> TakeList() { return lists.Count > 0 ? lists.Pop() : new List<int>(); }
+        public void GiveList(List<int> l) { lists.Push(l); }
+    }
+
+    /// <summary>Thrown inside an encoder when a negative value meets a message written with the flag 0.</summary>
+    public sealed class NeedSign : Exception { public static readonly NeedSign It = new NeedSign(); }
+
+    /// <summary>Encoding state of one message.</summary>
+    public sealed class Encoder
+    {
+        public BitWriter W;
+        public bool Neg, Flagged;
+        public int Depth;
+        public readonly int[] P4 = new int[4];
+        public bool[] GNeg = new bool[16];
+        public ulong[] GMag = new ulong[16];
+        public bool[] GSigned = new bool[16];
+        public int[] GWidth = new int[16];
+        public Encoder(BitWriter w) { W = w; }
+        public void Begin(bool neg) { Neg = neg; Flagged = false; Depth = 0; }
+        public void SignFlag() { if (!Flagged) { W.Bool(Neg); Flagged = true; } }
+        public int MaxDepth = Decoder.DefaultMaxDepth, MaxLen = Decoder.DefaultMaxLen;
+        public void Enter() { if (++Depth > MaxDepth) throw new ErrMalformed("nesting deeper than " + MaxDepth); }
+        public void Leave() { Depth--; }
+        public void Int(bool signed, int w, bool neg, ulong mag)
+        {
+            if (neg && !Neg) throw NeedSign.It;
+            if (signed) { SignFlag(); if (Neg) W.Bool(neg); }
+            Codings.WriteBitlen(W, mag, w);
+        }
+        public void BitlenSigned(long v, int w) { Int(true, w, v < 0, v < 0 ? 0 - (ulong)v : (ulong)v); }
+        public void BitlenUnsigned(ulong v, int w) { Int(false, w, false, v); }
+        public static void FixedMag(double v, double prec, bool f32, out bool neg, out ulong mag)
+        {
+            if (double.IsNaN(v) || double.IsInfinity(v)) throw new ErrInvalidValue("not a finite number");
+            double x = Codings.RoundHalfAway(v / prec);
+            if (!(x > -9.2233720368547758e18 && x < 9.2233720368547758e18)) throw new ErrOutOfRange("fixed-point step count over 2^63");
+            long i = (long)x;
+            if (!Decoder.FixedExact(i, prec, f32)) throw new ErrOutOfRange("fixed-point step count does not survive its float type");
+            neg = i < 0; mag = neg ? 0 - (ulong)i : (ulong)i;
+        }
+        public void Fixed(double v, double prec, bool f32) { bool n; ulong m; FixedMag(v, prec, f32, out n, out m); Int(true, 6, n, m); }
+        public void Ensure(int count)
+        {
+            if (GMag.Length < count) { GMag = new ulong[count]; GNeg = new bool[count]; GSigned = new bool[count]; GWidth = new int[count]; }
+        }
+        /// <summary>Writes the group of count values in GNeg/GMag (GSigned/GWidth per member).</summary>
+        public void Group(int count, int width, bool anySigned)
+        {
+            if (count == 0) return;
+            if (count == 1) { Int(GSigned[0], GWidth[0], GNeg[0], GMag[0]); return; }
+            if (anySigned) SignFlag();
+            int maxHigh = 0; long indiv = 0;
+            for (int i = 0; i < count; i++)
+            {
+                if (GNeg[i] && !Neg) throw NeedSign.It;
+                indiv += Codings.BitlenBits(GMag[i], GWidth[i]);
+                maxHigh = Math.Max(maxHigh, Codings.HighBit(GMag[i]));
+            }
+            if (width + (long)count * (maxHigh + 1) >= indiv)
+            {
+                W.Bool(false);
+                for (int i = 0; i < count; i++) Int(GSigned[i], GWidth[i], GNeg[i], GMag[i]);
+                return;
+            }
+            W.Bool(true);
+            W.Write((ulong)maxHigh, width);
+            for (int i = 0; i < count; i++)
+            {
+                if (Neg && GSigned[i]) W.Bool(GNeg[i]);
+                W.Write(GMag[i], maxHigh + 1);
+            }
+        }
+        public void SetSigned(int i, long v, int w) { GSigned[i] = true; GWidth[i] = w; GNeg[i] = v < 0; GMag[i] = v < 0 ? 0 - (ulong)v : (ulong)v; }
+        public void SetUnsigned(int i, ulong v, int w) { GSigned[i] = false; GWidth[i] = w; GNeg[i] = false; GMag[i] = v; }
+        public void SetFixed(int i, double v, double prec, bool f32) { GSigned[i] = true; GWidth[i] = 6; FixedMag(v, prec, f32, out GNeg[i], out GMag[i]); }
+    }
+
+    /// <summary>A message type's decoding (and encoding) limits, from its schema.</summary>
+    public struct Limits
+    {
+        public int MaxDepth, MaxLen;
+        public Limits(int maxDepth, int maxLen) { MaxDepth = maxDepth; MaxLen = maxLen; }
+        public static readonly Limits Default = new Limits(Decoder.DefaultMaxDepth, Decoder.DefaultMaxLen);
+    }
+
+    /// <summary>Whole messages: root entry points that generated code wraps.</summary>
+    public static class Message
+    {
+        public delegate void DecodeFn<T>(Decoder d, T into);
+        public delegate void EncodeFn<T>(Encoder e, T v);
+        public delegate void DeltaFn<T>(Decoder d, T baseline, T into);
+
+        [ThreadStatic] static Decoder dec;
+        [ThreadStatic] static BitReader rd;
+        static Decoder D(BitReader r, Limits lim)
+        {
+            if (dec == null) dec = new Decoder(r);
+            dec.Begin(r);
+            dec.MaxDepth = lim.MaxDepth; dec.MaxLen = lim.MaxLen;
+            return dec;
+        }
+
+        public static void DecodeFrom<T>(string root, BitReader r, T into, DecodeFn<T> fn, Limits lim)
+        {
+            var d = D(r, lim);
+            try { fn(d, into); } catch (BitwireException e) { throw e.Within(root); }
+            d.End(root);
+        }
+        public static void Decode<T>(string root, byte[] data, int length, T into, DecodeFn<T> fn, Limits lim)
+        {
+            if (rd == null) rd = new BitReader(data);
+            var r = rd;
+            r.Reset(data, length);
+            DecodeFrom(root, r, into, fn, lim);
+            if (!r.CheckPadding()) throw new ErrTrailingData(r.Remaining + " bits left").Within(root);
+        }
+        public static void DecodeDeltaFrom<T>(string root, BitReader r, T baseline, T into, DeltaFn<T> fn, Limits lim)
+        {
+            var d = D(r, lim);
+            try { fn(d, baseline, into); } catch (BitwireException e) { throw e.Within(root); }
+            d.End(root);
+        }
+        public static void DecodeDelta<T>(string root, byte[] data, int length, T baseline, T into, DeltaFn<T> fn, Limits lim)
+        {
+            if (rd == null) rd = new BitReader(data);
+            var r = rd;
+            r.Reset(data, length);
+            DecodeDeltaFrom(root, r, baseline, into, fn, lim);
+            if (!r.CheckPadding()) throw new ErrTrailingData(r.Remaining + " bits left").Within(root);
+        }
+        [ThreadStatic] static Encoder enc;
+        public static void EncodeTo<T>(string root, BitWriter w, T v, EncodeFn<T> fn, Limits lim)
+        {
+            int start = w.Length;
+            if (enc == null) enc = new Encoder(w);
+            var e = enc;
+            e.W = w;
+            e.MaxDepth = lim.MaxDepth; e.MaxLen = lim.MaxLen;
+            try
+            {
+                e.Begin(false);
+                try { fn(e, v); }
+                catch (NeedSign) { w.Truncate(start); e.Begin(true); fn(e, v); }
+            }
+            catch (BitwireException x) { w.Truncate(start); throw x.Within(root); }
+        }
+    }
+
+    /// <summary>Union tags: the variant index in TagBits bits.</summary>
+    public static class UnionTag
+    {
+        public static int Read(BitReader r, int bits, int variants)
+        {
+            int i = (int)r.Read(bits);
+            if (i >= variants) throw new ErrUnknownTag("union tag " + i + " of " + variants + " variants");
+            return i;
+        }
+    }
+
+    public class ErrIntegrity : BitwireException { public ErrIntegrity(string d = "integrity trailer does not match") : base("ErrIntegrity", d) { } }
+    public class ErrFutureTick : BitwireException { public ErrFutureTick(string d = "tick too far ahead") : base("ErrFutureTick", d) { } }
+    public class ErrStateMismatch : BitwireException { public ErrStateMismatch(string d = "state hash mismatch") : base("ErrStateMismatch", d) { } }
+
+    /// <summary>The header of a snapshot packet (version 2).</summary>
+    public struct SnapshotHeader { public uint Fingerprint, Tick, Baseline; public int Mode; public bool Hashed, Delta; }
+
+    /// <summary>What a receiver sends back for a packet: 9 bytes, flags, tick (u32 LE), token (u32 LE).</summary>
+    public struct SnapshotAck
+    {
+        public uint Tick, Token; public bool MissingBaseline, StateMismatch;
+        public void WriteTo(byte[] b, int at)
+        {
+            b[at] = (byte)((MissingBaseline ? 1 : 0) | (StateMismatch ? 2 : 0));
+            for (int i = 0; i < 4; i++) { b[at + 1 + i] = (byte)(Tick >> (8 * i)); b[at + 5 + i] = (byte)(Token >> (8 * i)); }
+        }
+    }
+
+    /// <summary>CRC-32C (Castagnoli), as Go's crc32.Checksum with the Castagnoli table.</summary>
+    public static class Crc32c
+    {
+        static readonly uint[] table = Make();
+        static uint[] Make()
+        {
+            var t = new uint[256];
+            for (uint i = 0; i < 256; i++) { uint c = i; for (int k = 0; k < 8; k++) c = (c & 1) != 0 ? (c >> 1) ^ 0x82F63B78u : c >> 1; t[i] = c; }
+            return t;
+        }
+        public static uint Of(byte[] b, int offset, int count)
+        {
+            uint c = 0xFFFFFFFFu;
+            for (int i = offset; i < offset + count; i++) c = table[(c ^ b[i]) & 0xFF] ^ (c >> 8);
+            return c ^ 0xFFFFFFFFu;
+        }
+    }
+
+    /// <summary>
+    /// The client side of a snapshot stream (packet version 2, integrity
+    /// modes 0 none, 1 crc32c and 2 hmac-sha256-80): checks each packet's header, trailer and
+    /// tick window, keeps the last Size accepted snapshots as baselines
+    /// (storage reused: no allocation once warm, state hashes aside),
+    /// decodes full snapshots and deltas against the right baseline, checks
+    /// the state hash, and says what to acknowledge (Ack). A rejected packet
+    /// changes nothing, except a state mismatch, which drops the baselines.
+    /// </summary>
+    public sealed class SnapshotReceiver<T> where T : class
+    {
+        public const ushort Magic = 0xB27E;
+        readonly string root; readonly uint fp; readonly Func<T> make;
+        readonly Message.DecodeFn<T> decode; readonly Message.DeltaFn<T> delta; readonly Action<T, T> copy; readonly Message.EncodeFn<T> encode;
+        readonly int mode; readonly uint maxAhead; readonly int recoverAfter;
+        readonly Limits lim;
+        readonly System.Security.Cryptography.HMACSHA256 mac;
+        readonly T[] vals; readonly uint[] ticks; int first, n;
+        T scratch;
+        readonly BitReader r = new BitReader(new byte[0]);
+        readonly BitWriter hw = new BitWriter();
+        bool accepted; uint newest;
+        int run; uint runTick; bool runBack;
+        SnapshotAck last; bool lastOK;
+        public SnapshotReceiver(string root, ulong fingerprint, int size, int mode, uint maxAhead, int recoverAfter, Func<T> make,
+            Message.DecodeFn<T> decode, Message.DeltaFn<T> delta, Action<T, T> copy, Message.EncodeFn<T> encode, Limits lim, byte[] key = null)
+        {
+            this.lim = lim;
+            if (mode < 0 || mode > 2) throw new ArgumentException("integrity mode " + mode);
+            if ((mode == 2) != (key != null) || (mode == 2 && key.Length < 16)) throw new ArgumentException("a MAC key of at least 16 bytes with mode 2, and none otherwise");
+            if (mode == 2) mac = new System.Security.Cryptography.HMACSHA256((byte[])key.Clone());
+            this.root = root; fp = Fingerprint32(fingerprint); this.make = make; this.decode = decode; this.delta = delta; this.copy = copy; this.encode = encode;
+            this.mode = mode; this.maxAhead = maxAhead; this.recoverAfter = recoverAfter;
+            vals = new T[size]; ticks = new uint[size]; scratch = make();
+        }
+        public static uint Fingerprint32(ulong f) { return (uint)f ^ (uint)(f >> 32); }
+        public static SnapshotHeader ReadHeader(BitReader r)
+        {
+            if (r.Remaining < 16) throw new ErrUnexpectedEnd("snapshot header");
+            var h = new SnapshotHeader();
+            ulong m = r.Read(16);
+            if (m != Magic) throw new ErrBadMagic("magic 0x" + m.ToString("x"));
+            h.Fingerprint = (uint)r.Read(32);
+            h.Tick = (uint)r.Read(32);
+            h.Mode = (int)r.Read(2);
+            if (h.Mode > 2) throw new ErrMalformed("integrity mode " + h.Mode);
+            h.Hashed = r.Bool();
+            h.Delta = r.Bool();
+            if (h.Delta)
+            {
+                ulong d = Codings.ReadBitlen(r, 5);
+                if (d >= h.Tick) throw new ErrMalformed("baseline " + (d + 1) + " ticks before tick " + h.Tick);
+                h.Baseline = h.Tick - (uint)d - 1;
+            }
+            return h;
+        }
+        int Find(uint tick)
+        {
+            for (int k = 0; k < n; k++) { int i = (first + k) % vals.Length; if (ticks[i] == tick) return i; }
+            return -1;
+        }
+        void Check(uint tick)
+        {
+            if (!accepted) return;
+            BitwireException err;
+            if (tick <= newest) err = new ErrStaleTick("tick " + tick + ", newest accepted " + newest);
+            else if (tick - newest > maxAhead) err = new ErrFutureTick("tick " + tick + " is " + (tick - newest) + " ticks past the newest accepted " + newest);
+            else return;
+            if (recoverAfter <= 0) throw err;
+            bool back = tick <= newest;
+            if (back && mode == 2) throw err; // only modes 0 and 1 rewind
+            if (run > 0 && back == runBack && tick == runTick) { }
+            else if (run > 0 && back == runBack && tick > runTick && tick - runTick <= maxAhead) { run++; runTick = tick; }
+            else { run = 1; runTick = tick; runBack = back; }
+            if (run >= recoverAfter) return;
+            throw err;
+        }
+        /// <summary>The ack the last Decode asks to send, if any.</summary>
+        public bool Ack(out SnapshotAck a) { a = last; return lastOK; }
+        /// <summary>The newest accepted snapshot (owned by the receiver: read it, do not keep it).</summary>
+        public T Latest { get; private set; }
+        /// <summary>Decodes a packet; returns its tick. The snapshot is Latest; Ack says what to send back.</summary>
+        public uint Decode(byte[] packet, int length)
+        {
+            lastOK = false;
+            r.Reset(packet, length);
+            var h = ReadHeader(r);
+            if (h.Fingerprint != fp) throw new ErrProtocolMismatch("packet 0x" + h.Fingerprint.ToString("x8") + ", receiver 0x" + fp.ToString("x8"));
+            if (h.Mode != mode) throw new ErrProtocolMismatch("packet's integrity mode " + h.Mode + ", receiver's " + mode);
+            int body = length - (mode == 1 ? 4 : mode == 2 ? 10 : 0);
+            if (body < 0) throw new ErrUnexpectedEnd("snapshot header");
+            uint token;
+            if (mode == 2)
+            {
+                byte[] tag = mac.ComputeHash(packet, 0, body);
+                int diff = 0;
+                for (int i = 0; i < 10; i++) diff |= tag[i] ^ packet[body + i];
+                if (diff != 0) throw new ErrIntegrity("hmac-sha256-80 trailer does not match");
+                token = (uint)(tag[10] | tag[11] << 8 | tag[12] << 16 | tag[13] << 24);
+            }
+            else
+            {
+                token = Crc32c.Of(packet, 0, body);
+                if (mode == 1)
+                {
+                    uint tr = (uint)(packet[body] | packet[body + 1] << 8 | packet[body + 2] << 16 | packet[body + 3] << 24);
+                    if (tr != token) throw new ErrIntegrity("crc32c trailer does not match");
+                }
+            }
+            Check(h.Tick);
+            r.Reset(packet, body);
+            ReadHeader(r);
+            if (h.Delta)
+            {
+                int i = Find(h.Baseline);
+                if (i < 0)
+                {
+                    last = new SnapshotAck { Tick = h.Tick, Token = token, MissingBaseline = true }; lastOK = true;
+                    throw new ErrNoBaseline("tick " + h.Tick + " is a delta against " + h.Baseline);
+                }
+                Message.DecodeDeltaFrom(root, r, vals[i], scratch, delta, lim);
+            }
+            else Message.DecodeFrom(root, r, scratch, decode, lim);
+            uint sum = h.Hashed ? (uint)r.Read(32) : 0;
+            if (!r.CheckPadding()) throw new ErrTrailingData(r.Remaining + " bits left").Within(root);
+            if (h.Hashed)
+            {
+                hw.Reset();
+                Message.EncodeTo(root, hw, scratch, encode, lim);
+                var seg = hw.Segment;
+                if (Crc32c.Of(seg.Array, seg.Offset, seg.Count) != sum)
+                {
+                    n = 0; first = 0;
+                    last = new SnapshotAck { Tick = h.Tick, Token = token, StateMismatch = true }; lastOK = true;
+                    throw new ErrStateMismatch("tick " + h.Tick);
+                }
+            }
+            bool rewound = accepted && h.Tick <= newest;
+            accepted = true; newest = h.Tick; run = 0;
+            if (rewound) while (n > 0 && ticks[(first + n - 1) % vals.Length] >= h.Tick) n--;
+            if (n > 0 && h.Tick <= ticks[(first + n - 1) % vals.Length]) throw new ErrStaleTick("tick " + h.Tick + ", history's newest is " + ticks[(first + n - 1) % vals.Length]);
+            int slot = n == vals.Length ? first : (first + n) % vals.Length;
+            T old = vals[slot];
+            vals[slot] = scratch;
+            ticks[slot] = h.Tick;
+            if (n == vals.Length) first = (first + 1) % vals.Length; else n++;
+            Latest = scratch;
+            scratch = old ?? make();
+            last = new SnapshotAck { Tick = h.Tick, Token = token }; lastOK = true;
+            return h.Tick;
+        }
+        /// <summary>Decodes a packet and copies its snapshot into into.</summary>
+        public uint Decode(byte[] packet, int length, T into) { uint t = Decode(packet, length); copy(Latest, into); return t; }
+        public void Reset() { n = 0; first = 0; accepted = false; newest = 0; run = 0; lastOK = false; }
+    }
+}

@@ -1,0 +1,280 @@
+//go:build ignore
+
+// Not built until the Node clients move onto replicate streams (issue 11 on issue 12).
+
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/bitwire/bitwire"
+	"github.com/bitwire/bitwire/gen"
+	"github.com/bitwire/bitwire/snapshot"
+)
+
+// Node clients (-node N): N of the clients are Node processes running
+// nodeclient/main.ts, which decodes the snapshot streams with TypeScript
+// generated from Shard's schema at start-up (gen.TypeScript) and the
+// runtime clients/ts/src/bitwire.ts, compiled with the TypeScript compiler
+// that `npm ci` installs in clients/ts. Each reports every snapshot it
+// accepts, re-encoded in full, on its standard output; the demo checks it
+// against the server's state of that tick, as the Go clients do in process.
+
+// NodeSummary is what one Node client saw.
+type NodeSummary struct {
+	ID          int `json:"id"` // the client (peer) index
+	Received    int `json:"received"`
+	Dropped     int `json:"dropped"` // by its own -loss
+	Accepted    int `json:"accepted"`
+	Checked     int `json:"checked"`
+	Unchecked   int `json:"unchecked"` // the tick had left the truth ring
+	Stale       int `json:"stale"`
+	NoBaseline  int `json:"no_baseline"`
+	Recovering  int `json:"recovering"` // ErrFutureTick or ErrStateMismatch: the stream re-anchors
+	Errors      int `json:"errors"`
+	Desyncs     int `json:"desyncs"`
+	AcksSent    int `json:"acks_sent"`
+	AcksDropped int `json:"acks_dropped"`
+}
+
+// nodeClient is a running Node client process.
+type nodeClient struct {
+	id    int
+	cmd   *exec.Cmd
+	stdin io.WriteCloser
+	addr  *net.UDPAddr
+	sc    *bufio.Scanner
+	done  chan struct{} // closed when its output has been read to the end
+	sum   NodeSummary
+	logf  func(string, ...any)
+}
+
+// repoRoot finds the repository from the working directory: the Node
+// client's sources and the TypeScript compiler live there.
+func repoRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if b, err := os.ReadFile(filepath.Join(dir, "go.mod")); err == nil && bytes.Contains(b, []byte("module github.com/bitwire/bitwire\n")) {
+			return dir, nil
+		}
+		up := filepath.Dir(dir)
+		if up == dir {
+			return "", errors.New("-node: run the demo inside the bitwire repository (it compiles cmd/bitwire-demo/nodeclient)")
+		}
+		dir = up
+	}
+}
+
+// buildNodeClient generates shard.ts from Shard's schema and compiles it
+// with the runtime and nodeclient/main.ts into dir; it returns node's path
+// and the script to run.
+func buildNodeClient(dir string) (node, script string, err error) {
+	root, err := repoRoot()
+	if err != nil {
+		return "", "", err
+	}
+	node, err = exec.LookPath("node")
+	if err != nil {
+		return "", "", errors.New("-node: node is not installed")
+	}
+	ts := filepath.Join(root, "clients", "ts")
+	tsc := filepath.Join(ts, "node_modules", "typescript", "bin", "tsc")
+	if _, err := os.Stat(tsc); err != nil {
+		return "", "", errors.New("-node: the TypeScript compiler is missing: run `npm ci` in clients/ts")
+	}
+	src := filepath.Join(dir, "src")
+	if err := os.MkdirAll(src, 0o755); err != nil {
+		return "", "", err
+	}
+	var shard bytes.Buffer
+	if err := gen.TypeScript(&shard, "./bitwire.js", gen.Named("ShardCodec", bitwire.MustFor[Shard]().Schema())); err != nil {
+		return "", "", err
+	}
+	files := map[string][]byte{"shard.ts": shard.Bytes()}
+	for name, from := range map[string]string{
+		"bitwire.ts": filepath.Join(ts, "src", "bitwire.ts"),
+		"main.ts":    filepath.Join(root, "cmd", "bitwire-demo", "nodeclient", "main.ts"),
+	} {
+		b, err := os.ReadFile(from)
+		if err != nil {
+			return "", "", err
+		}
+		files[name] = b
+	}
+	for name, b := range files {
+		if err := os.WriteFile(filepath.Join(src, name), b, 0o644); err != nil {
+			return "", "", err
+		}
+	}
+	config := `{"compilerOptions": {"target": "ES2020", "module": "ES2020", "moduleResolution": "node", "strict": true,
+"outDir": "build", "skipLibCheck": true, "types": ["node"], "typeRoots": [` + strconv.Quote(filepath.Join(ts, "node_modules", "@types")) + `]},
+"include": ["src/*.ts"]}`
+	if err := os.WriteFile(filepath.Join(dir, "tsconfig.json"), []byte(config), 0o644); err != nil {
+		return "", "", err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "package.json"), []byte(`{"type": "module"}`), 0o644); err != nil {
+		return "", "", err
+	}
+	if out, err := exec.Command(node, tsc, "-p", dir).CombinedOutput(); err != nil {
+		return "", "", fmt.Errorf("-node: compiling the Node client: %v\n%s", err, out)
+	}
+	return node, filepath.Join(dir, "build", "main.js"), nil
+}
+
+// startNodeClient starts client id, waits for the port it bound, and
+// starts checking its reports against truth.
+func startNodeClient(node, script string, id int, server *net.UDPAddr, streams, history int, cfg Config, seed uint64,
+	truth *truthRing, desyncs interface{ Add(int64) int64 }, logf func(string, ...any)) (*nodeClient, error) {
+	loss := cfg.Net.Loss
+	args := []string{script, "--server", strconv.Itoa(server.Port), "--id", strconv.Itoa(id),
+		"--streams", strconv.Itoa(streams), "--history", strconv.Itoa(history),
+		"--mode", strconv.Itoa(int(cfg.Inject.Integrity)), "--maxahead", strconv.Itoa(cfg.Rate * snapshot.AheadSeconds),
+		"--loss", strconv.FormatFloat(loss, 'g', -1, 64), "--seed", strconv.FormatUint(seed%4294967291+1, 10)}
+	if cfg.Inject.Integrity == snapshot.ModeMAC {
+		args = append(args, "--key", hex.EncodeToString(streamKey(cfg, id)))
+	}
+	cmd := exec.Command(node, args...)
+	cmd.Stderr = os.Stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	nc := &nodeClient{id: id, cmd: cmd, stdin: stdin, done: make(chan struct{}), logf: logf}
+	nc.sum.ID = id
+	sc := bufio.NewScanner(stdout)
+	sc.Buffer(make([]byte, 64<<10), 8<<20)
+	port := make(chan int, 1)
+	go func() {
+		if sc.Scan() {
+			if p, err := strconv.Atoi(strings.TrimPrefix(sc.Text(), "PORT ")); err == nil {
+				port <- p
+			}
+		}
+		close(port)
+	}()
+	select {
+	case p, ok := <-port:
+		if !ok {
+			nc.kill()
+			return nil, fmt.Errorf("-node: client %d did not report its port", id)
+		}
+		nc.addr = &net.UDPAddr{IP: loopback, Port: p}
+	case <-time.After(10 * time.Second):
+		nc.kill()
+		return nil, fmt.Errorf("-node: client %d did not start within 10s", id)
+	}
+	nc.sc = sc
+	go nc.check(truth, desyncs) // ends with the process's output (stop)
+	return nc, nil
+}
+
+func (nc *nodeClient) kill() {
+	nc.stdin.Close()
+	nc.cmd.Process.Kill()
+	nc.cmd.Wait()
+}
+
+// check reads the client's reports until its output ends, checking each
+// snapshot against the truth.
+func (nc *nodeClient) check(truth *truthRing, desyncs interface{ Add(int64) int64 }) {
+	defer close(nc.done)
+	c := bitwire.MustFor[Shard]()
+	for nc.sc.Scan() {
+		line := nc.sc.Text()
+		switch {
+		case strings.HasPrefix(line, "C "):
+			f := strings.Fields(line)
+			if len(f) != 4 {
+				nc.sum.Errors++
+				continue
+			}
+			k, err1 := strconv.Atoi(f[1])
+			tick, err2 := strconv.ParseUint(f[2], 10, 32)
+			b, err3 := hex.DecodeString(f[3])
+			var got Shard
+			var err4 error
+			if err1 == nil && err2 == nil && err3 == nil {
+				err4 = c.Unmarshal(b, &got)
+			}
+			if err1 != nil || err2 != nil || err3 != nil || err4 != nil {
+				nc.sum.Errors++
+				nc.logf("node client %d: bad report: %.80s", nc.id, line)
+				continue
+			}
+			equal, found := truth.check(uint32(tick), k, &got)
+			switch {
+			case !found:
+				nc.sum.Unchecked++
+			case !equal:
+				nc.sum.Desyncs++
+				if desyncs.Add(1) <= 5 {
+					nc.logf("DESYNC: node client %d stream %d tick %d: decoded state differs from the server's", nc.id, k, tick)
+				}
+			default:
+				nc.sum.Checked++
+			}
+		case strings.HasPrefix(line, "S "):
+			var s struct {
+				Received, Dropped, Accepted, Stale, NoBaseline, Recovering, Errors, AcksSent, AcksDropped int
+			}
+			if err := json.Unmarshal([]byte(line[2:]), &s); err == nil {
+				nc.sum.Received, nc.sum.Dropped, nc.sum.Accepted = s.Received, s.Dropped, s.Accepted
+				nc.sum.Stale, nc.sum.NoBaseline, nc.sum.Recovering, nc.sum.Errors = s.Stale, s.NoBaseline, s.Recovering, nc.sum.Errors+s.Errors
+				nc.sum.AcksSent, nc.sum.AcksDropped = s.AcksSent, s.AcksDropped
+			}
+		}
+	}
+}
+
+// stop closes the client's input (it then prints its counts and exits) and
+// waits, at most 5 s, for its reports to be checked.
+func (nc *nodeClient) stop() {
+	nc.stdin.Close()
+	select {
+	case <-nc.done:
+		nc.cmd.Wait()
+	case <-time.After(5 * time.Second):
+		nc.cmd.Process.Kill()
+		nc.cmd.Wait()
+		nc.sum.Errors++
+		nc.logf("node client %d did not stop within 5s", nc.id)
+	}
+}
+
+// nodeFleet is the run's Node clients and the directory they were built in.
+type nodeFleet struct {
+	clients []*nodeClient
+	dir     string
+}
+
+func (f *nodeFleet) stopAll() {
+	for _, c := range f.clients {
+		c.stop()
+	}
+	if f.dir != "" {
+		os.RemoveAll(f.dir)
+	}
+}

@@ -1,0 +1,145 @@
+package gen_test
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/bitwire/bitwire"
+	"github.com/bitwire/bitwire/gen"
+)
+
+// goldenCase is one block of testdata/golden/codings.txt.
+type goldenCase struct{ name, hex string }
+
+func readGolden(t *testing.T) []goldenCase {
+	f, err := os.Open("../testdata/golden/codings.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var cs []goldenCase
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		l := sc.Text()
+		if strings.HasPrefix(l, "[") && strings.HasSuffix(l, "]") {
+			cs = append(cs, goldenCase{name: l[1 : len(l)-1]})
+		} else if k, v, ok := strings.Cut(l, "="); ok && strings.TrimSpace(k) == "hex" && len(cs) > 0 {
+			cs[len(cs)-1].hex = strings.TrimSpace(v)
+		}
+	}
+	return cs
+}
+
+// goldenMessages reads the schema of every golden case that is a whole
+// message or union stream (deltas need their baselines, which the corpus
+// covers), and the cases as conformance lines: generated from the JSON
+// schema files alone, each client must decode each vector and re-encode it
+// to the same bytes.
+func goldenMessages(t *testing.T) ([]gen.Message, []cfCase) {
+	var msgs []gen.Message
+	var cases []cfCase
+	for _, c := range readGolden(t) {
+		if strings.HasPrefix(c.name, "delta-") {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("../testdata/golden/schemas", c.name+".json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var s bitwire.Schema
+		if err := json.Unmarshal(b, &s); err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		name := "G_" + strings.ReplaceAll(c.name, "-", "_")
+		msgs = append(msgs, gen.Named(name, &s))
+		kind := "golden"
+		if s.Union != nil {
+			kind = "golden-union"
+		}
+		cases = append(cases, cfCase{Kind: kind, Msg: name, Full: c.hex})
+	}
+	if len(cases) < 20 {
+		t.Fatalf("only %d golden cases", len(cases))
+	}
+	return msgs, cases
+}
+
+func TestGoldenTypeScript(t *testing.T) {
+	node, tsc := clientTools(t)
+	msgs, cases := goldenMessages(t)
+	var src strings.Builder
+	if err := gen.TypeScript(&src, "./bitwire.js", msgs...); err != nil {
+		t.Fatal(err)
+	}
+	dir := buildTS(t, node, tsc, []byte(src.String()))
+	runTS(t, node, dir, cases)
+}
+
+func TestGoldenCSharp(t *testing.T) {
+	mcs, mono := csTools(t)
+	msgs, cases := goldenMessages(t)
+	var src strings.Builder
+	if err := gen.CSharp(&src, "Conf", msgs...); err != nil {
+		t.Fatal(err)
+	}
+	exe := buildCS(t, mcs, []byte(src.String()), "../clients/cs/test/Conformance.cs")
+	runCS(t, mono, exe, cases)
+}
+
+func expectAll(t *testing.T, lang string, n int, out []byte, err error) {
+	t.Logf("%s, %d cases: %s", lang, n, strings.TrimSpace(string(out)))
+	if err != nil {
+		t.Fatalf("%s: %v\n%s", lang, err, out)
+	}
+	if want := fmt.Sprintf("%d passed, 0 failed", n); !strings.Contains(string(out), want) {
+		t.Fatalf("want %q", want)
+	}
+}
+
+func runTS(t *testing.T, node, dir string, cases []cfCase) {
+	var lines strings.Builder
+	for _, c := range cases {
+		b, _ := json.Marshal(c)
+		lines.Write(b)
+		lines.WriteByte('\n')
+	}
+	path := filepath.Join(dir, "corpus.jsonl")
+	if err := os.WriteFile(path, []byte(lines.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(node, filepath.Join(dir, "build/test/conformance.js"), "file://"+filepath.Join(dir, "build/src/gen.js"), path).CombinedOutput()
+	expectAll(t, "TypeScript", len(cases), out, err)
+}
+
+func runCS(t *testing.T, mono, exe string, cases []cfCase) {
+	var lines strings.Builder
+	for _, c := range cases {
+		kind, data, want := caseKind(c), c.Full, c.Want
+		base := ""
+		switch kind {
+		case "delta", "damaged-delta":
+			data, base = c.Delta, fmt.Sprint(*c.Base)
+		case "alloc-delta":
+			base = c.Delta // the delta; data is the baseline
+		case "snap":
+			data = c.Packet
+		}
+		if c.Err != "" {
+			want = c.Err
+		}
+		fmt.Fprintf(&lines, "%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%s\t%s\n", kind, c.Msg, data, want, base, c.Stream, c.Tick, c.Mode, c.Ack, c.Key)
+	}
+	path := filepath.Join(filepath.Dir(exe), "corpus.tsv")
+	if err := os.WriteFile(path, []byte(lines.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(mono, exe, "Conf", path).CombinedOutput()
+	expectAll(t, "C#", len(cases), out, err)
+}
