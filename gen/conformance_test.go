@@ -304,6 +304,7 @@ type cfCase struct {
 	Ack    string `json:"ack,omitempty"`  // the ack Go's receiver asks for, in hex
 	Err    string `json:"err,omitempty"`
 	ErrMsg string `json:"errmsg,omitempty"` // Go's error text, for failure reports
+	Max    int    `json:"max,omitempty"`    // replication: the client's WithMaxEntities
 }
 
 // canon is the canonical form of a decoded value that the runner compares

@@ -1554,3 +1554,181 @@ export class SnapshotReceiver<T> {
   }
   reset(): void { this.ticks = []; this.vals = []; this.accepted = false; this.newest = 0; this.run = 0; this.last = null; }
 }
+
+// ---- replication (the client side of package replicate) ----
+
+export class ErrStale extends BitwireError { constructor(d = "stale or duplicate packet") { super("ErrStale", d); } }
+export class ErrFuture extends BitwireError { constructor(d = "sequence number too far ahead") { super("ErrFuture", d); } }
+export class ErrTooManyEntities extends BitwireError { constructor(d = "too many entities") { super("ErrTooManyEntities", d); } }
+
+/** the magic of replication packets (they start with 7F B1) and of their acks (A7 B1) */
+export const REPLICATE_MAGIC = 0xb17f, REPLICATE_ACK_MAGIC = 0xb1a7;
+/** as Go's replicate constants */
+export const BASELINE_DEPTH = 8, REPLICATE_MAX_AHEAD = 1024, REPLICATE_RECOVER_AFTER = 8, REPLICATE_ACK_WINDOW = 32;
+
+/** the header of a replication packet */
+export interface ReplicaHeader { fingerprint: number; seq: number; tick: number; }
+
+/** reads a replication packet header; errors as Go's replicate.readHeader */
+export function readReplicaHeader(r: BitReader): ReplicaHeader {
+  if (r.remaining() < 112) throw new ErrUnexpectedEnd("replicate: header: unexpected end of input");
+  const m = r.read(16);
+  if (m !== REPLICATE_MAGIC) throw new ErrBadMagic(`replicate: bad magic number: 0x${m.toString(16)}`);
+  const fingerprint = r.read(32), seq = r.read(32), tick = r.read(32);
+  if (seq === 0) throw new ErrMalformed("replicate: header: sequence number 0");
+  return { fingerprint, seq, tick };
+}
+
+/** a replication ack: the newest packet accepted and the 32 before it (bit i: seq-1-i) */
+export interface ReplicaAck { seq: number; mask: number; }
+
+/** the 10 bytes of a replication ack (Go's replicate.AppendAck): magic, seq, mask, little-endian */
+export function encodeReplicaAck(a: ReplicaAck): Uint8Array {
+  const b = new Uint8Array(10);
+  const dv = new DataView(b.buffer);
+  dv.setUint16(0, REPLICATE_ACK_MAGIC, true);
+  dv.setUint32(2, a.seq >>> 0, true);
+  dv.setUint32(6, a.mask >>> 0, true);
+  return b;
+}
+
+/** what an accepted replication packet changed (Go's replicate.Info) */
+export interface ReplicaInfo { seq: number; tick: number; updated: number[]; removed: number[]; }
+
+/** options of a replica client: the most entities it holds (Go's WithMaxEntities, 2^20 by default) */
+export interface ReplicaOptions { maxEntities?: number; }
+
+function readGapID(r: BitReader, prev: number): number {
+  const g = readBitlen(r, 5);
+  const v = prev + 1 + Number(g);
+  if (typeof g === "bigint" || v > 0xffffffff) throw new ErrMalformed("replicate: id gap past 2^32");
+  return v;
+}
+function readReplicaBase(r: BitReader, tick: number): number {
+  const d = Number(readBitlen(r, 5));
+  if (d >= tick) throw new ErrMalformed(`baseline ${d + 1} ticks before tick ${tick}`);
+  return tick - d - 1;
+}
+
+/**
+ * The client side of one replicate.Peer (Go's replicate.Client): accepts
+ * packets in order only, within the bounded sequence window, keeps the last
+ * BASELINE_DEPTH states of every entity it holds (with their ticks) as
+ * baselines, applies removals, full states and deltas against the right
+ * baseline with the generated plan of the entity type, and says what to
+ * acknowledge (ack()). A packet that fails changes nothing.
+ */
+export class ReplicaClient<T> {
+  t: StructPlan;
+  fp: number;
+  max: number;
+  /** id → its kept states, oldest first, with their ticks */
+  ents: Map<number, { ticks: number[]; vals: T[] }> = new Map();
+  accepted = false;
+  newest = 0;
+  mask = 0;
+  tick = 0;
+  private run = 0; private runSeq = 0;
+  constructor(t: StructPlan, fingerprint: bigint, opts: ReplicaOptions = {}) {
+    this.t = t; this.fp = fingerprint32(fingerprint);
+    this.max = opts.maxEntities ?? (1 << 20);
+  }
+  /** the acknowledgement of what was accepted so far (seq 0 before any packet) */
+  ack(): ReplicaAck { return this.accepted ? { seq: this.newest, mask: this.mask } : { seq: 0, mask: 0 }; }
+  /** the number of entities held */
+  get size(): number { return this.ents.size; }
+  /** the state held of id and the tick it is from, or undefined */
+  get(id: number): { value: T; tick: number } | undefined {
+    const e = this.ents.get(id);
+    if (!e) return undefined;
+    const n = e.ticks.length - 1;
+    return { value: e.vals[n], tick: e.ticks[n] };
+  }
+  // the sequence window: package snapshot's TickWindow without rewinds
+  private check(seq: number): void {
+    if (!this.accepted) return;
+    let err: BitwireError;
+    if (seq <= this.newest) throw new ErrStale(`replicate: stale or duplicate packet: packet ${seq}, newest accepted ${this.newest}`);
+    else if (seq - this.newest > REPLICATE_MAX_AHEAD) err = new ErrFuture(`replicate: sequence number too far ahead: packet ${seq}, newest accepted ${this.newest} (at most ${REPLICATE_MAX_AHEAD} ahead)`);
+    else return;
+    if (this.run > 0 && seq === this.runSeq) {
+      // a duplicate: neither counts nor breaks the run
+    } else if (this.run > 0 && seq > this.runSeq && seq - this.runSeq <= REPLICATE_MAX_AHEAD) {
+      this.run++; this.runSeq = seq;
+    } else {
+      this.run = 1; this.runSeq = seq;
+    }
+    if (this.run >= REPLICATE_RECOVER_AFTER) return;
+    throw err;
+  }
+  /** applies one packet and returns what it changed; on any error nothing changes and the packet must not be acknowledged */
+  decode(packet: Uint8Array): ReplicaInfo {
+    const r = new BitReader(packet);
+    const h = readReplicaHeader(r);
+    if (h.fingerprint !== this.fp) throw new ErrProtocolMismatch(`replicate: protocol mismatch: packet 0x${h.fingerprint.toString(16)}, client 0x${this.fp.toString(16)}`);
+    this.check(h.seq);
+    const rem: number[] = [];
+    const dec: { id: number; v: T }[] = [];
+    try {
+      let held = this.ents.size;
+      let prev = -1;
+      while (r.bool()) {
+        const id = readGapID(r, prev);
+        prev = id;
+        rem.push(id);
+        if (this.ents.has(id)) held--;
+      }
+      let common = 0;
+      const hasCommon = r.bool();
+      if (hasCommon) common = readReplicaBase(r, h.tick);
+      prev = -1;
+      let ri = 0;
+      while (r.bool()) {
+        const id = readGapID(r, prev);
+        prev = id;
+        while (ri < rem.length && rem[ri] < id) ri++;
+        const removedHere = ri < rem.length && rem[ri] === id;
+        let delta = r.bool();
+        let baseTick = common;
+        if (delta && !hasCommon) throw new ErrMalformed(`id ${id}: a delta against the common baseline of a packet without one`);
+        if (!delta) {
+          delta = r.bool();
+          if (delta) baseTick = readReplicaBase(r, h.tick);
+        }
+        const ent = removedHere ? undefined : this.ents.get(id);
+        let v: T;
+        if (delta) {
+          const i = ent ? ent.ticks.indexOf(baseTick) : -1;
+          if (!ent || i < 0) throw new ErrNoBaseline(`replicate: entity baseline not held: id ${id} against tick ${baseTick}`);
+          v = decodeDeltaFrom<T>(this.t, r, ent.vals[i]);
+        } else {
+          v = decodeFrom<T>(this.t, r);
+          if (!ent) held++;
+        }
+        dec.push({ id, v });
+      }
+      if (!checkPadding(r)) throw new ErrTrailingData(`${r.remaining()} bits left`);
+      if (held > this.max) throw new ErrTooManyEntities(`replicate: too many entities: ${held}, limit ${this.max}`);
+    } catch (e) {
+      if (e instanceof BitwireError) e.message = `replicate: packet ${h.seq} (tick ${h.tick}): ` + e.message;
+      throw e;
+    }
+    // commit: removals, then the entities
+    const removed: number[] = [], updated: number[] = [];
+    for (const id of rem) if (this.ents.delete(id)) removed.push(id);
+    for (const { id, v } of dec) {
+      let ent = this.ents.get(id);
+      if (!ent) { ent = { ticks: [], vals: [] }; this.ents.set(id, ent); }
+      ent.ticks.push(h.tick); ent.vals.push(v);
+      if (ent.ticks.length > BASELINE_DEPTH) { ent.ticks.shift(); ent.vals.shift(); }
+      updated.push(id);
+    }
+    if (!this.accepted) this.mask = 0;
+    else {
+      const shift = h.seq - this.newest;
+      this.mask = shift > REPLICATE_ACK_WINDOW ? 0 : shift === 32 ? (2 ** 31) >>> 0 : ((this.mask << shift) | (1 << (shift - 1))) >>> 0;
+    }
+    this.accepted = true; this.newest = h.seq; this.tick = h.tick; this.run = 0;
+    return { seq: h.seq, tick: h.tick, updated, removed };
+  }
+}

@@ -1,0 +1,254 @@
+package gen_test
+
+import (
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"math/rand"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/bitwire/bitwire"
+	"github.com/bitwire/bitwire/gen"
+	"github.com/bitwire/bitwire/replicate"
+)
+
+// The replication corpus: Go's replicate.Server and Peer send a changing
+// world of entities (adds, changes, removals) over a channel that loses,
+// holds back (reorders), duplicates and damages packets, and loses acks;
+// every packet that reaches the client is a case with what Go's
+// replicate.Client made of it: the states it set (id, tick, canonical
+// value), the ids it removed, the ids it holds, or the error, and the ack
+// it would send, in bytes. The TypeScript ReplicaClient
+// (clients/ts/src/bitwire.ts) gets the same packets in the same order and
+// must agree on every one.
+
+// replSentinel names a replicate.Client error the way the runtimes do.
+func replSentinel(err error) string {
+	for _, s := range []struct {
+		err  error
+		name string
+	}{
+		{replicate.ErrBadMagic, "ErrBadMagic"}, {replicate.ErrProtocolMismatch, "ErrProtocolMismatch"},
+		{replicate.ErrStale, "ErrStale"}, {replicate.ErrFuture, "ErrFuture"},
+		{replicate.ErrNoBaseline, "ErrNoBaseline"}, {replicate.ErrTooManyEntities, "ErrTooManyEntities"},
+	} {
+		if errors.Is(err, s.err) {
+			return s.name
+		}
+	}
+	return sentinel(err)
+}
+
+// replStream describes one stream of the corpus.
+type replStream struct {
+	entities int // ids 1..entities, some removed and re-added
+	budget   int // bytes per packet
+	bwidth   int // bytes per second (several packets a tick), 0: one a tick
+	ticks    int
+	outage   [2]int // packets [from, to) (counted from 0) are all lost
+	maxEnts  int    // the client's WithMaxEntities, 0: default
+	spoof    bool   // some lost packets are acknowledged anyway (a spoofed ack): the Peer then sends deltas the client cannot decode
+}
+
+// replCorpus appends the cases of one stream of entities of type E.
+func replCorpus[E any](t *testing.T, name string, st int, cfg replStream, r *rand.Rand, random func() E, next func(E) E, cases *[]cfCase) {
+	c := bitwire.MustFor[E]()
+	s := c.Schema()
+	srv, err := replicate.NewServer(c, replicate.WithTickRate(30))
+	if err != nil {
+		t.Fatal(err)
+	}
+	focus := uint32(1)
+	peer, err := srv.NewPeer(replicate.PeerConfig[E]{
+		Priority: func(id uint32, _ *E) float32 {
+			d := float32(id) - float32(focus)
+			return 1 / (1 + d*d/16)
+		},
+		Relevant: func(id uint32, _ *E) bool { return (id+focus)%11 != 0 }, // interest moves with focus
+		Budget:   cfg.budget, Bandwidth: cfg.bwidth,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var opts []replicate.Option
+	if cfg.maxEnts > 0 {
+		opts = append(opts, replicate.WithMaxEntities(cfg.maxEnts))
+	}
+	cl, err := replicate.NewClient(c, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	world := map[uint32]E{}
+	var inflight [][]byte
+	deliver := func(p []byte) {
+		cs := cfCase{Kind: "repl", Msg: name, Stream: st, Packet: hex.EncodeToString(p), Max: cfg.maxEnts}
+		info, err := cl.Decode(p)
+		if err != nil {
+			cs.Err, cs.ErrMsg = replSentinel(err), err.Error()
+		} else {
+			var b strings.Builder
+			fmt.Fprintf(&b, "seq %d tick %d removed %v set", info.Seq, info.Tick, info.Removed)
+			for _, id := range info.Updated {
+				e, tick, ok := cl.Get(id)
+				if !ok {
+					t.Fatalf("updated id %d not held", id)
+				}
+				fmt.Fprintf(&b, " %d@%d=%s", id, tick, canonOf(t, s, e))
+			}
+			var held []uint32
+			cl.Range(func(id uint32, _ uint32, _ *E) bool { held = append(held, id); return true })
+			slices.Sort(held)
+			fmt.Fprintf(&b, " held %v", held)
+			cs.Want = b.String()
+		}
+		cs.Ack = hex.EncodeToString(replicate.AppendAck(nil, cl.Ack()))
+		if err == nil && r.Intn(5) > 0 { // the ack may be lost
+			peer.Ack(cl.Ack())
+		}
+		*cases = append(*cases, cs)
+	}
+	sent := 0
+	for tick := 1; tick <= cfg.ticks; tick++ {
+		if err := srv.Advance(uint32(tick)); err != nil {
+			t.Fatal(err)
+		}
+		focus = uint32(1 + (tick/5)%cfg.entities)
+		for id := uint32(1); id <= uint32(cfg.entities); id++ {
+			e, ok := world[id]
+			switch x := r.Intn(100); {
+			case !ok && x < 30, tick == 1:
+				e = random()
+			case ok && x < 3:
+				delete(world, id)
+				if _, err := srv.Remove(id); err != nil {
+					t.Fatal(err)
+				}
+				continue
+			case ok && x < 40:
+				e = next(e)
+			case !ok:
+				continue
+			}
+			world[id] = e
+			if _, err := srv.Set(id, &e); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for {
+			p, ok, err := peer.Encode(nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !ok {
+				break
+			}
+			sent++
+			if sent > cfg.outage[0] && sent <= cfg.outage[1] {
+				continue
+			}
+			switch x := r.Intn(40); {
+			case x < 6: // lost
+				if h, err := replicate.ParseHeader(p); err == nil && cfg.spoof && x < 2 {
+					peer.Ack(replicate.Ack{Seq: h.Seq})
+				}
+			case x < 10: // held back: delivered after the next one
+				inflight = append(inflight, p)
+				continue
+			case x < 12: // duplicated
+				deliver(p)
+				deliver(p)
+			case x == 12:
+				deliver(damageRepl(r, p))
+				deliver(p)
+			default:
+				deliver(p)
+			}
+			for _, q := range inflight {
+				deliver(q)
+			}
+			inflight = inflight[:0]
+		}
+	}
+}
+
+// damageRepl returns a copy of p with one kind of damage that the format
+// itself catches (without a trailer, a flipped bit in a body may decode to
+// another valid state, or to a string the clients cannot hold).
+func damageRepl(r *rand.Rand, p []byte) []byte {
+	q := append([]byte(nil), p...)
+	switch r.Intn(5) {
+	case 0:
+		q[0] ^= 1 // magic
+	case 1:
+		q[3] ^= 0x10 // fingerprint
+	case 2:
+		q = q[:r.Intn(len(q))] // cut short
+	case 3:
+		q = append(q, 0) // a byte too many
+	case 4:
+		q[6], q[7], q[8], q[9] = 0, 0, 0, 0 // sequence number 0
+	}
+	return q
+}
+
+func replCases(t *testing.T) []cfCase {
+	r := rand.New(rand.NewSource(12))
+	var cases []cfCase
+	player := func() cfPlayer {
+		var p cfPlayer
+		p.Pos.X, p.Pos.Z, p.Pos.Y = float32(r.Float64()*1024-512), float32(r.Float64()*1024-512), float32(r.Float64()*128-16)
+		p.Yaw, p.Health, p.Weapon = float32(r.Float64()*360), r.Intn(201), r.Intn(16)
+		return p
+	}
+	movePlayer := func(p cfPlayer) cfPlayer {
+		p.Pos.X = max(-512, min(512, p.Pos.X+float32(r.Float64()*4-2)))
+		p.Yaw = float32(r.Float64() * 360)
+		if r.Intn(4) == 0 {
+			p.Health = r.Intn(201)
+		}
+		p.Firing = !p.Firing
+		return p
+	}
+	all := func(v cfAll) cfAll { return mutate(r, v) }
+	// many small entities, several packets a tick within a bandwidth budget
+	replCorpus(t, "Player", 1, replStream{entities: 120, budget: 300, bwidth: 30 * 700, ticks: 60}, r, player, movePlayer, &cases)
+	// one packet a tick, most entities wait their turn
+	replCorpus(t, "Player", 2, replStream{entities: 80, budget: 200, ticks: 80, spoof: true}, r, player, movePlayer, &cases)
+	// every coding, as entities
+	replCorpus(t, "All", 3, replStream{entities: 12, budget: 4000, bwidth: 30 * 8000, ticks: 50}, r, func() cfAll { return randAll(r) }, all, &cases)
+	// a long outage: more than MaxAhead packets lost, then the stream re-anchors (ErrFuture, then a run)
+	replCorpus(t, "Player", 4, replStream{entities: 20, budget: 60, ticks: 1200, outage: [2]int{30, 1090}}, r, player, movePlayer, &cases)
+	// a client that holds at most 30 entities
+	replCorpus(t, "Player", 5, replStream{entities: 40, budget: 1200, ticks: 30, maxEnts: 30}, r, player, movePlayer, &cases)
+	kinds := map[string]int{}
+	for _, c := range cases {
+		k := "accepted"
+		if c.Err != "" {
+			k = c.Err
+		}
+		kinds[k]++
+	}
+	t.Logf("replication corpus: %d packets delivered: %v", len(cases), kinds)
+	for _, k := range []string{"accepted", "ErrStale", "ErrFuture", "ErrNoBaseline", "ErrTooManyEntities", "ErrBadMagic", "ErrProtocolMismatch", "ErrUnexpectedEnd", "ErrTrailingData", "ErrMalformed"} {
+		if kinds[k] == 0 {
+			t.Errorf("the corpus has no case of %s", k)
+		}
+	}
+	return cases
+}
+
+// TestTypeScriptReplicate feeds the replication corpus to the TypeScript
+// runtime's ReplicaClient, decoding entities with code generated from their
+// schemas.
+func TestTypeScriptReplicate(t *testing.T) {
+	node, tsc := clientTools(t)
+	cases := replCases(t)
+	var src strings.Builder
+	if err := gen.TypeScript(&src, "./bitwire.js", corpusMessages(t)...); err != nil {
+		t.Fatal(err)
+	}
+	dir := buildTS(t, node, tsc, []byte(src.String()))
+	runTS(t, node, dir, cases)
+}
