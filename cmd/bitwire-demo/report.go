@@ -40,6 +40,7 @@ type Summary struct {
 	TopFields      []FieldSummary    `json:"top_fields"`  // the costliest leaf fields
 	PacketBits     int64             `json:"packet_bits"` // all datagrams sent, headers included
 	Series         []SecondSummary   `json:"series"`
+	NodeClients    []NodeSummary     `json:"node,omitempty"` // each Node client (-node)
 }
 
 // TickTimes is the server's wall-clock time per tick (stepping the world,
@@ -93,6 +94,7 @@ type ConfigSummary struct {
 	Duration   string  `json:"duration"`
 	BudgetKbps int     `json:"budget_kbps"`
 	Clients    int     `json:"clients"`
+	Node       int     `json:"node_clients"`
 	Bots       int     `json:"bots"`
 	Rate       int     `json:"rate"`
 	Crates     int     `json:"crates"`
@@ -139,7 +141,7 @@ type SecondSummary struct {
 func summarize(cfg Config, srv *server, clients []*client, stats *bitwire.Stats, ticks int, wall time.Duration, late int, tickTimes []float64) Summary {
 	s := Summary{
 		Config: ConfigSummary{
-			Duration: cfg.Duration.String(), BudgetKbps: cfg.BudgetKbps, Clients: cfg.Clients, Bots: cfg.Bots, Rate: cfg.Rate,
+			Duration: cfg.Duration.String(), BudgetKbps: cfg.BudgetKbps, Clients: cfg.Clients, Node: cfg.Node, Bots: cfg.Bots, Rate: cfg.Rate,
 			Crates: cfg.Crates, Seed: cfg.Seed, Loss: cfg.Net.Loss, Latency: cfg.Net.Latency.String(),
 			Jitter: cfg.Net.Jitter.String(), Dup: cfg.Net.Dup, Reorder: cfg.Net.Reorder,
 		},

@@ -19,6 +19,7 @@ import (
 type Config struct {
 	Duration time.Duration // simulated time: Duration×Rate ticks, paced in real time
 	Clients  int
+	Node     int // Node clients beside the Go ones (nodeclient.go)
 	Bots     int
 	Rate     int // ticks a second
 	Crates   int
@@ -50,8 +51,12 @@ func (cfg *Config) validate() error {
 		return errors.New("-clients must be at least 1")
 	case cfg.Bots < 0:
 		return errors.New("-bots must not be negative")
-	case cfg.Clients+cfg.Bots > maxPlayers:
-		return fmt.Errorf("-clients plus -bots is at most %d", maxPlayers)
+	case cfg.Node < 0:
+		return errors.New("-node must not be negative")
+	case cfg.Node > 0:
+		return errNodePending
+	case cfg.Clients+cfg.Node+cfg.Bots > maxPlayers:
+		return fmt.Errorf("-clients plus -node plus -bots is at most %d", maxPlayers)
 	case cfg.Rate < 1 || cfg.Rate > 1000:
 		return errors.New("-rate must be within 1..1000")
 	case cfg.Crates < 0 || cfg.Crates > 100000:
