@@ -27,14 +27,6 @@ import (
 // reports the entity states it accepts, re-encoded in full, on its standard
 // output ("C id tick hex"); the demo checks each against the server's state
 // of that entity at that tick, as the Go clients do in process.
-//
-// The demo now sends one replicate stream per client, and main.ts still
-// decodes the snapshot shard streams it used to send: until the TypeScript
-// replicate client is wired into main.ts, -node is refused (errNodePending).
-
-// errNodePending is -node's error while the Node client cannot decode
-// replicate streams.
-var errNodePending = errors.New("-node: the Node clients decode the old snapshot shard streams, not the replicate streams the demo now sends; they are disabled until the TypeScript replicate client (clients/ts) is wired into cmd/bitwire-demo/nodeclient/main.ts")
 
 // NodeSummary is what one Node client saw.
 type NodeSummary struct {

@@ -9,8 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"errors"
-
 	"github.com/bitwire/bitwire/replicate"
 )
 
@@ -31,33 +29,10 @@ func nodeTools(t *testing.T) {
 	}
 }
 
-// nodePending skips the Node tests while -node is refused (errNodePending).
-func nodePending(t *testing.T) {
-	t.Helper()
-	cfg := DefaultConfig()
-	cfg.Node = 1
-	if err := cfg.validate(); errors.Is(err, errNodePending) {
-		t.Skip(err)
-	}
-}
-
-// -node is refused, with the reason, while the Node client cannot decode
-// replicate streams.
-func TestNodePendingRefused(t *testing.T) {
-	cfg := DefaultConfig()
-	cfg.Duration, cfg.Node = 100*time.Millisecond, 1
-	if _, err := run(cfg); err != nil && !errors.Is(err, errNodePending) {
-		t.Fatalf("run: %v", err)
-	} else if err == nil {
-		t.Skip("-node is accepted: the Node client decodes replicate streams")
-	}
-}
-
 // Node clients play beside a Go client over UDP with 10% loss both ways:
-// every snapshot they accept is checked against the server's state, none
+// every entity state they accept is checked against the server's state, none
 // differs, and their acks keep deltas flowing.
 func TestNodeClients(t *testing.T) {
-	nodePending(t)
 	nodeTools(t)
 	cfg := DefaultConfig()
 	cfg.Duration, cfg.Clients, cfg.Node, cfg.Crates = 2*time.Second, 1, 2, 150
@@ -91,7 +66,6 @@ func TestNodeClients(t *testing.T) {
 
 // A state that differs from the truth is caught by the Node clients too.
 func TestNodeClientsCatchDesync(t *testing.T) {
-	nodePending(t)
 	nodeTools(t)
 	cfg := DefaultConfig()
 	cfg.Duration, cfg.Clients, cfg.Node, cfg.Crates = 500*time.Millisecond, 1, 1, 30
