@@ -130,6 +130,8 @@ func runCS(t *testing.T, mono, exe string, cases []cfCase) {
 			base = c.Delta // the delta; data is the baseline
 		case "snap":
 			data = c.Packet
+		case "repl":
+			data, base = c.Packet, fmt.Sprint(c.Max)
 		}
 		if c.Err != "" {
 			want = c.Err

@@ -252,3 +252,16 @@ func TestTypeScriptReplicate(t *testing.T) {
 	dir := buildTS(t, node, tsc, []byte(src.String()))
 	runTS(t, node, dir, cases)
 }
+
+// TestCSharpReplicate feeds the replication corpus to the C# runtime's
+// ReplicaClient, through the generated Replica().
+func TestCSharpReplicate(t *testing.T) {
+	mcs, mono := csTools(t)
+	cases := replCases(t)
+	var src strings.Builder
+	if err := gen.CSharp(&src, "Conf", corpusMessages(t)...); err != nil {
+		t.Fatal(err)
+	}
+	exe := buildCS(t, mcs, []byte(src.String()), "../clients/cs/test/Conformance.cs")
+	runCS(t, mono, exe, cases)
+}

@@ -917,4 +917,218 @@ namespace Bitwire
         public uint Decode(byte[] packet, int length, T into) { uint t = Decode(packet, length); copy(Latest, into); return t; }
         public void Reset() { n = 0; first = 0; accepted = false; newest = 0; run = 0; lastOK = false; }
     }
+    // ---- replication (the client side of package replicate) ----
+
+    public class ErrStale : BitwireException { public ErrStale(string d = "stale or duplicate packet") : base("ErrStale", d) { } }
+    public class ErrFuture : BitwireException { public ErrFuture(string d = "sequence number too far ahead") : base("ErrFuture", d) { } }
+    public class ErrTooManyEntities : BitwireException { public ErrTooManyEntities(string d = "too many entities") : base("ErrTooManyEntities", d) { } }
+
+    /// <summary>The header of a replication packet.</summary>
+    public struct ReplicaHeader { public uint Fingerprint, Seq, Tick; }
+
+    /// <summary>A replication ack: the newest packet accepted (0: none) and, in bit i of Mask, packet Seq-1-i.</summary>
+    public struct ReplicaAck
+    {
+        public const ushort Magic = 0xB1A7;
+        public const int Size = 10;
+        public uint Seq, Mask;
+        /// <summary>Writes the 10 bytes of Go's replicate.AppendAck: magic, Seq, Mask, little-endian.</summary>
+        public void WriteTo(byte[] b, int at)
+        {
+            b[at] = Magic & 0xFF; b[at + 1] = Magic >> 8;
+            for (int i = 0; i < 4; i++) { b[at + 2 + i] = (byte)(Seq >> (8 * i)); b[at + 6 + i] = (byte)(Mask >> (8 * i)); }
+        }
+    }
+
+    /// <summary>
+    /// The client side of one replicate.Peer (Go's replicate.Client): accepts
+    /// packets in order only, within the bounded sequence window, keeps the
+    /// last BaselineDepth states of every entity it holds (with their ticks)
+    /// as baselines, applies removals, full states and deltas against the
+    /// right baseline with the generated code of the entity type, and says
+    /// what to acknowledge (Ack). A packet that fails changes nothing.
+    /// </summary>
+    public sealed class ReplicaClient<T> where T : class
+    {
+        public const ushort Magic = 0xB17F;
+        public const int BaselineDepth = 8, RecoverAfter = 8, AckWindow = 32;
+        public const uint MaxAhead = 1024;
+        sealed class Held { public uint Id; public readonly T[] Vals = new T[BaselineDepth]; public readonly uint[] Ticks = new uint[BaselineDepth]; public int N, Head; }
+        struct Staged { public uint Id; public Held Ent; public T Val; }
+        readonly string root; readonly uint fp; readonly int max; readonly Func<T> make;
+        readonly Message.DecodeFn<T> decode; readonly Message.DeltaFn<T> delta; readonly Limits lim;
+        readonly Dictionary<uint, Held> ents = new Dictionary<uint, Held>();
+        readonly List<uint> rem = new List<uint>();
+        readonly List<Staged> dec = new List<Staged>();
+        readonly List<T> pool = new List<T>();
+        readonly Stack<Held> freeHeld = new Stack<Held>();
+        readonly BitReader r = new BitReader(new byte[0]);
+        bool accepted; uint newest, mask, tick;
+        int run; uint runSeq;
+        /// <summary>The ids the last accepted packet set (ascending) and those it removed that were held.</summary>
+        public readonly List<uint> Updated = new List<uint>(), Removed = new List<uint>();
+        public ReplicaClient(string root, ulong fingerprint, Func<T> make, Message.DecodeFn<T> decode, Message.DeltaFn<T> delta, Limits lim, int maxEntities = 1 << 20)
+        {
+            if (maxEntities < 1) throw new ArgumentException("max entities under 1");
+            this.root = root; fp = SnapshotReceiver<T>.Fingerprint32(fingerprint); this.make = make; this.decode = decode; this.delta = delta; this.lim = lim; max = maxEntities;
+        }
+        public static ReplicaHeader ReadHeader(BitReader r)
+        {
+            if (r.Remaining < 112) throw new ErrUnexpectedEnd("replicate: header: unexpected end of input");
+            ulong m = r.Read(16);
+            if (m != Magic) throw new ErrBadMagic("replicate: bad magic number: 0x" + m.ToString("x"));
+            var h = new ReplicaHeader { Fingerprint = (uint)r.Read(32), Seq = (uint)r.Read(32), Tick = (uint)r.Read(32) };
+            if (h.Seq == 0) throw new ErrMalformed("replicate: header: sequence number 0");
+            return h;
+        }
+        /// <summary>The acknowledgement of what was accepted so far (Seq 0 before any packet).</summary>
+        public ReplicaAck Ack() { return accepted ? new ReplicaAck { Seq = newest, Mask = mask } : new ReplicaAck(); }
+        /// <summary>The tick of the newest accepted packet (0 before any).</summary>
+        public uint Tick { get { return tick; } }
+        /// <summary>The number of entities held.</summary>
+        public int Count { get { return ents.Count; } }
+        /// <summary>The ids held, in no particular order.</summary>
+        public IEnumerable<uint> Ids { get { return ents.Keys; } }
+        /// <summary>The state held of id and the tick it is from; the value belongs to the client until the next Decode.</summary>
+        public bool TryGet(uint id, out T value, out uint fromTick)
+        {
+            Held e;
+            if (!ents.TryGetValue(id, out e)) { value = null; fromTick = 0; return false; }
+            int i = (e.Head + e.N - 1) % BaselineDepth;
+            value = e.Vals[i]; fromTick = e.Ticks[i];
+            return true;
+        }
+        void Check(uint seq)
+        {
+            if (!accepted) return;
+            if (seq <= newest) throw new ErrStale("replicate: stale or duplicate packet: packet " + seq + ", newest accepted " + newest);
+            if (seq - newest <= MaxAhead) return;
+            if (run > 0 && seq == runSeq) { }
+            else if (run > 0 && seq > runSeq && seq - runSeq <= MaxAhead) { run++; runSeq = seq; }
+            else { run = 1; runSeq = seq; }
+            if (run >= RecoverAfter) return;
+            throw new ErrFuture("replicate: sequence number too far ahead: packet " + seq + ", newest accepted " + newest + " (at most " + MaxAhead + " ahead)");
+        }
+        uint ReadID(ref long prev)
+        {
+            ulong g = Codings.ReadBitlen(r, 5);
+            long v = prev + 1 + (long)g;
+            if (v > uint.MaxValue) throw new ErrMalformed("replicate: id gap past 2^32");
+            prev = v;
+            return (uint)v;
+        }
+        uint ReadBase(uint t)
+        {
+            ulong d = Codings.ReadBitlen(r, 5);
+            if (d >= t) throw new ErrMalformed("baseline " + (d + 1) + " ticks before tick " + t);
+            return t - (uint)d - 1;
+        }
+        T Scratch() { if (pool.Count == 0) return make(); T v = pool[pool.Count - 1]; pool.RemoveAt(pool.Count - 1); return v; }
+        /// <summary>Applies one packet; on any error nothing changes and the packet must not be acknowledged.</summary>
+        public void Decode(byte[] packet, int length)
+        {
+            r.Reset(packet, length);
+            var h = ReadHeader(r);
+            if (h.Fingerprint != fp) throw new ErrProtocolMismatch("replicate: protocol mismatch: packet 0x" + h.Fingerprint.ToString("x8") + ", client 0x" + fp.ToString("x8"));
+            Check(h.Seq);
+            rem.Clear();
+            foreach (var s in dec) pool.Add(s.Val);
+            dec.Clear();
+            try { Read(h); }
+            catch (BitwireException)
+            {
+                foreach (var s in dec) pool.Add(s.Val);
+                dec.Clear();
+                throw;
+            }
+            // commit: removals, then the entities
+            Updated.Clear(); Removed.Clear();
+            foreach (uint id in rem)
+            {
+                Held e;
+                if (!ents.TryGetValue(id, out e)) continue;
+                ents.Remove(id);
+                freeHeld.Push(e);
+                Removed.Add(id);
+            }
+            for (int k = 0; k < dec.Count; k++)
+            {
+                var s = dec[k];
+                Held e = s.Ent;
+                if (e == null)
+                {
+                    e = freeHeld.Count > 0 ? freeHeld.Pop() : new Held();
+                    e.Id = s.Id; e.N = 0; e.Head = 0;
+                    ents[s.Id] = e;
+                }
+                int slot;
+                if (e.N < BaselineDepth) { slot = (e.Head + e.N) % BaselineDepth; e.N++; }
+                else { slot = e.Head; e.Head = (e.Head + 1) % BaselineDepth; }
+                T old = e.Vals[slot];
+                e.Vals[slot] = s.Val; e.Ticks[slot] = h.Tick;
+                s.Val = old; // back to the pool (null for a new slot)
+                dec[k] = s;
+                Updated.Add(s.Id);
+            }
+            foreach (var s in dec) if (s.Val != null) pool.Add(s.Val);
+            dec.Clear();
+            if (!accepted) mask = 0;
+            else
+            {
+                uint shift = h.Seq - newest;
+                mask = shift > AckWindow ? 0 : shift == 32 ? 1u << 31 : (mask << (int)shift) | (1u << (int)(shift - 1));
+            }
+            accepted = true; newest = h.Seq; tick = h.Tick; run = 0;
+        }
+        void Read(ReplicaHeader h)
+        {
+            {
+                int held = ents.Count;
+                long prev = -1;
+                while (r.Bool())
+                {
+                    uint id = ReadID(ref prev);
+                    rem.Add(id);
+                    if (ents.ContainsKey(id)) held--;
+                }
+                uint common = 0;
+                bool hasCommon = r.Bool();
+                if (hasCommon) common = ReadBase(h.Tick);
+                prev = -1;
+                int ri = 0;
+                while (r.Bool())
+                {
+                    uint id = ReadID(ref prev);
+                    while (ri < rem.Count && rem[ri] < id) ri++;
+                    bool removedHere = ri < rem.Count && rem[ri] == id;
+                    bool isDelta = r.Bool();
+                    uint baseTick = common;
+                    if (isDelta && !hasCommon) throw new ErrMalformed("id " + id + ": a delta against the common baseline of a packet without one");
+                    if (!isDelta)
+                    {
+                        isDelta = r.Bool();
+                        if (isDelta) baseTick = ReadBase(h.Tick);
+                    }
+                    Held e = null;
+                    if (!removedHere) ents.TryGetValue(id, out e);
+                    T v = Scratch();
+                    dec.Add(new Staged { Id = id, Ent = e, Val = v });
+                    if (isDelta)
+                    {
+                        int bi = -1;
+                        if (e != null) for (int i = 0; i < e.N; i++) { int j = (e.Head + i) % BaselineDepth; if (e.Ticks[j] == baseTick) { bi = j; break; } }
+                        if (bi < 0) throw new ErrNoBaseline("replicate: entity baseline not held: id " + id + " against tick " + baseTick);
+                        Message.DecodeDeltaFrom(root, r, e.Vals[bi], v, delta, lim);
+                    }
+                    else
+                    {
+                        Message.DecodeFrom(root, r, v, decode, lim);
+                        if (e == null) held++;
+                    }
+                }
+                if (!r.CheckPadding()) throw new ErrTrailingData(r.Remaining + " bits left");
+                if (held > max) throw new ErrTooManyEntities("replicate: too many entities: " + held + ", limit " + max);
+            }
+        }
+    }
 }

@@ -142,6 +142,41 @@ public static class Conformance
                     passed++;
                     continue;
                 }
+                if (kind == "repl")
+                {
+                    // a replication stream: what the client set, removed and holds, or the error, and the ack in bytes
+                    object rc;
+                    if (!receivers.TryGetValue("repl" + c[5], out rc)) { int mx = int.Parse(c[4]); rc = codec.GetMethod("Replica").Invoke(null, new object[] { mx > 0 ? mx : 1 << 20 }); receivers["repl" + c[5]] = rc; }
+                    var rt = rc.GetType();
+                    string got;
+                    try
+                    {
+                        var p = Unhex(data);
+                        rt.GetMethod("Decode", new[] { typeof(byte[]), typeof(int) }).Invoke(rc, new object[] { p, p.Length });
+                        var sb = new StringBuilder();
+                        sb.Append("seq ").Append(((ReplicaAck)rt.GetMethod("Ack").Invoke(rc, null)).Seq).Append(" tick ").Append(rt.GetProperty("Tick").GetValue(rc)).Append(" removed [");
+                        sb.Append(string.Join(" ", (List<uint>)rt.GetField("Removed").GetValue(rc))).Append("] set");
+                        var tryGet = rt.GetMethod("TryGet");
+                        foreach (uint id in (List<uint>)rt.GetField("Updated").GetValue(rc))
+                        {
+                            var targs = new object[] { id, null, 0u };
+                            tryGet.Invoke(rc, targs);
+                            sb.Append(' ').Append(id).Append('@').Append(targs[2]).Append('=').Append(Canon(targs[1]));
+                        }
+                        var ids = new List<uint>((IEnumerable<uint>)rt.GetProperty("Ids").GetValue(rc));
+                        ids.Sort();
+                        sb.Append(" held [").Append(string.Join(" ", ids)).Append(']');
+                        got = sb.ToString();
+                    }
+                    catch (TargetInvocationException e) { got = e.InnerException is BitwireException ? ((BitwireException)e.InnerException).Sentinel : "other: " + e.InnerException; }
+                    var ab = new byte[ReplicaAck.Size];
+                    ((ReplicaAck)rt.GetMethod("Ack").Invoke(rc, null)).WriteTo(ab, 0);
+                    got += " ack " + Hex(ab);
+                    string w2 = want + " ack " + (c.Length > 8 ? c[8] : "");
+                    if (got != w2) { report("replication stream " + c[5] + " " + data + ": " + Differ(got, w2)); continue; }
+                    passed++;
+                    continue;
+                }
                 if (kind == "snap")
                 {
                     object rc;

@@ -32,7 +32,7 @@ function rand(): number {
 }
 
 const stats = { received: 0, dropped: 0, accepted: 0, stale: 0, noBaseline: 0, recovering: 0, errors: 0, acksSent: 0, acksDropped: 0 };
-const client = new bw.ReplicaClient<any>(EntityCodec.plan, EntityCodec.fingerprint);
+const client = EntityCodec.replica();
 const lines: string[] = [];
 function hex(b: Uint8Array): string { return Buffer.from(b.buffer, b.byteOffset, b.length).toString("hex"); }
 
