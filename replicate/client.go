@@ -3,6 +3,7 @@ package replicate
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/bitwire/bitwire"
 	"github.com/bitwire/bitwire/bits"
@@ -23,12 +24,19 @@ type Client[E any] struct {
 	free  []int32
 
 	// window bounds the sequence numbers accepted (package snapshot's
-	// acceptance rule, without rewinds: packets apply in order only).
+	// acceptance rule; rewinds only without a MAC, see NewClient).
 	window   *snapshot.TickWindow
+	guard    *snapshot.Integrity
 	accepted bool
 	newest   uint32 // sequence number of the newest accepted packet
 	mask     uint32 // the 32 before it that were accepted
 	tick     uint32 // tick of the newest accepted packet
+	// tokens are the ack tokens of the newest accepted packet and the 32
+	// before it, by sequence number modulo their count.
+	tokens [ackWindow + 1]seqToken
+	// missing is the newest packet refused with ErrNoBaseline since the
+	// newest accepted one (seq 0: none), reported in acks.
+	missing seqToken
 
 	r       bits.Reader
 	rem     []uint32
@@ -37,6 +45,8 @@ type Client[E any] struct {
 	updated []uint32
 	removed []uint32
 }
+
+type seqToken struct{ seq, token uint32 }
 
 // centity is a held entity: its states, oldest first from head on.
 type centity[E any] struct {
@@ -64,7 +74,14 @@ type Info struct {
 }
 
 // NewClient returns an empty Client of entities encoded by a codec with
-// the layout of c (same fingerprint as the Server's).
+// the layout of c (same fingerprint as the Server's), with the integrity
+// mode of WithIntegrity (none unless given), which must be its Peer's.
+//
+// Without a MAC, a run of RecoverAfter stale packets with increasing
+// sequence numbers re-anchors the Client backward (see
+// snapshot.TickWindow): a forged or corrupted packet with a sequence number
+// ahead of the sender's locks it out for at most that run. With a MAC every
+// accepted packet is the sender's and no run re-anchors backward.
 func NewClient[E any](c *bitwire.Codec[E], opts ...Option) (*Client[E], error) {
 	if c == nil {
 		return nil, errors.New("replicate: NewClient with a nil codec")
@@ -73,16 +90,22 @@ func NewClient[E any](c *bitwire.Codec[E], opts ...Option) (*Client[E], error) {
 	if err != nil {
 		return nil, err
 	}
+	guard, err := snapshot.NewIntegrity(cfg.integrity, cfg.key)
+	if err != nil {
+		return nil, fmt.Errorf("replicate: %w", err)
+	}
 	return &Client[E]{c: c, fp: fingerprint32(c.Fingerprint()), max: cfg.maxEntities, index: make(map[uint32]int32),
-		window: snapshot.NewTickWindow(MaxAhead, RecoverAfter, false)}, nil
+		window: snapshot.NewTickWindow(MaxAhead, RecoverAfter, cfg.integrity != snapshot.ModeMAC), guard: guard}, nil
 }
 
 // Decode applies one packet and returns what it changed. On any error the
-// view is left exactly as it was and the packet must not be acknowledged.
-// The errors: ErrBadMagic, ErrProtocolMismatch, ErrStale (a sequence
-// number not newer than the newest accepted), ErrFuture (more than
-// MaxAhead past it, unless a run of RecoverAfter increasing ones says the
-// stream really moved on), ErrNoBaseline, ErrTooManyEntities,
+// view is left exactly as it was and the packet must not be acknowledged
+// (Ack says what to send). The errors: ErrBadMagic, ErrProtocolMismatch
+// (another codec layout or integrity mode), ErrIntegrity (a trailer that
+// does not match), ErrStale (a sequence number not newer than the newest
+// accepted), ErrFuture (more than MaxAhead past it, unless a run of
+// RecoverAfter increasing ones says the stream really moved on),
+// ErrNoBaseline (reported in the next acks), ErrTooManyEntities,
 // bitwire.ErrTrailingData (bytes or non-zero padding after the body), and
 // the codec's errors for truncated or malformed input. Bad input of any
 // kind is an error, never a panic; decoding allocates at most in
@@ -97,6 +120,18 @@ func (cl *Client[E]) Decode(packet []byte) (Info, error) {
 	if h.Fingerprint != cl.fp {
 		return Info{}, fmt.Errorf("%w: packet %#08x, client %#08x", ErrProtocolMismatch, h.Fingerprint, cl.fp)
 	}
+	if h.Integrity != cl.guard.Mode() {
+		return Info{}, fmt.Errorf("%w: packet integrity %v, client %v", ErrProtocolMismatch, h.Integrity, cl.guard.Mode())
+	}
+	body, token, err := cl.guard.Open(packet)
+	if err == nil && len(body)*8 < headerBits {
+		err = bitwire.ErrUnexpectedEnd
+	}
+	if err != nil {
+		return Info{}, fmt.Errorf("replicate: packet %d: %w", h.Seq, err)
+	}
+	cl.r.Reset(body)
+	_ = cl.r.Skip(headerBits)
 	if err := cl.window.Check(h.Seq); err != nil {
 		if errors.Is(err, snapshot.ErrFutureTick) {
 			return Info{}, fmt.Errorf("%w: packet %d, newest accepted %d (at most %d ahead)", ErrFuture, h.Seq, cl.newest, MaxAhead)
@@ -104,9 +139,12 @@ func (cl *Client[E]) Decode(packet []byte) (Info, error) {
 		return Info{}, fmt.Errorf("%w: packet %d, newest accepted %d", ErrStale, h.Seq, cl.newest)
 	}
 	if err := cl.read(h); err != nil {
+		if errors.Is(err, ErrNoBaseline) {
+			cl.missing = seqToken{h.Seq, token}
+		}
 		return Info{}, fmt.Errorf("replicate: packet %d (tick %d): %w", h.Seq, h.Tick, err)
 	}
-	cl.commit(h)
+	cl.commit(h, token)
 	return Info{Seq: h.Seq, Tick: h.Tick, Updated: cl.updated, Removed: cl.removed}, nil
 }
 
@@ -226,7 +264,7 @@ func readBase(r *bits.Reader, tick uint32) (uint32, error) {
 }
 
 // commit applies a packet read whole: removals, then the entities.
-func (cl *Client[E]) commit(h Header) {
+func (cl *Client[E]) commit(h Header, token uint32) {
 	cl.updated, cl.removed = cl.updated[:0], cl.removed[:0]
 	for _, id := range cl.rem {
 		slot, ok := cl.index[id]
@@ -243,6 +281,7 @@ func (cl *Client[E]) commit(h Header) {
 			slot = cl.alloc(d.id)
 		}
 		ent := &cl.ents[slot]
+		ent.dropFrom(h.Tick)
 		var v *version[E]
 		if len(ent.vers) < BaselineDepth {
 			ent.vers = append(ent.vers, version[E]{})
@@ -255,7 +294,9 @@ func (cl *Client[E]) commit(h Header) {
 		v.val, cl.vals[k] = cl.vals[k], v.val
 		cl.updated = append(cl.updated, d.id)
 	}
-	if !cl.accepted {
+	// A re-anchoring backward (h.Seq not after newest) starts the mask
+	// afresh: the packets it named are not the sender's.
+	if !cl.accepted || h.Seq <= cl.newest {
 		cl.mask = 0
 	} else if shift := h.Seq - cl.newest; shift > ackWindow {
 		cl.mask = 0
@@ -263,7 +304,42 @@ func (cl *Client[E]) commit(h Header) {
 		cl.mask = cl.mask<<shift | 1<<(shift-1)
 	}
 	cl.accepted, cl.newest, cl.tick = true, h.Seq, h.Tick
+	cl.tokens[h.Seq%uint32(len(cl.tokens))] = seqToken{h.Seq, token}
+	if h.Seq > cl.missing.seq {
+		cl.missing = seqToken{}
+	}
 	cl.window.Accept(h.Seq)
+}
+
+// dropFrom drops the kept states of tick or later, before a state of tick
+// is kept. In the sender's stream an entity's ticks only increase, so this
+// drops nothing; after a forged or corrupted packet it drops the states it
+// brought (a future tick), or the genuine states it shadowed (the same
+// tick: the sender's later deltas against them then fail with
+// ErrNoBaseline, which the ack reports, and the sender sends full states).
+func (ent *centity[E]) dropFrom(tick uint32) {
+	drop := false
+	for i := range ent.vers {
+		drop = drop || ent.vers[i].tick >= tick
+	}
+	if !drop {
+		return
+	}
+	// Oldest first, then keep those before tick in order; swaps keep each
+	// state's storage for reuse.
+	v := ent.vers
+	slices.Reverse(v[:ent.head])
+	slices.Reverse(v[ent.head:])
+	slices.Reverse(v)
+	ent.head = 0
+	k := 0
+	for i := range v {
+		if v[i].tick < tick {
+			v[k], v[i] = v[i], v[k]
+			k++
+		}
+	}
+	ent.vers = v[:k]
 }
 
 func (cl *Client[E]) alloc(id uint32) int32 {
@@ -299,13 +375,30 @@ func (ent *centity[E]) find(tick uint32) *E {
 	return nil
 }
 
-// Ack returns the acknowledgement of what the Client accepted so far; the
-// zero Ack (Seq 0) before any packet.
+// Ack returns the acknowledgement of what the Client accepted so far, with
+// the packets' tokens, and the newest packet refused with ErrNoBaseline
+// since then; the zero Ack (Seq 0) before any packet.
 func (cl *Client[E]) Ack() Ack {
+	a := Ack{Missing: cl.missing.seq, MissingToken: cl.missing.token}
 	if !cl.accepted {
-		return Ack{}
+		return a
 	}
-	return Ack{Seq: cl.newest, Mask: cl.mask}
+	a.Seq, a.Mask = cl.newest, cl.mask
+	a.Token = cl.tokenOf(cl.newest)
+	for i := uint32(0); i < ackWindow; i++ {
+		if cl.mask&(1<<i) != 0 {
+			a.MaskToken ^= cl.tokenOf(cl.newest - 1 - i)
+		}
+	}
+	return a
+}
+
+func (cl *Client[E]) tokenOf(seq uint32) uint32 {
+	t := cl.tokens[seq%uint32(len(cl.tokens))]
+	if t.seq != seq {
+		return 0 // not kept: the mask never names such a packet
+	}
+	return t.token
 }
 
 // Tick returns the tick of the newest accepted packet (0 before any).
@@ -345,5 +438,6 @@ func (cl *Client[E]) Reset() {
 		cl.free = append(cl.free, slot)
 	}
 	cl.accepted, cl.newest, cl.mask, cl.tick = false, 0, 0, 0
+	cl.tokens, cl.missing = [ackWindow + 1]seqToken{}, seqToken{}
 	cl.window.Reset()
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/bitwire/bitwire/bits"
 	"github.com/bitwire/bitwire/fields"
+	"github.com/bitwire/bitwire/snapshot"
 )
 
 // PeerConfig is what the application decides for one client. The funcs
@@ -38,6 +39,21 @@ type PeerConfig[E any] struct {
 	// tick-rate consecutive ticks (one second at the Server's WithTickRate)
 	// never more than Bandwidth bytes. When 0, one packet a tick.
 	Bandwidth int
+	// Integrity is the packets' trailer (snapshot.ModeNone,
+	// snapshot.ModeChecksum or snapshot.ModeMAC), which the client's
+	// WithIntegrity must match; Key is the connection's secret for
+	// snapshot.ModeMAC (at least snapshot.MinKeySize bytes, copied), nil
+	// otherwise. The trailer counts towards Budget. docs/security.md weighs
+	// the modes.
+	Integrity snapshot.Mode
+	Key       []byte
+	// Refresh is the most ticks the Peer lets the client hold an entity
+	// after the last full state of it the client acknowledged before it
+	// sends the entity in full again, whether it changed or not: whatever
+	// the client came to hold wrongly (a forged or corrupted packet that
+	// got through) lasts at most that long, plus the time to send it. 0:
+	// DefaultRefreshSeconds at the Server's tick rate; negative: never.
+	Refresh int
 }
 
 // hotTrack is what a Peer's scan of the world reads of every entity slot
@@ -46,6 +62,7 @@ type PeerConfig[E any] struct {
 type hotTrack struct {
 	gen     uint32 // the incarnation this track is about
 	have    uint32 // tick of the newest acknowledged state of the client's view; 0: none
+	due     uint32 // the client's state is held only before this tick (Refresh); 0: never due
 	flight  uint32 // tick of the last send of the client's view; 0: none
 	wake    uint32 // a waiting entity is not looked at before this tick (unless it changes)
 	seen    uint32 // the tick it was last looked at
@@ -95,12 +112,14 @@ type sentEntity struct {
 	gen  uint32
 	n    uint32
 	tick uint32
+	full bool
 }
 
 // record is what a Peer remembers of a packet it sent.
 type record struct {
 	seq      uint32
 	tick     uint32
+	token    uint32 // the packet's ack token
 	acked    bool
 	ents     []sentEntity
 	removals []uint32
@@ -121,8 +140,10 @@ type choice struct {
 	id     uint32
 	off, n int
 	full   bool
-	base   uint32 // the baseline's tick, for a delta
-	acc    float32
+	// refresh: sent in full because its Refresh was due
+	refresh bool
+	base    uint32 // the baseline's tick, for a delta
+	acc     float32
 }
 
 // PeerStats counts what a Peer sent.
@@ -133,6 +154,9 @@ type PeerStats struct {
 	Delta    int   // entities sent as deltas
 	Removals int   // removal entries sent (a removal repeats until acknowledged)
 	Acks     int   // packets acknowledged
+	BadAcks  int   // acks, or their masks or reports, refused for a token that does not match
+	Missing  int   // missing-baseline reports taken (their packets' entities resent in full)
+	Refresh  int   // entities sent in full because their Refresh was due
 }
 
 // Peer is the server's side of one client: what the client holds of each
@@ -175,8 +199,10 @@ type Peer[E any] struct {
 	wsum     int
 	lastTick uint32
 
-	srtt  float64 // smoothed ack delay, in ticks
-	stats PeerStats
+	srtt    float64 // smoothed ack delay, in ticks
+	stats   PeerStats
+	guard   *snapshot.Integrity
+	refresh uint32 // ticks; 0: never
 }
 
 // NewPeer returns the Peer of a new client, which holds nothing yet.
@@ -190,7 +216,21 @@ func (s *Server[E]) NewPeer(cfg PeerConfig[E]) (*Peer[E], error) {
 	if cfg.Bandwidth < 0 {
 		return nil, errors.New("replicate: negative bandwidth")
 	}
-	p := &Peer[E]{s: s, cfg: cfg, recs: make([]record, recordRing), pendIdx: make(map[uint32]int), srtt: 3}
+	guard, err := snapshot.NewIntegrity(cfg.Integrity, cfg.Key)
+	if err != nil {
+		return nil, fmt.Errorf("replicate: %w", err)
+	}
+	if cfg.Budget < MinBudget+guard.Overhead() {
+		return nil, fmt.Errorf("replicate: budget %d bytes, under the minimum %d with a %v trailer", cfg.Budget, MinBudget+guard.Overhead(), cfg.Integrity)
+	}
+	cfg.Key = nil // the guard holds its copy
+	p := &Peer[E]{s: s, cfg: cfg, recs: make([]record, recordRing), pendIdx: make(map[uint32]int), srtt: 3, guard: guard}
+	switch {
+	case cfg.Refresh > 0:
+		p.refresh = uint32(cfg.Refresh)
+	case cfg.Refresh == 0:
+		p.refresh = uint32(DefaultRefreshSeconds * s.cfg.tickRate)
+	}
 	if cfg.Bandwidth > 0 {
 		p.perTick = float64(cfg.Bandwidth) / float64(s.cfg.tickRate)
 		p.window = make([]int, s.cfg.tickRate)
@@ -251,24 +291,73 @@ func (p *Peer[E]) dropRemoval(id uint32) {
 
 // Ack takes a client's acknowledgement. Acks may arrive late, twice or out
 // of order; sequence numbers never sent, or too old for the Peer to
-// remember (more than 256 packets back), are ignored.
-func (p *Peer[E]) Ack(a Ack) {
-	p.ack(a.Seq)
-	for i := 0; i < ackWindow; i++ {
-		if a.Mask&(1<<uint(i)) != 0 && a.Seq > uint32(i)+1 {
-			p.ack(a.Seq - 1 - uint32(i))
+// remember (more than 256 packets back), are ignored. Each part of the ack
+// is taken only when its token matches the packets the Peer sent (see
+// Ack): a part that does not match changes nothing, and Ack returns
+// ErrBadAck (the parts that match are still taken). A missing-baseline
+// report that matches makes every entity of that packet go in full next.
+func (p *Peer[E]) Ack(a Ack) error {
+	var bad error
+	if a.Seq != 0 {
+		if rec := p.record(a.Seq); rec != nil && rec.token == a.Token {
+			p.ack(rec)
+		} else {
+			bad = fmt.Errorf("%w: packet %d: wrong token or not sent", ErrBadAck, a.Seq)
 		}
 	}
+	if a.Mask != 0 {
+		var x uint32
+		ok := a.Seq > ackWindow || a.Mask>>(a.Seq-1) == 0 // names no packet before 1
+		for i := uint32(0); ok && i < ackWindow; i++ {
+			if a.Mask&(1<<i) != 0 {
+				rec := p.record(a.Seq - 1 - i)
+				ok = rec != nil
+				if ok {
+					x ^= rec.token
+				}
+			}
+		}
+		if ok && x == a.MaskToken {
+			for i := uint32(0); i < ackWindow; i++ {
+				if a.Mask&(1<<i) != 0 {
+					p.ack(p.record(a.Seq - 1 - i))
+				}
+			}
+		} else if bad == nil {
+			bad = fmt.Errorf("%w: the mask of packet %d: wrong token or not sent", ErrBadAck, a.Seq)
+		}
+	}
+	if a.Missing != 0 {
+		if rec := p.record(a.Missing); rec != nil && rec.token == a.MissingToken {
+			p.missingBaseline(rec)
+		} else if bad == nil {
+			bad = fmt.Errorf("%w: missing-baseline report of packet %d: wrong token or not sent", ErrBadAck, a.Missing)
+		}
+	}
+	if bad != nil {
+		p.stats.BadAcks++
+	}
+	return bad
 }
 
-func (p *Peer[E]) ack(seq uint32) {
+// record returns the record of packet seq, or nil when the Peer did not
+// send it or no longer remembers it.
+func (p *Peer[E]) record(seq uint32) *record {
 	if seq == 0 || seq > p.seq {
-		return
+		return nil
 	}
 	rec := &p.recs[seq%recordRing]
-	if rec.seq != seq || rec.acked {
+	if rec.seq != seq {
+		return nil
+	}
+	return rec
+}
+
+func (p *Peer[E]) ack(rec *record) {
+	if rec.acked {
 		return
 	}
+	seq := rec.seq
 	rec.acked = true
 	p.stats.Acks++
 	for _, e := range rec.ents {
@@ -276,9 +365,15 @@ func (p *Peer[E]) ack(seq uint32) {
 			continue
 		}
 		h, t := &p.hot[e.slot], &p.tracks[e.slot]
-		if h.gen == e.gen && e.n > t.viewFrom && e.n > t.ackedN {
+		if h.gen != e.gen || e.n <= t.viewFrom {
+			continue
+		}
+		if e.n > t.ackedN {
 			t.ackedN, t.acked = e.n, e.tick
 			h.have = e.tick
+		}
+		if e.full && p.refresh != 0 {
+			h.due = max(h.due, e.tick+p.refresh)
 		}
 	}
 	for _, id := range rec.removals {
@@ -288,6 +383,30 @@ func (p *Peer[E]) ack(seq uint32) {
 	}
 	if d := float64(p.s.tick - rec.tick); d >= 0 && d < 1<<20 {
 		p.srtt += (d - p.srtt) / 8
+	}
+}
+
+// missingBaseline takes a client's report that it lacked a baseline of
+// packet rec: the entities of rec go in full next, as if the client held
+// nothing of them (it holds a view, so removals still reach it).
+func (p *Peer[E]) missingBaseline(rec *record) {
+	if rec.acked {
+		return // the client accepted it after all (a stale report)
+	}
+	p.stats.Missing++
+	for _, e := range rec.ents {
+		if int(e.slot) >= len(p.tracks) {
+			continue
+		}
+		h, t := &p.hot[e.slot], &p.tracks[e.slot]
+		if h.gen != e.gen {
+			continue
+		}
+		// No acknowledged send of this incarnation counts as a baseline
+		// any more (ackedN = sends), nor keeps it held (have = 0); the
+		// next send is full.
+		h.have, h.flight, h.due = 0, 0, 0
+		t.ackedN = t.sends
 	}
 }
 
@@ -385,9 +504,10 @@ func scanSlots(gens, changed []uint32, hot []hotTrack, tracks []track, tick, res
 			*h = hotTrack{gen: gen}
 			tracks[slot] = track{prDue: tick + uint32(slot)%every}
 		}
-		// Ticks start at 1, so a have or flight of 0 is never current.
+		// Ticks start at 1, so a have or flight of 0 is never current; a
+		// due of 0 is never reached.
 		ch := changed[slot]
-		if h.have >= ch || (h.flight >= ch && tick-h.flight <= resend) || h.out {
+		if (h.have >= ch && (tick < h.due || h.due == 0)) || (h.flight >= ch && tick-h.flight <= resend) || h.out {
 			if h.waiting { // it stops waiting: its accumulator stops growing
 				h.waiting = false
 				t := &tracks[slot]
@@ -549,7 +669,7 @@ func (p *Peer[E]) Encode(dst []byte) (out []byte, ok bool, err error) {
 		}
 		limitBytes = min(limitBytes, room)
 	}
-	limit := limitBytes * 8
+	limit := (limitBytes - p.guard.Overhead()) * 8
 	// The two end-of-list bits and the common-baseline bit. The common
 	// baseline itself is free: it is named only when a delta refers to
 	// it, and that delta then saves more than it costs (1 bit instead of
@@ -592,7 +712,8 @@ func (p *Peer[E]) Encode(dst []byte) (out []byte, ok bool, err error) {
 		h, t := &p.hot[c.slot], &p.tracks[c.slot]
 		off := p.scratch.Len()
 		var base *E
-		if h.have != 0 && t.sends-t.ackedN < BaselineDepth && t.acked < s.tick {
+		refresh := h.due != 0 && s.tick >= h.due
+		if h.have != 0 && t.sends-t.ackedN < BaselineDepth && t.acked < s.tick && !refresh {
 			base = ent.at(t.acked)
 		}
 		// The body goes to scratch; its kind (and baseline) is written when
@@ -615,7 +736,7 @@ func (p *Peer[E]) Encode(dst []byte) (out []byte, ok bool, err error) {
 			continue
 		}
 		used += cost
-		p.chosen = append(p.chosen, choice{slot: c.slot, id: ent.id, off: off, n: n, full: base == nil, base: t.acked, acc: c.acc})
+		p.chosen = append(p.chosen, choice{slot: c.slot, id: ent.id, off: off, n: n, full: base == nil, refresh: refresh, base: t.acked, acc: c.acc})
 	}
 	if len(p.chosen) > 0 {
 		low := p.chosen[0].acc
@@ -657,7 +778,7 @@ func (p *Peer[E]) Encode(dst []byte) (out []byte, ok bool, err error) {
 	start := len(dst)
 	p.w.ResetAppend(dst)
 	defer p.w.ResetAppend(nil)
-	writeHeader(&p.w, Header{Fingerprint: s.fp, Seq: seq, Tick: s.tick})
+	writeHeader(&p.w, Header{Fingerprint: s.fp, Seq: seq, Tick: s.tick, Integrity: p.guard.Mode()})
 	prev := int64(-1)
 	for _, id := range p.rem {
 		writeID(&p.w, id, &prev)
@@ -684,14 +805,14 @@ func (p *Peer[E]) Encode(dst []byte) (out []byte, ok bool, err error) {
 		copyBits(&p.w, &p.r, src, ch.off, ch.n)
 	}
 	p.w.WriteBool(false)
-	out = p.w.Bytes()
+	out, token := p.guard.Seal(p.w.Bytes(), start)
 	size := len(out) - start
 	if size > limitBytes {
 		return dst, false, fmt.Errorf("replicate: internal: packet of %d bytes over the limit %d", size, limitBytes)
 	}
 
 	rec := &p.recs[seq%recordRing]
-	rec.seq, rec.tick, rec.acked = seq, s.tick, false
+	rec.seq, rec.tick, rec.token, rec.acked = seq, s.tick, token, false
 	rec.ents = rec.ents[:0]
 	rec.removals = append(rec.removals[:0], p.rem...)
 	for _, ch := range p.chosen {
@@ -699,7 +820,10 @@ func (p *Peer[E]) Encode(dst []byte) (out []byte, ok bool, err error) {
 		t.sends++
 		t.acc, t.accTick, h.waiting = 0, s.tick, false
 		h.flight = s.tick
-		rec.ents = append(rec.ents, sentEntity{slot: ch.slot, gen: h.gen, n: t.sends, tick: s.tick})
+		rec.ents = append(rec.ents, sentEntity{slot: ch.slot, gen: h.gen, n: t.sends, tick: s.tick, full: ch.full})
+		if ch.refresh {
+			p.stats.Refresh++
+		}
 		if ch.full {
 			p.stats.Full++
 		} else {

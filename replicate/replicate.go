@@ -32,6 +32,9 @@ package replicate
 
 import (
 	"errors"
+	"fmt"
+
+	"github.com/bitwire/bitwire/snapshot"
 )
 
 // Defaults and limits.
@@ -39,8 +42,14 @@ const (
 	// DefaultBudget is the largest packet, in bytes, unless PeerConfig.Budget
 	// says otherwise.
 	DefaultBudget = 1200
-	// MinBudget is the smallest packet budget: a header and a little room.
+	// MinBudget is the smallest packet budget: a header and a little room,
+	// besides the trailer of the Peer's integrity mode.
 	MinBudget = headerBytes + 16
+	// DefaultRefreshSeconds is how long, by default, a Peer lets a client
+	// hold an entity since the last full state of it the client
+	// acknowledged before sending it in full again (PeerConfig.Refresh):
+	// the bound on how long a wrong state can last at a client.
+	DefaultRefreshSeconds = 10
 	// BaselineDepth is the number of states of each entity a Client keeps
 	// as baselines. A Peer sends an entity as a delta only against a state
 	// the client acknowledged and has not since received BaselineDepth
@@ -97,6 +106,15 @@ var (
 	// ErrTooManyEntities: a packet would make the client hold more entities
 	// than its limit.
 	ErrTooManyEntities = errors.New("replicate: too many entities")
+	// ErrIntegrity: the packet's trailer does not match its bytes
+	// (corrupted, or forged without the key). It is package snapshot's
+	// sentinel: the trailers are the same.
+	ErrIntegrity = snapshot.ErrIntegrity
+	// ErrBadAck: Peer.Ack was given an ack, or a part of one, whose token
+	// does not match the packets the Peer sent (spoofed, or the ack of a
+	// forged packet the client accepted); that part changed nothing. It is
+	// package snapshot's sentinel.
+	ErrBadAck = snapshot.ErrBadAck
 	// ErrTickOrder: Advance with a tick not newer than the current one, or
 	// Set or Remove after a Peer encoded the current tick.
 	ErrTickOrder = errors.New("replicate: tick out of order")
@@ -109,6 +127,26 @@ type config struct {
 	versions    int
 	tickRate    int
 	maxEntities int
+	integrity   snapshot.Mode
+	key         []byte
+}
+
+// WithIntegrity sets a Client's integrity mode (snapshot.ModeNone unless
+// set), which must be its Peer's (PeerConfig.Integrity): snapshot.ModeChecksum
+// (a CRC32C trailer) or snapshot.ModeMAC with key, the connection's secret of
+// at least snapshot.MinKeySize bytes (copied). A Server ignores it: each
+// Peer's mode and key are in its PeerConfig.
+func WithIntegrity(mode snapshot.Mode, key []byte) Option {
+	return func(c *config) error {
+		if _, err := snapshot.NewIntegrity(mode, key); err != nil {
+			return fmt.Errorf("replicate: %w", err)
+		}
+		c.integrity, c.key = mode, append([]byte(nil), key...)
+		if key == nil {
+			c.key = nil
+		}
+		return nil
+	}
 }
 
 // WithVersions sets how many states of each entity the Server keeps as

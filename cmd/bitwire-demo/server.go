@@ -27,7 +27,8 @@ import (
 // ---- acks: client → server ----
 
 // An ack datagram: 'A', the client (uint16, little-endian), then the
-// replicate.Ack (replicate.AppendAck, 10 bytes). 13 bytes.
+// replicate.Ack (replicate.AppendAck, 19 bytes, or 27 with a
+// missing-baseline report). 22 or 30 bytes.
 const ackSize = 3 + replicate.AckSize
 
 func appendAck(dst []byte, client int, a replicate.Ack) []byte {
@@ -42,7 +43,7 @@ type ack struct {
 }
 
 func parseAck(b []byte) (ack, bool) {
-	if len(b) != ackSize || b[0] != 'A' {
+	if len(b) < ackSize || b[0] != 'A' {
 		return ack{}, false
 	}
 	a, err := replicate.ParseAck(b[3:])
