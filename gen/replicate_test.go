@@ -1,9 +1,11 @@
 package gen_test
 
 import (
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"math/rand"
 	"slices"
 	"strings"
@@ -12,6 +14,7 @@ import (
 	"github.com/bitwire/bitwire"
 	"github.com/bitwire/bitwire/gen"
 	"github.com/bitwire/bitwire/replicate"
+	"github.com/bitwire/bitwire/snapshot"
 )
 
 // The replication corpus: Go's replicate.Server and Peer send a changing
@@ -33,6 +36,7 @@ func replSentinel(err error) string {
 		{replicate.ErrBadMagic, "ErrBadMagic"}, {replicate.ErrProtocolMismatch, "ErrProtocolMismatch"},
 		{replicate.ErrStale, "ErrStale"}, {replicate.ErrFuture, "ErrFuture"},
 		{replicate.ErrNoBaseline, "ErrNoBaseline"}, {replicate.ErrTooManyEntities, "ErrTooManyEntities"},
+		{replicate.ErrIntegrity, "ErrIntegrity"},
 	} {
 		if errors.Is(err, s.err) {
 			return s.name
@@ -49,7 +53,9 @@ type replStream struct {
 	ticks    int
 	outage   [2]int // packets [from, to) (counted from 0) are all lost
 	maxEnts  int    // the client's WithMaxEntities, 0: default
-	spoof    bool   // some lost packets are acknowledged anyway (a spoofed ack): the Peer then sends deltas the client cannot decode
+	spoof    bool   // some lost packets are acknowledged anyway, with the right token (mode 0: anyone who sees the packet can compute it): the Peer then sends deltas the client cannot decode, and the client reports the missing baseline
+	forge    bool   // mode 0: some packets are delivered again with a sequence number 300 ahead (a forgery the client cannot tell), which it accepts and then re-anchors backward from
+	mode     int    // integrity mode: 0 none, 1 CRC32C, 2 HMAC-SHA256-80 (with a key of its own)
 }
 
 // replCorpus appends the cases of one stream of entities of type E.
@@ -61,7 +67,13 @@ func replCorpus[E any](t *testing.T, name string, st int, cfg replStream, r *ran
 		t.Fatal(err)
 	}
 	focus := uint32(1)
+	var key []byte
+	if cfg.mode == 2 {
+		key = make([]byte, 16+st)
+		r.Read(key)
+	}
 	peer, err := srv.NewPeer(replicate.PeerConfig[E]{
+		Integrity: snapshot.Mode(cfg.mode), Key: key,
 		Priority: func(id uint32, _ *E) float32 {
 			d := float32(id) - float32(focus)
 			return 1 / (1 + d*d/16)
@@ -72,7 +84,7 @@ func replCorpus[E any](t *testing.T, name string, st int, cfg replStream, r *ran
 	if err != nil {
 		t.Fatal(err)
 	}
-	var opts []replicate.Option
+	opts := []replicate.Option{replicate.WithIntegrity(snapshot.Mode(cfg.mode), key)}
 	if cfg.maxEnts > 0 {
 		opts = append(opts, replicate.WithMaxEntities(cfg.maxEnts))
 	}
@@ -83,7 +95,7 @@ func replCorpus[E any](t *testing.T, name string, st int, cfg replStream, r *ran
 	world := map[uint32]E{}
 	var inflight [][]byte
 	deliver := func(p []byte) {
-		cs := cfCase{Kind: "repl", Msg: name, Stream: st, Packet: hex.EncodeToString(p), Max: cfg.maxEnts}
+		cs := cfCase{Kind: "repl", Msg: name, Stream: st, Packet: hex.EncodeToString(p), Max: cfg.maxEnts, Mode: cfg.mode, Key: hex.EncodeToString(key)}
 		info, err := cl.Decode(p)
 		if err != nil {
 			cs.Err, cs.ErrMsg = replSentinel(err), err.Error()
@@ -151,7 +163,9 @@ func replCorpus[E any](t *testing.T, name string, st int, cfg replStream, r *ran
 			switch x := r.Intn(40); {
 			case x < 6: // lost
 				if h, err := replicate.ParseHeader(p); err == nil && cfg.spoof && x < 2 {
-					peer.Ack(replicate.Ack{Seq: h.Seq})
+					if err := peer.Ack(replicate.Ack{Seq: h.Seq, Token: crc32.Checksum(p, crc32.MakeTable(crc32.Castagnoli))}); err != nil {
+						t.Fatalf("a spoofed ack with the right token: %v", err)
+					}
 				}
 			case x < 10: // held back: delivered after the next one
 				inflight = append(inflight, p)
@@ -160,8 +174,12 @@ func replCorpus[E any](t *testing.T, name string, st int, cfg replStream, r *ran
 				deliver(p)
 				deliver(p)
 			case x == 12:
-				deliver(damageRepl(r, p))
+				deliver(damageRepl(r, p, cfg.mode))
 				deliver(p)
+			case x == 13 && cfg.forge:
+				q := append([]byte(nil), p...)
+				binary.LittleEndian.PutUint32(q[6:], binary.LittleEndian.Uint32(q[6:])+300)
+				deliver(q)
 			default:
 				deliver(p)
 			}
@@ -173,12 +191,19 @@ func replCorpus[E any](t *testing.T, name string, st int, cfg replStream, r *ran
 	}
 }
 
-// damageRepl returns a copy of p with one kind of damage that the format
-// itself catches (without a trailer, a flipped bit in a body may decode to
-// another valid state, or to a string the clients cannot hold).
-func damageRepl(r *rand.Rand, p []byte) []byte {
+// damageRepl returns a copy of p with one kind of damage; bits are flipped
+// only in packets with a trailer (modes 1 and 2), which catches them:
+// without one a flipped bit in a body may decode to another valid state, or
+// to a string the clients cannot hold.
+func damageRepl(r *rand.Rand, p []byte, mode int) []byte {
 	q := append([]byte(nil), p...)
-	switch r.Intn(5) {
+	n := 5
+	if mode > 0 {
+		n = 6
+	}
+	switch r.Intn(n) {
+	case 5:
+		q[r.Intn(len(q))] ^= 1 << r.Intn(8)
 	case 0:
 		q[0] ^= 1 // magic
 	case 1:
@@ -188,7 +213,7 @@ func damageRepl(r *rand.Rand, p []byte) []byte {
 	case 3:
 		q = append(q, 0) // a byte too many
 	case 4:
-		q[6], q[7], q[8], q[9] = 0, 0, 0, 0 // sequence number 0
+		q[6], q[7], q[8], q[9] = 0, 0, 0, 0 // sequence number 0 (a trailer refuses it first)
 	}
 	return q
 }
@@ -213,15 +238,15 @@ func replCases(t *testing.T) []cfCase {
 	}
 	all := func(v cfAll) cfAll { return mutate(r, v) }
 	// many small entities, several packets a tick within a bandwidth budget
-	replCorpus(t, "Player", 1, replStream{entities: 120, budget: 300, bwidth: 30 * 700, ticks: 60}, r, player, movePlayer, &cases)
+	replCorpus(t, "Player", 1, replStream{entities: 120, budget: 300, bwidth: 30 * 700, ticks: 60, mode: 1}, r, player, movePlayer, &cases)
 	// one packet a tick, most entities wait their turn
-	replCorpus(t, "Player", 2, replStream{entities: 80, budget: 200, ticks: 80, spoof: true}, r, player, movePlayer, &cases)
+	replCorpus(t, "Player", 2, replStream{entities: 80, budget: 200, ticks: 80, spoof: true, forge: true}, r, player, movePlayer, &cases)
 	// every coding, as entities
-	replCorpus(t, "All", 3, replStream{entities: 12, budget: 4000, bwidth: 30 * 8000, ticks: 50}, r, func() cfAll { return randAll(r) }, all, &cases)
+	replCorpus(t, "All", 3, replStream{entities: 12, budget: 4000, bwidth: 30 * 8000, ticks: 50, mode: 2}, r, func() cfAll { return randAll(r) }, all, &cases)
 	// a long outage: more than MaxAhead packets lost, then the stream re-anchors (ErrFuture, then a run)
 	replCorpus(t, "Player", 4, replStream{entities: 20, budget: 60, ticks: 1200, outage: [2]int{30, 1090}}, r, player, movePlayer, &cases)
 	// a client that holds at most 30 entities
-	replCorpus(t, "Player", 5, replStream{entities: 40, budget: 1200, ticks: 30, maxEnts: 30}, r, player, movePlayer, &cases)
+	replCorpus(t, "Player", 5, replStream{entities: 40, budget: 1200, ticks: 30, maxEnts: 30, mode: 2}, r, player, movePlayer, &cases)
 	kinds := map[string]int{}
 	for _, c := range cases {
 		k := "accepted"
@@ -230,8 +255,27 @@ func replCases(t *testing.T) []cfCase {
 		}
 		kinds[k]++
 	}
+	// the corpus must also hold a backward re-anchoring (after a forged
+	// packet ahead) and acks with a missing-baseline report
+	newest := map[int]uint32{}
+	for _, c := range cases {
+		var seq uint32
+		if c.Err != "" || c.Kind != "repl" {
+			continue
+		}
+		fmt.Sscanf(c.Want, "seq %d", &seq)
+		if n, ok := newest[c.Stream]; ok && seq <= n {
+			kinds["re-anchored backward"]++
+		}
+		newest[c.Stream] = seq
+	}
+	for _, c := range cases {
+		if len(c.Ack) == 2*replicate.AckSizeMissing {
+			kinds["acks with a missing-baseline report"]++
+		}
+	}
 	t.Logf("replication corpus: %d packets delivered: %v", len(cases), kinds)
-	for _, k := range []string{"accepted", "ErrStale", "ErrFuture", "ErrNoBaseline", "ErrTooManyEntities", "ErrBadMagic", "ErrProtocolMismatch", "ErrUnexpectedEnd", "ErrTrailingData", "ErrMalformed"} {
+	for _, k := range []string{"accepted", "ErrStale", "ErrFuture", "ErrNoBaseline", "ErrTooManyEntities", "ErrBadMagic", "ErrProtocolMismatch", "ErrUnexpectedEnd", "ErrTrailingData", "ErrMalformed", "ErrIntegrity", "re-anchored backward", "acks with a missing-baseline report"} {
 		if kinds[k] == 0 {
 			t.Errorf("the corpus has no case of %s", k)
 		}

@@ -142,7 +142,7 @@ export async function run(modPath: string, corpusPath: string): Promise<void> {
       // a replication stream: what the client set, removed and holds, or the error, and the ack in bytes
       let rc = replicas.get(c.stream as number);
       if (!rc) {
-        rc = codec.replica({ maxEntities: c.max || undefined }) as bw.ReplicaClient<any>;
+        rc = codec.replica({ maxEntities: c.max || undefined, mode: c.mode ?? 0, key: c.key ? unhex(c.key) : undefined }) as bw.ReplicaClient<any>;
         replicas.set(c.stream as number, rc);
       }
       let got: string;
