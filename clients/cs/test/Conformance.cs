@@ -146,7 +146,7 @@ public static class Conformance
                 {
                     // a replication stream: what the client set, removed and holds, or the error, and the ack in bytes
                     object rc;
-                    if (!receivers.TryGetValue("repl" + c[5], out rc)) { int mx = int.Parse(c[4]); rc = codec.GetMethod("Replica").Invoke(null, new object[] { mx > 0 ? mx : 1 << 20 }); receivers["repl" + c[5]] = rc; }
+                    if (!receivers.TryGetValue("repl" + c[5], out rc)) { int mx = int.Parse(c[4]); rc = codec.GetMethod("Replica").Invoke(null, new object[] { int.Parse(c[7]), c.Length > 9 && c[9].Length > 0 ? Unhex(c[9]) : null, mx > 0 ? mx : 1 << 20 }); receivers["repl" + c[5]] = rc; }
                     var rt = rc.GetType();
                     string got;
                     try
@@ -169,8 +169,9 @@ public static class Conformance
                         got = sb.ToString();
                     }
                     catch (TargetInvocationException e) { got = e.InnerException is BitwireException ? ((BitwireException)e.InnerException).Sentinel : "other: " + e.InnerException; }
-                    var ab = new byte[ReplicaAck.Size];
-                    ((ReplicaAck)rt.GetMethod("Ack").Invoke(rc, null)).WriteTo(ab, 0);
+                    var ra = (ReplicaAck)rt.GetMethod("Ack").Invoke(rc, null);
+                    var ab = new byte[ra.Length];
+                    ra.WriteTo(ab, 0);
                     got += " ack " + Hex(ab);
                     string w2 = want + " ack " + (c.Length > 8 ? c[8] : "");
                     if (got != w2) { report("replication stream " + c[5] + " " + data + ": " + Differ(got, w2)); continue; }

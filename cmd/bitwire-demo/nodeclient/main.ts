@@ -3,7 +3,8 @@
 // from the demo's own Go type (entity.ts, written by the demo at start-up
 // with gen.TypeScript) and the runtime's ReplicaClient. It acknowledges
 // every packet it accepts (the demo's ack datagram: 'A', the client as
-// u16, the 10-byte replicate ack) and reports each entity state a packet
+// u16, the replicate ack with its tokens: 19 bytes, 27 with a
+// missing-baseline report) and reports each entity state a packet
 // set on stdout, re-encoded in full ("C id tick hex"), which the demo
 // checks against the server's state of that entity at that tick: the full
 // encoding of a quantized state is unique, so equal bytes are an exact
@@ -52,9 +53,10 @@ sock.on("message", (msg, rinfo) => {
     return; // a packet not accepted is not acknowledged
   }
   stats.accepted++;
-  const ack = Buffer.alloc(13);
+  const a = bw.encodeReplicaAck(client.ack());
+  const ack = Buffer.alloc(3 + a.length);
   ack[0] = 0x41; ack.writeUInt16LE(id, 1);
-  ack.set(bw.encodeReplicaAck(client.ack()), 3);
+  ack.set(a, 3);
   stats.acksSent++;
   if (loss > 0 && rand() < loss) stats.acksDropped++;
   else sock.send(ack, serverPort, "127.0.0.1");
