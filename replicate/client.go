@@ -37,6 +37,8 @@ type Client[E any] struct {
 	// missing is the newest packet refused with ErrNoBaseline since the
 	// newest accepted one (seq 0: none), reported in acks.
 	missing seqToken
+	expiry  uint32 // WithExpiry; 0: never
+	sweep   int    // the next slot the expiry looks at
 
 	r       bits.Reader
 	rem     []uint32
@@ -69,7 +71,8 @@ type Info struct {
 	// Updated lists the ids whose state the packet set (created, replaced
 	// or changed), ascending; their state is now from Tick.
 	Updated []uint32
-	// Removed lists the ids the packet removed that the client held.
+	// Removed lists the ids the packet removed that the client held, then
+	// those WithExpiry dropped.
 	Removed []uint32
 }
 
@@ -95,7 +98,7 @@ func NewClient[E any](c *bitwire.Codec[E], opts ...Option) (*Client[E], error) {
 		return nil, fmt.Errorf("replicate: %w", err)
 	}
 	return &Client[E]{c: c, fp: fingerprint32(c.Fingerprint()), max: cfg.maxEntities, index: make(map[uint32]int32),
-		window: snapshot.NewTickWindow(MaxAhead, RecoverAfter, cfg.integrity != snapshot.ModeMAC), guard: guard}, nil
+		window: snapshot.NewTickWindow(MaxAhead, RecoverAfter, cfg.integrity != snapshot.ModeMAC), guard: guard, expiry: cfg.expiry}, nil
 }
 
 // Decode applies one packet and returns what it changed. On any error the
@@ -309,6 +312,36 @@ func (cl *Client[E]) commit(h Header, token uint32) {
 		cl.missing = seqToken{}
 	}
 	cl.window.Accept(h.Seq)
+	if cl.expiry != 0 {
+		cl.expire(h.Tick)
+	}
+}
+
+// expirySweep is the number of slots each accepted packet's expiry looks
+// at: a world of n entities is swept every n/32 packets.
+const expirySweep = 32
+
+// expire drops the entities, among the next expirySweep slots, whose
+// newest state is more than the expiry away from tick (either way: a
+// made-up future tick counts too).
+func (cl *Client[E]) expire(tick uint32) {
+	for k := 0; k < expirySweep && len(cl.ents) > 0; k++ {
+		if cl.sweep >= len(cl.ents) {
+			cl.sweep = 0
+		}
+		slot := int32(cl.sweep)
+		cl.sweep++
+		ent := &cl.ents[slot]
+		if s, ok := cl.index[ent.id]; !ok || s != slot || len(ent.vers) == 0 {
+			continue // a free slot
+		}
+		t := ent.newest().tick
+		if d := max(t, tick) - min(t, tick); d > cl.expiry {
+			delete(cl.index, ent.id)
+			cl.free = append(cl.free, slot)
+			cl.removed = append(cl.removed, ent.id)
+		}
+	}
 }
 
 // dropFrom drops the kept states of tick or later, before a state of tick

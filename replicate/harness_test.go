@@ -231,7 +231,7 @@ func (s *sim) addClient(cfg replicate.PeerConfig[Body], loss, dup float64, maxDe
 	if err != nil {
 		s.t.Fatal(err)
 	}
-	cl, err := replicate.NewClient(bodyCodec)
+	cl, err := replicate.NewClient(bodyCodec, replicate.WithIntegrity(cfg.Integrity, cfg.Key))
 	if err != nil {
 		s.t.Fatal(err)
 	}

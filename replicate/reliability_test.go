@@ -24,7 +24,7 @@ func newPair(t *testing.T, cfg replicate.PeerConfig[Body]) *pair {
 	require.NoError(t, err)
 	peer, err := srv.NewPeer(cfg)
 	require.NoError(t, err)
-	cl, err := replicate.NewClient(bodyCodec)
+	cl, err := replicate.NewClient(bodyCodec, replicate.WithIntegrity(cfg.Integrity, cfg.Key))
 	require.NoError(t, err)
 	return &pair{t: t, srv: srv, peer: peer, cl: cl, rng: rand.New(rand.NewSource(7))}
 }

@@ -127,6 +127,7 @@ type config struct {
 	versions    int
 	tickRate    int
 	maxEntities int
+	expiry      uint32
 	integrity   snapshot.Mode
 	key         []byte
 }
@@ -170,6 +171,23 @@ func WithTickRate(hz int) Option {
 			return errors.New("replicate: tick rate outside 1..1000")
 		}
 		c.tickRate = hz
+		return nil
+	}
+}
+
+// WithExpiry makes a Client drop an entity whose newest state is more than
+// ticks away from the tick of the newest packet it accepted (reported in
+// Info.Removed), checking a few entities per packet. The Peer sends every
+// entity a client holds in full again within its Refresh, so with ticks a
+// few times the Peer's Refresh this drops only what the server never sent
+// or no longer has: an entity a forged or corrupted packet made up, which
+// nothing else would remove. 0 (the default): never. A Server ignores it.
+func WithExpiry(ticks int) Option {
+	return func(c *config) error {
+		if ticks < 0 {
+			return errors.New("replicate: negative expiry")
+		}
+		c.expiry = uint32(ticks)
 		return nil
 	}
 }
