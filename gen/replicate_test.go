@@ -55,6 +55,7 @@ type replStream struct {
 	maxEnts  int    // the client's WithMaxEntities, 0: default
 	spoof    bool   // some lost packets are acknowledged anyway, with the right token (mode 0: anyone who sees the packet can compute it): the Peer then sends deltas the client cannot decode, and the client reports the missing baseline
 	forge    bool   // mode 0: some packets are delivered again with a sequence number 300 ahead (a forgery the client cannot tell), which it accepts and then re-anchors backward from
+	expiry   int    // the client's WithExpiry, 0: never
 	mode     int    // integrity mode: 0 none, 1 CRC32C, 2 HMAC-SHA256-80 (with a key of its own)
 }
 
@@ -88,6 +89,9 @@ func replCorpus[E any](t *testing.T, name string, st int, cfg replStream, r *ran
 	if cfg.maxEnts > 0 {
 		opts = append(opts, replicate.WithMaxEntities(cfg.maxEnts))
 	}
+	if cfg.expiry > 0 {
+		opts = append(opts, replicate.WithExpiry(cfg.expiry))
+	}
 	cl, err := replicate.NewClient(c, opts...)
 	if err != nil {
 		t.Fatal(err)
@@ -95,7 +99,7 @@ func replCorpus[E any](t *testing.T, name string, st int, cfg replStream, r *ran
 	world := map[uint32]E{}
 	var inflight [][]byte
 	deliver := func(p []byte) {
-		cs := cfCase{Kind: "repl", Msg: name, Stream: st, Packet: hex.EncodeToString(p), Max: cfg.maxEnts, Mode: cfg.mode, Key: hex.EncodeToString(key)}
+		cs := cfCase{Kind: "repl", Msg: name, Stream: st, Packet: hex.EncodeToString(p), Max: cfg.maxEnts, Expiry: cfg.expiry, Mode: cfg.mode, Key: hex.EncodeToString(key)}
 		info, err := cl.Decode(p)
 		if err != nil {
 			cs.Err, cs.ErrMsg = replSentinel(err), err.Error()
@@ -121,7 +125,7 @@ func replCorpus[E any](t *testing.T, name string, st int, cfg replStream, r *ran
 		}
 		*cases = append(*cases, cs)
 	}
-	sent := 0
+	sent, damaged := 0, 0
 	for tick := 1; tick <= cfg.ticks; tick++ {
 		if err := srv.Advance(uint32(tick)); err != nil {
 			t.Fatal(err)
@@ -160,6 +164,14 @@ func replCorpus[E any](t *testing.T, name string, st int, cfg replStream, r *ran
 			if sent > cfg.outage[0] && sent <= cfg.outage[1] {
 				continue
 			}
+			if cfg.forge && (sent == 30 || sent == 55) {
+				// the packet again, 300 ahead: the client takes it and
+				// refuses the genuine ones as stale until a run of them
+				// re-anchors it backward
+				q := append([]byte(nil), p...)
+				binary.LittleEndian.PutUint32(q[6:], binary.LittleEndian.Uint32(q[6:])+300)
+				deliver(q)
+			}
 			switch x := r.Intn(40); {
 			case x < 6: // lost
 				if h, err := replicate.ParseHeader(p); err == nil && cfg.spoof && x < 2 {
@@ -173,13 +185,10 @@ func replCorpus[E any](t *testing.T, name string, st int, cfg replStream, r *ran
 			case x < 12: // duplicated
 				deliver(p)
 				deliver(p)
-			case x == 12:
-				deliver(damageRepl(r, p, cfg.mode))
+			case x == 12 || x == 14:
+				damaged++
+				deliver(damageRepl(r, p, cfg.mode, damaged))
 				deliver(p)
-			case x == 13 && cfg.forge:
-				q := append([]byte(nil), p...)
-				binary.LittleEndian.PutUint32(q[6:], binary.LittleEndian.Uint32(q[6:])+300)
-				deliver(q)
 			default:
 				deliver(p)
 			}
@@ -191,17 +200,18 @@ func replCorpus[E any](t *testing.T, name string, st int, cfg replStream, r *ran
 	}
 }
 
-// damageRepl returns a copy of p with one kind of damage; bits are flipped
+// damageRepl returns a copy of p with one kind of damage (the kinds in
+// turn); bits are flipped
 // only in packets with a trailer (modes 1 and 2), which catches them:
 // without one a flipped bit in a body may decode to another valid state, or
 // to a string the clients cannot hold.
-func damageRepl(r *rand.Rand, p []byte, mode int) []byte {
+func damageRepl(r *rand.Rand, p []byte, mode, kind int) []byte {
 	q := append([]byte(nil), p...)
 	n := 5
 	if mode > 0 {
 		n = 6
 	}
-	switch r.Intn(n) {
+	switch kind % n {
 	case 5:
 		q[r.Intn(len(q))] ^= 1 << r.Intn(8)
 	case 0:
@@ -238,7 +248,7 @@ func replCases(t *testing.T) []cfCase {
 	}
 	all := func(v cfAll) cfAll { return mutate(r, v) }
 	// many small entities, several packets a tick within a bandwidth budget
-	replCorpus(t, "Player", 1, replStream{entities: 120, budget: 300, bwidth: 30 * 700, ticks: 60, mode: 1}, r, player, movePlayer, &cases)
+	replCorpus(t, "Player", 1, replStream{entities: 120, budget: 300, bwidth: 30 * 700, ticks: 60, mode: 1, expiry: 6}, r, player, movePlayer, &cases)
 	// one packet a tick, most entities wait their turn
 	replCorpus(t, "Player", 2, replStream{entities: 80, budget: 200, ticks: 80, spoof: true, forge: true}, r, player, movePlayer, &cases)
 	// every coding, as entities

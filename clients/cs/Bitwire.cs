@@ -966,18 +966,21 @@ namespace Bitwire
         public const ushort Magic = 0xB27F;
         public const int HeaderBits = 114, BaselineDepth = 8, RecoverAfter = 8, AckWindow = 32;
         public const uint MaxAhead = 1024;
-        sealed class Held { public readonly T[] Vals = new T[BaselineDepth]; public readonly uint[] Ticks = new uint[BaselineDepth]; public int N, Head; }
-        struct Staged { public uint Id; public Held Ent; public T Val; }
+        sealed class Held { public uint Id; public readonly T[] Vals = new T[BaselineDepth]; public readonly uint[] Ticks = new uint[BaselineDepth]; public int N, Head; }
+        struct Staged { public uint Id; public int Slot; public T Val; }
         struct SeqToken { public uint Seq, Token; }
         readonly string root; readonly uint fp; readonly int max; readonly Func<T> make;
         readonly Message.DecodeFn<T> decode; readonly Message.DeltaFn<T> delta; readonly Limits lim;
-        readonly int mode;
+        readonly int mode; readonly uint expiry;
         readonly System.Security.Cryptography.HMACSHA256 mac;
-        readonly Dictionary<uint, Held> ents = new Dictionary<uint, Held>();
+        // the entities held, in slots as Go's (the expiry sweeps them in slot order)
+        readonly List<Held> slots = new List<Held>();
+        readonly List<int> free = new List<int>();
+        readonly Dictionary<uint, int> index = new Dictionary<uint, int>();
+        int sweep;
         readonly List<uint> rem = new List<uint>();
         readonly List<Staged> dec = new List<Staged>();
         readonly List<T> pool = new List<T>();
-        readonly Stack<Held> freeHeld = new Stack<Held>();
         readonly BitReader r = new BitReader(new byte[0]);
         readonly SeqToken[] tokens = new SeqToken[AckWindow + 1];
         SeqToken missing;
@@ -986,9 +989,11 @@ namespace Bitwire
         /// <summary>The ids the last accepted packet set (ascending) and those it removed that were held.</summary>
         public readonly List<uint> Updated = new List<uint>(), Removed = new List<uint>();
         public ReplicaClient(string root, ulong fingerprint, Func<T> make, Message.DecodeFn<T> decode, Message.DeltaFn<T> delta, Limits lim,
-            int mode = 0, byte[] key = null, int maxEntities = 1 << 20)
+            int mode = 0, byte[] key = null, int maxEntities = 1 << 20, int expiry = 0)
         {
             if (maxEntities < 1) throw new ArgumentException("max entities under 1");
+            if (expiry < 0) throw new ArgumentException("negative expiry");
+            this.expiry = (uint)expiry;
             if (mode < 0 || mode > 2) throw new ArgumentException("integrity mode " + mode);
             if ((mode == 2) != (key != null) || (mode == 2 && key.Length < 16)) throw new ArgumentException("a MAC key of at least 16 bytes with mode 2, and none otherwise");
             if (mode == 2) mac = new System.Security.Cryptography.HMACSHA256((byte[])key.Clone());
@@ -1019,14 +1024,15 @@ namespace Bitwire
         /// <summary>The tick of the newest accepted packet (0 before any).</summary>
         public uint Tick { get { return tick; } }
         /// <summary>The number of entities held.</summary>
-        public int Count { get { return ents.Count; } }
+        public int Count { get { return index.Count; } }
         /// <summary>The ids held, in no particular order.</summary>
-        public IEnumerable<uint> Ids { get { return ents.Keys; } }
+        public IEnumerable<uint> Ids { get { return index.Keys; } }
         /// <summary>The state held of id and the tick it is from; the value belongs to the client until the next Decode.</summary>
         public bool TryGet(uint id, out T value, out uint fromTick)
         {
-            Held e;
-            if (!ents.TryGetValue(id, out e)) { value = null; fromTick = 0; return false; }
+            int slot;
+            if (!index.TryGetValue(id, out slot)) { value = null; fromTick = 0; return false; }
+            Held e = slots[slot];
             int i = (e.Head + e.N - 1) % BaselineDepth;
             value = e.Vals[i]; fromTick = e.Ticks[i];
             return true;
@@ -1110,21 +1116,15 @@ namespace Bitwire
             Updated.Clear(); Removed.Clear();
             foreach (uint id in rem)
             {
-                Held e;
-                if (!ents.TryGetValue(id, out e)) continue;
-                ents.Remove(id);
-                freeHeld.Push(e);
+                int slot;
+                if (!index.TryGetValue(id, out slot)) continue;
+                index.Remove(id);
+                free.Add(slot);
                 Removed.Add(id);
             }
             foreach (var s in dec)
             {
-                Held e = s.Ent;
-                if (e == null)
-                {
-                    e = freeHeld.Count > 0 ? freeHeld.Pop() : new Held();
-                    e.N = 0; e.Head = 0;
-                    ents[s.Id] = e;
-                }
+                Held e = slots[s.Slot >= 0 ? s.Slot : Alloc(s.Id)];
                 // states of this tick or later are dropped first (never in the
                 // sender's own stream); kept ticks therefore always increase
                 while (e.N > 0 && e.Ticks[(e.Head + e.N - 1) % BaselineDepth] >= h.Tick) e.N--;
@@ -1146,16 +1146,47 @@ namespace Bitwire
             accepted = true; newest = h.Seq; tick = h.Tick; run = 0;
             tokens[h.Seq % tokens.Length] = new SeqToken { Seq = h.Seq, Token = token };
             if (h.Seq > missing.Seq) missing = new SeqToken();
+            if (expiry != 0) Expire(h.Tick);
+        }
+        int Alloc(uint id)
+        {
+            int slot;
+            if (free.Count > 0) { slot = free[free.Count - 1]; free.RemoveAt(free.Count - 1); }
+            else { slot = slots.Count; slots.Add(new Held()); }
+            var e = slots[slot];
+            e.Id = id; e.N = 0; e.Head = 0;
+            index[id] = slot;
+            return slot;
+        }
+        // WithExpiry: drops the entities, among the next 32 slots, whose newest
+        // state is more than the expiry away from t, either way.
+        void Expire(uint t)
+        {
+            for (int k = 0; k < 32 && slots.Count > 0; k++)
+            {
+                if (sweep >= slots.Count) sweep = 0;
+                int slot = sweep++;
+                var e = slots[slot];
+                int at;
+                if (!index.TryGetValue(e.Id, out at) || at != slot || e.N == 0) continue; // a free slot
+                uint nt = e.Ticks[(e.Head + e.N - 1) % BaselineDepth];
+                if (Math.Max(nt, t) - Math.Min(nt, t) > expiry)
+                {
+                    index.Remove(e.Id);
+                    free.Add(slot);
+                    Removed.Add(e.Id);
+                }
+            }
         }
         void Read(ReplicaHeader h)
         {
-            int held = ents.Count;
+            int held = index.Count;
             long prev = -1;
             while (r.Bool())
             {
                 uint id = ReadID(ref prev);
                 rem.Add(id);
-                if (ents.ContainsKey(id)) held--;
+                if (index.ContainsKey(id)) held--;
             }
             uint common = 0;
             bool hasCommon = r.Bool();
@@ -1175,10 +1206,11 @@ namespace Bitwire
                     isDelta = r.Bool();
                     if (isDelta) baseTick = ReadBase(h.Tick);
                 }
-                Held e = null;
-                if (!removedHere) ents.TryGetValue(id, out e);
+                int slot = -1;
+                if (!removedHere && !index.TryGetValue(id, out slot)) slot = -1;
+                Held e = slot >= 0 ? slots[slot] : null;
                 T v = Scratch();
-                dec.Add(new Staged { Id = id, Ent = e, Val = v });
+                dec.Add(new Staged { Id = id, Slot = slot, Val = v });
                 if (isDelta)
                 {
                     int bi = -1;

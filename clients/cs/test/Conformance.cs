@@ -146,7 +146,7 @@ public static class Conformance
                 {
                     // a replication stream: what the client set, removed and holds, or the error, and the ack in bytes
                     object rc;
-                    if (!receivers.TryGetValue("repl" + c[5], out rc)) { int mx = int.Parse(c[4]); rc = codec.GetMethod("Replica").Invoke(null, new object[] { int.Parse(c[7]), c.Length > 9 && c[9].Length > 0 ? Unhex(c[9]) : null, mx > 0 ? mx : 1 << 20 }); receivers["repl" + c[5]] = rc; }
+                    if (!receivers.TryGetValue("repl" + c[5], out rc)) { int mx = int.Parse(c[4]); rc = codec.GetMethod("Replica").Invoke(null, new object[] { int.Parse(c[7]), c.Length > 9 && c[9].Length > 0 ? Unhex(c[9]) : null, mx > 0 ? mx : 1 << 20, int.Parse(c[6]) }); receivers["repl" + c[5]] = rc; }
                     var rt = rc.GetType();
                     string got;
                     try

@@ -1612,9 +1612,10 @@ export interface ReplicaInfo { seq: number; tick: number; updated: number[]; rem
 /**
  * options of a replica client, as Go's replicate options: the integrity
  * mode and MAC key (WithIntegrity, the Peer's), the most entities held
- * (WithMaxEntities, 2^20 by default)
+ * (WithMaxEntities, 2^20 by default), the expiry in ticks (WithExpiry, 0:
+ * never)
  */
-export interface ReplicaOptions { mode?: number; key?: Uint8Array; maxEntities?: number; }
+export interface ReplicaOptions { mode?: number; key?: Uint8Array; maxEntities?: number; expiry?: number; }
 
 function readGapID(r: BitReader, prev: number): number {
   const g = readBitlen(r, 5);
@@ -1645,8 +1646,13 @@ export class ReplicaClient<T> {
   max: number;
   mode: number;
   key: Uint8Array;
-  /** id → its kept states, oldest first, with their ticks */
-  ents: Map<number, { ticks: number[]; vals: T[] }> = new Map();
+  expiry: number;
+  // the entities held, in slots as Go's (the expiry sweeps them in slot
+  // order): each with its kept states, oldest first, and their ticks
+  private slots: { id: number; ticks: number[]; vals: T[] }[] = [];
+  private free: number[] = [];
+  private index: Map<number, number> = new Map();
+  private sweep = 0;
   accepted = false;
   newest = 0;
   mask = 0;
@@ -1659,6 +1665,8 @@ export class ReplicaClient<T> {
     this.max = opts.maxEntities ?? (1 << 20);
     this.mode = opts.mode ?? MODE_NONE;
     this.key = opts.key ?? new Uint8Array(0);
+    this.expiry = opts.expiry ?? 0;
+    if (this.expiry < 0) throw new Error("replicate: negative expiry");
     if (this.max < 1) throw new Error("replicate: max entities under 1");
     if (this.mode < MODE_NONE || this.mode > MODE_MAC) throw new Error(`replicate: integrity mode ${this.mode}`);
     if ((this.mode === MODE_MAC) !== (this.key.length > 0) || (this.mode === MODE_MAC && this.key.length < 16)) {
@@ -1680,11 +1688,14 @@ export class ReplicaClient<T> {
     return a;
   }
   /** the number of entities held */
-  get size(): number { return this.ents.size; }
+  get size(): number { return this.index.size; }
+  /** the ids held, in no particular order */
+  ids(): number[] { return [...this.index.keys()]; }
   /** the state held of id and the tick it is from, or undefined */
   get(id: number): { value: T; tick: number } | undefined {
-    const e = this.ents.get(id);
-    if (!e) return undefined;
+    const slot = this.index.get(id);
+    if (slot === undefined) return undefined;
+    const e = this.slots[slot];
     const n = e.ticks.length - 1;
     return { value: e.vals[n], tick: e.ticks[n] };
   }
@@ -1738,15 +1749,15 @@ export class ReplicaClient<T> {
     r.pos = REPLICA_HEADER_BITS; // past the header
     this.check(h.seq);
     const rem: number[] = [];
-    const dec: { id: number; v: T }[] = [];
+    const dec: { id: number; slot: number; v: T }[] = [];
     try {
-      let held = this.ents.size;
+      let held = this.index.size;
       let prev = -1;
       while (r.bool()) {
         const id = readGapID(r, prev);
         prev = id;
         rem.push(id);
-        if (this.ents.has(id)) held--;
+        if (this.index.has(id)) held--;
       }
       let common = 0;
       const hasCommon = r.bool();
@@ -1765,7 +1776,8 @@ export class ReplicaClient<T> {
           delta = r.bool();
           if (delta) baseTick = readReplicaBase(r, h.tick);
         }
-        const ent = removedHere ? undefined : this.ents.get(id);
+        const slot = removedHere ? undefined : this.index.get(id);
+        const ent = slot === undefined ? undefined : this.slots[slot];
         let v: T;
         if (delta) {
           const i = ent ? ent.ticks.indexOf(baseTick) : -1;
@@ -1775,7 +1787,7 @@ export class ReplicaClient<T> {
           v = decodeFrom<T>(this.t, r);
           if (!ent) held++;
         }
-        dec.push({ id, v });
+        dec.push({ id, slot: slot ?? -1, v });
       }
       if (!checkPadding(r)) throw new ErrTrailingData(`${r.remaining()} bits left`);
       if (held > this.max) throw new ErrTooManyEntities(`replicate: too many entities: ${held}, limit ${this.max}`);
@@ -1786,10 +1798,15 @@ export class ReplicaClient<T> {
     }
     // commit: removals, then the entities
     const removed: number[] = [], updated: number[] = [];
-    for (const id of rem) if (this.ents.delete(id)) removed.push(id);
-    for (const { id, v } of dec) {
-      let ent = this.ents.get(id);
-      if (!ent) { ent = { ticks: [], vals: [] }; this.ents.set(id, ent); }
+    for (const id of rem) {
+      const slot = this.index.get(id);
+      if (slot === undefined) continue;
+      this.index.delete(id);
+      this.free.push(slot);
+      removed.push(id);
+    }
+    for (const { id, slot, v } of dec) {
+      const ent = this.slots[slot >= 0 ? slot : this.alloc(id)];
       // states of this tick or later are dropped first (never in the sender's
       // own stream); kept ticks therefore always increase
       while (ent.ticks.length > 0 && ent.ticks[ent.ticks.length - 1] >= h.tick) { ent.ticks.pop(); ent.vals.pop(); }
@@ -1805,6 +1822,29 @@ export class ReplicaClient<T> {
     this.accepted = true; this.newest = h.seq; this.tick = h.tick; this.run = 0;
     this.tokens[h.seq % this.tokens.length] = { seq: h.seq, token };
     if (h.seq > this.missing.seq) this.missing = { seq: 0, token: 0 };
+    if (this.expiry !== 0) this.expire(h.tick, removed);
     return { seq: h.seq, tick: h.tick, updated, removed };
+  }
+  private alloc(id: number): number {
+    let slot = this.free.pop();
+    if (slot === undefined) { slot = this.slots.length; this.slots.push({ id, ticks: [], vals: [] }); }
+    this.slots[slot] = { id, ticks: [], vals: [] };
+    this.index.set(id, slot);
+    return slot;
+  }
+  // WithExpiry: drops the entities, among the next 32 slots, whose newest
+  // state is more than the expiry away from tick, either way
+  private expire(tick: number, removed: number[]): void {
+    for (let k = 0; k < 32 && this.slots.length > 0; k++) {
+      if (this.sweep >= this.slots.length) this.sweep = 0;
+      const slot = this.sweep++;
+      const e = this.slots[slot];
+      if (this.index.get(e.id) !== slot || e.ticks.length === 0) continue; // a free slot
+      if (Math.abs(e.ticks[e.ticks.length - 1] - tick) > this.expiry) {
+        this.index.delete(e.id);
+        this.free.push(slot);
+        removed.push(e.id);
+      }
+    }
   }
 }

@@ -8,7 +8,7 @@ import { readFileSync } from "fs";
 
 interface Case {
   kind?: string; msg: string; full: string; want: string; base?: number; delta?: string;
-  stream?: number; packet?: string; tick?: number; err?: string; errmsg?: string; mode?: number; ack?: string; key?: string; max?: number;
+  stream?: number; packet?: string; tick?: number; err?: string; errmsg?: string; mode?: number; ack?: string; key?: string; max?: number; expiry?: number;
 }
 
 function hex(b: Uint8Array): string { return Array.from(b, (x) => x.toString(16).padStart(2, "0")).join(""); }
@@ -142,7 +142,7 @@ export async function run(modPath: string, corpusPath: string): Promise<void> {
       // a replication stream: what the client set, removed and holds, or the error, and the ack in bytes
       let rc = replicas.get(c.stream as number);
       if (!rc) {
-        rc = codec.replica({ maxEntities: c.max || undefined, mode: c.mode ?? 0, key: c.key ? unhex(c.key) : undefined }) as bw.ReplicaClient<any>;
+        rc = codec.replica({ maxEntities: c.max || undefined, mode: c.mode ?? 0, key: c.key ? unhex(c.key) : undefined, expiry: c.expiry ?? 0 }) as bw.ReplicaClient<any>;
         replicas.set(c.stream as number, rc);
       }
       let got: string;
@@ -153,7 +153,7 @@ export async function run(modPath: string, corpusPath: string): Promise<void> {
           const e = rc.get(id) as { value: any; tick: number };
           got += ` ${id}@${e.tick}=` + JSON.stringify(canon({ k: "struct", t: codec.plan }, e.value));
         }
-        got += ` held [${[...rc.ents.keys()].sort((a, b) => a - b).join(" ")}]`;
+        got += ` held [${rc.ids().sort((a, b) => a - b).join(" ")}]`;
       } catch (e) {
         got = e instanceof bw.BitwireError ? e.name : "other: " + String(e);
       }
