@@ -130,7 +130,7 @@ func runCS(t *testing.T, mono, exe string, cases []cfCase) {
 			base = c.Delta // the delta; data is the baseline
 		case "snap":
 			data = c.Packet
-		case "repl":
+		case "repl", "repl-golden":
 			data, base, tick = c.Packet, fmt.Sprint(c.Max), uint32(c.Expiry)
 		}
 		if c.Err != "" {

@@ -3,10 +3,12 @@ package gen_test
 import (
 	"encoding/binary"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/crc32"
 	"math/rand"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -314,6 +316,88 @@ func TestCSharpReplicate(t *testing.T) {
 	cases := replCases(t)
 	var src strings.Builder
 	if err := gen.CSharp(&src, "Conf", corpusMessages(t)...); err != nil {
+		t.Fatal(err)
+	}
+	exe := buildCS(t, mcs, []byte(src.String()), "../clients/cs/test/Conformance.cs")
+	runCS(t, mono, exe, cases)
+}
+
+// goldenReplCases are the golden replication sessions of
+// replicate/testdata/golden/packets.txt, once per integrity mode, for a
+// client generated from the golden schema file alone: each packet must set
+// and remove the ids the file lists, and the client's ack after it must be
+// the file's, byte for byte.
+func goldenReplCases(t *testing.T) ([]gen.Message, []cfCase) {
+	b, err := os.ReadFile("../replicate/testdata/golden/schema.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s bitwire.Schema
+	if err := json.Unmarshal(b, &s); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.ReadFile("../replicate/testdata/golden/packets.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := make([]byte, 32)
+	for i := range key {
+		key[i] = byte(i)
+	}
+	var cases []cfCase
+	var c *cfCase
+	stream, mode := 100, 0
+	for _, l := range strings.Split(string(f), "\n") {
+		k, v, _ := strings.Cut(l, "=")
+		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
+		switch {
+		case strings.HasPrefix(l, "## integrity "):
+			stream++
+			mode = map[string]int{"none": 0, "crc32c": 1, "hmac-sha256-80": 2}[strings.TrimPrefix(l, "## integrity ")]
+		case strings.HasPrefix(l, "[tick "):
+			cases = append(cases, cfCase{Kind: "repl-golden", Msg: "GoldenThing", Stream: stream, Mode: mode})
+			c = &cases[len(cases)-1]
+			if mode == 2 {
+				c.Key = hex.EncodeToString(key)
+			}
+		case c == nil:
+		case k == "updated":
+			c.Want = "updated " + v + c.Want
+		case k == "removed":
+			c.Want += " removed " + v
+		case k == "hex":
+			c.Packet = v
+		case k == "ack":
+			c.Ack = v
+		}
+	}
+	if len(cases) != 12 || stream != 103 {
+		t.Fatalf("%d golden replication packets in %d sessions, want 12 in 3", len(cases), stream-100)
+	}
+	for _, c := range cases {
+		if c.Packet == "" || c.Ack == "" || !strings.HasPrefix(c.Want, "updated [") || !strings.Contains(c.Want, " removed [") {
+			t.Fatalf("incomplete golden case %+v", c)
+		}
+	}
+	return []gen.Message{gen.Named("GoldenThing", &s)}, cases
+}
+
+func TestGoldenReplicateTypeScript(t *testing.T) {
+	node, tsc := clientTools(t)
+	msgs, cases := goldenReplCases(t)
+	var src strings.Builder
+	if err := gen.TypeScript(&src, "./bitwire.js", msgs...); err != nil {
+		t.Fatal(err)
+	}
+	dir := buildTS(t, node, tsc, []byte(src.String()))
+	runTS(t, node, dir, cases)
+}
+
+func TestGoldenReplicateCSharp(t *testing.T) {
+	mcs, mono := csTools(t)
+	msgs, cases := goldenReplCases(t)
+	var src strings.Builder
+	if err := gen.CSharp(&src, "Conf", msgs...); err != nil {
 		t.Fatal(err)
 	}
 	exe := buildCS(t, mcs, []byte(src.String()), "../clients/cs/test/Conformance.cs")

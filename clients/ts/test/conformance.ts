@@ -138,7 +138,7 @@ export async function run(modPath: string, corpusPath: string): Promise<void> {
       passed++;
       continue;
     }
-    if (c.kind === "repl") {
+    if (c.kind === "repl" || c.kind === "repl-golden") {
       // a replication stream: what the client set, removed and holds, or the error, and the ack in bytes
       let rc = replicas.get(c.stream as number);
       if (!rc) {
@@ -148,12 +148,15 @@ export async function run(modPath: string, corpusPath: string): Promise<void> {
       let got: string;
       try {
         const info = rc.decode(unhex(c.packet as string));
-        got = `seq ${info.seq} tick ${info.tick} removed [${info.removed.join(" ")}] set`;
-        for (const id of info.updated) {
-          const e = rc.get(id) as { value: any; tick: number };
-          got += ` ${id}@${e.tick}=` + JSON.stringify(canon({ k: "struct", t: codec.plan }, e.value));
+        if (c.kind === "repl-golden") got = `updated [${info.updated.join(" ")}] removed [${info.removed.join(" ")}]`;
+        else {
+          got = `seq ${info.seq} tick ${info.tick} removed [${info.removed.join(" ")}] set`;
+          for (const id of info.updated) {
+            const e = rc.get(id) as { value: any; tick: number };
+            got += ` ${id}@${e.tick}=` + JSON.stringify(canon({ k: "struct", t: codec.plan }, e.value));
+          }
+          got += ` held [${rc.ids().sort((a, b) => a - b).join(" ")}]`;
         }
-        got += ` held [${rc.ids().sort((a, b) => a - b).join(" ")}]`;
       } catch (e) {
         got = e instanceof bw.BitwireError ? e.name : "other: " + String(e);
       }
