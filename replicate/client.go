@@ -108,7 +108,8 @@ func NewClient[E any](c *bitwire.Codec[E], opts ...Option) (*Client[E], error) {
 // does not match), ErrStale (a sequence number not newer than the newest
 // accepted), ErrFuture (more than MaxAhead past it, unless a run of
 // RecoverAfter increasing ones says the stream really moved on),
-// ErrNoBaseline (reported in the next acks), ErrTooManyEntities,
+// ErrNoBaseline (reported in the next acks, as are the body errors
+// below), ErrTooManyEntities,
 // bitwire.ErrTrailingData (bytes or non-zero padding after the body), and
 // the codec's errors for truncated or malformed input. Bad input of any
 // kind is an error, never a panic; decoding allocates at most in
@@ -142,7 +143,11 @@ func (cl *Client[E]) Decode(packet []byte) (Info, error) {
 		return Info{}, fmt.Errorf("%w: packet %d, newest accepted %d", ErrStale, h.Seq, cl.newest)
 	}
 	if err := cl.read(h); err != nil {
-		if errors.Is(err, ErrNoBaseline) {
+		// A body the client cannot apply, which passed the trailer: a
+		// baseline it lacks, or (without a MAC) one a forgery altered, so
+		// that the sender's delta makes no sense against it. The ack
+		// reports it, and the sender sends those entities in full.
+		if !errors.Is(err, ErrTooManyEntities) {
 			cl.missing = seqToken{h.Seq, token}
 		}
 		return Info{}, fmt.Errorf("replicate: packet %d (tick %d): %w", h.Seq, h.Tick, err)

@@ -54,7 +54,9 @@ func view(cl *replicate.Client[Body]) string {
 	var ids []uint32
 	cl.Range(func(id, tick uint32, e *Body) bool { ids = append(ids, id); return true })
 	slices.Sort(ids)
-	s := fmt.Sprint(cl.Ack())
+	a := cl.Ack()
+	a.Missing, a.MissingToken = 0, 0 // a refused packet may be reported: that is all it changes
+	s := fmt.Sprint(a)
 	for _, id := range ids {
 		e, tick, _ := cl.Get(id)
 		s += fmt.Sprintf("|%d@%d:%v", id, tick, *e)

@@ -958,8 +958,9 @@ namespace Bitwire
     /// applies removals, full states and deltas against the right baseline
     /// with the generated code of the entity type, and says what to
     /// acknowledge (Ack, with the packets' tokens and the missing-baseline
-    /// report). A packet that fails changes nothing (except that an
-    /// ErrNoBaseline is reported in acks).
+    /// report). A packet that fails changes nothing, except that a body it
+    /// cannot apply (any error after the window but ErrTooManyEntities) is
+    /// reported in its acks.
     /// </summary>
     public sealed class ReplicaClient<T> where T : class
     {
@@ -1109,7 +1110,9 @@ namespace Bitwire
             {
                 foreach (var s in dec) pool.Add(s.Val);
                 dec.Clear();
-                if (e is ErrNoBaseline) missing = new SeqToken { Seq = h.Seq, Token = token };
+                // a body it cannot apply, which passed the trailer (a baseline it
+                // lacks, or one a forgery altered): the ack reports it
+                if (!(e is ErrTooManyEntities)) missing = new SeqToken { Seq = h.Seq, Token = token };
                 throw;
             }
             // commit: removals, then the entities

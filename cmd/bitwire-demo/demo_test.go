@@ -16,6 +16,7 @@ import (
 
 	"github.com/bitwire/bitwire"
 	"github.com/bitwire/bitwire/replicate"
+	"github.com/bitwire/bitwire/snapshot"
 )
 
 // The end-to-end test: the demo's server and clients over UDP on loopback
@@ -478,5 +479,54 @@ func TestCommand(t *testing.T) {
 	}
 	if code := realMain([]string{"-nosuchflag"}, &out, &errb); code != 2 {
 		t.Errorf("-nosuchflag: exit %d, want 2", code)
+	}
+}
+
+// Forged and corrupted datagrams and spoofed acks on the replication
+// streams: with a MAC none gets through and nothing desyncs; with a CRC no
+// corrupted one does; without a trailer, forgeries that get through leave
+// wrong states that the Peers' full refresh (here every 20 ticks) replaces:
+// once the forger stops, every wrong state is gone within the refresh and a
+// round trip. Spoofed acks are refused in every mode.
+func TestDemoAttacks(t *testing.T) {
+	for _, mode := range []snapshot.Mode{snapshot.ModeMAC, snapshot.ModeChecksum, snapshot.ModeNone} {
+		cfg := DefaultConfig()
+		cfg.Duration, cfg.Clients, cfg.Crates = 2500*time.Millisecond, 3, 60
+		cfg.Net.Loss = 0.05
+		cfg.Inject = InjectConfig{Forge: 0.3, Spoof: 0.1, Integrity: mode}
+		cfg.refresh, cfg.forgeUntil = 20, 35
+		s, err := run(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, in := s.Attacks, s.Attacks.Injected
+		t.Logf("%v: %d forged, %d corrupted, %d accepted; %d desyncs, %d entities held wrong (%d open), recovery mean %.1f max %d ticks; %d spoofed acks, %d acks refused; %d refreshes",
+			mode, in.Forged, in.Corrupted, in.Accepted, s.Desyncs, in.Episodes, in.Open, a.RecoveryMean, in.RecoveryMax, a.SpoofedAcks, a.AcksRefused, a.Refreshes)
+		if in.Forged == 0 || in.Corrupted == 0 || a.SpoofedAcks == 0 {
+			t.Errorf("the attackers did nothing: %+v", a)
+		}
+		if a.AcksRefused < a.SpoofedAcks || s.DecodeErrors != 0 {
+			t.Errorf("%d of %d spoofed acks refused, %d decode errors", a.AcksRefused, a.SpoofedAcks, s.DecodeErrors)
+		}
+		switch mode {
+		case snapshot.ModeMAC:
+			if in.Accepted != 0 || s.Desyncs != 0 || in.Episodes != 0 {
+				t.Errorf("MAC: %d injected datagrams accepted, %d desyncs", in.Accepted, s.Desyncs)
+			}
+		default:
+			if in.Open != 0 {
+				t.Errorf("%v: %d entities still wrong %d ticks after the forger stopped", mode, in.Open, s.Ticks-35)
+			}
+		}
+		// With a MAC only the path's loss costs packets; without one, each
+		// forged sequence number that gets through costs a run of
+		// RecoverAfter stale ones.
+		if mode == snapshot.ModeMAC && s.Clients.Accepted < s.Encodings[2].Packets*8/10 {
+			t.Errorf("only %d of %d genuine packets accepted", s.Clients.Accepted, s.Encodings[2].Packets)
+		}
+	}
+	var out, errb bytes.Buffer
+	if code := realMain([]string{"-integrity", "rot13"}, &out, &errb); code != 2 {
+		t.Errorf("-integrity rot13: exit %d, want 2", code)
 	}
 }

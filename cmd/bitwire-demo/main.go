@@ -10,7 +10,8 @@
 //
 //	go run ./cmd/bitwire-demo [-duration 10s] [-clients 16] [-rate 30] [-crates 300]
 //	        [-budget 256] [-seed 1] [-loss 0.1] [-latency 50ms] [-jitter 10ms] [-dup 0.01]
-//	        [-reorder 0.01] [-json] [-chart out.svg]
+//	        [-reorder 0.01] [-forge 0.01] [-spoof 0.01] [-integrity none|crc|mac]
+//	        [-json] [-chart out.svg]
 //
 // The exit status is 1 on any desync or decoding error, 2 when the run
 // could not be carried out. docs/demo.md explains the output.
@@ -50,9 +51,17 @@ func realMain(args []string, stdout, stderr io.Writer) int {
 	fs.DurationVar(&cfg.Net.Jitter, "jitter", 0, "delay varies uniformly by ± this much")
 	fs.Float64Var(&cfg.Net.Dup, "dup", 0, "fraction of packets delivered twice")
 	fs.Float64Var(&cfg.Net.Reorder, "reorder", 0, "fraction of packets held back 1–3 ticks")
+	fs.Float64Var(&cfg.Inject.Forge, "forge", 0, "forged or corrupted replication datagrams injected per genuine one, each client")
+	fs.Float64Var(&cfg.Inject.Spoof, "spoof", 0, "spoofed acks sent per client and tick")
+	integrity := fs.String("integrity", "none", "packet integrity: `none`, crc (CRC32C trailer) or mac (HMAC-SHA256-80 under a per-client secret)")
 	jsonOut := fs.Bool("json", false, "print a machine-readable summary (JSON) instead of the tables")
 	chart := fs.String("chart", "", "write an SVG chart of kbit/s per second to `file`")
 	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	var err error
+	if cfg.Inject.Integrity, err = parseIntegrity(*integrity); err != nil {
+		fmt.Fprintf(stderr, "bitwire-demo: %v\n", err)
 		return 2
 	}
 	if fs.NArg() > 0 {

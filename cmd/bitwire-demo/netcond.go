@@ -31,6 +31,8 @@ type queued struct {
 	seq  uint64 // FIFO among equal times
 	dir  dir
 	data []byte
+	// forged: injected by the demo's forger (inject.go), for the stats
+	forged bool
 }
 
 type pktHeap []queued
@@ -95,18 +97,22 @@ func (c *conditioner) admit(now time.Time, d dir, data []byte) {
 		}
 		return
 	}
-	c.push(now, d, data)
+	c.push(now, d, data, false)
 	if c.rng.Float64() < c.cfg.Dup {
 		if d == inbound {
 			c.stats.Duplicated++
 		} else {
 			c.stats.DuplicatedAcks++
 		}
-		c.push(now, d, data) // the data is never written to: sharing is fine
+		c.push(now, d, data, false) // the data is never written to: sharing is fine
 	}
 }
 
-func (c *conditioner) push(now time.Time, d dir, data []byte) {
+// admitForged queues an injected replication datagram, which suffers the
+// path's delay like any other but is never lost or duplicated.
+func (c *conditioner) admitForged(now time.Time, data []byte) { c.push(now, inbound, data, true) }
+
+func (c *conditioner) push(now time.Time, d dir, data []byte, forged bool) {
 	delay := c.cfg.Latency
 	if c.cfg.Jitter > 0 {
 		delay += time.Duration((c.rng.Float64()*2 - 1) * float64(c.cfg.Jitter))
@@ -121,7 +127,7 @@ func (c *conditioner) push(now time.Time, d dir, data []byte) {
 	}
 	delay = max(delay, 0)
 	c.seq++
-	heap.Push(&c.q, queued{at: now.Add(delay), seq: c.seq, dir: d, data: data})
+	heap.Push(&c.q, queued{at: now.Add(delay), seq: c.seq, dir: d, data: data, forged: forged})
 }
 
 // pop returns the next packet due at now, if any.

@@ -18,6 +18,7 @@ import (
 
 	"github.com/bitwire/bitwire"
 	"github.com/bitwire/bitwire/gen"
+	"github.com/bitwire/bitwire/snapshot"
 )
 
 // Node clients (-node N): N of the clients are Node processes running
@@ -138,7 +139,14 @@ func startNodeClient(node, script string, id int, server *net.UDPAddr, cfg Confi
 	truth *truth, desyncs interface{ Add(int64) int64 }, logf func(string, ...any)) (*nodeClient, error) {
 	loss := cfg.Net.Loss
 	args := []string{script, "--server", strconv.Itoa(server.Port), "--id", strconv.Itoa(id),
-		"--loss", strconv.FormatFloat(loss, 'g', -1, 64), "--seed", strconv.FormatUint(seed%4294967291+1, 10)}
+		"--loss", strconv.FormatFloat(loss, 'g', -1, 64), "--seed", strconv.FormatUint(seed%4294967291+1, 10),
+		"--mode", strconv.Itoa(int(cfg.Inject.Integrity))}
+	if key := streamKey(cfg, id); key != nil {
+		args = append(args, "--key", hex.EncodeToString(key))
+	}
+	if cfg.Inject.Integrity != snapshot.ModeMAC { // as clientOptions
+		args = append(args, "--expiry", strconv.Itoa(3*cfg.refreshTicks()))
+	}
 	cmd := exec.Command(node, args...)
 	cmd.Stderr = os.Stderr
 	stdin, err := cmd.StdinPipe()

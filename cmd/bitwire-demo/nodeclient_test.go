@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/bitwire/bitwire/replicate"
+	"github.com/bitwire/bitwire/snapshot"
 )
 
 // nodeTools skips a test when node or the pinned TypeScript compiler is
@@ -59,16 +60,21 @@ func TestNodeClients(t *testing.T) {
 	if s.Desyncs != 0 || s.DecodeErrors != 0 {
 		t.Errorf("%d desyncs, %d decode errors", s.Desyncs, s.DecodeErrors)
 	}
+	if s.Attacks.AcksRefused != 0 {
+		t.Errorf("%d acks refused by the Peers: a client's ack tokens are wrong", s.Attacks.AcksRefused)
+	}
 	if s.PerClient.DeltaEntities < s.PerClient.FullEntities {
 		t.Errorf("%d entity deltas against %d in full: the Node clients' acks do not arrive", s.PerClient.DeltaEntities, s.PerClient.FullEntities)
 	}
 }
 
-// A state that differs from the truth is caught by the Node clients too.
+// A state that differs from the truth is caught by the Node clients too,
+// here on a stream with HMAC trailers.
 func TestNodeClientsCatchDesync(t *testing.T) {
 	nodeTools(t)
 	cfg := DefaultConfig()
 	cfg.Duration, cfg.Clients, cfg.Node, cfg.Crates = 500*time.Millisecond, 1, 1, 30
+	cfg.Inject.Integrity = snapshot.ModeMAC // the Node client checks HMAC trailers too
 	var log bytes.Buffer
 	cfg.Log = &log
 	cfg.tamper = func(tick uint32, srv *replicate.Server[Entity]) {

@@ -41,6 +41,22 @@ type Summary struct {
 	PacketBits     int64             `json:"packet_bits"` // all datagrams sent, headers included
 	Series         []SecondSummary   `json:"series"`
 	NodeClients    []NodeSummary     `json:"node,omitempty"` // each Node client (-node)
+	Attacks        AttackSummary     `json:"attacks"`
+}
+
+// AttackSummary is what the forger and the spoofer did, and what the
+// integrity mode, the Clients and the Peers made of it (inject.go).
+type AttackSummary struct {
+	Integrity      string      `json:"integrity"`
+	TrailerBytes   int         `json:"trailer_bytes"` // per packet
+	Injected       injectStats `json:"injected"`      // summed over clients
+	SpoofedAcks    int         `json:"spoofed_acks"`  // sent by the spoofer
+	AcksRefused    int         `json:"acks_refused"`  // by Peer.Ack: a part with a wrong token
+	MissingReports int         `json:"missing_reports"`
+	Refreshes      int         `json:"refreshes"` // entities sent in full because their refresh was due
+	RecoveryMean   float64     `json:"recovery_mean_ticks"`
+	RecoveryMeanMs float64     `json:"recovery_mean_ms"`
+	RecoveryMaxMs  float64     `json:"recovery_max_ms"`
 }
 
 // TickTimes is the server's wall-clock time per tick (stepping the world,
@@ -104,6 +120,8 @@ type ConfigSummary struct {
 	Jitter     string  `json:"jitter"`
 	Dup        float64 `json:"dup"`
 	Reorder    float64 `json:"reorder"`
+	Forge      float64 `json:"forge"`
+	Spoof      float64 `json:"spoof"`
 	GoVersion  string  `json:"go_version,omitempty"`
 }
 
@@ -144,6 +162,7 @@ func summarize(cfg Config, srv *server, clients []*client, stats *bitwire.Stats,
 			Duration: cfg.Duration.String(), BudgetKbps: cfg.BudgetKbps, Clients: cfg.Clients, Node: cfg.Node, Bots: cfg.Bots, Rate: cfg.Rate,
 			Crates: cfg.Crates, Seed: cfg.Seed, Loss: cfg.Net.Loss, Latency: cfg.Net.Latency.String(),
 			Jitter: cfg.Net.Jitter.String(), Dup: cfg.Net.Dup, Reorder: cfg.Net.Reorder,
+			Forge: cfg.Inject.Forge, Spoof: cfg.Inject.Spoof,
 		},
 		Budget:      budget,
 		Ticks:       ticks,
@@ -204,6 +223,8 @@ func summarize(cfg Config, srv *server, clients []*client, stats *bitwire.Stats,
 		pc.FullEntities += st.Full
 		pc.DeltaEntities += st.Delta
 		pc.RemovalEntries += st.Removals
+		s.Attacks.MissingReports += st.Missing
+		s.Attacks.Refreshes += st.Refresh
 	}
 	if ticks > 0 {
 		pc.PacketsPerTick = float64(s.Encodings[2].Packets) / n / float64(ticks)
@@ -218,6 +239,17 @@ func summarize(cfg Config, srv *server, clients []*client, stats *bitwire.Stats,
 	s.Staleness.Near, s.Staleness.Far = quantiles(near), quantiles(far)
 	s.LoopbackLost = s.Encodings[2].Packets - s.Clients.Received
 	s.Desyncs, s.DecodeErrors = s.Clients.Desyncs, s.Clients.Errors
+	for _, c := range clients {
+		s.Attacks.Injected = s.Attacks.Injected.add(c.inj)
+	}
+	at := &s.Attacks
+	at.Integrity, at.TrailerBytes = cfg.Inject.Integrity.String(), cfg.Inject.Integrity.Overhead()
+	at.SpoofedAcks, at.AcksRefused = srv.spoofed, srv.acksRefused
+	if e := at.Injected.Episodes - at.Injected.Open; e > 0 {
+		tick := 1000 / float64(cfg.Rate)
+		at.RecoveryMean = float64(at.Injected.RecoverySum) / float64(e)
+		at.RecoveryMeanMs, at.RecoveryMaxMs = at.RecoveryMean*tick, float64(at.Injected.RecoveryMax)*tick
+	}
 
 	fields := stats.Fields()
 	for _, f := range fields {
@@ -366,6 +398,7 @@ func printReport(w io.Writer, s *Summary) {
 		status = "FAILED"
 	}
 	fmt.Fprintf(w, "         desyncs: %d, decode errors: %d, removed entities seen held at samples: %d  %s\n", s.Desyncs, s.DecodeErrors, cl.Lingering, status)
+	printAttacks(w, s)
 
 	if len(s.TopFields) > 0 && s.BodyBits > 0 {
 		fmt.Fprintf(w, "\nfields that cost the most bits (entity bodies sent, all clients; bitwire.Stats):\n")
@@ -387,6 +420,31 @@ func printReport(w io.Writer, s *Summary) {
 			fmt.Fprintf(w, "bodies are %.1f%% of the bytes sent; packet headers, ids, removals and padding the other %.1f%%\n",
 				100*float64(s.BodyBits)/float64(s.PacketBits), 100-100*float64(s.BodyBits)/float64(s.PacketBits))
 		}
+	}
+}
+
+// printAttacks writes the integrity mode and what the attacks did, when
+// there is anything to say.
+func printAttacks(w io.Writer, s *Summary) {
+	a, in := &s.Attacks, &s.Attacks.Injected
+	if s.Config.Forge == 0 && s.Config.Spoof == 0 && a.TrailerBytes == 0 {
+		return
+	}
+	fmt.Fprintf(w, "integrity: %s, %d trailer bytes a packet", a.Integrity, a.TrailerBytes)
+	if d := s.Encodings[2].P50; d > 0 && a.TrailerBytes > 0 {
+		fmt.Fprintf(w, " (%.1f%% of the median datagram)", 100*float64(a.TrailerBytes)/float64(d))
+	}
+	fmt.Fprintln(w)
+	if s.Config.Forge > 0 {
+		fmt.Fprintf(w, "forger:  %d forged and %d corrupted datagrams injected; %d accepted, %d refused\n",
+			in.Forged, in.Corrupted, in.Accepted, in.Refused)
+		fmt.Fprintf(w, "         %d entities held wrong, %d back to the server's state after %.1f ticks (%.0f ms) on average, %d ticks (%.0f ms) at most; %d still wrong at the end\n",
+			in.Episodes, in.Episodes-in.Open, a.RecoveryMean, a.RecoveryMeanMs, in.RecoveryMax, a.RecoveryMaxMs, in.Open)
+		fmt.Fprintf(w, "         longest run of genuine packets refused: %d (%d while re-anchoring); %d missing-baseline reports taken; %d entities refreshed in full\n",
+			in.RefusedRunMax, s.Clients.Recovering, a.MissingReports, a.Refreshes)
+	}
+	if s.Config.Spoof > 0 {
+		fmt.Fprintf(w, "spoofer: %d acks with guessed tokens sent; %d acks (or parts) refused by the Peers (wrong token)\n", a.SpoofedAcks, a.AcksRefused)
 	}
 }
 

@@ -28,7 +28,8 @@ type Config struct {
 	// BudgetKbps is each client's bandwidth budget, in kbit/s (1000 bits)
 	// of payload.
 	BudgetKbps int
-	Net        NetConfig // the conditioner of every client (ReorderStep is set by run)
+	Net        NetConfig    // the conditioner of every client (ReorderStep is set by run)
+	Inject     InjectConfig // forged packets, spoofed acks, and the integrity mode (inject.go)
 
 	Ctx      context.Context // ends the run early (its results are still reported); nil: none
 	Progress io.Writer       // the live progress line; nil: none
@@ -37,6 +38,19 @@ type Config struct {
 	// tamper, in tests, alters the states of a tick after the server kept
 	// them as the truth and before it sends them: a desync to catch.
 	tamper func(tick uint32, srv *replicate.Server[Entity])
+	// refresh, in tests, is the Peers' PeerConfig.Refresh in ticks (0: the
+	// default), and forgeUntil the last tick whose packets the forger
+	// copies (0: all).
+	refresh    int
+	forgeUntil uint32
+}
+
+// refreshTicks is the Peers' refresh, in ticks.
+func (cfg *Config) refreshTicks() int {
+	if cfg.refresh > 0 {
+		return cfg.refresh
+	}
+	return replicate.DefaultRefreshSeconds * cfg.Rate
 }
 
 // DefaultConfig is the configuration of `go run ./cmd/bitwire-demo`.
@@ -66,7 +80,7 @@ func (cfg *Config) validate() error {
 	for _, p := range []struct {
 		name string
 		v    float64
-	}{{"-loss", cfg.Net.Loss}, {"-dup", cfg.Net.Dup}, {"-reorder", cfg.Net.Reorder}} {
+	}{{"-loss", cfg.Net.Loss}, {"-dup", cfg.Net.Dup}, {"-reorder", cfg.Net.Reorder}, {"-forge", cfg.Inject.Forge}, {"-spoof", cfg.Inject.Spoof}} {
 		if !(p.v >= 0 && p.v <= 1) {
 			return fmt.Errorf("%s must be a fraction within 0..1", p.name)
 		}
@@ -185,7 +199,7 @@ func run(cfg Config) (Summary, error) {
 	clients := make([]*client, cfg.Clients)
 	for i := range clients {
 		cond := newConditioner(cfg.Net, cfg.Seed*1000003+uint64(i))
-		if clients[i], err = newClient(i, clientConns[i], srvAddr, plain, cfg.Rate, truth, cond, &desyncs, logf); err != nil {
+		if clients[i], err = newClient(cfg, i, clientConns[i], srvAddr, plain, truth, cond, &desyncs, logf); err != nil {
 			closeAll()
 			return Summary{}, err
 		}

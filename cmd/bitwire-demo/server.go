@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"runtime"
 	"sync"
@@ -117,6 +118,9 @@ type server struct {
 	naive, fullAcct, deltaAcct encodingAcct
 	workers                    int // goroutines encoding the clients' packets
 	acksTaken                  int
+	acksRefused                int // by Peer.Ack: a part with a wrong token (inject.go)
+	spoofed                    int // spoofed acks sent (inject.go)
+	spoofRng                   *rand.Rand
 	awakeSum                   int64
 	err                        error
 }
@@ -138,15 +142,19 @@ func newServer(cfg Config, conn *net.UDPConn, codec *bitwire.Codec[Entity], trut
 		plain:    bitwire.MustFor[Entity](),
 		fullBits: map[uint32]int{},
 		workers:  max(1, min(runtime.GOMAXPROCS(0), len(clientAddrs))),
+		spoofRng: rand.New(rand.NewPCG(cfg.Seed, 0x73706f6f66)),
 	}
 	s.pub = newPublisher(srv, s.world)
-	for _, a := range clientAddrs {
+	for c, a := range clientAddrs {
 		pr := &peer{addr: a, buf: make([]byte, 0, 2*budget)}
 		pr.p, err = srv.NewPeer(replicate.PeerConfig[Entity]{
 			Priority:      priorityFunc(&pr.own, &pr.x, &pr.z),
 			PriorityEvery: priorityEvery,
 			Budget:        budget,
 			Bandwidth:     cfg.BudgetKbps * 1000 / 8,
+			Refresh:       cfg.refreshTicks(),
+			Integrity:     cfg.Inject.Integrity,
+			Key:           streamKey(cfg, c),
 		})
 		if err != nil {
 			return nil, err
@@ -208,12 +216,12 @@ func naiveEntitySize(e *Entity) int {
 
 // tick produces and sends the packets of one tick.
 func (s *server) tick(t uint32) error {
-	// Acks that arrived since the last tick.
+	// Acks that arrived since the last tick, and the spoofer's.
+	s.spoof()
 	for drained := false; !drained; {
 		select {
 		case a := <-s.acks:
-			s.peers[a.client].p.Ack(a.ack)
-			s.acksTaken++
+			s.takeAck(a)
 		default:
 			drained = true
 		}

@@ -1638,7 +1638,8 @@ function readReplicaBase(r: BitReader, tick: number): number {
  * removals, full states and deltas against the right baseline with the
  * generated plan of the entity type, and says what to acknowledge (ack(),
  * with the packets' tokens and the missing-baseline report). A packet that
- * fails changes nothing (except that an ErrNoBaseline is reported in acks).
+ * fails changes nothing, except that a body it cannot apply (any error
+ * after the window but ErrTooManyEntities) is reported in its acks.
  */
 export class ReplicaClient<T> {
   t: StructPlan;
@@ -1792,7 +1793,9 @@ export class ReplicaClient<T> {
       if (!checkPadding(r)) throw new ErrTrailingData(`${r.remaining()} bits left`);
       if (held > this.max) throw new ErrTooManyEntities(`replicate: too many entities: ${held}, limit ${this.max}`);
     } catch (e) {
-      if (e instanceof ErrNoBaseline) this.missing = { seq: h.seq, token };
+      // a body it cannot apply, which passed the trailer (a baseline it
+      // lacks, or one a forgery altered): the ack reports it
+      if (!(e instanceof ErrTooManyEntities)) this.missing = { seq: h.seq, token };
       if (e instanceof BitwireError) e.message = `replicate: packet ${h.seq} (tick ${h.tick}): ` + e.message;
       throw e;
     }
