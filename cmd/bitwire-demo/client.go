@@ -164,7 +164,7 @@ func (c *client) handle(now time.Time, pkt []byte, forged bool) {
 	case errors.Is(err, replicate.ErrFuture):
 		c.stats.Recovering++
 		return
-	case c.inj.Accepted > 0 && !errors.Is(err, replicate.ErrProtocolMismatch):
+	case err != nil && c.inj.Accepted > 0 && !errors.Is(err, replicate.ErrProtocolMismatch):
 		// A forgery got through (no MAC): a genuine delta against the
 		// state it altered may not decode. The ack reports the packet and
 		// the server sends its entities in full.
