@@ -216,6 +216,16 @@ func (r *Reader) ReadBits(n int) (uint64, error) {
 
 //go:noinline
 func (r *Reader) readBitsSlow(n int) (uint64, error) {
+	if uint(n) <= 56 && r.next+8 <= len(r.data) {
+		// The common miss: a whole word to load. take and refill, inline.
+		r.cache |= binary.LittleEndian.Uint64(r.data[r.next:]) << (uint(r.n) & 63)
+		r.next += (63 - r.n) >> 3
+		r.n |= 56
+		v := r.cache & (1<<(uint(n)&63) - 1)
+		r.cache >>= uint(n) & 63
+		r.n -= n
+		return v, nil
+	}
 	if uint(n) > 64 {
 		return 0, errors.New("bits: ReadBits with n outside 0..64")
 	}

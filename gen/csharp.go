@@ -357,7 +357,7 @@ func (g *csGen) setGroup(n *bitwire.NodeSchema, i, x string) string {
 
 func (g *csGen) quantizer(n *bitwire.NodeSchema) string {
 	name := g.v("Q")
-	g.stat = append(g.stat, fmt.Sprintf("static readonly Quantizer %s = new Quantizer(%s, %s, %dUL, %s);", name, csFloat(n.Q.Min), csFloat(n.Q.Max), n.Q.Steps, csFloat(n.Q.Step)))
+	g.stat = append(g.stat, fmt.Sprintf("static readonly Quantizer %s = new Quantizer(%s, %s, %dUL, %s, %v, %dL);", name, csFloat(n.Q.Min), csFloat(n.Q.Max), n.Q.Steps, csFloat(n.Q.Step), n.Q.Zero, n.Q.KMin))
 	return name
 }
 
@@ -481,6 +481,8 @@ func (g *csGen) dec(n *bitwire.NodeSchema, lv, in string) string {
 	case "map":
 		m, l, i, k, v := g.v("m"), g.v("l"), g.v("i"), g.v("k"), g.v("v")
 		p("{ int %s = d.Len(%d, %d); var %s = %s; if (%s == null) %s = %s = new %s(); else %s.Clear();", l, n.MaxLen, n.Key.MinBits+n.Elem.MinBits, m, lv, m, lv, m, g.typ(n), m)
+		prev := g.v("prev")
+		p("  %s %s = %s;", g.typ(n.Key), prev, g.zero(n.Key))
 		p("  for (int %s = 0; %s < %s; %s++)", i, i, l, i)
 		p("  {")
 		p("    %s %s = %s;", g.typ(n.Key), k, g.zero(n.Key))
@@ -490,13 +492,16 @@ func (g *csGen) dec(n *bitwire.NodeSchema, lv, in string) string {
 		if n.Key.Coding == "float" {
 			p("      if (double.IsNaN(%s)) throw new ErrInvalidValue(\"NaN map key\");", k)
 		}
+		// Keys ascend strictly (wire-format.md, "Map"): checked as each is read.
+		p("      if (%s > 0 && !Codings.KeyBefore(%s, %s)) throw new ErrMalformed(\"map keys out of ascending order\");", i, prev, k)
 		p("    }")
 		p("    catch (BitwireException x) { throw x.Within(\"{#\" + %s + \"}\"); }", i)
+		p("    %s = %s;", prev, k)
 		p("    %s %s = %s;", g.typ(n.Elem), v, g.zero(n.Elem))
 		b.WriteString(g.dec(n.Elem, v, in+"    "))
 		p("    %s[%s] = %s;", m, k, v)
 		p("  }")
-		p("  if (%s.Count != %s) throw new ErrMalformed(\"duplicate map key\");", m, l) // as Go: checked once all are read
+		p("  if (%s.Count != %s) throw new ErrMalformed(\"duplicate map key\");", m, l) // unreachable with the order check; kept as a guard
 		p("}")
 	default:
 		g.fail("coding %q", n.Coding)
@@ -1044,6 +1049,8 @@ func (g *csGen) mapDelta(n *bitwire.NodeSchema, base, lv, in string) string {
 	} else {
 		p("  if (%s > (ulong)d.MaxLen) throw new ErrTooLong(%s + \" entries\");", total, total)
 	}
+	prevA := g.v("prev")
+	p("  %s %s = %s;", kt, prevA, g.zero(n.Key))
 	p("  for (ulong %s = 0; %s < %s; %s++)", kk, kk, cnt, kk)
 	p("  {")
 	kv, vv := g.v("key"), g.v("val")
@@ -1054,8 +1061,13 @@ func (g *csGen) mapDelta(n *bitwire.NodeSchema, base, lv, in string) string {
 	if n.Key.Coding == "float" {
 		p("      if (double.IsNaN(%s)) throw new ErrInvalidValue(\"NaN map key\");", kv)
 	}
+	// Added keys ascend strictly and are new to the map (wire-format.md,
+	// "Map"): checked as each is read.
+	p("      if (%s > 0 && !Codings.KeyBefore(%s, %s)) throw new ErrMalformed(\"map keys out of ascending order\");", kk, prevA, kv)
+	p("      if (%s.ContainsKey(%s)) throw new ErrMalformed(\"duplicate map key\");", nm, kv)
 	p("    }")
 	p("    catch (BitwireException x) { throw x.Within(\"{#\" + %s + \"}\"); }", kk)
+	p("    %s = %s;", prevA, kv)
 	p("    %s %s = %s;", vt, vv, g.zero(n.Elem))
 	b.WriteString(g.dec(n.Elem, vv, in+"    "))
 	p("    %s[%s] = %s;", nm, kv, vv)

@@ -225,6 +225,14 @@ namespace Bitwire
         struct F32Union { [System.Runtime.InteropServices.FieldOffset(0)] public float F; [System.Runtime.InteropServices.FieldOffset(0)] public uint U; }
         public static float F32(ulong u) { var x = new F32Union(); x.U = (uint)u; return x.F; }
         public static ulong F32Bits(float f) { var x = new F32Union(); x.F = f; return x.U; }
+        /// <summary>Whether map key a orders strictly before b, as the encoder
+        /// sorts them (wire-format.md, "Map"): strings by their UTF-8 bytes,
+        /// false before true, numbers by value.</summary>
+        public static bool KeyBefore<K>(K a, K b)
+        {
+            if (a is string sa) return Utf8Compare(sa, (string)(object)b) < 0;
+            return System.Collections.Generic.Comparer<K>.Default.Compare(a, b) < 0;
+        }
         /// <summary>Orders map keys as Go does: strings by their UTF-8 bytes.</summary>
         public static int Utf8Compare(string a, string b)
         {
@@ -238,21 +246,28 @@ namespace Bitwire
     public sealed class Quantizer
     {
         public readonly double Min, Max, Step; public readonly ulong Steps; public readonly int Bits; readonly bool fine;
-        /// <summary>The grid of a q field, with the schema's step.</summary>
-        public Quantizer(double min, double max, ulong steps, double step)
+        readonly bool zero; readonly long kmin;
+        /// <summary>The grid of a q field, with the schema's step; zero and kmin
+        /// for a grid anchored at zero (wire version 2), whose index i is the
+        /// point (kmin + i)·step clamped to [min, max].</summary>
+        public Quantizer(double min, double max, ulong steps, double step, bool zero = false, long kmin = 0)
         {
             Min = min; Max = max; Steps = steps; Bits = Codings.BitsRequired(steps);
-            Step = step;
+            Step = step; this.zero = zero; this.kmin = kmin;
             double mag = Math.Max(Math.Abs(min), Math.Abs(max));
             fine = steps + mag / Step > 17592186044416.0; // 2^44
         }
-        public double Value(ulong i) { return i >= Steps ? Max : Min + i * Step; }
+        public double Value(ulong i)
+        {
+            if (zero) return Math.Min(Math.Max((double)(kmin + (long)Math.Min(i, Steps)) * Step, Min), Max);
+            return i >= Steps ? Max : Min + i * Step;
+        }
         public ulong Index(double v, bool clamp)
         {
             if (double.IsNaN(v) || double.IsInfinity(v)) throw new ErrInvalidValue("not a finite number");
             if (clamp) { if (v <= Min) return 0; if (v >= Max) return Steps; }
             else if (v < Min || v > Max) throw new ErrOutOfRange(v + " outside [" + Min + ", " + Max + "]");
-            ulong i = (ulong)(long)((v - Min) / Step + 0.5);
+            ulong i = zero ? (ulong)Math.Max((long)Math.Floor(v / Step + 0.5) - kmin, 0L) : (ulong)(long)((v - Min) / Step + 0.5);
             if (i > Steps) i = Steps;
             if (fine) i = Nearest(v, i);
             return i;
@@ -286,16 +301,15 @@ namespace Bitwire
         const double InvSqrt2 = 0.70710678118654757; // math.Sqrt2 / 2
         const double Margin = 1e-6;
         static readonly int[][] Others = { new[] { 1, 2, 3 }, new[] { 0, 2, 3 }, new[] { 0, 1, 3 }, new[] { 0, 1, 2 } };
-        public readonly int N; public readonly int Steps; readonly double step;
-        public QuatCoder(int n) { N = n; Steps = (1 << n) - 1; step = 2 * InvSqrt2 / Steps; }
-        double Val(int i) { return i * step - InvSqrt2; }
+        public readonly int N; public readonly int Steps; readonly int half; readonly double step;
+        /// <summary>Components on the grid of 2^n - 2 steps anchored at zero (wire version 2).</summary>
+        public QuatCoder(int n) { N = n; Steps = (1 << n) - 2; half = Steps / 2; step = 1.4142135623730951 / Steps; }
+        double Val(int i) { return (double)(i - half) * step; }
         int Dist(int i) { return 2 * i > Steps ? 2 * i - Steps : Steps - 2 * i; }
         int Idx(double c)
         {
-            double x = c + InvSqrt2;
-            if (!(x > 0)) return 0;
-            long i = (long)(x / step + 0.5);
-            return (int)Math.Min(i, Steps);
+            long i = (long)Math.Floor(c / step + 0.5) + half;
+            return (int)Math.Min(Math.Max(i, 0L), Steps);
         }
         bool Rebuild(int a, int b, int c, out double d)
         {
@@ -342,6 +356,7 @@ namespace Bitwire
         /// <summary>Unpacks p = [m, a, b, c] into out (x, y, z, w).</summary>
         public void Unpack(int[] p, double[] o)
         {
+            if (p[1] > Steps || p[2] > Steps || p[3] > Steps) throw new ErrMalformed("quaternion index above the grid");
             double d;
             if (!Rebuild(p[1], p[2], p[3], out d))
             {

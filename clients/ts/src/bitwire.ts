@@ -235,17 +235,26 @@ export function readVarint(r: BitReader, g: number): bigint {
 
 // ---- quantizer ----
 
-/** the grid of a `q` field: parameters from the schema (min, max, steps, step) */
+/**
+ * the grid of a `q` field: parameters from the schema (min, max, steps,
+ * step, zero, kmin). A grid anchored at zero (wire version 2) has the
+ * points (kmin + i)·step clamped to [min, max]; otherwise min + i·step.
+ */
 export class Quantizer {
   min: number; max: number; steps: number; bits: number; step: number; fine: boolean;
-  constructor(min: number, max: number, steps: number, step?: number) {
+  zero: boolean; kmin: number;
+  constructor(min: number, max: number, steps: number, step?: number, zero?: boolean, kmin?: number) {
     this.min = min; this.max = max; this.steps = steps;
     this.bits = bitsRequired(steps);
     this.step = step ?? (max - min) / steps;
+    this.zero = zero ?? false; this.kmin = kmin ?? 0;
     const mag = Math.max(Math.abs(min), Math.abs(max));
     this.fine = steps + mag / this.step > 2 ** 44;
   }
-  value(i: number): number { return i >= this.steps ? this.max : this.min + i * this.step; }
+  value(i: number): number {
+    if (this.zero) return Math.min(Math.max((this.kmin + Math.min(i, this.steps)) * this.step, this.min), this.max);
+    return i >= this.steps ? this.max : this.min + i * this.step;
+  }
   index(v: number, clamp: boolean): number {
     if (v - v !== 0) throw new ErrInvalidValue("not a finite number");
     if (clamp) {
@@ -254,7 +263,7 @@ export class Quantizer {
     } else if (v < this.min || v > this.max) {
       throw new ErrOutOfRange(`${v} outside [${this.min}, ${this.max}]`);
     }
-    let i = Math.trunc((v - this.min) / this.step + 0.5);
+    let i = this.zero ? Math.max(Math.floor(v / this.step + 0.5) - this.kmin, 0) : Math.trunc((v - this.min) / this.step + 0.5);
     if (i > this.steps) i = this.steps;
     if (this.fine) i = this.nearest(v, i);
     return i;
@@ -281,21 +290,23 @@ const INV_SQRT2 = Math.SQRT2 / 2;
 const QUAT_MARGIN = 1e-6;
 const QUAT_OTHERS = [[1, 2, 3], [0, 2, 3], [0, 1, 3], [0, 1, 2]];
 
-/** the smallest-three coding with n bits a component */
+/**
+ * the smallest-three coding with n bits a component: components on the
+ * grid of 2^n - 2 steps anchored at zero (wire version 2)
+ */
 export class QuatCoder {
-  n: number; steps: number; step: number; bits: number;
+  n: number; steps: number; half: number; step: number; bits: number;
   constructor(n: number) {
     this.n = n;
-    this.steps = 2 ** n - 1;
-    this.step = 2 * INV_SQRT2 / this.steps;
+    this.steps = 2 ** n - 2;
+    this.half = this.steps / 2;
+    this.step = 1.4142135623730951 / this.steps;
     this.bits = 2 + 3 * n;
   }
-  private value(i: number): number { return i * this.step - INV_SQRT2; }
+  private value(i: number): number { return (i - this.half) * this.step; }
   private dist(i: number): number { return 2 * i > this.steps ? 2 * i - this.steps : this.steps - 2 * i; }
   private index(c: number): number {
-    const x = c + INV_SQRT2;
-    if (!(x > 0)) return 0;
-    return Math.min(Math.trunc(x / this.step + 0.5), this.steps);
+    return Math.min(Math.max(Math.floor(c / this.step + 0.5) + this.half, 0), this.steps);
   }
   private rebuild(a: number, b: number, c: number): [number, boolean] {
     const va = this.value(a), vb = this.value(b), vc = this.value(c);
@@ -334,6 +345,7 @@ export class QuatCoder {
   }
   unpack(p: number[]): number[] {
     const [m, a, b, c] = p;
+    if (a > this.steps || b > this.steps || c > this.steps) throw new ErrMalformed("quaternion index above the grid");
     const [d, ok] = this.rebuild(a, b, c);
     if (!ok) {
       if (Number.isNaN(d)) throw new ErrInvalidValue("quaternion radicand below zero");
@@ -367,6 +379,8 @@ export interface Node {
   n?: number;
   /** range: bounds; q: bounds, step count and grid spacing */
   min?: number | bigint; max?: number | bigint; steps?: number; step?: number;
+  /** q: the grid is anchored at zero (wire version 2), index 0 standing for kmin·step */
+  zero?: boolean; kmin?: number;
   clamp?: boolean;
   /** fixed: the precision */
   prec?: number;
@@ -407,7 +421,7 @@ const MAX_LEN = 1 << 20;
 
 const C_OTHER = 0, C_Q = 1, C_BOOL = 2, C_STRUCT = 3;
 function code(n: Node): number { return n._c = n.k === "q" ? C_Q : n.k === "bool" ? C_BOOL : n.k === "struct" ? C_STRUCT : C_OTHER; }
-function q(n: Node): Quantizer { return n._q ??= new Quantizer(n.min as number, n.max as number, n.steps as number, n.step); }
+function q(n: Node): Quantizer { return n._q ??= new Quantizer(n.min as number, n.max as number, n.steps as number, n.step, n.zero, n.kmin); }
 function qc(n: Node): QuatCoder { return n._quat ??= new QuatCoder(n.n as number); }
 function rangeWidth(n: Node): number {
   return n._w ??= n.big ? bitsRequiredBig(BigInt.asUintN(64, (n.max as bigint) - (n.min as bigint)))
@@ -708,14 +722,18 @@ export class Decoder {
     }
     throw new ErrMalformed("unknown coding " + n.k);
   }
-  /** count entries into m; a repeated key overwrites (as in Go, the caller checks the size once all are read) */
+  /** reads count entries into m; keys must ascend strictly and be new to m (wire-format.md, "Map") */
   entries(n: Node, m: Map<any, any>, count: number): void {
+    let prev: any;
     for (let i = 0; i < count; i++) {
       let k: any;
       try {
         k = this.node(n.key as Node);
         if (typeof k === "number" && Number.isNaN(k)) throw new ErrInvalidValue("NaN map key");
+        if (i > 0 && !keyBefore(prev, k)) throw new ErrMalformed("map keys out of ascending order");
+        if (m.has(k)) throw new ErrMalformed("duplicate map key");
       } catch (e) { throw wrap(e, `{#${i}}`); }
+      prev = k;
       try { m.set(k, this.node(n.e as Node)); } catch (e) { throw wrap(e, `[${k}]`); }
     }
   }
@@ -1005,6 +1023,13 @@ function utf8Less(a: string, b: string): number {
   for (let i = 0; i < x.length && i < y.length; i++) if (x[i] !== y[i]) return x[i] - y[i];
   return x.length - y.length;
 }
+/** whether map key a orders strictly before b, in sortedKeys' order */
+function keyBefore(a: any, b: any): boolean {
+  if (typeof a === "string") return utf8Less(a, b) < 0;
+  if (typeof a === "boolean") return !a && b;
+  return a < b;
+}
+
 function sortedKeys(m: Map<any, any>): any[] {
   const ks = [...m.keys()];
   if (ks.length === 0) return ks;
