@@ -221,6 +221,9 @@ func (c *client) finalCheck() {
 		return true
 	})
 	c.inj.Open = len(c.wrongSince)
+	for _, since := range c.wrongSince {
+		c.inj.OpenMaxAge = max(c.inj.OpenMaxAge, int(c.rc.Tick()-min(since, c.rc.Tick())))
+	}
 }
 
 func (s clientStats) add(o clientStats) clientStats {

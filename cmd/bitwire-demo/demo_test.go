@@ -517,6 +517,10 @@ func TestDemoAttacks(t *testing.T) {
 			if in.Open != 0 {
 				t.Errorf("%v: %d entities still wrong %d ticks after the forger stopped", mode, in.Open, s.Ticks-35)
 			}
+			// The refresh and a round trip (resends under 5% loss).
+			if in.RecoveryMax > cfg.refresh+15 {
+				t.Errorf("%v: a wrong state lasted %d ticks, refresh %d", mode, in.RecoveryMax, cfg.refresh)
+			}
 		}
 		// With a MAC only the path's loss costs packets; without one, each
 		// forged sequence number that gets through costs a run of

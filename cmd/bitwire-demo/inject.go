@@ -82,6 +82,7 @@ type injectStats struct {
 	Refused       int `json:"refused"`        // of those, refused
 	Episodes      int `json:"episodes"`       // runs of wrong states of one entity
 	Open          int `json:"open"`           // of which still wrong at the end
+	OpenMaxAge    int `json:"open_max_age"`   // ticks since the oldest of those began
 	RecoverySum   int `json:"recovery_ticks"` // ticks from an entity's first wrong state to its next right one, summed
 	RecoveryMax   int `json:"recovery_max"`   // the longest, in ticks
 	RefusedRunMax int `json:"refused_run"`    // the longest run of genuine packets refused
@@ -94,6 +95,7 @@ func (s injectStats) add(o injectStats) injectStats {
 	s.Refused += o.Refused
 	s.Episodes += o.Episodes
 	s.Open += o.Open
+	s.OpenMaxAge = max(s.OpenMaxAge, o.OpenMaxAge)
 	s.RecoverySum += o.RecoverySum
 	s.RecoveryMax = max(s.RecoveryMax, o.RecoveryMax)
 	s.RefusedRunMax = max(s.RefusedRunMax, o.RefusedRunMax)

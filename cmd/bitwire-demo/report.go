@@ -53,7 +53,8 @@ type AttackSummary struct {
 	SpoofedAcks    int         `json:"spoofed_acks"`  // sent by the spoofer
 	AcksRefused    int         `json:"acks_refused"`  // by Peer.Ack: a part with a wrong token
 	MissingReports int         `json:"missing_reports"`
-	Refreshes      int         `json:"refreshes"` // entities sent in full because their refresh was due
+	Refreshes      int         `json:"refreshes"`     // entities sent in full because their refresh was due
+	RefreshTicks   int         `json:"refresh_ticks"` // the Peers' PeerConfig.Refresh
 	RecoveryMean   float64     `json:"recovery_mean_ticks"`
 	RecoveryMeanMs float64     `json:"recovery_mean_ms"`
 	RecoveryMaxMs  float64     `json:"recovery_max_ms"`
@@ -245,6 +246,7 @@ func summarize(cfg Config, srv *server, clients []*client, stats *bitwire.Stats,
 	at := &s.Attacks
 	at.Integrity, at.TrailerBytes = cfg.Inject.Integrity.String(), cfg.Inject.Integrity.Overhead()
 	at.SpoofedAcks, at.AcksRefused = srv.spoofed, srv.acksRefused
+	at.RefreshTicks = cfg.refreshTicks()
 	if e := at.Injected.Episodes - at.Injected.Open; e > 0 {
 		tick := 1000 / float64(cfg.Rate)
 		at.RecoveryMean = float64(at.Injected.RecoverySum) / float64(e)
@@ -438,8 +440,9 @@ func printAttacks(w io.Writer, s *Summary) {
 	if s.Config.Forge > 0 {
 		fmt.Fprintf(w, "forger:  %d forged and %d corrupted datagrams injected; %d accepted, %d refused\n",
 			in.Forged, in.Corrupted, in.Accepted, in.Refused)
-		fmt.Fprintf(w, "         %d entities held wrong, %d back to the server's state after %.1f ticks (%.0f ms) on average, %d ticks (%.0f ms) at most; %d still wrong at the end\n",
-			in.Episodes, in.Episodes-in.Open, a.RecoveryMean, a.RecoveryMeanMs, in.RecoveryMax, a.RecoveryMaxMs, in.Open)
+		fmt.Fprintf(w, "         %d entities held wrong, %d back to the server's state after %.1f ticks (%.0f ms) on average, %d ticks (%.0f ms) at most;\n",
+			in.Episodes, in.Episodes-in.Open, a.RecoveryMean, a.RecoveryMeanMs, in.RecoveryMax, a.RecoveryMaxMs)
+		fmt.Fprintf(w, "         %d still wrong at the end, the oldest for %d ticks (the refresh bound: %d ticks and a round trip)\n", in.Open, in.OpenMaxAge, a.RefreshTicks)
 		fmt.Fprintf(w, "         longest run of genuine packets refused: %d (%d while re-anchoring); %d missing-baseline reports taken; %d entities refreshed in full\n",
 			in.RefusedRunMax, s.Clients.Recovering, a.MissingReports, a.Refreshes)
 	}
