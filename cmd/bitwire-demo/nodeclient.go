@@ -18,6 +18,7 @@ import (
 
 	"github.com/bitwire/bitwire"
 	"github.com/bitwire/bitwire/gen"
+	"github.com/bitwire/bitwire/snapshot"
 )
 
 // Node clients (-node N): N of the clients are Node processes running
@@ -27,14 +28,6 @@ import (
 // reports the entity states it accepts, re-encoded in full, on its standard
 // output ("C id tick hex"); the demo checks each against the server's state
 // of that entity at that tick, as the Go clients do in process.
-//
-// The demo now sends one replicate stream per client, and main.ts still
-// decodes the snapshot shard streams it used to send: until the TypeScript
-// replicate client is wired into main.ts, -node is refused (errNodePending).
-
-// errNodePending is -node's error while the Node client cannot decode
-// replicate streams.
-var errNodePending = errors.New("-node: the Node clients decode the old snapshot shard streams, not the replicate streams the demo now sends; they are disabled until the TypeScript replicate client (clients/ts) is wired into cmd/bitwire-demo/nodeclient/main.ts")
 
 // NodeSummary is what one Node client saw.
 type NodeSummary struct {
@@ -146,7 +139,14 @@ func startNodeClient(node, script string, id int, server *net.UDPAddr, cfg Confi
 	truth *truth, desyncs interface{ Add(int64) int64 }, logf func(string, ...any)) (*nodeClient, error) {
 	loss := cfg.Net.Loss
 	args := []string{script, "--server", strconv.Itoa(server.Port), "--id", strconv.Itoa(id),
-		"--loss", strconv.FormatFloat(loss, 'g', -1, 64), "--seed", strconv.FormatUint(seed%4294967291+1, 10)}
+		"--loss", strconv.FormatFloat(loss, 'g', -1, 64), "--seed", strconv.FormatUint(seed%4294967291+1, 10),
+		"--mode", strconv.Itoa(int(cfg.Inject.Integrity))}
+	if key := streamKey(cfg, id); key != nil {
+		args = append(args, "--key", hex.EncodeToString(key))
+	}
+	if cfg.Inject.Integrity != snapshot.ModeMAC { // as clientOptions
+		args = append(args, "--expiry", strconv.Itoa(3*cfg.refreshTicks()))
+	}
 	cmd := exec.Command(node, args...)
 	cmd.Stderr = os.Stderr
 	stdin, err := cmd.StdinPipe()

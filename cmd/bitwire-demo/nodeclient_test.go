@@ -9,9 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"errors"
-
 	"github.com/bitwire/bitwire/replicate"
+	"github.com/bitwire/bitwire/snapshot"
 )
 
 // nodeTools skips a test when node or the pinned TypeScript compiler is
@@ -31,33 +30,10 @@ func nodeTools(t *testing.T) {
 	}
 }
 
-// nodePending skips the Node tests while -node is refused (errNodePending).
-func nodePending(t *testing.T) {
-	t.Helper()
-	cfg := DefaultConfig()
-	cfg.Node = 1
-	if err := cfg.validate(); errors.Is(err, errNodePending) {
-		t.Skip(err)
-	}
-}
-
-// -node is refused, with the reason, while the Node client cannot decode
-// replicate streams.
-func TestNodePendingRefused(t *testing.T) {
-	cfg := DefaultConfig()
-	cfg.Duration, cfg.Node = 100*time.Millisecond, 1
-	if _, err := run(cfg); err != nil && !errors.Is(err, errNodePending) {
-		t.Fatalf("run: %v", err)
-	} else if err == nil {
-		t.Skip("-node is accepted: the Node client decodes replicate streams")
-	}
-}
-
 // Node clients play beside a Go client over UDP with 10% loss both ways:
-// every snapshot they accept is checked against the server's state, none
+// every entity state they accept is checked against the server's state, none
 // differs, and their acks keep deltas flowing.
 func TestNodeClients(t *testing.T) {
-	nodePending(t)
 	nodeTools(t)
 	cfg := DefaultConfig()
 	cfg.Duration, cfg.Clients, cfg.Node, cfg.Crates = 2*time.Second, 1, 2, 150
@@ -84,17 +60,21 @@ func TestNodeClients(t *testing.T) {
 	if s.Desyncs != 0 || s.DecodeErrors != 0 {
 		t.Errorf("%d desyncs, %d decode errors", s.Desyncs, s.DecodeErrors)
 	}
+	if s.Attacks.AcksRefused != 0 {
+		t.Errorf("%d acks refused by the Peers: a client's ack tokens are wrong", s.Attacks.AcksRefused)
+	}
 	if s.PerClient.DeltaEntities < s.PerClient.FullEntities {
 		t.Errorf("%d entity deltas against %d in full: the Node clients' acks do not arrive", s.PerClient.DeltaEntities, s.PerClient.FullEntities)
 	}
 }
 
-// A state that differs from the truth is caught by the Node clients too.
+// A state that differs from the truth is caught by the Node clients too,
+// here on a stream with HMAC trailers.
 func TestNodeClientsCatchDesync(t *testing.T) {
-	nodePending(t)
 	nodeTools(t)
 	cfg := DefaultConfig()
 	cfg.Duration, cfg.Clients, cfg.Node, cfg.Crates = 500*time.Millisecond, 1, 1, 30
+	cfg.Inject.Integrity = snapshot.ModeMAC // the Node client checks HMAC trailers too
 	var log bytes.Buffer
 	cfg.Log = &log
 	cfg.tamper = func(tick uint32, srv *replicate.Server[Entity]) {

@@ -177,7 +177,7 @@ func summarize(cfg Config, srv *server, clients []*client, stats *bitwire.Stats,
 	if ticks > 0 {
 		s.AwakeCrates = float64(srv.awakeSum) / float64(ticks)
 	}
-	n := float64(len(clients))
+	n := float64(len(srv.peers)) // Go and Node clients
 	seconds := float64(ticks) / float64(cfg.Rate)
 	row := func(name string, a *encodingAcct) EncodingSummary {
 		e := EncodingSummary{Name: name, Packets: a.packets, OverBudget: a.overBudget}
@@ -386,6 +386,10 @@ func printReport(w io.Writer, s *Summary) {
 		fmt.Fprintf(w, "  %-13s p50 %d, p95 %d, max %d; %.1f%% current (%d samples)\n", q.name, q.q.P50, q.q.P95, q.q.Max, 100*q.q.Current, q.q.Samples)
 	}
 
+	for _, nc := range s.NodeClients {
+		fmt.Fprintf(w, "node client %d: %d received, %d dropped, %d accepted, %d states checked (%d unchecked), %d stale, %d without baseline, %d recovering; %d acks sent, %d dropped; desyncs: %d, errors: %d\n",
+			nc.ID, nc.Received, nc.Dropped, nc.Accepted, nc.Checked, nc.Unchecked, nc.Stale, nc.NoBaseline, nc.Recovering, nc.AcksSent, nc.AcksDropped, nc.Desyncs, nc.Errors)
+	}
 	cl, nw := s.Clients, s.Network
 	fmt.Fprintf(w, "clients: %d datagrams received (%d lost on loopback), %d dropped, %d duplicated, %d held back by the conditioner\n",
 		cl.Received, s.LoopbackLost, nw.Dropped, nw.Duplicated, nw.Reordered)
@@ -444,5 +448,17 @@ func printAttacks(w io.Writer, s *Summary) {
 	}
 	if s.Config.Spoof > 0 {
 		fmt.Fprintf(w, "spoofer: %d acks with guessed tokens sent; %d acks (or parts) refused by the Peers (wrong token)\n", a.SpoofedAcks, a.AcksRefused)
+	}
+}
+
+// addNodeClients adds the Node clients' counts to the summary: their
+// desyncs and errors count with the Go clients', and the packets they
+// received are not lost on the loopback.
+func addNodeClients(s *Summary, ncs []*nodeClient) {
+	for _, nc := range ncs {
+		s.NodeClients = append(s.NodeClients, nc.sum)
+		s.Desyncs += nc.sum.Desyncs
+		s.DecodeErrors += nc.sum.Errors
+		s.LoopbackLost -= nc.sum.Received
 	}
 }

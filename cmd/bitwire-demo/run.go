@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -67,8 +68,6 @@ func (cfg *Config) validate() error {
 		return errors.New("-bots must not be negative")
 	case cfg.Node < 0:
 		return errors.New("-node must not be negative")
-	case cfg.Node > 0:
-		return errNodePending
 	case cfg.Clients+cfg.Node+cfg.Bots > maxPlayers:
 		return fmt.Errorf("-clients plus -node plus -bots is at most %d", maxPlayers)
 	case cfg.Rate < 1 || cfg.Rate > 1000:
@@ -162,13 +161,41 @@ func run(cfg Config) (Summary, error) {
 		conns = append(conns, c)
 		clientConns[i], clientAddrs[i] = c, c.LocalAddr().(*net.UDPAddr)
 	}
+	var desyncs atomic.Int64
+	srvAddr := srvConn.LocalAddr().(*net.UDPAddr)
+	// The Node clients (-node): peers cfg.Clients on, after the Go ones.
+	var fleet nodeFleet
+	if cfg.Node > 0 {
+		dir, err := os.MkdirTemp("", "bitwire-demo-node")
+		if err != nil {
+			closeAll()
+			return Summary{}, err
+		}
+		fleet.dir = dir
+		node, script, err := buildNodeClient(dir)
+		if err != nil {
+			fleet.stopAll()
+			closeAll()
+			return Summary{}, err
+		}
+		for i := 0; i < cfg.Node; i++ {
+			id := cfg.Clients + i
+			nc, err := startNodeClient(node, script, id, srvAddr, cfg, cfg.Seed*1000003+uint64(id), truth, &desyncs, logf)
+			if err != nil {
+				fleet.stopAll()
+				closeAll()
+				return Summary{}, err
+			}
+			fleet.clients = append(fleet.clients, nc)
+			clientAddrs = append(clientAddrs, nc.addr)
+		}
+	}
 	srv, err := newServer(cfg, srvConn, codec, truth, clientAddrs)
 	if err != nil {
+		fleet.stopAll()
 		closeAll()
 		return Summary{}, err
 	}
-	var desyncs atomic.Int64
-	srvAddr := srvConn.LocalAddr().(*net.UDPAddr)
 	clients := make([]*client, cfg.Clients)
 	for i := range clients {
 		cond := newConditioner(cfg.Net, cfg.Seed*1000003+uint64(i))
@@ -236,6 +263,7 @@ loop:
 		}
 		tickStart := time.Now()
 		if err := srv.tick(uint32(t)); err != nil {
+			fleet.stopAll()
 			shutdown()
 			return Summary{}, err
 		}
@@ -246,7 +274,7 @@ loop:
 			lastPrint = time.Now()
 			back := min(t, cfg.Rate)
 			bytes := srv.deltaAcct.bytes - recent[(t-back)%len(recent)]
-			kbps := float64(bytes) * 8 / 1000 / float64(cfg.Clients) * float64(cfg.Rate) / float64(max(back, 1))
+			kbps := float64(bytes) * 8 / 1000 / float64(cfg.Clients+cfg.Node) * float64(cfg.Rate) / float64(max(back, 1))
 			fmt.Fprintf(cfg.Progress, "\rtick %5d/%d  %5.1fs  %8.1f kbit/s per client  desyncs %d   ",
 				t, total, time.Since(start).Seconds(), kbps, desyncs.Load())
 		}
@@ -260,6 +288,7 @@ loop:
 	// checked (bounded), then stop everything.
 	drain := min(cfg.Net.Latency+cfg.Net.Jitter+3*period+50*time.Millisecond, 2*time.Second)
 	time.Sleep(drain)
+	fleet.stopAll()
 	if err := shutdown(); err != nil {
 		return Summary{}, err
 	}
@@ -268,6 +297,7 @@ loop:
 	}
 
 	sum := summarize(cfg, srv, clients, stats, ticks, wall, late, tickTimes)
+	addNodeClients(&sum, fleet.clients)
 	sum.SlippedSeconds = slipped.Seconds()
 	if ticks > 0 {
 		sum.CPUPerTick = float64(cpu.Microseconds()) / 1000 / float64(ticks)

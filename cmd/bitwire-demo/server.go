@@ -135,10 +135,10 @@ func newServer(cfg Config, conn *net.UDPConn, codec *bitwire.Codec[Entity], trut
 	s := &server{
 		cfg:      cfg,
 		conn:     conn,
-		world:    newWorld(cfg.Seed, cfg.Rate, cfg.Clients+cfg.Bots, cfg.Crates),
+		world:    newWorld(cfg.Seed, cfg.Rate, cfg.Clients+cfg.Node+cfg.Bots, cfg.Crates),
 		srv:      srv,
 		truth:    truth,
-		acks:     make(chan ack, 64*cfg.Clients),
+		acks:     make(chan ack, 64*(cfg.Clients+cfg.Node)),
 		plain:    bitwire.MustFor[Entity](),
 		fullBits: map[uint32]int{},
 		workers:  max(1, min(runtime.GOMAXPROCS(0), len(clientAddrs))),
