@@ -95,6 +95,12 @@ func (u *Union) Decode(r *bits.Reader) (any, error) {
 		return nil, fmt.Errorf("%w: tag %d, the union has %d variants", ErrUnknownTag, tag, len(u.plans))
 	}
 	p := u.plans[tag]
+	// The new value is charged to the input's allocation budget like
+	// everything else the input makes the decoder allocate.
+	d := (*options)(nil).decoder(r, nil)
+	if err := d.charge(1, p.typ.Size()); err != nil {
+		return nil, rootError(p, err, r.Pos())
+	}
 	v := reflect.New(p.typ)
 	if err := decodeRoot(p, r, v.UnsafePointer()); err != nil {
 		return nil, err
