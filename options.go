@@ -18,8 +18,12 @@ const DefaultMaxDepth = 100
 // Limits bound what a codec accepts, so that hostile input can neither
 // recurse deeply nor make the decoder allocate much: lengths are also always
 // checked against what the rest of the input could hold before anything is
-// allocated. The encoder applies the same limits, so it never writes what a
-// receiver with the same limits would refuse.
+// allocated. The encoder applies the same limits on depth and lengths, so
+// it never writes what a receiver with the same limits would refuse for
+// those; the allocation budget (MaxAllocPerByte) only the decoder applies,
+// so a valid value whose elements are much larger in memory than on the
+// wire can encode and then be refused with ErrTooLong (snapshot.Sender
+// reports it when it encodes such a state).
 type Limits struct {
 	// MaxDepth is the deepest nesting of structs (through pointers, slices
 	// and maps of recursive types); 0 means DefaultMaxDepth.
