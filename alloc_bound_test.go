@@ -375,6 +375,7 @@ func TestDecodeAllocationBudgetPerInput(t *testing.T) {
 	var derr error
 	n := minAllocatedBy(func() { derr = decodeAll(func(r *bits.Reader) error { _, err := u.Decode(r); return err }) })
 	require.LessOrEqual(t, n, limit, "Union.Decode: %d bytes of input allocated %d bytes", len(in), n)
+	t.Logf("DecodeCount + Decode of %d bytes: %d bytes allocated (bound %d), then %v", len(in), n, limit, derr)
 	require.ErrorIs(t, derr, ErrTooLong)
 	var into budgetMsg
 	n = minAllocatedBy(func() {
