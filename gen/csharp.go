@@ -48,7 +48,7 @@ func CSharp(out io.Writer, ns string, msgs ...Message) error {
 	for _, m := range msgs {
 		s := m.Schema
 		names := tn.schema[s]
-		fp, _ := Fingerprint(s)
+		fp, _ := bitwire.SchemaFingerprint(s) // checked by check
 		if s.Union != nil {
 			w.p("\n    /// <summary>The union %s: variants %s.</summary>\n", m.Name, variantNames(s, names))
 			w.p("    public static class %s\n    {\n", m.Name)

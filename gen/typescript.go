@@ -66,7 +66,7 @@ func TypeScript(out io.Writer, runtimePath string, msgs ...Message) error {
 		for _, ri := range roots {
 			w.p("%s%d.limits = { maxDepth: %d, maxLen: %d };\n", pre, ri, s.Limits.MaxDepth, s.Limits.MaxLen)
 		}
-		fp, _ := Fingerprint(s)
+		fp, _ := bitwire.SchemaFingerprint(s) // checked by check
 		if s.Union != nil {
 			w.p("\n/** the union %s: variants %s */\nexport const %s = {\n", m.Name, variantNames(s, names), m.Name)
 			w.p("  fingerprint: 0x%016xn,\n", fp)

@@ -929,6 +929,7 @@ namespace Bitwire
             if (recoverAfter <= 0) throw err;
             bool back = tick <= newest;
             if (back && mode == 2) throw err; // only modes 0 and 1 rewind
+            if (back && newest - tick <= 32) throw err; // reordering (ReorderTicks), never a rewind
             if (run > 0 && back == runBack && tick == runTick) { }
             else if (run > 0 && back == runBack && tick > runTick && tick - runTick <= maxAhead) { run++; runTick = tick; }
             else { run = 1; runTick = tick; runBack = back; }

@@ -1586,6 +1586,7 @@ export class SnapshotReceiver<T> {
     if (this.recoverAfter <= 0) throw err;
     const back = tick <= this.newest;
     if (back && this.mode === MODE_MAC) throw err; // only modes 0 and 1 rewind
+    if (back && this.newest - tick <= 32) throw err; // reordering (ReorderTicks), never a rewind
     if (this.run > 0 && back === this.runBack && tick === this.runTick) {
       // the same packet again
     } else if (this.run > 0 && back === this.runBack && tick > this.runTick && tick - this.runTick <= this.maxAhead) {
