@@ -71,8 +71,8 @@ func check(msgs []Message) error {
 		if s.Debug {
 			return fmt.Errorf("%w: %s: debug schemas (sentinels) are not supported by generated clients", ErrSchema, m.Name)
 		}
-		if fp, err := Fingerprint(s); err != nil {
-			return fmt.Errorf("%s: %w", m.Name, err)
+		if fp, err := bitwire.SchemaFingerprint(s); err != nil {
+			return fmt.Errorf("%w: %s: %w", ErrSchema, m.Name, err)
 		} else if want := fmt.Sprintf("%016x", fp); s.Fingerprint != "" && want != s.Fingerprint {
 			return fmt.Errorf("%w: %s: the schema says fingerprint %s, its content hashes to %s", ErrSchema, m.Name, s.Fingerprint, want)
 		}

@@ -8,8 +8,8 @@ import (
 )
 
 // setupModel loads the -model file into cfg and, for -record, sets up a
-// trainer fed with every stream's consecutive ticks (the pairs a sender
-// codes when each snapshot is acknowledged at once). finish writes the
+// trainer fed with each entity's consecutive published states (the pairs
+// the server codes when every update is acknowledged at once). finish writes the
 // trained model to the -record file after the run.
 func setupModel(cfg *Config, model, record string) (finish func() error, err error) {
 	finish = func() error { return nil }
@@ -22,7 +22,7 @@ func setupModel(cfg *Config, model, record string) (finish func() error, err err
 		if err := m.UnmarshalBinary(b); err != nil {
 			return nil, fmt.Errorf("-model %s: %w", model, err)
 		}
-		if err := bitwire.MustFor[Shard]().WithModel(&m).ModelErr(); err != nil {
+		if err := bitwire.MustFor[Entity]().WithModel(&m).ModelErr(); err != nil {
 			return nil, fmt.Errorf("-model %s: %w", model, err)
 		}
 		cfg.Model = &m
@@ -30,24 +30,21 @@ func setupModel(cfg *Config, model, record string) (finish func() error, err err
 	if record == "" {
 		return finish, nil
 	}
-	c := bitwire.MustFor[Shard]()
+	c := bitwire.MustFor[Entity]()
 	tr := c.NewTrainer()
-	var prev []Shard
+	prev := map[uint32]*Entity{}
 	var addErr error
-	cfg.Record = func(shards []Shard) {
-		if len(prev) == len(shards) {
-			for k := range shards {
-				if err := tr.Add(&prev[k], &shards[k]); err != nil && addErr == nil {
-					addErr = err
-				}
+	cfg.Record = func(id uint32, v *Entity) {
+		p, ok := prev[id]
+		if ok {
+			if err := tr.Add(p, v); err != nil && addErr == nil {
+				addErr = err
 			}
+		} else {
+			p = new(Entity)
+			prev[id] = p
 		}
-		if len(prev) != len(shards) {
-			prev = make([]Shard, len(shards))
-		}
-		for k := range shards {
-			c.Copy(&prev[k], &shards[k])
-		}
+		c.Copy(p, v)
 	}
 	return func() error {
 		if addErr != nil {

@@ -27,7 +27,7 @@ func TestDemoRecordAndModel(t *testing.T) {
 	if err := m.UnmarshalBinary(b); err != nil {
 		t.Fatal(err)
 	}
-	if err := bitwire.MustFor[Shard]().WithModel(&m).ModelErr(); err != nil {
+	if err := bitwire.MustFor[Entity]().WithModel(&m).ModelErr(); err != nil {
 		t.Fatal(err)
 	}
 	out.Reset()
