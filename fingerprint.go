@@ -55,7 +55,8 @@ type fpHasher struct {
 // docs/wire-format.md ("Fingerprint"); s.Fingerprint is not read, so a
 // schema read from JSON (edited by hand, or written by another version)
 // can be checked against its own Fingerprint field. For a schema of
-// Codec.Schema or Union.Schema it is the codec's Fingerprint. A schema
+// Codec.Schema or Union.Schema it is the codec's Fingerprint (with a
+// model's hash mixed in when the schema has one). A schema
 // whose structure is broken (a type reference out of range, a missing
 // node, an unknown coding, a coding without its parameters) is
 // ErrMalformed.
@@ -65,7 +66,19 @@ func SchemaFingerprint(s *Schema) (uint64, error) {
 	}
 	f := &fpHasher{h: fnvOffset, s: s}
 	f.hash()
-	return f.h, f.err
+	if f.err != nil || s.Model == nil {
+		return f.h, f.err
+	}
+	// A codec with a model: the model's hash mixed in (wire-format.md,
+	// "Models"), from the model file the schema carries.
+	var m Model
+	if err := m.UnmarshalBinary(s.Model.File); err != nil {
+		return 0, fmt.Errorf("%w: schema: model: %v", ErrMalformed, err)
+	}
+	if fmt.Sprintf("%016x", m.hash) != s.Model.Hash {
+		return 0, fmt.Errorf("%w: schema: the model's hash is %016x, not %s", ErrMalformed, m.hash, s.Model.Hash)
+	}
+	return modelFingerprint(f.h, m.hash), nil
 }
 
 // fail records the first defect of the schema.

@@ -317,6 +317,12 @@ func TestModelSchema(t *testing.T) {
 	require.NoError(t, m2.UnmarshalBinary(s.Model.File))
 	require.Equal(t, *m, m2)
 	require.Equal(t, modelFingerprint(c.Fingerprint(), m.Hash()), c.WithModel(m).Fingerprint())
+	fp, err := SchemaFingerprint(s)
+	require.NoError(t, err)
+	require.Equal(t, c.WithModel(m).Fingerprint(), fp)
+	s.Model.Hash = "0000000000000000"
+	_, err = SchemaFingerprint(s)
+	require.ErrorIs(t, err, ErrMalformed)
 	// Debug mode and a model combine.
 	require.Equal(t, modelFingerprint(c.WithDebug(true).Fingerprint(), m.Hash()), c.WithModel(m).WithDebug(true).Fingerprint())
 }
