@@ -302,7 +302,9 @@ func (c *Codec[T]) NewTrainer() *Trainer[T] {
 // Add records the differences that a delta from base to cur codes: each
 // changed windowed value and each changed quaternion, with its context.
 // A pair that the codec cannot encode is not recorded and its error is
-// returned.
+// returned. Values that the encoder codes twice (a message it restarts to
+// set the sign flag, a fused pass over a slice that it redoes) are
+// recorded twice: a small bias of weight, never of correctness.
 func (t *Trainer[T]) Add(base, cur *T) error {
 	t.w.Reset(t.w.Bytes()[:0])
 	if err := encodeDeltaRoot(t.c.p, &t.w, unsafe.Pointer(base), unsafe.Pointer(cur), &t.o); err != nil {
