@@ -201,7 +201,8 @@ var qCoder = coder{
 	},
 	schema: func(n *node, ns *NodeSchema) {
 		ns.Type, ns.Clamp = memName(n.mem), n.clamp
-		ns.Q = &QParams{Min: n.q.Min(), Max: n.q.Max(), Steps: n.q.Steps(), Step: n.q.Step(), Bits: n.q.Bits()}
+		ns.Q = &QParams{Min: n.q.Min(), Max: n.q.Max(), Steps: n.q.Steps(), Step: n.q.Step(), Bits: n.q.Bits(),
+			Zero: n.q.ZeroAnchored(), KMin: n.q.KMin()}
 	},
 }
 

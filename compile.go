@@ -123,8 +123,13 @@ func (c *compiler) fill(nd *node, path string, t reflect.Type, s spec, inhKey st
 		if s.kind == kindQuat {
 			return c.fillQuat(nd, path, t, s)
 		}
-		if err := s.reject(path, what, "maxlen", "id", "group", "dmin"); err != nil {
+		if err := s.reject(path, what, "maxlen", "id", "group"); err != nil {
 			return err
+		}
+		if s.hasDelta && !s.hasCoding() {
+			// A window applies to the leaves a struct field's coding
+			// reaches; without a coding it would reach none.
+			return badTag(path, "option dmin/dmax on %s applies to its leaves with the field's coding (such as q,min=...,max=...,prec=...), and the tag has none", t)
 		}
 		inh := spec{}
 		if s.hasCoding() {
@@ -135,7 +140,7 @@ func (c *compiler) fill(nd *node, path string, t reflect.Type, s spec, inhKey st
 		}
 		sub, err := c.structPlan(t, inh, inhKey)
 		if err != nil {
-			return err
+			return wrapField(err, path, -1) // "[]" under a slice, as Layout writes it
 		}
 		nd.code, nd.sub = cStruct, sub
 		return nil
@@ -220,16 +225,16 @@ func (c *compiler) fillInt(nd *node, path string, t reflect.Type, s spec, what s
 			return badTag(path, "%v", err)
 		}
 		if signed {
-			if lo >= hi {
-				return badTag(path, "min=%s must be less than max=%s", s.min, s.max)
+			if lo > hi {
+				return badTag(path, "min=%s must not be above max=%s", s.min, s.max)
 			}
 			if size < 64 && (lo < -1<<(size-1) || hi > 1<<(size-1)-1) {
 				return badTag(path, "range %s..%s does not fit %s", s.min, s.max, t)
 			}
 			nd.irng, err = fields.NewIntRange(lo, hi)
 		} else {
-			if ulo >= uhi {
-				return badTag(path, "min=%s must be less than max=%s", s.min, s.max)
+			if ulo > uhi {
+				return badTag(path, "min=%s must not be above max=%s", s.min, s.max)
 			}
 			if size < 64 && uhi > 1<<size-1 {
 				return badTag(path, "range %s..%s does not fit %s", s.min, s.max, t)
@@ -267,6 +272,16 @@ func (c *compiler) fillInt(nd *node, path string, t reflect.Type, s spec, what s
 	return nil
 }
 
+// inward32 returns the float32 nearest x on the side of x given by dir (1:
+// up, -1: down), as a float64: x itself when a float32 holds it.
+func inward32(x float64, dir float32) float64 {
+	f := float32(x) // ±Inf beyond the float32 range
+	if dir > 0 && float64(f) < x || dir < 0 && float64(f) > x {
+		f = math.Nextafter32(f, dir*float32(math.Inf(1)))
+	}
+	return float64(f)
+}
+
 func (c *compiler) fillFloat(nd *node, path string, t reflect.Type, s spec, what string) error {
 	nd.mem = memOf(t)
 	if err := s.reject(path, what, "group", "maxlen", "composite", "id"); err != nil {
@@ -301,6 +316,15 @@ func (c *compiler) fillFloat(nd *node, path string, t reflect.Type, s spec, what
 		}
 		if lo >= hi {
 			return badTag(path, "min=%s must be less than max=%s", s.min, s.max)
+		}
+		if nd.mem == mF32 {
+			// A float32 field's grid runs between the float32 bounds
+			// inside [min, max], so that every decoded value, once
+			// stored as a float32, lies in the range and re-encodes.
+			lo, hi = inward32(lo, 1), inward32(hi, -1)
+			if !(lo < hi) {
+				return badTag(path, "min=%s and max=%s hold fewer than two float32 values", s.min, s.max)
+			}
 		}
 		if s.hasPrec {
 			nd.q, err = fields.NewQuantizer(lo, hi, s.prec)

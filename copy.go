@@ -80,19 +80,35 @@ func copyNode(n *node, dst, src unsafe.Pointer) {
 			dm.SetZero()
 			return
 		}
-		nm := reflect.MakeMapWithSize(n.typ, sm.Len())
-		it := sm.MapRange()
-		for it.Next() {
-			sv := reflect.New(n.typ.Elem())
-			sv.Elem().Set(it.Value())
-			dv := reflect.New(n.typ.Elem())
-			copyNode(n.elem, dv.UnsafePointer(), sv.UnsafePointer())
-			nm.SetMapIndex(it.Key(), dv.Elem())
-		}
-		dm.Set(nm)
+		dm.Set(copyMap(n, sm, sm.Len()))
 	default:
 		n.row.copy(n, dst, src)
 	}
+}
+
+// copyMap returns a deep copy of map m (of map node n) with room for size
+// entries. Keys and values go through two scratch values, without an
+// allocation per entry; a value holding pointers is copied deeply into a
+// third.
+func copyMap(n *node, m reflect.Value, size int) reflect.Value {
+	nm := reflect.MakeMapWithSize(n.typ, size)
+	k := reflect.New(n.typ.Key()).Elem()
+	sv := reflect.New(n.typ.Elem())
+	dv := sv
+	if !n.elem.pod {
+		dv = reflect.New(n.typ.Elem())
+	}
+	it := m.MapRange()
+	for it.Next() {
+		k.SetIterKey(it)
+		sv.Elem().SetIterValue(it)
+		if !n.elem.pod {
+			dv.Elem().SetZero()
+			copyNode(n.elem, dv.UnsafePointer(), sv.UnsafePointer())
+		}
+		nm.SetMapIndex(k, dv.Elem())
+	}
+	return nm
 }
 
 // growSlice makes ds a slice of length l with storage of its own: it reuses

@@ -27,6 +27,9 @@ func (n *node) setDelta(path string) error {
 	if !s.hasDelta {
 		return nil
 	}
+	if n.code == cStruct {
+		return nil // the leaves that inherit the field's coding carry the window
+	}
 	a, _ := parseFloatBound("dmin", s.dmin)
 	b, _ := parseFloatBound("dmax", s.dmax)
 	if n.row.step == nil {
@@ -557,6 +560,9 @@ func (d *decoder) decSliceDelta(n *node, b, dst unsafe.Pointer) error {
 	common := min(sb.len, l)
 	if added := l - common; added > 0 && n.emin > 0 && added > d.r.Remaining()/n.emin {
 		return fmt.Errorf("%w: %d new elements need more input than remains", ErrUnexpectedEnd, added)
+	}
+	if err := d.charge(l-common, n.stride); err != nil { // the common part is the baseline's
+		return err
 	}
 	mark := len(d.ar.buf)
 	defer func() { d.ar.buf = d.ar.buf[:mark] }()

@@ -31,6 +31,7 @@ func (e *encoder) encEntityDelta(n *node, b, c unsafe.Pointer) (bool, error) {
 		return false, err
 	}
 	if e.stats != 0 {
+		e.noteUnordered(n, sc)
 		id, saved, start := e.enter("[]")
 		defer e.leave(id, saved, start, true)
 	}
@@ -180,6 +181,9 @@ func (d *decoder) decEntityDelta(n *node, b, dst unsafe.Pointer) error {
 	defer func() { d.ar.buf = d.ar.buf[:mark] }()
 	removed, added, changed, err := d.readEntitySets(n, sb.len, l)
 	if err != nil {
+		return err
+	}
+	if err := d.charge(len(added), n.stride); err != nil { // survivors are the baseline's
 		return err
 	}
 	if l == 0 {

@@ -40,7 +40,10 @@ var (
 
 // FieldError is the error type of every failure bitwire reports about a
 // field: it names the field path (such as "Player.Pos.X" or
-// "World.Crates[3].Rot") and, for encoding and decoding, the bit offset in
+// "World.Crates[3].Rot"; For's paths write a slice or array element as
+// "[]" and a map value as "{}", as Layout does, such as
+// "World.Players[].Pos.X", and a field repeated in a row, the links of a
+// recursive type, once with a count, such as "Node.Next×100.Pos") and, for encoding and decoding, the bit offset in
 // the message where the failure happened. Unwrap gives the sentinel error.
 type FieldError struct {
 	Path string // the field path, starting with the type name
@@ -81,12 +84,44 @@ func wrapField(err error, name string, bit int) error {
 		case strings.HasPrefix(fe.Path, "["), strings.HasPrefix(fe.Path, "{"):
 			fe.Path = name + fe.Path
 		default:
-			fe.Path = name + "." + fe.Path
+			fe.Path = joinPath(name, fe.Path)
 		}
 		return err
 	}
 	return &FieldError{Path: name, Bit: bit, Err: err}
 }
+
+// joinPath returns name.rest, writing a field that repeats itself in a row
+// (the links of a recursive type) once with a count: Next×3.X for
+// Next.Next.Next.X.
+func joinPath(name, rest string) string {
+	head, tail, _ := strings.Cut(rest, ".")
+	base, count, _ := strings.Cut(head, "×")
+	if base != name {
+		return name + "." + rest
+	}
+	n := 1
+	if count != "" {
+		if _, err := fmt.Sscanf(count, "%d", &n); err != nil {
+			return name + "." + rest
+		}
+	}
+	joined := fmt.Sprintf("%s×%d", name, n+1)
+	if tail != "" || strings.Contains(rest, ".") {
+		joined += "." + tail
+	}
+	return joined
+}
+
+// allocError reports a decode over its allocation budget (ErrTooLong),
+// formatted only when printed.
+type allocError struct{ need, left int64 }
+
+func (e *allocError) Error() string {
+	return fmt.Sprintf("%v: decoding needs to allocate %d bytes, more than the %d left of its budget (see Limits.MaxAllocPerByte)", ErrTooLong, e.need, e.left)
+}
+
+func (e *allocError) Unwrap() error { return ErrTooLong }
 
 // limitError reports a length or a nesting over its bound. It is formatted
 // only when printed, so that rejecting hostile input stays cheap.

@@ -162,8 +162,8 @@ func ExampleCodec_Schema() {
 	// Output:
 	// Weapon bits 4 bits
 	// Angle q 10 bits
-	// {"coding":"q","type":"float32","q":{"min":0,"max":360,"steps":1023,"step":0.3519061583577713,"bits":10},"minBits":10,"maxBits":10}
-	// fingerprint 0d77db58ff4fae55
+	// {"coding":"q","type":"float32","q":{"min":0,"max":360,"steps":1023,"step":0.3519061583577713,"bits":10,"zero":false,"kmin":0},"minBits":10,"maxBits":10}
+	// fingerprint 62201515bff12b0a
 }
 
 func ExampleSchemaOf() {

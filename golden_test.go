@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -105,6 +106,17 @@ type gQ struct {
 	P float32 `net:"q,min=-512,max=512,prec=0.01"`
 	B float64 `net:"q,min=0,max=1,bits=8"`
 }
+
+// gZero: grids anchored at zero (wire version 2): a symmetric bits= range,
+// a prec= that does not divide the range, an asymmetric range whose ends
+// are clamped multiples of the step, and a float32 range whose bounds are
+// not float32 values.
+type gZero struct {
+	A float32 `net:"q,min=-1,max=1,bits=8"`
+	B float64 `net:"q,min=-1,max=1,prec=0.03"`
+	C float64 `net:"q,min=-0.3,max=1.05,prec=0.1"`
+	D float32 `net:"q,min=-3.141592653589793,max=3.141592653589793,prec=0.001"`
+}
 type gFloat struct {
 	F float32
 	D float64
@@ -192,6 +204,8 @@ func goldenCases() []goldenCase {
 		fullCase("bits", gBits{U: 0xABC, S: -3, N: -2}),
 		fullCase("range", gRange{A: -100, B: 1007, C: 42}),
 		fullCase("q", gQ{P: 123.456, B: 0.5}),
+		fullCase("q-zero", gZero{A: 0, B: 0, C: 0, D: 0}),
+		fullCase("q-zero-ends", gZero{A: -1, B: 1, C: 1.05, D: math.Nextafter32(math.Pi, 0)}),
 		fullCase("float", gFloat{F: 1.5, D: -2.25}),
 		fullCase("fixed", gFixed{A: 3.14159, V: [3]float32{1, 2.5, -3}}),
 		fullCase("fixed-positive", gFixed{A: 3.14159, V: [3]float32{1, 2.5, 3}}),

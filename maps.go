@@ -49,8 +49,14 @@ func (d *decoder) decMap(n *node, p unsafe.Pointer) error {
 		mv.SetZero()
 		return nil
 	}
+	// A map holds at most as many entries as its key type has values
+	// (two for bool, 256 for 8-bit keys): more would repeat a key, which
+	// readEntries rejects.
+	if err := d.charge(1, mapCost(n, min(l, keyRange(n)))); err != nil {
+		return err
+	}
 	if mv.IsNil() {
-		mv.Set(reflect.MakeMapWithSize(n.typ, l))
+		mv.Set(reflect.MakeMapWithSize(n.typ, min(l, keyRange(n))))
 	} else {
 		mv.Clear()
 	}
@@ -63,12 +69,23 @@ func (d *decoder) decMap(n *node, p unsafe.Pointer) error {
 	return nil
 }
 
-// readEntries reads count key-value pairs of map node n into m (a key
-// already in m is overwritten: the caller checks the length for
-// duplicates).
+// readEntries reads count key-value pairs of map node n into m. The keys
+// must come in strictly ascending order, the one order the encoder writes,
+// and must not be in m already: an out-of-order or repeated key is
+// ErrMalformed as soon as it is read, before anything is decoded for the
+// entries after it.
 func (d *decoder) readEntries(n *node, m reflect.Value, count int) error {
+	if count == 0 {
+		return nil
+	}
+	// The scratch key, previous key and value.
+	if err := d.charge(1, 2*n.typ.Key().Size()+n.typ.Elem().Size()); err != nil {
+		return err
+	}
 	k := reflect.New(n.typ.Key())
 	v := reflect.New(n.typ.Elem())
+	prev := reflect.New(n.typ.Key()).Elem()
+	check := m.Len() > 0 // entries already there: look each key up
 	for i := 0; i < count; i++ {
 		k.Elem().SetZero()
 		v.Elem().SetZero()
@@ -78,12 +95,57 @@ func (d *decoder) readEntries(n *node, m reflect.Value, count int) error {
 		if n.key.code == cFloat && math.IsNaN(loadFloat(k.UnsafePointer(), n.key.mem)) {
 			return wrapField(fmt.Errorf("%w: NaN map key", ErrInvalidValue), fmt.Sprintf("{#%d}", i), d.r.Pos())
 		}
+		if i > 0 && !keyBefore(prev, k.Elem()) {
+			return wrapField(fmt.Errorf("%w: map key %v after %v: keys must be in ascending order, each once", ErrMalformed, k.Elem(), prev), fmt.Sprintf("{#%d}", i), d.r.Pos())
+		}
+		if check && m.MapIndex(k.Elem()).IsValid() {
+			return wrapField(fmt.Errorf("%w: duplicate map key %v", ErrMalformed, k.Elem()), fmt.Sprintf("{#%d}", i), d.r.Pos())
+		}
+		prev.Set(k.Elem())
 		if err := d.decNode(n.elem, v.UnsafePointer()); err != nil {
 			return wrapField(err, fmt.Sprintf("[%v]", k.Elem()), d.r.Pos())
 		}
 		m.SetMapIndex(k.Elem(), v.Elem())
 	}
 	return nil
+}
+
+// keyBefore reports whether map key a orders strictly before key b, in the
+// order of keyLess.
+func keyBefore(a, b reflect.Value) bool {
+	switch a.Kind() {
+	case reflect.Bool:
+		return !a.Bool() && b.Bool()
+	case reflect.String:
+		return a.String() < b.String()
+	case reflect.Float32, reflect.Float64:
+		return a.Float() < b.Float()
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return a.Int() < b.Int()
+	}
+	return a.Uint() < b.Uint()
+}
+
+// keyRange is how many distinct keys map node n's key type has, capped at
+// MaxInt32.
+func keyRange(n *node) int {
+	switch n.typ.Key().Kind() {
+	case reflect.Bool:
+		return 2
+	case reflect.Int8, reflect.Uint8:
+		return 1 << 8
+	case reflect.Int16, reflect.Uint16:
+		return 1 << 16
+	}
+	return math.MaxInt32
+}
+
+// mapCost is what a map of node n with count entries costs in memory, at
+// most: each entry's key and value (stored apart when over 128 bytes) and
+// two words of bookkeeping, and a first group of eight slots.
+func mapCost(n *node, count int) uintptr {
+	k, v := n.typ.Key().Size(), n.typ.Elem().Size()
+	return uintptr(count)*(k+v+16) + 8*(min(k, 128)+min(v, 128)+1) + 64
 }
 
 // sortIndexes orders idx by the keys they point to.
@@ -197,19 +259,29 @@ func (e *encoder) encMapDelta(n *node, b, c unsafe.Pointer) (bool, error) {
 }
 
 func (d *decoder) decMapDelta(n *node, b, dst unsafe.Pointer) error {
-	bk, bv := sortedEntries(n, b)
+	bm := reflect.NewAt(n.typ, b).Elem()
+	nb := bm.Len()
 	mark := len(d.ar.buf)
 	defer func() { d.ar.buf = d.ar.buf[:mark] }()
-	removed, err := d.readIndexSet(d.ar, len(bk), -1)
+	removed, err := d.readIndexSet(d.ar, nb, -1)
 	if err != nil {
 		return err
 	}
-	surv := len(bk) - len(removed)
+	surv := nb - len(removed)
 	changed, err := d.readIndexSet(d.ar, surv, -1)
 	if err != nil {
 		return err
 	}
-	nm := reflect.MakeMapWithSize(n.typ, surv)
+	var nm reflect.Value
+	var bk, bv []reflect.Value
+	if len(removed) == 0 && len(changed) == 0 {
+		// Every entry survives unchanged: copy the baseline in the map's
+		// own order, without sorting its keys.
+		nm = copyMap(n, bm, nb)
+	} else {
+		bk, bv = sortedEntries(n, b)
+		nm = reflect.MakeMapWithSize(n.typ, surv)
+	}
 	k, ci := 0, 0
 	for i := range bk {
 		if len(removed) > 0 && int(removed[0]) == i {
@@ -238,6 +310,9 @@ func (d *decoder) decMapDelta(n *node, b, dst unsafe.Pointer) error {
 	total := surv + int(cnt)
 	if (n.maxlen > 0 && total > n.maxlen) || (n.maxlen == 0 && total > d.maxLen) {
 		return fmt.Errorf("%w: %d entries", ErrTooLong, total)
+	}
+	if err := d.charge(1, mapCost(n, min(int(cnt), keyRange(n)))); err != nil {
+		return err
 	}
 	if err := d.readEntries(n, nm, int(cnt)); err != nil {
 		return err

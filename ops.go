@@ -48,6 +48,24 @@ type decoder struct {
 	maxLen   int
 	debug    bool // a sentinel after each top-level field
 	scratch  [64]byte
+	budget   int64 // bytes this decode may still allocate (Limits.MaxAllocPerByte), once budgeted
+	budgeted bool
+	allocPer int // Limits.MaxAllocPerByte
+}
+
+// charge takes size bytes (count elements of size bytes each) from the
+// decode's allocation budget, or fails with ErrTooLong before anything is
+// allocated.
+func (d *decoder) charge(count int, size uintptr) error {
+	if !d.budgeted {
+		d.startBudget()
+	}
+	need := int64(count) * int64(size) // count < 2^31, size < 2^32 in practice
+	if size != 0 && (need/int64(size) != int64(count) || need > d.budget) {
+		return &allocError{need: need, left: d.budget}
+	}
+	d.budget -= need
+	return nil
 }
 
 // signFlag writes the message's "any negative" flag if it is not written
@@ -199,11 +217,13 @@ func (d *decoder) checkSentinel() error {
 	}
 	at := d.r.Pos()
 	v, err := d.r.ReadBits(8)
+	// A *FieldError with the sentinel's own bit: the caller names the
+	// field, and the message says the bit once.
 	if err != nil {
-		return fmt.Errorf("%w: debug sentinel missing after the field (at bit %d): reader and writer disagree", ErrMalformed, at)
+		return &FieldError{Bit: at, Err: fmt.Errorf("%w: debug sentinel missing after the field: reader and writer disagree", ErrMalformed)}
 	}
 	if v != debugSentinel {
-		return fmt.Errorf("%w: debug sentinel after the field reads %#02x, not %#02x (at bit %d): reader and writer disagree", ErrMalformed, v, debugSentinel, at)
+		return &FieldError{Bit: at, Err: fmt.Errorf("%w: debug sentinel after the field reads %#02x, not %#02x: reader and writer disagree", ErrMalformed, v, debugSentinel)}
 	}
 	return nil
 }
@@ -473,6 +493,9 @@ func (d *decoder) decString(n *node, p unsafe.Pointer) error {
 		}
 		return nil
 	}
+	if err := d.charge(l, 1); err != nil {
+		return err
+	}
 	buf := make([]byte, l)
 	if err := r.ReadBytes(buf); err != nil {
 		return err
@@ -496,6 +519,9 @@ func (d *decoder) decBytes(n *node, p unsafe.Pointer) error {
 	}
 	b := *bp
 	if cap(b) < l {
+		if err := d.charge(l, 1); err != nil {
+			return err
+		}
 		b = make([]byte, l)
 	}
 	b = b[:l]
@@ -519,6 +545,9 @@ func (d *decoder) decSlice(n *node, p unsafe.Pointer) error {
 		return nil
 	}
 	if sh.cap < l {
+		if err := d.charge(l, n.stride); err != nil {
+			return err
+		}
 		nv := reflect.MakeSlice(n.typ, l, l)
 		sh.data, sh.cap = nv.UnsafePointer(), l
 	}
@@ -539,6 +568,9 @@ func (d *decoder) decPtr(n *node, p unsafe.Pointer) error {
 		return nil
 	}
 	if *pp == nil {
+		if err := d.charge(1, n.elem.size); err != nil {
+			return err
+		}
 		*pp = reflect.New(n.typ.Elem()).UnsafePointer()
 	}
 	return d.decNode(n.elem, *pp)

@@ -1,6 +1,10 @@
 package bitwire
 
-import "github.com/bitwire/bitwire/bits"
+import (
+	"math"
+
+	"github.com/bitwire/bitwire/bits"
+)
 
 // DefaultMaxLen caps the length of a string, slice or map that has no
 // maxlen tag, when encoding and when decoding, unless Limits say otherwise.
@@ -23,7 +27,26 @@ type Limits struct {
 	// MaxLen is the longest string, slice or map without a maxlen tag;
 	// 0 means DefaultMaxLen. A maxlen tag overrides it for its field.
 	MaxLen int
+	// MaxAllocPerByte bounds the memory one decode may allocate for what
+	// the input brings (strings, byte slices, slice and map storage, new
+	// pointees, entities and elements a delta adds), charged at what it
+	// costs in memory, unsent fields included: at most MaxAllocPerByte
+	// bytes per input byte, plus AllocBase. Going over is ErrTooLong,
+	// before the allocation. 0 means DefaultMaxAllocPerByte; a negative
+	// value turns the bound off. Copies of a delta's baseline (its
+	// unchanged entries and elements) are not charged: they are bounded by
+	// the receiver's own state. Raise it for types whose elements are much
+	// larger in memory than on the wire (large `net:"-"` fields).
+	MaxAllocPerByte int
 }
+
+// DefaultMaxAllocPerByte is the allocation bound per input byte when
+// Limits.MaxAllocPerByte is 0.
+const DefaultMaxAllocPerByte = 64
+
+// AllocBase is the allocation every decode may make beyond
+// MaxAllocPerByte bytes per input byte.
+const AllocBase = 4 << 10
 
 // options are a codec's settings beyond its plan.
 type options struct {
@@ -91,5 +114,24 @@ func (o *options) encoder(w *bits.Writer, ar *arena, stats int32) encoder {
 
 func (o *options) decoder(r *bits.Reader, ar *arena) decoder {
 	depth, length := o.limits()
-	return decoder{r: r, ar: ar, maxDepth: depth, maxLen: length, debug: o != nil && o.debug}
+	d := decoder{r: r, ar: ar, maxDepth: depth, maxLen: length, debug: o != nil && o.debug}
+	if o != nil {
+		d.allocPer = o.lim.MaxAllocPerByte
+	}
+	return d
+}
+
+// startBudget sets the decode's allocation budget, at its first charge (so
+// that decodes that allocate nothing never pay for it): allocPer bytes per
+// byte of the reader's input, plus AllocBase.
+func (d *decoder) startBudget() {
+	d.budgeted = true
+	per := int64(d.allocPer)
+	if per == 0 {
+		per = DefaultMaxAllocPerByte
+	}
+	d.budget = math.MaxInt64
+	if per > 0 {
+		d.budget = per*int64((d.r.Pos()+d.r.Remaining()+7)/8) + AllocBase
+	}
 }

@@ -2,6 +2,7 @@ package bitwire
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -34,6 +35,8 @@ func TestDebugSentinelNamesTheMismatchedField(t *testing.T) {
 	var fe *FieldError
 	require.True(t, errors.As(err, &fe))
 	require.Equal(t, "dbgReaderSide.A", fe.Path)
+	require.Equal(t, 6, fe.Bit, "the sentinel's own bit")
+	require.Equal(t, 1, strings.Count(err.Error(), "(at bit"), err.Error())
 
 	// the same mismatch without debug decodes into garbage silently
 	plain, err := MustFor[dbgWriterSide]().Marshal(&v)

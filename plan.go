@@ -287,6 +287,9 @@ func compileRoot(t reflect.Type) (*plan, error) {
 	if err := checkZeroBitSlices(p, "", map[*plan]bool{}); err != nil {
 		return nil, wrapField(err, t.Name(), -1)
 	}
+	if err := checkIDs(p); err != nil {
+		return nil, wrapField(err, t.Name(), -1)
+	}
 	for _, q := range c.order {
 		q.flat = flatten(q)
 	}
@@ -419,6 +422,79 @@ func nodeSigned(n *node, seen map[*plan]bool) bool {
 		return nodeSigned(n.key, seen) || nodeSigned(n.elem, seen)
 	}
 	return n.sgn
+}
+
+// idUse records how a struct type with fields is reached: the first path
+// that reaches it, and whether any path reaches it as a slice's element.
+type idUse struct {
+	path string
+	elem bool
+}
+
+// checkIDs refuses an id field in a struct that no path of the type
+// reaches as the element of a slice ([]T): only there does id mean
+// anything (it makes the slice an entity set), so a struct whose id can
+// never take effect is a mistake For reports. (A struct that is an entity
+// somewhere may appear elsewhere too, as a pointer to one entity, say.)
+func checkIDs(root *plan) error {
+	uses := map[*plan]*idUse{}
+	var order []*plan
+	var walk func(p *plan, path string, elem bool)
+	var walkNode func(n *node, path string)
+	walk = func(p *plan, path string, elem bool) {
+		u := uses[p]
+		if u != nil {
+			if elem && !u.elem {
+				u.elem = true
+			} else {
+				return
+			}
+		} else {
+			uses[p] = &idUse{path: path, elem: elem}
+			order = append(order, p)
+		}
+		for _, f := range p.fields {
+			fp := f.name
+			if path != "" {
+				fp = path + "." + f.name
+			}
+			walkNode(f.node, fp)
+		}
+	}
+	walkNode = func(n *node, path string) {
+		switch n.code {
+		case cStruct:
+			walk(n.sub, path, false)
+		case cSlice:
+			if n.elem.code == cStruct {
+				walk(n.elem.sub, path+"[]", true)
+				return
+			}
+			walkNode(n.elem, path+"[]")
+		case cArray:
+			walkNode(n.elem, path+"[]")
+		case cPtr:
+			walkNode(n.elem, path)
+		case cMap:
+			walkNode(n.elem, path+"{}")
+		}
+	}
+	walk(root, "", false)
+	for _, p := range order {
+		if uses[p].elem {
+			continue
+		}
+		for _, f := range p.fields {
+			if f.node.spec.id {
+				fp := f.name
+				if path := uses[p].path; path != "" {
+					fp = path + "." + f.name
+				}
+				return badTag(fp, "option id applies only to an integer field of a slice's element struct ([]T), and no slice here holds %s", p.typ)
+			}
+		}
+	}
+	return nil
 }
 
 // finishNode fills in what needs the whole type graph compiled.

@@ -21,8 +21,10 @@ const SchemaFormat = "bitwire-schema"
 // WireVersion is the version of the wire format that docs/wire-format.md
 // specifies and this package writes. Schemas carry it, and it is part of
 // every fingerprint, so peers of different versions see a protocol
-// mismatch instead of misreading each other.
-const WireVersion = 1
+// mismatch instead of misreading each other. Version 2 anchors the
+// quantization grids of ranges holding zero, and quaternion components, at
+// zero (docs/wire-format.md, "Version").
+const WireVersion = 2
 
 // SchemaVersion is the version of the schema format described in
 // docs/schema.md. It changes when a field's meaning changes or a field a
@@ -214,11 +216,20 @@ type QParams struct {
 	Min   float64 `json:"min"`
 	Max   float64 `json:"max"`
 	Steps uint64  `json:"steps"`
-	// Step is the grid spacing: in wire version 1, (Max-Min)/Steps (one
-	// float64 division).
+	// Step is the grid spacing (docs/wire-format.md, "Quantized float"):
+	// (Max-Min)/Steps on a grid from Min to Max, prec or
+	// (Max-Min)/(2^N-2) on a grid anchored at zero.
 	Step float64 `json:"step"`
 	// Bits is BitsRequired(Steps). Derived.
 	Bits int `json:"bits"`
+	// Zero tells that the grid is anchored at zero (wire version 2: Min <
+	// 0 < Max): index i decodes to (KMin+i)·Step clamped to [Min, Max].
+	// Otherwise index i decodes to Min + i·Step, Min for 0 and Max for
+	// Steps. Derived from Min and Max.
+	Zero bool `json:"zero"`
+	// KMin is floor(Min/Step + 0.5) on a grid anchored at zero (the
+	// multiple of Step that index 0 stands for), 0 otherwise. Derived.
+	KMin int64 `json:"kmin"`
 }
 
 // FixedParams are the parameters of a fixed-point decimal.

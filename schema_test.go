@@ -26,7 +26,7 @@ func TestFingerprintWorkedExample(t *testing.T) {
 	var in []byte
 	fp := fingerprintInput(s, &in)
 	require.Equal(t, "626974776972652d66702d31"+ // "bitwire-fp-1"
-		"0100000000000000"+ // wire version 1
+		"0200000000000000"+ // wire version 2
 		"00"+ // not debug
 		"0d"+"00"+"00"+ // struct, not composite, its fields follow
 		"0100000000000000"+ // one field
@@ -35,13 +35,13 @@ func TestFingerprintWorkedExample(t *testing.T) {
 		"0700000000000000"+ // width 7
 		"00", // no delta window
 		hex.EncodeToString(in))
-	require.Equal(t, uint64(0x13ddaf56fe83e97f), fp)
-	require.Equal(t, "13ddaf56fe83e97f", s.Fingerprint)
+	require.Equal(t, uint64(0x90dfcdfa84b3354a), fp)
+	require.Equal(t, "90dfcdfa84b3354a", s.Fingerprint)
 	c := MustFor[fpTiny]()
 	require.Equal(t, fp, c.Fingerprint())
-	require.Equal(t, uint32(0xed5e4629), uint32(fp)^uint32(fp>>32)) // the snapshot header's 32 bits
-	require.Equal(t, uint64(0xa7ebbf07cf4fee44), c.WithDebug(true).Fingerprint())
-	require.Equal(t, "a7ebbf07cf4fee44", c.WithDebug(true).Schema().Fingerprint)
+	require.Equal(t, uint32(0x146cf8b0), uint32(fp)^uint32(fp>>32)) // the snapshot header's 32 bits
+	require.Equal(t, uint64(0x5d1ee0ba8da32495), c.WithDebug(true).Fingerprint())
+	require.Equal(t, "5d1ee0ba8da32495", c.WithDebug(true).Schema().Fingerprint)
 	require.Equal(t, fp, c.WithDebug(true).WithDebug(false).Fingerprint())
 }
 
@@ -309,7 +309,7 @@ func TestSchemaDescribesEveryCoding(t *testing.T) {
 	require.Equal(t, &RangeParams{Min: "-9223372036854775808", Max: "9223372036854775807", Bits: 64}, node("Ri").Range)
 	require.Equal(t, &DeltaParams{DMin: -3, DMax: 4, Lo: -3, Hi: 4, Bits: 3}, node("Ri").Delta)
 	q := node("Q")
-	require.Equal(t, &QParams{Min: -1, Max: 1, Steps: 2000, Bits: 11, Step: 0.001}, q.Q)
+	require.Equal(t, &QParams{Min: -1, Max: 1, Steps: 2000, Bits: 11, Step: 0.001, Zero: true, KMin: -1000}, q.Q)
 	require.Equal(t, &DeltaParams{DMin: -0.01, DMax: 0.01, Lo: -10, Hi: 10, Bits: 5}, q.Delta)
 	require.Equal(t, "float32", node("F").Type)
 	require.Equal(t, &FixedParams{Prec: 0.25, Width: 6}, node("Fx").Fixed)

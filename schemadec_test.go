@@ -220,16 +220,10 @@ func (d *sdec) node(n *NodeSchema) any {
 		return lo + off
 	case "q":
 		i := d.read(mbits.Len64(n.Q.Steps))
-		switch {
-		case i > n.Q.Steps:
+		if i > n.Q.Steps {
 			panic(errSchemaDec)
-		case i == 0:
-			return storeF(n.Type, n.Q.Min)
-		case i == n.Q.Steps:
-			return storeF(n.Type, n.Q.Max)
 		}
-		step := (n.Q.Max - n.Q.Min) / float64(n.Q.Steps)
-		return storeF(n.Type, n.Q.Min+float64(i)*step)
+		return keyValue(n, i)
 	case "float":
 		if n.Type == "float32" {
 			return d.read(32)
@@ -317,7 +311,9 @@ func (d *sdec) elems(n *NodeSchema, count int) []any {
 // quaternion").
 func (d *sdec) quat(n *NodeSchema, u uint64) [4]float64 {
 	nb := n.Quat.Bits
-	step := 1.4142135623730951 / float64(uint64(1)<<uint(nb)-1)
+	steps := uint64(1)<<uint(nb) - 2 // wire version 2: 0 on the grid
+	h := int64(steps / 2)
+	step := 1.4142135623730951 / float64(steps)
 	m := int(u & 3)
 	var q [4]float64
 	rad := 1.0 // 1 - a² - b² - c², in that order
@@ -327,7 +323,10 @@ func (d *sdec) quat(n *NodeSchema, u uint64) [4]float64 {
 			continue
 		}
 		idx := u >> uint(2+k*nb) & (1<<uint(nb) - 1)
-		q[i] = float64(int64(idx))*step - 0.7071067811865476
+		if idx > steps {
+			panic(errSchemaDec)
+		}
+		q[i] = float64(int64(idx)-h) * step
 		rad -= q[i] * q[i]
 		k++
 	}
@@ -619,6 +618,9 @@ func (d *sdec) valueDelta(n *NodeSchema, b any) any {
 func stepKey(n *NodeSchema, b any) uint64 {
 	switch n.Coding {
 	case "q":
+		if n.Q.Zero {
+			return uint64(int64(math.Floor(b.(float64)/n.Q.Step+0.5)) - n.Q.KMin)
+		}
 		return uint64(math.Floor((b.(float64)-n.Q.Min)/n.Q.Step + 0.5))
 	case "fixed":
 		return uint64(int64(math.Round(b.(float64) / n.Fixed.Prec)))
@@ -635,6 +637,8 @@ func keyValue(n *NodeSchema, k uint64) any {
 		switch {
 		case k > n.Q.Steps:
 			panic(errSchemaDec)
+		case n.Q.Zero: // wire version 2: multiples of the step, clamped
+			return storeF(n.Type, min(max(float64(n.Q.KMin+int64(k))*n.Q.Step, n.Q.Min), n.Q.Max))
 		case k == 0:
 			return storeF(n.Type, n.Q.Min)
 		case k == n.Q.Steps:
@@ -817,8 +821,8 @@ func sortAny(s []any, less func(a, b any) bool) {
 // quatPack packs a quaternion by the steps of wire-format.md's encoder,
 // as a receiver must pack its baseline for a relative quaternion.
 func quatPack(nb int, v [4]float64) uint64 {
-	const inv = 0.7071067811865476
-	steps := uint64(1)<<uint(nb) - 1
+	steps := uint64(1)<<uint(nb) - 2 // wire version 2: 0 on the grid
+	h := float64(steps / 2)
 	step := 1.4142135623730951 / float64(steps)
 	m := 0
 	for i := 1; i < 4; i++ {
@@ -836,11 +840,11 @@ func quatPack(nb int, v [4]float64) uint64 {
 		if i == m {
 			continue
 		}
-		x := math.Floor((v[i]*norm+inv)/step + 0.5)
+		x := math.Floor(v[i]*norm/step+0.5) + h
 		idx[k] = uint64(min(max(x, 0), float64(steps)))
 		k++
 	}
-	val := func(i uint64) float64 { return float64(int64(i))*step - inv }
+	val := func(i uint64) float64 { return (float64(int64(i)) - h) * step }
 	for {
 		a, b, c := val(idx[0]), val(idx[1]), val(idx[2])
 		rad := 1 - a*a - b*b - c*c

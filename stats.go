@@ -28,6 +28,12 @@ type FieldStats struct {
 	Count   int64  // messages that carried the field (counting each element of a slice)
 	Changed int64  // how many of those wrote its value: always in full encoding, when changed in a delta
 	Leaf    bool   // the path has no sub-paths
+	// Unordered counts, for an entity set (a slice with an id field),
+	// the entities of the deltas' current values whose id was not above
+	// the id before them. Deltas match entities in one pass that assumes
+	// ascending ids, so such entities may be sent as removed and added
+	// again, in full: keep entity sets sorted by id.
+	Unordered int64
 }
 
 type statKey struct {
@@ -36,9 +42,10 @@ type statKey struct {
 }
 
 type statRec struct {
-	id      int
-	bits    int
-	changed bool
+	id        int
+	bits      int
+	changed   bool
+	unordered int // > 0: a note of out-of-order entities, not a message
 }
 
 // NewStats returns an empty accounting. The zero Stats is empty too.
@@ -102,6 +109,10 @@ func (s *Stats) commit(recs []statRec) {
 	defer s.mu.Unlock()
 	for _, r := range recs {
 		e := &s.entries[r.id]
+		if r.unordered > 0 {
+			e.Unordered += int64(r.unordered)
+			continue
+		}
 		e.Bits += int64(r.bits)
 		e.Count++
 		if r.changed {
@@ -126,7 +137,7 @@ func (s *Stats) Reset() {
 	defer s.mu.Unlock()
 	for i := range s.entries {
 		e := &s.entries[i]
-		e.Bits, e.Count, e.Changed = 0, 0, 0
+		e.Bits, e.Count, e.Changed, e.Unordered = 0, 0, 0, 0
 	}
 }
 
@@ -150,6 +161,11 @@ func (s *Stats) String() string {
 			share = 100 * float64(f.Bits) / float64(total)
 		}
 		fmt.Fprintf(&b, "%-32s %12d %5.1f%% %10d %7.1f%%\n", f.Path, f.Bits, share, f.Count, 100*float64(f.Changed)/float64(f.Count))
+	}
+	for _, f := range fs {
+		if f.Unordered > 0 {
+			fmt.Fprintf(&b, "%s: %d entities out of id order in deltas (sent as removed and new: sort the set by id)\n", f.Path, f.Unordered)
+		}
 	}
 	return b.String()
 }
@@ -222,6 +238,24 @@ func endStatsRun(h int32, ok bool) {
 		r.recs = r.recs[:0]
 	}
 	r.s.commit(r.recs)
+}
+
+// noteUnordered records, on the current path, how many entities of the
+// entity set s are not above the one before them in id order.
+func (e *encoder) noteUnordered(n *node, s *sliceHeader) {
+	idf := &n.elem.sub.fields[n.idField]
+	k := 0
+	for j := 1; j < s.len; j++ {
+		prev := loadInt(ptrAt(s.data, uintptr(j-1)*n.stride+idf.off), idf.node.mem)
+		cur := loadInt(ptrAt(s.data, uintptr(j)*n.stride+idf.off), idf.node.mem)
+		if !(prev < cur) { // the order the matcher walks in (ids as unsigned)
+			k++
+		}
+	}
+	if k > 0 && e.statPath >= 0 {
+		r := runOf(e.stats)
+		r.recs = append(r.recs, statRec{id: e.statPath, unordered: k})
+	}
 }
 
 // enter makes name the current path and returns what to restore.

@@ -1,6 +1,7 @@
 package bitwire
 
 import (
+	"fmt"
 	"math/rand"
 	"strings"
 	"testing"
@@ -95,4 +96,46 @@ func TestStatsZeroValue(t *testing.T) {
 	require.NoError(t, err)
 	require.NotEmpty(t, st.Fields())
 	require.Equal(t, "Pos", st.Fields()[0].Path)
+}
+
+type ooEntity struct {
+	ID uint16 `net:"id,bits=16"`
+	X  int8
+}
+
+type ooSet struct{ Es []ooEntity }
+
+// Issue 14: a shuffled but unchanged entity set costs bits silently; Stats
+// now counts the entities out of id order, and its table says so.
+func TestStatsCountsUnorderedEntities(t *testing.T) {
+	var base, cur ooSet
+	for i := range 900 {
+		base.Es = append(base.Es, ooEntity{ID: uint16(i + 1)})
+	}
+	cur.Es = append([]ooEntity(nil), base.Es...)
+	rand.New(rand.NewSource(3)).Shuffle(len(cur.Es), func(i, j int) { cur.Es[i], cur.Es[j] = cur.Es[j], cur.Es[i] })
+	st := NewStats()
+	c := MustFor[ooSet]().WithStats(st)
+	_, err := c.MarshalDelta(&base, &cur)
+	require.NoError(t, err)
+	want := 0
+	for j := 1; j < len(cur.Es); j++ {
+		if cur.Es[j].ID < cur.Es[j-1].ID {
+			want++
+		}
+	}
+	var got int64
+	for _, f := range st.Fields() {
+		if f.Path == "Es" {
+			got = f.Unordered
+		}
+	}
+	require.Equal(t, int64(want), got)
+	require.Contains(t, st.String(), fmt.Sprintf("Es: %d entities out of id order", want))
+
+	// A sorted set notes nothing.
+	st.Reset()
+	_, err = c.MarshalDelta(&base, &base)
+	require.NoError(t, err)
+	require.NotContains(t, st.String(), "out of id order")
 }

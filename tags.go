@@ -41,6 +41,12 @@ func (k kind) String() string {
 	return ""
 }
 
+// optionNames are the options a tag may carry after its coding.
+var optionNames = map[string]bool{
+	"min": true, "max": true, "prec": true, "bits": true, "group": true, "maxlen": true,
+	"dmin": true, "dmax": true, "composite": true, "id": true, "clamp": true,
+}
+
 // spec is one field's parsed net tag. Parsing checks the grammar; checking the
 // spec against the field's Go type is done by the plan compiler (check).
 type spec struct {
@@ -67,7 +73,10 @@ type spec struct {
 
 // badTag builds an ErrBadTag error naming the field path and the problem.
 func badTag(path, format string, args ...any) error {
-	return &FieldError{Path: path, Bit: -1, Err: fmt.Errorf("%w: %s", ErrBadTag, fmt.Sprintf(format, args...))}
+	// Errors of package fields start with the same "bitwire: " that
+	// ErrBadTag's text does: say it once.
+	msg := strings.TrimPrefix(fmt.Sprintf(format, args...), "bitwire: ")
+	return &FieldError{Path: path, Bit: -1, Err: fmt.Errorf("%w: %s", ErrBadTag, msg)}
 }
 
 // parseTag parses the net tag of a struct field. path names the field in errors.
@@ -106,6 +115,9 @@ func parseTag(path string, tag reflect.StructTag) (spec, error) {
 			if k, ok := kindNames[key]; ok {
 				s.kind = k
 				continue
+			}
+			if !optionNames[key] {
+				return s, badTag(path, "unknown coding %q (the codings are bitlen, fixed, q, quat, range and varint)", key)
 			}
 		}
 		if err := s.setOption(key, val, hasVal); err != nil {

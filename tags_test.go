@@ -3,6 +3,7 @@ package bitwire
 import (
 	"math"
 	"reflect"
+	"strings"
 	"testing"
 	"unsafe"
 
@@ -40,6 +41,25 @@ type (
 	}
 	TagRangeMinEqMax struct {
 		I int16 `net:"range,min=5,max=5"`
+	}
+	TagUnknownKindQQ struct {
+		F float32 `net:"qq,min=0,max=1"`
+	}
+	TagIDOutsideSlice struct {
+		E idEntity
+	}
+	TagIDInArray struct {
+		A [2]idEntity
+	}
+	TagIDRoot struct {
+		ID uint16 `net:"id,bits=16"`
+	}
+	TagSliceElemPath struct {
+		Players []struct {
+			Pos struct {
+				X float32 `net:"q,min=0,max=1,prec=0"`
+			}
+		}
 	}
 	TagRangeMinGtMaxU struct {
 		U uint32 `net:"range,min=10,max=3"`
@@ -274,8 +294,12 @@ func TestTagErrors(t *testing.T) {
 		tagRow[TagRangeNoMax](bad, "TagRangeNoMax.I", "max"),
 		tagRow[TagMinEqMax](bad, "TagMinEqMax.F", "min=1"),
 		tagRow[TagMinGtMax](bad, "TagMinGtMax.F", "min=2"),
-		tagRow[TagRangeMinEqMax](bad, "TagRangeMinEqMax.I", "min=5"),
 		tagRow[TagRangeMinGtMaxU](bad, "TagRangeMinGtMaxU.U", "min=10"),
+		tagRow[TagUnknownKindQQ](bad, "TagUnknownKindQQ.F", `unknown coding "qq"`),
+		tagRow[TagIDOutsideSlice](bad, "TagIDOutsideSlice.E.ID", "option id applies only"),
+		tagRow[TagIDInArray](bad, "TagIDInArray.A[].ID", "option id applies only"),
+		tagRow[TagIDRoot](bad, "TagIDRoot.ID", "option id applies only"),
+		tagRow[TagSliceElemPath](bad, "TagSliceElemPath.Players[].Pos.X", "prec=0"),
 		tagRow[TagPrecZero](bad, "TagPrecZero.F", "prec=0"),
 		tagRow[TagPrecNegative](bad, "TagPrecNegative.F", "prec=-0.5"),
 		tagRow[TagFixedPrecZero](bad, "TagFixedPrecZero.F", "prec=0"),
@@ -424,4 +448,34 @@ func TestGoodTagsCompile(t *testing.T) {
 	data, err := Marshal(reflect.New(typ).Interface())
 	require.NoError(t, err)
 	require.Len(t, data, 1)
+}
+
+type idEntity struct {
+	ID uint16 `net:"id,bits=16"`
+	X  int8
+}
+
+// Issue 14: a range of one value takes 0 bits, as wire-format.md says.
+func TestRangeMinEqMax(t *testing.T) {
+	c, err := For[TagRangeMinEqMax]()
+	require.NoError(t, err)
+	v := TagRangeMinEqMax{I: 5}
+	data, err := c.Marshal(&v)
+	require.NoError(t, err)
+	require.Empty(t, data) // 0 bits
+	var got TagRangeMinEqMax
+	require.NoError(t, c.Unmarshal(data, &got))
+	require.Equal(t, v, got)
+	_, err = c.Marshal(&TagRangeMinEqMax{I: 6})
+	require.ErrorIs(t, err, ErrOutOfRange)
+}
+
+// Issue 14: For's messages say "bitwire:" once, and an id field in a slice
+// element is accepted.
+func TestTagErrorTextOnce(t *testing.T) {
+	_, err := For[TagQuatBits]()
+	require.Error(t, err)
+	require.Equal(t, 1, strings.Count(err.Error(), "bitwire:"), err.Error())
+	_, err = For[struct{ Es []idEntity }]()
+	require.NoError(t, err)
 }

@@ -18,6 +18,11 @@ var ErrUnknownTag = errors.New("bitwire: unknown union tag")
 // a tag. Variant i (in the order given to NewUnion) is tag i, written in
 // BitsRequired(n-1) bits before the message (no bits for a single variant).
 // A Union is safe for concurrent use.
+//
+// Several messages in one packet: write their count with EncodeCount, then
+// each message with Encode; the reader calls DecodeCount and then Decode
+// or DecodeInto that many times. (Nothing else marks where the messages
+// end: the padding of the last byte could otherwise read as more.)
 type Union struct {
 	plans []*plan
 	index map[reflect.Type]int
@@ -95,6 +100,62 @@ func (u *Union) Decode(r *bits.Reader) (any, error) {
 		return nil, err
 	}
 	return v.Interface(), nil
+}
+
+// DecodeInto reads one tagged message from r into the caller's value of its
+// variant and returns the tag: dst holds one pointer per variant, in the
+// order given to NewUnion (u.DecodeInto(r, &move, &chat) for NewUnion(Move{},
+// Chat{})), and the message is decoded into dst[tag], reusing its slices,
+// strings and maps as Unmarshal does. It allocates nothing of its own. A
+// dst of the wrong length or types is ErrUnsupportedType.
+func (u *Union) DecodeInto(r *bits.Reader, dst ...any) (int, error) {
+	if len(dst) != len(u.plans) {
+		return 0, fmt.Errorf("%w: DecodeInto needs %d destinations, one per variant, not %d", ErrUnsupportedType, len(u.plans), len(dst))
+	}
+	tag, err := r.ReadBits(u.bits)
+	if err != nil {
+		return 0, err
+	}
+	if tag >= uint64(len(u.plans)) {
+		return 0, fmt.Errorf("%w: tag %d, the union has %d variants", ErrUnknownTag, tag, len(u.plans))
+	}
+	p := u.plans[tag]
+	rv := reflect.ValueOf(dst[tag])
+	if rv.Kind() != reflect.Pointer || rv.Type().Elem() != p.typ || rv.IsNil() {
+		return 0, fmt.Errorf("%w: DecodeInto destination %d is %T, not a non-nil *%s", ErrUnsupportedType, tag, dst[tag], p.typ.Name())
+	}
+	if err := decodeRoot(p, r, rv.UnsafePointer()); err != nil {
+		return 0, err
+	}
+	return int(tag), nil
+}
+
+// EncodeCount writes the number of messages that follow in a packet of
+// several (see Union), as a length without maxlen is written:
+// docs/wire-format.md, "Lengths" (6 bits for up to 31 messages).
+func (u *Union) EncodeCount(w *bits.Writer, n int) error {
+	if n < 0 || n > DefaultMaxLen {
+		return fmt.Errorf("%w: %d messages", ErrTooLong, n)
+	}
+	return fields.WriteLen(w, n, 0)
+}
+
+// DecodeCount reads the count EncodeCount wrote. A count over
+// DefaultMaxLen, or over what the rest of the input could hold (each
+// message takes at least its tag, and at least one bit), is an error
+// before any message is read.
+func (u *Union) DecodeCount(r *bits.Reader) (int, error) {
+	n, err := fields.ReadLen(r, 0)
+	if err != nil {
+		return 0, err
+	}
+	if n > DefaultMaxLen {
+		return 0, &limitError{ErrTooLong, "message count", n, DefaultMaxLen}
+	}
+	if n > r.Remaining()/max(1, u.bits) {
+		return 0, &limitError{ErrUnexpectedEnd, "message count (against the input left)", n, r.Remaining() / max(1, u.bits)}
+	}
+	return n, nil
 }
 
 // Marshal encodes v, a variant's struct or a pointer to one, with its tag.

@@ -117,3 +117,63 @@ func TestUnionSingleVariantHasNoTag(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []byte{15}, data)
 }
+
+// Issue 14: several messages in one packet, framed by a count, decoded into
+// the caller's values; bad destinations and counts are errors.
+func TestUnionDecodeIntoAndCount(t *testing.T) {
+	u, err := NewUnion(MsgMove{}, MsgChat{}, MsgFire{})
+	require.NoError(t, err)
+	var w bits.Writer
+	msgs := []any{MsgFire{Weapon: 1}, MsgChat{Text: "hi"}, MsgMove{X: 3}, MsgChat{Text: "yo"}}
+	require.NoError(t, u.EncodeCount(&w, len(msgs)))
+	for _, m := range msgs {
+		require.NoError(t, u.Encode(&w, m))
+	}
+	var mv MsgMove
+	var ch MsgChat
+	var fi MsgFire
+	r := bits.NewReader(w.Bytes())
+	n, err := u.DecodeCount(r)
+	require.NoError(t, err)
+	require.Equal(t, len(msgs), n)
+	var got []any
+	for range n {
+		tag, err := u.DecodeInto(r, &mv, &ch, &fi)
+		require.NoError(t, err)
+		got = append(got, []any{mv, ch, fi}[tag])
+	}
+	require.Equal(t, msgs, got)
+	require.True(t, r.CheckPadding())
+
+	// Decoding into the caller's values allocates nothing (beyond new
+	// strings: this packet has none).
+	data := w.Bytes()
+	var w2 bits.Writer
+	require.NoError(t, u.EncodeCount(&w2, 3))
+	for _, m := range []any{MsgFire{Weapon: 1}, MsgMove{X: 3}, MsgFire{Weapon: 2}} {
+		require.NoError(t, u.Encode(&w2, m))
+	}
+	if data := w2.Bytes(); !raceEnabled {
+		allocs := testing.AllocsPerRun(100, func() {
+			r := bits.NewReader(data)
+			n, _ := u.DecodeCount(r)
+			for range n {
+				_, _ = u.DecodeInto(r, &mv, &ch, &fi)
+			}
+		})
+		require.Zero(t, allocs)
+	}
+
+	r = bits.NewReader(data)
+	_, _ = u.DecodeCount(r)
+	_, err = u.DecodeInto(r, &mv, &ch) // one destination short
+	require.ErrorIs(t, err, ErrUnsupportedType)
+	_, err = u.DecodeInto(r, &mv, &fi, &ch) // fire's tag into a *MsgFire slot holding a chat
+	require.ErrorIs(t, err, ErrUnsupportedType)
+
+	// A count over what the input holds fails before any message.
+	w.Reset(nil)
+	require.NoError(t, u.EncodeCount(&w, 1000))
+	_, err = u.DecodeCount(bits.NewReader(w.Bytes()))
+	require.ErrorIs(t, err, ErrUnexpectedEnd)
+}

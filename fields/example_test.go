@@ -77,12 +77,11 @@ func ExampleQuat() {
 	_ = q.Write(&w, rot)
 	got, _ := q.Read(bits.NewReader(w.Bytes()))
 	fmt.Println("bits:", w.Len())
-	// The grid over ±1/√2 has an even number of points and so no zero:
-	// 0 decodes as half a step, 0.0014.
+	// The grid over ±1/√2 is anchored at zero: 0 decodes as exactly 0.
 	fmt.Printf("%.3f\n", got)
 	// Output:
 	// bits: 29
-	// [0.001 0.500 0.001 0.866]
+	// [0.000 0.499 0.000 0.867]
 }
 
 func ExampleWriteString() {

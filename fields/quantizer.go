@@ -7,10 +7,17 @@ import (
 	"github.com/bitwire/bitwire/bits"
 )
 
-// Quantizer codes a float in [min, max] as the index of the nearest point of
-// an evenly spaced grid min, min+step, ..., max of Steps()+1 points, written
-// in Bits() bits. The decoded value is within step/2 of the input, and
-// step <= prec for a Quantizer made with NewQuantizer.
+// Quantizer codes a float in [min, max] as the index of a point of an
+// evenly spaced grid, written in Bits() bits. The decoded value is within
+// step/2 of the input, and step <= prec for a Quantizer made with
+// NewQuantizer.
+//
+// Where the range holds zero inside it (min < 0 < max) the grid is anchored
+// at zero: its points are the multiples k·step that fall in the range, with
+// the outermost ones clamped to min and max, so 0 is always exactly a grid
+// point (a body at rest stays at rest). Otherwise the grid runs from min to
+// max: min, min+step, ..., max, both ends exact. docs/wire-format.md gives
+// the exact arithmetic.
 //
 // Index and Value are exact inverses on the grid: Index(Value(i)) == i for
 // every i in 0..Steps(), so quantizing an already quantized value (even one
@@ -25,15 +32,29 @@ import (
 // The zero Quantizer has no grid; use NewQuantizer or NewQuantizerBits.
 type Quantizer struct {
 	min, max float64
-	step     float64 // (max-min)/steps
+	step     float64 // the grid spacing
 	steps    uint64  // number of intervals; indices are 0..steps
 	bits     int     // BitsRequired(steps)
+	// zero is set when the grid is anchored at zero (min < 0 < max): index
+	// i is the point (kmin+i)·step clamped to [min, max]. Otherwise index i
+	// is min + i·step, and max for i = steps.
+	zero bool
+	kmin float64 // K(min) = floor(min/step + 0.5), an integer; 0 unless zero
+	// v0 and vN are the values of indices 0 and steps: the grid's ends,
+	// clamped. Value computes the others as at + (kmin+i)·step, which is
+	// min + i·step on a grid from min and (kmin+i)·step on one anchored at
+	// zero, and never needs clamping.
+	v0, vN float64
+	// at and off give the index as floor((v-at)·inv + off): at = min and
+	// off = 0.5 on grids from min, at = 0 and off = 0.5-kmin on grids
+	// anchored at zero.
+	at, off float64
 	// fine is set when the grid is so fine next to the magnitude of its
-	// values that rounding (v-min)/step alone could land on a neighbour of
-	// the nearest point; Index then compares the neighbours too.
+	// values that rounding alone could land on a neighbour of the nearest
+	// point; Index then compares the neighbours too.
 	fine bool
-	// inv is 1/step, and quick tells that index may round (v-min)*inv
-	// instead of (v-min)/step (see roundDiv).
+	// inv is 1/step, and quick tells that index may round with a product
+	// by inv instead of a quotient by step (see roundDiv).
 	inv   float64
 	quick bool
 }
@@ -43,11 +64,16 @@ type Quantizer struct {
 const maxQuantBits = 53
 
 // NewQuantizer returns the quantizer of [min, max] with a step of at most
-// prec. min, max and prec must be finite, min < max and prec > 0. The grid
-// has steps = ceil((max-min)/prec) intervals, except that a quotient within
-// 1e-9 (relative) of an integer is taken as that integer, so that
-// [-512, 512] with prec 0.01 has exactly 102400 steps and not 102401. The
-// index takes BitsRequired(steps) bits, which must not exceed 53.
+// prec. min, max and prec must be finite, min < max and prec > 0.
+//
+// When min < 0 < max, the step is prec itself and the grid is anchored at
+// zero: the indices run over K(min)..K(max) with K(x) = floor(x/prec+0.5),
+// which is never more than the ceil((max-min)/prec) intervals of a grid
+// from min to max. Otherwise the grid has steps = ceil((max-min)/prec)
+// intervals from min to max, except that a quotient within 1e-9
+// (relative) of an integer is taken as that integer, so that [0, 1024]
+// with prec 0.01 has exactly 102400 steps and not 102401. The index takes
+// BitsRequired(steps) bits, which must not exceed 53.
 func NewQuantizer(min, max, prec float64) (Quantizer, error) {
 	if err := checkSpan(min, max); err != nil {
 		return Quantizer{}, err
@@ -58,6 +84,9 @@ func NewQuantizer(min, max, prec float64) (Quantizer, error) {
 	ratio := (max - min) / prec
 	if ratio > 1<<maxQuantBits { // also catches +Inf
 		return Quantizer{}, fmt.Errorf("bitwire: quantizer [%v, %v] with precision %v needs more than %d bits", min, max, prec, maxQuantBits)
+	}
+	if min < 0 && 0 < max {
+		return newZeroQuantizer(min, max, prec, 1<<maxQuantBits-1)
 	}
 	steps := math.Ceil(ratio)
 	if n := math.Round(ratio); math.Abs(ratio-n) <= 1e-9*ratio {
@@ -72,15 +101,25 @@ func NewQuantizer(min, max, prec float64) (Quantizer, error) {
 	return newQuantizer(min, max, uint64(steps))
 }
 
-// NewQuantizerBits returns the quantizer of [min, max] whose index fills
-// exactly n bits: steps = 2^n-1. min and max must be finite, min < max, and
-// n in 1..53.
+// NewQuantizerBits returns the quantizer of [min, max] whose index fits in
+// exactly n bits. min and max must be finite, min < max, and n in 1..53.
+// A grid from min to max has steps = 2^n-1. A range with zero inside it
+// (min < 0 < max) is anchored at zero with step = (max-min)/(2^n-2) (for
+// n = 1: max-min), so that 0 is a grid point and the index still fits in
+// n bits.
 func NewQuantizerBits(min, max float64, n int) (Quantizer, error) {
 	if err := checkSpan(min, max); err != nil {
 		return Quantizer{}, err
 	}
 	if n < 1 || n > maxQuantBits {
 		return Quantizer{}, errWidth("quantizer bit count", n, 1, maxQuantBits)
+	}
+	if min < 0 && 0 < max {
+		d := float64(uint64(1)<<uint(n) - 2)
+		if n == 1 {
+			d = 1
+		}
+		return newZeroQuantizer(min, max, (max-min)/d, 1<<uint(n)-1)
 	}
 	return newQuantizer(min, max, 1<<uint(n)-1)
 }
@@ -98,15 +137,49 @@ func checkSpan(min, max float64) error {
 	return nil
 }
 
+// newQuantizer returns the grid from min to max of steps intervals.
 func newQuantizer(min, max float64, steps uint64) (Quantizer, error) {
 	step := (max - min) / float64(steps)
-	mag := math.Max(math.Abs(min), math.Abs(max))
-	// (v-min)/step carries a relative error of a few ulps of both the index
+	return finish(Quantizer{min: min, max: max, step: step, steps: steps, at: min, off: 0.5})
+}
+
+// newZeroQuantizer returns the grid anchored at zero of the given step over
+// [min, max], min < 0 < max, whose index must not exceed limit: kmin =
+// K(min), kmax = K(max), steps = kmax - kmin. Rounding can make kmax-kmin
+// one more than the real quotient allows; the step then moves up by one
+// float64 at a time until the indices fit (in practice never more than
+// once).
+func newZeroQuantizer(min, max, step float64, limit uint64) (Quantizer, error) {
+	for {
+		kmin := math.Floor(min/step + 0.5)
+		kmax := math.Floor(max/step + 0.5)
+		if steps := kmax - kmin; steps <= float64(limit) {
+			return finish(Quantizer{min: min, max: max, step: step, steps: uint64(steps), zero: true,
+				kmin: kmin, at: 0, off: 0.5 - kmin})
+		}
+		if limit == 1<<maxQuantBits-1 {
+			return Quantizer{}, fmt.Errorf("bitwire: quantizer [%v, %v] with step %v needs more than %d bits", min, max, step, maxQuantBits)
+		}
+		step = math.Nextafter(step, math.Inf(1))
+	}
+}
+
+// finish sets the fields derived from the grid.
+func finish(q Quantizer) (Quantizer, error) {
+	mag := math.Max(math.Abs(q.min), math.Abs(q.max))
+	// The quotient carries a relative error of a few ulps of both the index
 	// and mag/step; below 2^44 that is far under the half step that rounding
 	// tolerates, so Index(Value(i)) == i holds without further care.
-	fine := float64(steps)+mag/step > 1<<44
-	return Quantizer{min: min, max: max, step: step, steps: steps, bits: BitsRequired(steps), fine: fine,
-		inv: 1 / step, quick: !fine && steps <= maxQuickSteps && !math.IsInf(1/step, 0)}, nil
+	q.fine = float64(q.steps)+mag/q.step > 1<<44
+	q.bits = BitsRequired(q.steps)
+	q.inv = 1 / q.step
+	q.quick = !q.fine && q.steps <= maxQuickSteps && !math.IsInf(q.inv, 0)
+	q.v0, q.vN = q.min, q.max
+	if q.zero {
+		q.v0 = min(max(q.kmin*q.step, q.min), q.max)
+		q.vN = min(max((q.kmin+float64(q.steps))*q.step, q.min), q.max)
+	}
+	return q, nil
 }
 
 // Bits returns the size of a coded value: BitsRequired(Steps()).
@@ -115,14 +188,28 @@ func (q *Quantizer) Bits() int { return q.bits }
 // Steps returns the number of grid intervals; indices run from 0 to Steps().
 func (q *Quantizer) Steps() uint64 { return q.steps }
 
-// Min returns the lower bound, the value of index 0.
+// Min returns the lower bound. It is the value of index 0 on a grid from
+// min to max; on a grid anchored at zero, index 0 is the multiple of the
+// step nearest min, clamped to it.
 func (q *Quantizer) Min() float64 { return q.min }
 
-// Max returns the upper bound, the value of index Steps().
+// Max returns the upper bound. It is the value of index Steps() on a grid
+// from min to max; on a grid anchored at zero, index Steps() is the
+// multiple of the step nearest max, clamped to it.
 func (q *Quantizer) Max() float64 { return q.max }
 
-// Step returns the grid spacing (max-min)/Steps().
+// Step returns the grid spacing: (max-min)/Steps() on a grid from min to
+// max, the spacing of the multiples on a grid anchored at zero.
 func (q *Quantizer) Step() float64 { return q.step }
+
+// KMin returns, on a grid anchored at zero, the multiple of the step that
+// index 0 stands for before clamping: floor(min/step + 0.5). It is 0 on a
+// grid from min to max.
+func (q *Quantizer) KMin() int64 { return int64(q.kmin) }
+
+// ZeroAnchored reports whether the grid is anchored at zero (min < 0 <
+// max), so that 0 is a grid point.
+func (q *Quantizer) ZeroAnchored() bool { return q.zero }
 
 // Index returns the index of the grid point nearest v (halves round up). A
 // NaN or infinite v is ErrInvalidValue; a v below min or above max is
@@ -132,7 +219,7 @@ func (q *Quantizer) Index(v float64) (uint64, error) {
 	// when it is not near a rounding boundary. v <= max keeps it at most
 	// Steps(): the product exceeds the quotient by far less than a half.
 	if q.quick && v >= q.min && v <= q.max {
-		if k, ok := truncClear((v-q.min)*q.inv + 0.5); ok {
+		if k, ok := truncClear((v-q.at)*q.inv + q.off); ok {
 			return uint64(k), nil
 		}
 	}
@@ -170,6 +257,9 @@ func (q *Quantizer) IndexClamp(v float64) (uint64, error) {
 // index rounds v, known to be in [min, max], to its grid index: roundDiv
 // on most grids, indexSlow on the others.
 func (q *Quantizer) index(v float64) uint64 {
+	if q.zero {
+		return q.indexZero(v)
+	}
 	if q.quick {
 		return min(roundDiv(v-q.min, q.step, q.inv), q.steps)
 	}
@@ -186,6 +276,29 @@ func (q *Quantizer) indexSlow(v float64) uint64 {
 	i := uint64(int64((v-q.min)/q.step + 0.5))
 	if i > q.steps || q.fine {
 		i = q.fix(v, i)
+	}
+	return i
+}
+
+// indexZero is index on a grid anchored at zero: floor(v/step + 0.5) -
+// kmin, limited to 0..Steps() and, on fine grids, moved to the nearest
+// index. The product by inv serves when it is clear of a rounding boundary
+// (see roundDiv).
+//
+//go:noinline
+func (q *Quantizer) indexZero(v float64) uint64 {
+	var k float64
+	if y, ok := truncClear((v-q.at)*q.inv + q.off); q.quick && ok && y >= 0 {
+		k = float64(y)
+	} else {
+		k = math.Floor(v/q.step+0.5) - q.kmin
+	}
+	i := uint64(0)
+	if k > 0 {
+		i = min(uint64(k), q.steps)
+	}
+	if q.fine {
+		i = q.nearest(v, i)
 	}
 	return i
 }
@@ -255,14 +368,19 @@ func (q *Quantizer) nearest(v float64, i uint64) uint64 {
 	return i
 }
 
-// Value returns the grid point of index i: min + i*step, with Value(0) ==
-// min and Value(Steps()) == max exactly. An i above Steps() is a bug in the
-// caller; it returns max.
+// Value returns the grid point of index i. On a grid from min to max it is
+// min + i*step, with Value(0) == min and Value(Steps()) == max exactly; on
+// a grid anchored at zero it is (kmin+i)*step clamped to [min, max], which
+// is exactly 0 for the index of zero. An i above Steps() is a bug in the
+// caller; it returns Value(Steps()).
 func (q *Quantizer) Value(i uint64) float64 {
-	if i >= q.steps {
-		return q.max
+	if i-1 < q.steps-1 { // 0 < i < steps
+		return q.at + (q.kmin+float64(i))*q.step
 	}
-	return q.min + float64(i)*q.step
+	if i == 0 {
+		return q.v0
+	}
+	return q.vN
 }
 
 // Write writes the index of v (see Index) in Bits() bits.

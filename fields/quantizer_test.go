@@ -62,12 +62,89 @@ func TestQuantizerSeedSizes(t *testing.T) {
 	q := mustQuantizerBits(t, 0, 360, 10)
 	require.Equal(t, 10, q.Bits())
 	require.Equal(t, uint64(1023), q.Steps())
-	q = mustQuantizerBits(t, -1, 1, 53)
+	q = mustQuantizerBits(t, -1, 1, 53) // anchored at zero: 2^53-2 steps
 	require.Equal(t, 53, q.Bits())
 	require.Equal(t, 1.0, q.Value(q.Steps()))
-	require.Equal(t, uint64(1<<53-1), q.Steps())
-	q = mustQuantizerBits(t, -1, 1, 1)
+	require.Equal(t, uint64(1<<53-2), q.Steps())
+	q = mustQuantizerBits(t, -1, 1, 1) // points 0 and 1
 	require.Equal(t, uint64(1), q.Steps())
+	require.Equal(t, 0.0, q.Value(0))
+	require.Equal(t, 1.0, q.Value(1))
+}
+
+// The reproducers of issue 14: zero in a range's interior is a grid point.
+func TestQuantizerZeroOnGrid(t *testing.T) {
+	q := mustQuantizerBits(t, -1, 1, 8)
+	require.Equal(t, uint64(254), q.Steps())
+	require.Equal(t, 8, q.Bits())
+	i, err := q.Index(0)
+	require.NoError(t, err)
+	require.Equal(t, 0.0, q.Value(i)) // was 0.0039
+	require.Equal(t, -1.0, q.Value(0))
+	require.Equal(t, 1.0, q.Value(254))
+
+	q = mustQuantizer(t, -1, 1, 0.03)
+	require.Equal(t, uint64(66), q.Steps()) // K(1) = 33: -0.99 .. 0.99, clamped ends none
+	i, err = q.Index(0)
+	require.NoError(t, err)
+	require.Equal(t, 0.0, q.Value(i)) // was 0.0149
+	for _, v := range []float64{-1, -0.995, -0.985, 0.985, 1} {
+		i, err := q.Index(v)
+		require.NoError(t, err)
+		require.LessOrEqual(t, math.Abs(q.Value(i)-v), 0.015*(1+1e-9), "v=%v", v)
+	}
+
+	// An asymmetric range whose ends are not multiples of the step: the
+	// outermost multiples are clamped to min and max.
+	q = mustQuantizer(t, -0.3, 1.05, 0.1)
+	require.True(t, q.ZeroAnchored())
+	require.Equal(t, uint64(14), q.Steps()) // K(-0.3) = -3, K(1.05) = 11
+	require.Equal(t, -0.3, q.Value(0))      // -3·0.1 clamped to min
+	require.Equal(t, 1.05, q.Value(14))
+	i, err = q.Index(0)
+	require.NoError(t, err)
+	require.Equal(t, uint64(3), i)
+	require.Equal(t, 0.0, q.Value(3))
+
+	// Random ranges holding zero, in both forms: zero is exact, the index
+	// takes no more bits than the grid from min to max took, and every
+	// value in the range decodes within step/2 (prec/2 for prec=).
+	rng := rand.New(rand.NewSource(41))
+	for range 3000 {
+		lo := -math.Exp(rng.Float64()*20 - 10)
+		hi := math.Exp(rng.Float64()*20 - 10)
+		var q Quantizer
+		var oldBits int
+		var err error
+		if rng.Intn(2) == 0 {
+			prec := (hi - lo) / math.Exp(rng.Float64()*30)
+			q, err = NewQuantizer(lo, hi, prec)
+			require.NoError(t, err)
+			require.LessOrEqual(t, q.Step(), prec)
+			old, err := newQuantizer(lo, hi, uint64(max(1, math.Ceil((hi-lo)/prec))))
+			require.NoError(t, err)
+			oldBits = old.Bits()
+		} else {
+			n := 1 + rng.Intn(40)
+			q, err = NewQuantizerBits(lo, hi, n)
+			require.NoError(t, err)
+			oldBits = n
+		}
+		require.LessOrEqual(t, q.Bits(), oldBits, "[%v, %v]", lo, hi)
+		i, err := q.Index(0)
+		require.NoError(t, err)
+		require.Equal(t, 0.0, q.Value(i), "[%v, %v] step %v", lo, hi, q.Step())
+		for _, v := range []float64{lo, hi, math.Nextafter(lo, 0), math.Nextafter(hi, 0), lo + rng.Float64()*(hi-lo)} {
+			i, err := q.Index(v)
+			require.NoError(t, err)
+			got := q.Value(i)
+			require.LessOrEqual(t, math.Abs(got-v), q.Step()/2*(1+1e-9)+1e-300, "v=%v in [%v, %v]", v, lo, hi)
+			require.True(t, got >= lo && got <= hi)
+			back, err := q.Index(got)
+			require.NoError(t, err)
+			require.Equal(t, i, back)
+		}
+	}
 }
 
 func TestQuantizerConstructorErrors(t *testing.T) {

@@ -10,8 +10,9 @@ import (
 // Quat codes a unit quaternion (a rotation) in the "smallest three" form:
 // the 2-bit index of the component of largest magnitude, which is dropped
 // and rebuilt by the reader from the unit length, then the other three, in
-// increasing component order, each quantized to N bits over
-// [-1/√2, +1/√2]. Since q and -q are the same rotation, the sign is chosen
+// increasing component order, each quantized to N bits on a grid of 2^N-1
+// points over [-1/√2, +1/√2] anchored at zero (so a component of 0, as in
+// the identity rotation, is exactly 0). Since q and -q are the same rotation, the sign is chosen
 // so that the dropped component is positive.
 //
 // The encoder guarantees idempotence: writing the decoded quaternion again,
@@ -24,10 +25,11 @@ import (
 // The zero Quat is not usable; call NewQuat.
 type Quat struct {
 	n     int     // bits per component, 2..20
-	steps uint64  // 2^n - 1 intervals over [-1/√2, +1/√2]
+	steps uint64  // 2^n - 2 intervals over [-1/√2, +1/√2]; index 2^n-1 is unused
+	half  uint64  // steps/2, the index of 0
 	step  float64 // 2/√2 / steps
 	inv   float64 // 1/step
-	mid   float64 // invSqrt2/step + 0.5: Pack's quick path adds it
+	mid   float64 // half + 0.5: Pack's quick path adds it
 	// sureSq and sureAdd make the test in surelyClear (see there).
 	sureSq, sureAdd float64
 }
@@ -55,10 +57,10 @@ func NewQuat(n int) (Quat, error) {
 	if n < 2 || n > 20 {
 		return Quat{}, errWidth("quaternion component bit count", n, 2, 20)
 	}
-	steps := uint64(1)<<uint(n) - 1
+	steps := uint64(1)<<uint(n) - 2
 	step := 2 * invSqrt2 / float64(steps)
 	h := step / 2 * (1 + 1e-9) // the most a component moves when quantized
-	return Quat{n: n, steps: steps, step: step, inv: 1 / step, mid: invSqrt2/step + 0.5,
+	return Quat{n: n, steps: steps, half: steps / 2, step: step, inv: 1 / step, mid: float64(steps/2) + 0.5,
 		sureSq: 2*math.Sqrt(3)*h + 3*h*h + 1e-12, sureAdd: h + quatMargin + 1e-12}, nil
 }
 
@@ -166,10 +168,10 @@ func secondOf(x, y, z float64) float64 {
 	return math.Float64frombits(max(math.Float64bits(x)&^signBit, math.Float64bits(y)&^signBit, math.Float64bits(z)&^signBit))
 }
 
-// quickIndex rounds y = x/step + 0.5 (x the component plus 1/√2) down to
-// the grid index, capped at steps, and reports whether y lies clear of the
+// quickIndex rounds y = c/step + half + 0.5 (c the component) down to the
+// grid index, capped at steps, and reports whether y lies clear of the
 // rounding boundaries by roundDivGuard (when it does not, the exact path
-// decides). A y below 1 is index 0, as index has it for x <= 0.
+// decides). A y below 1 is index 0, as index has it.
 func (q Quat) quickIndex(y float64) (uint64, bool) {
 	k, ok := truncClear(y)
 	return min(uint64(max(k, 0)), q.steps), ok
@@ -240,7 +242,7 @@ func (q Quat) surelyClear(big, second float64) bool {
 }
 
 // Unpack decodes Bits() bits produced by Pack. Bits set above Bits() are
-// ErrMalformed. Three components whose squares sum to more than 1 are
+// ErrMalformed, and so is a component index of 2^N-1, above the grid. Three components whose squares sum to more than 1 are
 // ErrInvalidValue; a rebuilt component that is not larger than each of the
 // others by the encoder's margin of 1e-6 is ErrMalformed, since Pack never
 // writes it.
@@ -253,9 +255,12 @@ func (q Quat) Unpack(u uint64) ([4]float64, error) {
 		return out, ErrMalformed
 	}
 	m := int(u & 3)
-	mask := q.steps
+	mask := q.steps + 1
 	n := uint(q.n)
 	idx := [3]uint64{u >> 2 & mask, u >> (2 + n) & mask, u >> (2 + 2*n) & mask}
+	if idx[0] > q.steps || idx[1] > q.steps || idx[2] > q.steps {
+		return out, ErrMalformed
+	}
 	d, ok := q.rebuild(idx)
 	if !ok {
 		if math.IsNaN(d) {
@@ -278,22 +283,21 @@ func (q Quat) Unpack(u uint64) ([4]float64, error) {
 // quatOthers lists, for each dropped component, the other three in order.
 var quatOthers = [4][3]uint8{{1, 2, 3}, {0, 2, 3}, {0, 1, 3}, {0, 1, 2}}
 
-// index quantizes a component to the grid over [-1/√2, +1/√2], clamping
-// the rounding overshoot of components right at the bound.
+// index quantizes a component to the grid over [-1/√2, +1/√2]:
+// floor(c/step + 0.5) + steps/2, limited to 0..steps (clamping the rounding
+// overshoot of components right at the bound). The product by inv serves
+// when it is clear of a rounding boundary (see roundDiv).
 func (q Quat) index(c float64) uint64 {
-	x := c + invSqrt2
-	if !(x > 0) {
-		return 0
+	k, ok := truncClear(c*q.inv + q.mid)
+	if !ok || k < 0 {
+		k = int64(math.Floor(c/q.step+0.5)) + int64(q.half)
 	}
-	i := roundDiv(x, q.step, q.inv)
-	if i > q.steps {
-		i = q.steps
-	}
-	return i
+	return uint64(min(max(k, 0), int64(q.steps)))
 }
 
-// value is the grid point of index i.
-func (q Quat) value(i uint64) float64 { return float64(int64(i))*q.step - invSqrt2 } // i < 2^20: exact either way
+// value is the grid point of index i: (i - steps/2)·step, exactly 0 for
+// the middle index and exactly symmetric about it.
+func (q Quat) value(i uint64) float64 { return float64(int64(i)-int64(q.half)) * q.step } // |i| < 2^20: exact either way
 
 // dist is the magnitude of the grid point of index i, in half steps, as an
 // integer so comparisons are exact: |2i - steps|.

@@ -66,12 +66,15 @@ func TestQuatExactBits(t *testing.T) {
 	var w bits.Writer
 	require.NoError(t, q.Write(&w, [4]float64{0, 0, 0, 1})) // identity: w dropped
 	require.Equal(t, 29, w.Len())
-	// 0 is between grid points 255 and 256 of 511 steps; halves round up.
-	require.Equal(t, lsb(3, 2)+lsb(256, 9)+lsb(256, 9)+lsb(256, 9), stream(&w))
+	// 0 is grid point 255 of 510 steps: the identity is exact.
+	require.Equal(t, lsb(3, 2)+lsb(255, 9)+lsb(255, 9)+lsb(255, 9), stream(&w))
+	got, err := q.Read(reader(&w))
+	require.NoError(t, err)
+	require.Equal(t, [4]float64{0, 0, 0, 1}, got)
 
 	w.Reset(nil)
 	require.NoError(t, q.Write(&w, [4]float64{0, -1, 0, 0})) // y dropped, sign flipped
-	require.Equal(t, lsb(1, 2)+lsb(256, 9)+lsb(256, 9)+lsb(256, 9), stream(&w))
+	require.Equal(t, lsb(1, 2)+lsb(255, 9)+lsb(255, 9)+lsb(255, 9), stream(&w))
 
 	u, err := q.Pack([4]float64{0.5, 0.5, 0.5, 0.5}) // a four-way tie: x dropped
 	require.NoError(t, err)
@@ -83,7 +86,7 @@ func TestQuatExactBits(t *testing.T) {
 	u, err = q.Pack([4]float64{h, -h, 0, 0})
 	require.NoError(t, err)
 	require.Equal(t, uint64(0), u&3)
-	got, err := q.Unpack(u)
+	got, err = q.Unpack(u)
 	require.NoError(t, err)
 	require.Greater(t, got[0], math.Abs(got[1]))
 	// The adjustment costs up to about one more step here: a little over
@@ -95,7 +98,7 @@ func TestQuatAccuracy(t *testing.T) {
 	for _, c := range []struct {
 		n     int
 		limit float64 // degrees
-	}{{9, 0.5}, {11, 0.15}, {2, 90}, {16, 0.005}, {20, 0.0003}} {
+	}{{9, 0.5}, {11, 0.15}, {2, 120}, {16, 0.005}, {20, 0.0003}} {
 		q := mustQuat(t, c.n)
 		rng := newRand(13)
 		worst := 0.0
@@ -225,7 +228,7 @@ func TestQuatBadInput(t *testing.T) {
 	require.Equal(t, 0, w.Len())
 
 	// Three components at the top of the grid leave no room for the fourth.
-	top := uint64(511)
+	top := uint64(510)
 	u := 3 | top<<2 | top<<11 | top<<20
 	_, err := q.Unpack(u)
 	require.ErrorIs(t, err, ErrInvalidValue)
@@ -238,6 +241,9 @@ func TestQuatBadInput(t *testing.T) {
 	require.ErrorIs(t, err, ErrInvalidValue)
 	_, err = q.Unpack(0 | 480<<2 | 256<<11 | 256<<20) // a ≈ 0.62, d ≈ 0.78: fine
 	require.NoError(t, err)
+	// Index 511 is above the grid of 510 steps.
+	_, err = q.Unpack(3 | 511<<2 | 255<<11 | 255<<20)
+	require.ErrorIs(t, err, ErrMalformed)
 	_, err = q.Unpack(0 | 500<<2 | 400<<11 | 256<<20) // a ≈ 0.68, b ≈ 0.40, d ≈ 0.61
 	require.ErrorIs(t, err, ErrMalformed)
 

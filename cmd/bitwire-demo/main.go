@@ -36,7 +36,7 @@ func realMain(args []string, stdout, stderr io.Writer) int {
 	cfg := DefaultConfig()
 	fs := flag.NewFlagSet("bitwire-demo", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.DurationVar(&cfg.Duration, "duration", cfg.Duration, "simulated time to run (`ticks = duration × rate`)")
+	fs.DurationVar(&cfg.Duration, "duration", cfg.Duration, "simulated time to run (ticks = duration × rate)")
 	fs.IntVar(&cfg.Clients, "clients", cfg.Clients, "number of clients (one player each)")
 	fs.IntVar(&cfg.Node, "node", cfg.Node, "number of Node clients beside the Go ones (TypeScript generated from the demo's types; needs node and `npm ci` in clients/ts)")
 	fs.IntVar(&cfg.Bots, "bots", cfg.Bots, "number of server-side bot players")

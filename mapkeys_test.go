@@ -1,0 +1,69 @@
+package bitwire
+
+import (
+	"encoding/hex"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/bitwire/bitwire/bits"
+)
+
+type mapU8 struct {
+	M map[uint8]uint8
+}
+
+// The reproducer of issue 14: map keys out of order (2, 1) decoded and
+// re-encoded differently; a repeated key must fail as it is read.
+func TestMapKeysOutOfOrder(t *testing.T) {
+	c := MustFor[mapU8]()
+	good, err := c.Marshal(&mapU8{M: map[uint8]uint8{1: 10, 2: 20}})
+	require.NoError(t, err)
+	require.Equal(t, "014e4102", hex.EncodeToString(good))
+
+	swapped, _ := hex.DecodeString("41907002") // keys 2 then 1
+	var v mapU8
+	err = c.Unmarshal(swapped, &v)
+	require.ErrorIs(t, err, ErrMalformed)
+	require.Contains(t, err.Error(), "ascending")
+
+	// The same key twice: the prefix of a two-entry map, then the entry
+	// (1, 10) twice. An entry is coded as a struct of its key and value.
+	type entry struct{ K, V uint8 }
+	ec := MustFor[entry]()
+	var w bits.Writer
+	two, n := encBits(t, func(w *bits.Writer) error { return c.Encode(w, &mapU8{M: map[uint8]uint8{1: 10, 2: 20}}) })
+	e1, n1 := encBits(t, func(w *bits.Writer) error { return ec.Encode(w, &entry{1, 10}) })
+	_, n2 := encBits(t, func(w *bits.Writer) error { return ec.Encode(w, &entry{2, 20}) })
+	copyBits(&w, two, n-n1-n2)
+	copyBits(&w, e1, n1)
+	copyBits(&w, e1, n1)
+	err = c.Unmarshal(w.Bytes(), &v)
+	require.ErrorIs(t, err, ErrMalformed)
+	require.Contains(t, err.Error(), "{#1}")
+
+	// A delta adding a key the baseline already has is refused as it is
+	// read: the delta from {2: 10} adding key 1, read against {1: 10}.
+	base := mapU8{M: map[uint8]uint8{1: 10}}
+	bad, err := c.MarshalDelta(&mapU8{M: map[uint8]uint8{2: 10}}, &mapU8{M: map[uint8]uint8{1: 20, 2: 10}})
+	require.NoError(t, err)
+	err = c.UnmarshalDelta(bad, &base, &v)
+	require.ErrorIs(t, err, ErrMalformed)
+	require.Contains(t, err.Error(), "duplicate map key")
+}
+
+func encBits(t *testing.T, f func(w *bits.Writer) error) ([]byte, int) {
+	t.Helper()
+	var w bits.Writer
+	require.NoError(t, f(&w))
+	return w.Bytes(), w.Len()
+}
+
+// copyBits appends the first n bits of data to w.
+func copyBits(w *bits.Writer, data []byte, n int) {
+	r := bits.NewReader(data)
+	for ; n > 0; n -= min(n, 8) {
+		v, _ := r.ReadBits(min(n, 8))
+		w.WriteBits(v, min(n, 8))
+	}
+}
