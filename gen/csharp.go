@@ -355,7 +355,11 @@ func (g *csGen) setGroup(n *bitwire.NodeSchema, i, x string) string {
 
 func (g *csGen) quantizer(n *bitwire.NodeSchema) string {
 	name := g.v("Q")
-	g.stat = append(g.stat, fmt.Sprintf("static readonly Quantizer %s = new Quantizer(%s, %s, %dUL, %s);", name, csFloat(n.Q.Min), csFloat(n.Q.Max), n.Q.Steps, csFloat(n.Q.Step)))
+	if n.Q.Zero {
+		g.stat = append(g.stat, fmt.Sprintf("static readonly Quantizer %s = new Quantizer(%s, %s, %dUL, %s, true, %dL);", name, csFloat(n.Q.Min), csFloat(n.Q.Max), n.Q.Steps, csFloat(n.Q.Step), n.Q.KMin))
+	} else {
+		g.stat = append(g.stat, fmt.Sprintf("static readonly Quantizer %s = new Quantizer(%s, %s, %dUL, %s);", name, csFloat(n.Q.Min), csFloat(n.Q.Max), n.Q.Steps, csFloat(n.Q.Step)))
+	}
 	return name
 }
 
@@ -479,6 +483,8 @@ func (g *csGen) dec(n *bitwire.NodeSchema, lv, in string) string {
 	case "map":
 		m, l, i, k, v := g.v("m"), g.v("l"), g.v("i"), g.v("k"), g.v("v")
 		p("{ int %s = d.Len(%d, %d); var %s = %s; if (%s == null) %s = %s = new %s(); else %s.Clear();", l, n.MaxLen, n.Key.MinBits+n.Elem.MinBits, m, lv, m, lv, m, g.typ(n), m)
+		prev := g.v("prev")
+		p("  %s %s = %s;", g.typ(n.Key), prev, g.zero(n.Key))
 		p("  for (int %s = 0; %s < %s; %s++)", i, i, l, i)
 		p("  {")
 		p("    %s %s = %s;", g.typ(n.Key), k, g.zero(n.Key))
@@ -488,8 +494,10 @@ func (g *csGen) dec(n *bitwire.NodeSchema, lv, in string) string {
 		if n.Key.Coding == "float" {
 			p("      if (double.IsNaN(%s)) throw new ErrInvalidValue(\"NaN map key\");", k)
 		}
+		p("      if (%s > 0 && !(%s)) throw new ErrMalformed(\"map key \" + %s + \" after \" + %s + \": keys must be in ascending order, each once\");", i, csKeyBefore(n.Key, prev, k), k, prev)
 		p("    }")
 		p("    catch (BitwireException x) { throw x.Within(\"{#\" + %s + \"}\"); }", i)
+		p("    %s = %s;", prev, k)
 		p("    %s %s = %s;", g.typ(n.Elem), v, g.zero(n.Elem))
 		b.WriteString(g.dec(n.Elem, v, in+"    "))
 		p("    %s[%s] = %s;", m, k, v)
@@ -1042,9 +1050,10 @@ func (g *csGen) mapDelta(n *bitwire.NodeSchema, base, lv, in string) string {
 	} else {
 		p("  if (%s > (ulong)d.MaxLen) throw new ErrTooLong(%s + \" entries\");", total, total)
 	}
+	kv, vv, prev := g.v("key"), g.v("val"), g.v("prev")
+	p("  %s %s = %s;", kt, prev, g.zero(n.Key))
 	p("  for (ulong %s = 0; %s < %s; %s++)", kk, kk, cnt, kk)
 	p("  {")
-	kv, vv := g.v("key"), g.v("val")
 	p("    %s %s = %s;", kt, kv, g.zero(n.Key))
 	p("    try")
 	p("    {")
@@ -1052,8 +1061,11 @@ func (g *csGen) mapDelta(n *bitwire.NodeSchema, base, lv, in string) string {
 	if n.Key.Coding == "float" {
 		p("      if (double.IsNaN(%s)) throw new ErrInvalidValue(\"NaN map key\");", kv)
 	}
+	p("      if (%s > 0 && !(%s)) throw new ErrMalformed(\"map key \" + %s + \" after \" + %s + \": keys must be in ascending order, each once\");", kk, csKeyBefore(n.Key, prev, kv), kv, prev)
+	p("      if (%s.ContainsKey(%s)) throw new ErrMalformed(\"duplicate map key \" + %s);", nm, kv, kv)
 	p("    }")
 	p("    catch (BitwireException x) { throw x.Within(\"{#\" + %s + \"}\"); }", kk)
+	p("    %s = %s;", prev, kv)
 	p("    %s %s = %s;", vt, vv, g.zero(n.Elem))
 	b.WriteString(g.dec(n.Elem, vv, in+"    "))
 	p("    %s[%s] = %s;", nm, kv, vv)
@@ -1065,4 +1077,17 @@ func (g *csGen) mapDelta(n *bitwire.NodeSchema, base, lv, in string) string {
 	p("}")
 	_ = m
 	return b.String()
+}
+
+// csKeyBefore is the C# test that map key a orders strictly before key b
+// (docs/wire-format.md, "Map"): numbers by value, strings by their UTF-8
+// bytes, false before true.
+func csKeyBefore(key *bitwire.NodeSchema, a, b string) string {
+	switch key.Coding {
+	case "string":
+		return fmt.Sprintf("Codings.Utf8Compare(%s, %s) < 0", a, b)
+	case "bool":
+		return fmt.Sprintf("!%s && %s", a, b)
+	}
+	return fmt.Sprintf("%s < %s", a, b)
 }

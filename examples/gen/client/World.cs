@@ -365,18 +365,18 @@ namespace Example.Net
             o.Z = s.Z;
             o.Y = s.Y;
         }
-        static readonly Quantizer Q1 = new Quantizer(-512.0, 512.0, 102400UL, 0.01);
-        static readonly Quantizer Q2 = new Quantizer(-512.0, 512.0, 102400UL, 0.01);
-        static readonly Quantizer Q3 = new Quantizer(-16.0, 112.0, 12800UL, 0.01);
-        static readonly Quantizer Q4 = new Quantizer(-512.0, 512.0, 102400UL, 0.01);
-        static readonly Quantizer Q5 = new Quantizer(-512.0, 512.0, 102400UL, 0.01);
-        static readonly Quantizer Q6 = new Quantizer(-16.0, 112.0, 12800UL, 0.01);
-        static readonly Quantizer Q8 = new Quantizer(-512.0, 512.0, 102400UL, 0.01);
-        static readonly Quantizer Q9 = new Quantizer(-512.0, 512.0, 102400UL, 0.01);
-        static readonly Quantizer Q11 = new Quantizer(-512.0, 512.0, 102400UL, 0.01);
-        static readonly Quantizer Q12 = new Quantizer(-512.0, 512.0, 102400UL, 0.01);
-        static readonly Quantizer Q14 = new Quantizer(-16.0, 112.0, 12800UL, 0.01);
-        static readonly Quantizer Q15 = new Quantizer(-16.0, 112.0, 12800UL, 0.01);
+        static readonly Quantizer Q1 = new Quantizer(-512.0, 512.0, 102400UL, 0.01, true, -51200L);
+        static readonly Quantizer Q2 = new Quantizer(-512.0, 512.0, 102400UL, 0.01, true, -51200L);
+        static readonly Quantizer Q3 = new Quantizer(-16.0, 112.0, 12800UL, 0.01, true, -1600L);
+        static readonly Quantizer Q4 = new Quantizer(-512.0, 512.0, 102400UL, 0.01, true, -51200L);
+        static readonly Quantizer Q5 = new Quantizer(-512.0, 512.0, 102400UL, 0.01, true, -51200L);
+        static readonly Quantizer Q6 = new Quantizer(-16.0, 112.0, 12800UL, 0.01, true, -1600L);
+        static readonly Quantizer Q8 = new Quantizer(-512.0, 512.0, 102400UL, 0.01, true, -51200L);
+        static readonly Quantizer Q9 = new Quantizer(-512.0, 512.0, 102400UL, 0.01, true, -51200L);
+        static readonly Quantizer Q11 = new Quantizer(-512.0, 512.0, 102400UL, 0.01, true, -51200L);
+        static readonly Quantizer Q12 = new Quantizer(-512.0, 512.0, 102400UL, 0.01, true, -51200L);
+        static readonly Quantizer Q14 = new Quantizer(-16.0, 112.0, 12800UL, 0.01, true, -1600L);
+        static readonly Quantizer Q15 = new Quantizer(-16.0, 112.0, 12800UL, 0.01, true, -1600L);
     }
 
     /// <summary>main.Input</summary>
@@ -530,7 +530,7 @@ namespace Example.Net
     public static class WorldCodec
     {
         /// <summary>The schema's fingerprint; snapshot headers carry it folded to 32 bits.</summary>
-        public const ulong Fingerprint = 0xe2b4aa2603e60f80UL;
+        public const ulong Fingerprint = 0x63dcab40270b640fUL;
         /// <summary>The decoding limits of the schema (nesting, lengths without maxlen).</summary>
         public static readonly Limits Lim = new Limits(100, 1048576);
         public static World Decode(byte[] data) { var o = new World(); Decode(data, data.Length, o); return o; }
@@ -555,7 +555,7 @@ namespace Example.Net
     public static class InputCodec
     {
         /// <summary>The schema's fingerprint; snapshot headers carry it folded to 32 bits.</summary>
-        public const ulong Fingerprint = 0x19972f4695ddced3UL;
+        public const ulong Fingerprint = 0x553efbeac85b19a8UL;
         /// <summary>The decoding limits of the schema (nesting, lengths without maxlen).</summary>
         public static readonly Limits Lim = new Limits(100, 1048576);
         public static Input Decode(byte[] data) { var o = new Input(); Decode(data, data.Length, o); return o; }
