@@ -108,6 +108,9 @@ type csGen struct {
 	err   error
 }
 
+// v returns a fresh name. Static members take prefixes that start with
+// "bw" in lower case, so that they never meet the class's fields, which are
+// exported Go names.
 func (g *csGen) v(prefix string) string {
 	g.vars++
 	return fmt.Sprintf("%s%d", prefix, g.vars)
@@ -137,7 +140,7 @@ func (g *csGen) emit(ti int) (string, error) {
 			if gr.Members[0] != i {
 				continue
 			}
-			sv, wv, zv, pv, fv := g.v("GS"), g.v("GW"), g.v("GZ"), g.v("GP"), g.v("GF")
+			sv, wv, zv, pv, fv := g.v("bwGS"), g.v("bwGW"), g.v("bwGZ"), g.v("bwGP"), g.v("bwGF")
 			var ss, ws, zs, ps, fs []string
 			for _, j := range gr.Members {
 				n := t.Fields[j].Node
@@ -354,7 +357,7 @@ func (g *csGen) setGroup(n *bitwire.NodeSchema, i, x string) string {
 }
 
 func (g *csGen) quantizer(n *bitwire.NodeSchema) string {
-	name := g.v("Q")
+	name := g.v("bwQ")
 	if n.Q.Zero {
 		g.stat = append(g.stat, fmt.Sprintf("static readonly Quantizer %s = new Quantizer(%s, %s, %dUL, %s, true, %dL);", name, csFloat(n.Q.Min), csFloat(n.Q.Max), n.Q.Steps, csFloat(n.Q.Step), n.Q.KMin))
 	} else {
@@ -364,7 +367,7 @@ func (g *csGen) quantizer(n *bitwire.NodeSchema) string {
 }
 
 func (g *csGen) quatCoder(n *bitwire.NodeSchema) string {
-	name := g.v("QC")
+	name := g.v("bwQC")
 	g.stat = append(g.stat, fmt.Sprintf("static readonly QuatCoder %s = new QuatCoder(%d);", name, n.Quat.Bits))
 	return name
 }
