@@ -130,6 +130,17 @@ func (f *fpWalk) node(n *bitwire.NodeSchema) {
 		f.u64(math.Float64bits(n.Q.Max))
 		f.u64(n.Q.Steps)
 		f.u64(math.Float64bits(n.Q.Step))
+		// zero and kmin are derived, not hashed: a schema whose values
+		// disagree with min, max and step (a hand-written one, or one from
+		// before wire version 2) would decode on another grid.
+		zero := n.Q.Min < 0 && 0 < n.Q.Max
+		kmin := int64(0)
+		if zero {
+			kmin = int64(math.Floor(n.Q.Min/n.Q.Step + 0.5))
+		}
+		if n.Q.Zero != zero || n.Q.KMin != kmin {
+			f.err = fmt.Errorf("%w: q grid [%v, %v] step %v: zero %v and kmin %d, want %v and %d", ErrSchema, n.Q.Min, n.Q.Max, n.Q.Step, n.Q.Zero, n.Q.KMin, zero, kmin)
+		}
 	case "fixed":
 		f.u64(math.Float64bits(n.Fixed.Prec))
 		f.u64(uint64(n.Fixed.Width))
