@@ -114,7 +114,7 @@ type cfLimited struct {
 }
 
 func limitedCodec() *bitwire.Codec[cfLimited] {
-	return bitwire.MustFor[cfLimited]().WithLimits(bitwire.Limits{MaxDepth: 4, MaxLen: 3})
+	return bitwire.MustFor[cfLimited]().WithLimits(bitwire.Limits{MaxDepth: 4, MaxLen: 3, MaxAllocPerByte: noBudget})
 }
 
 // limitedCases are messages written without limits and decoded under
@@ -618,9 +618,16 @@ func damage(r *rand.Rand, p []byte, mode int) []byte {
 	return q
 }
 
+// noBudget turns the Go decoders' allocation budget off (see damagedCorpus).
+const noBudget = -1
+
 // damagedCorpus appends n hostile inputs: full messages of earlier cases
 // of msg with bits flipped, bytes cut off or appended, or random bytes. Each case holds what
 // Go's Unmarshal made of it: the value, or the error's sentinel.
+//
+// The Go decoders run without their allocation budget (Limits.
+// MaxAllocPerByte): it is the Go package's own policy, not the wire
+// format's, and the clients do not implement it.
 func damagedCorpus(t *testing.T, msg string, n int, r *rand.Rand, cases *[]cfCase) {
 	var fulls []string
 	for _, c := range *cases {
@@ -632,7 +639,7 @@ func damagedCorpus(t *testing.T, msg string, n int, r *rand.Rand, cases *[]cfCas
 	var decode func([]byte) (string, error)
 	switch msg {
 	case "All":
-		c := bitwire.MustFor[cfAll]()
+		c := bitwire.MustFor[cfAll]().WithLimits(bitwire.Limits{MaxAllocPerByte: noBudget})
 		s = c.Schema()
 		decode = func(b []byte) (string, error) {
 			var v cfAll
@@ -640,7 +647,7 @@ func damagedCorpus(t *testing.T, msg string, n int, r *rand.Rand, cases *[]cfCas
 			return canonOf(t, s, &v), err
 		}
 	case "Player":
-		c := bitwire.MustFor[cfPlayer]()
+		c := bitwire.MustFor[cfPlayer]().WithLimits(bitwire.Limits{MaxAllocPerByte: noBudget})
 		s = c.Schema()
 		decode = func(b []byte) (string, error) {
 			var v cfPlayer
@@ -648,7 +655,7 @@ func damagedCorpus(t *testing.T, msg string, n int, r *rand.Rand, cases *[]cfCas
 			return canonOf(t, s, &v), err
 		}
 	case "Edge":
-		c := bitwire.MustFor[cfEdge]()
+		c := bitwire.MustFor[cfEdge]().WithLimits(bitwire.Limits{MaxAllocPerByte: noBudget})
 		s = c.Schema()
 		decode = func(b []byte) (string, error) {
 			var v cfEdge
@@ -692,7 +699,7 @@ func damagedCorpus(t *testing.T, msg string, n int, r *rand.Rand, cases *[]cfCas
 // cases with bits flipped, cut short or replaced by random bytes, applied to
 // the same baseline; each holds Go's value or error.
 func damagedDeltaCorpus(t *testing.T, n int, r *rand.Rand, cases *[]cfCase) {
-	c := bitwire.MustFor[cfAll]()
+	c := bitwire.MustFor[cfAll]().WithLimits(bitwire.Limits{MaxAllocPerByte: noBudget})
 	s := c.Schema()
 	var fulls []string
 	var deltas []cfCase

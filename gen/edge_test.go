@@ -195,7 +195,7 @@ func nextEdge(r *rand.Rand, v cfEdge) cfEdge {
 // q3Cases are every 11-bit encoding of cfQ3, each with Go's value or
 // error.
 func q3Cases(t *testing.T) []cfCase {
-	c := bitwire.MustFor[cfQ3]()
+	c := bitwire.MustFor[cfQ3]().WithLimits(bitwire.Limits{MaxAllocPerByte: noBudget})
 	s := c.Schema()
 	var cs []cfCase
 	for u := 0; u < 1<<11; u++ {
@@ -259,7 +259,7 @@ func keyOrder[K any](r *rand.Rand, n int, pick func() K, less func(a, b K) bool)
 // mapCases are n cfMaps messages written key by key, a third of their
 // maps out of order or with a repeated key, each with Go's value or error.
 func mapCases(t *testing.T, n int, r *rand.Rand) []cfCase {
-	c := bitwire.MustFor[cfMaps]()
+	c := bitwire.MustFor[cfMaps]().WithLimits(bitwire.Limits{MaxAllocPerByte: noBudget})
 	s := c.Schema()
 	var cs []cfCase
 	for i := 0; i < n; i++ {
