@@ -240,7 +240,7 @@ namespace Bitwire
     public sealed class Quantizer
     {
         public readonly double Min, Max, Step; public readonly ulong Steps; public readonly int Bits; readonly bool fine;
-        public readonly bool Zero; public readonly long KMin; readonly double v0, vN;
+        public readonly bool Zero; public readonly long KMin; readonly double v0, vN, at, k0;
         /// <summary>The grid of a q field from min to max, with the schema's step.</summary>
         public Quantizer(double min, double max, ulong steps, double step) : this(min, max, steps, step, false, 0) { }
         /// <summary>The grid of a q field, with the schema's step, zero and kmin.</summary>
@@ -250,13 +250,16 @@ namespace Bitwire
             Step = step; Zero = zero; KMin = zero ? kmin : 0;
             double mag = Math.Max(Math.Abs(min), Math.Abs(max));
             fine = steps + mag / Step > 17592186044416.0; // 2^44
+            // The ends are the clamped points; the interior points, at + (kmin + i)·step (min + i·step
+            // from min, (kmin + i)·step anchored at zero), lie inside [min, max] and need no clamping.
+            at = zero ? 0 : min; k0 = KMin;
             v0 = zero ? Clamp((double)KMin * Step) : min;
             vN = zero ? Clamp(((double)KMin + (double)steps) * Step) : max;
         }
         double Clamp(double x) { return Math.Min(Math.Max(x, Min), Max); }
         public double Value(ulong i)
         {
-            if (i > 0 && i < Steps) return Zero ? Clamp(((double)KMin + (double)i) * Step) : Min + i * Step;
+            if (i > 0 && i < Steps) return at + (k0 + i) * Step;
             return i == 0 ? v0 : vN;
         }
         public ulong Index(double v, bool clamp)

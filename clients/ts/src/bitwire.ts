@@ -243,7 +243,7 @@ export function readVarint(r: BitReader, g: number): bigint {
  */
 export class Quantizer {
   min: number; max: number; steps: number; bits: number; step: number; fine: boolean;
-  zero: boolean; kmin: number; v0: number; vN: number;
+  zero: boolean; kmin: number; v0: number; vN: number; at: number;
   constructor(min: number, max: number, steps: number, step?: number, zero?: boolean, kmin?: number) {
     this.min = min; this.max = max; this.steps = steps;
     this.bits = bitsRequired(steps);
@@ -251,12 +251,15 @@ export class Quantizer {
     this.zero = !!zero; this.kmin = this.zero ? (kmin ?? Math.floor(min / this.step + 0.5)) : 0;
     const mag = Math.max(Math.abs(min), Math.abs(max));
     this.fine = steps + mag / this.step > 2 ** 44;
+    // The ends are the clamped points; the interior points, at + (kmin + i)·step (min + i·step
+    // from min, (kmin + i)·step anchored at zero), lie inside [min, max] and need no clamping.
+    this.at = this.zero ? 0 : min;
     this.v0 = this.zero ? this.clampV(this.kmin * this.step) : min;
     this.vN = this.zero ? this.clampV((this.kmin + steps) * this.step) : max;
   }
   private clampV(x: number): number { return Math.min(Math.max(x, this.min), this.max); }
   value(i: number): number {
-    if (i > 0 && i < this.steps) return this.zero ? this.clampV((this.kmin + i) * this.step) : this.min + i * this.step;
+    if (i > 0 && i < this.steps) return this.at + (this.kmin + i) * this.step;
     return i === 0 ? this.v0 : this.vN;
   }
   index(v: number, clamp: boolean): number {
