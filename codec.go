@@ -463,7 +463,7 @@ func encodeDeltaRoot(p *plan, w *bits.Writer, b, c unsafe.Pointer, o *options) e
 		return nilError(p)
 	}
 	ar := arenas.Get().(*arena)
-	defer func() { ar.buf = ar.buf[:0]; arenas.Put(ar) }()
+	defer func() { ar.buf, ar.quats, ar.saved = ar.buf[:0], ar.quats[:0], ar.saved[:0]; arenas.Put(ar) }()
 	start := w.Len()
 	h := startStats(o.statsOf())
 	e := o.encoder(w, ar, h)
@@ -471,6 +471,7 @@ func encodeDeltaRoot(p *plan, w *bits.Writer, b, c unsafe.Pointer, o *options) e
 	if err == errNeedSign {
 		w.Truncate(start)
 		restartStats(h)
+		ar.quats = ar.quats[:0]
 		e = o.encoder(w, ar, h)
 		e.neg = true
 		_, err = e.encStructDelta(p, b, c, -1)
@@ -489,7 +490,7 @@ func decodeDeltaRoot(p *plan, r *bits.Reader, b, v unsafe.Pointer, o *options) e
 		return nilError(p)
 	}
 	ar := arenas.Get().(*arena)
-	defer func() { ar.buf = ar.buf[:0]; arenas.Put(ar) }()
+	defer func() { ar.buf, ar.quats, ar.saved = ar.buf[:0], ar.quats[:0], ar.saved[:0]; arenas.Put(ar) }()
 	d := o.decoder(r, ar)
 	dst := v
 	if b == v {

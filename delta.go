@@ -49,6 +49,56 @@ func (n *node) setDelta(path string) error {
 type arena struct {
 	buf     []int32
 	writers []*bits.Writer // spare scratch writers
+	quats   []deltaSlot    // the adaptive state of each node coded so far
+	saved   []deltaSlot    // a stack of quats saved by saveQuats
+}
+
+// saveQuats saves the quaternion states before a pass that may be undone
+// (the fused passes over slices, redone by the plain pass on an error) and
+// returns the mark to give restoreQuats or dropQuats.
+func (a *arena) saveQuats() int {
+	mark := len(a.saved)
+	a.saved = append(a.saved, a.quats...)
+	return mark
+}
+
+// restoreQuats puts back the states saved at mark.
+func (a *arena) restoreQuats(mark int) {
+	a.quats = append(a.quats[:0], a.saved[mark:]...)
+	a.saved = a.saved[:mark]
+}
+
+// dropQuats forgets the states saved at mark.
+func (a *arena) dropQuats(mark int) { a.saved = a.saved[:mark] }
+
+// deltaSlot is the adaptive state of the relative quaternions or the
+// windowed values of one node (one field of one struct type, or the
+// element of an array or slice), kept for one delta message: packets are
+// lost, so no state crosses messages.
+type deltaSlot struct {
+	n uintptr // the node's address: nodes live as long as their cached plan,
+	// and a pointer-free slot is copied without write barriers
+	quat fields.QuatDeltaState
+	win  fields.WindowState
+}
+
+// slot returns node n's state in this message, starting it at the node's
+// first value. A message holds few such fields: a linear search.
+func (a *arena) slot(n *node) *deltaSlot {
+	key := uintptr(unsafe.Pointer(n))
+	for i := range a.quats {
+		if a.quats[i].n == key {
+			return &a.quats[i]
+		}
+	}
+	sl := deltaSlot{n: key}
+	if n.code == cQuat {
+		sl.quat = fields.NewQuatDeltaState()
+	} else {
+		sl.win = n.win.NewState()
+	}
+	a.quats = append(a.quats, sl)
+	return &a.quats[len(a.quats)-1]
 }
 
 // writer returns an empty scratch writer; release gives it back.
@@ -159,7 +209,7 @@ func (e *encoder) encSubtree(n *node, b, c unsafe.Pointer) (changed, ok bool) {
 		e.w.WriteBool(false)
 		return false, true
 	}
-	at, flagged, depth := e.w.Len(), e.flagged, e.depth
+	at, flagged, depth, quats := e.w.Len(), e.flagged, e.depth, e.ar.saveQuats()
 	e.w.WriteBool(true)
 	var err error
 	switch n.code {
@@ -177,8 +227,10 @@ func (e *encoder) encSubtree(n *node, b, c unsafe.Pointer) (changed, ok bool) {
 	if err != nil {
 		e.w.Truncate(at)
 		e.flagged, e.depth = flagged, depth
+		e.ar.restoreQuats(quats)
 		return false, false
 	}
+	e.ar.dropQuats(quats)
 	if !changed {
 		e.w.Truncate(at)
 		e.flagged = flagged
@@ -356,7 +408,7 @@ func (e *encoder) encValueDelta(n *node, b, c unsafe.Pointer) error {
 // (fields.Window). It reports whether it did; if not, the caller writes the
 // value in full.
 func (e *encoder) writeWindow(n *node, kb, kc uint64) bool {
-	return n.win.Write(e.w, kb, kc)
+	return n.win.Write(e.w, &e.ar.slot(n).win, kb, kc)
 }
 
 func (d *decoder) decValueDelta(n *node, b, dst unsafe.Pointer) error {
@@ -394,7 +446,7 @@ func (d *decoder) decValueDelta(n *node, b, dst unsafe.Pointer) error {
 		return d.decMapDelta(n, b, dst)
 	}
 	if n.hasD {
-		diff, in, err := n.win.Read(d.r)
+		diff, in, err := n.win.Read(d.r, &d.ar.slot(n).win)
 		if err != nil {
 			return err
 		}
@@ -434,16 +486,16 @@ func (e *encoder) encQuatDelta(n *node, b, c unsafe.Pointer) (bool, error) {
 	return true, nil
 }
 
-// writeQuatDelta writes a changed quaternion relative to its baseline when
-// that is shorter (fields.Quat.WriteDelta); okb tells whether the baseline
-// could be packed at all.
+// writeQuatDelta writes a changed quaternion against its baseline
+// (fields.Quat.WriteDelta); okb tells whether the baseline could be packed
+// at all.
 func (e *encoder) writeQuatDelta(n *node, qb uint64, okb bool, qc uint64) {
-	n.quat.WriteDelta(e.w, qb, okb, qc)
+	n.quat.WriteDelta(e.w, &e.ar.slot(n).quat, qb, okb, qc)
 }
 
 func (d *decoder) decQuatDelta(n *node, b, dst unsafe.Pointer) error {
 	bq := loadQuat(n, b)
-	u, err := n.quat.ReadDelta(d.r, &bq)
+	u, err := n.quat.ReadDelta(d.r, &d.ar.slot(n).quat, &bq)
 	if err != nil {
 		return err
 	}
@@ -462,13 +514,15 @@ func (d *decoder) decQuatDelta(n *node, b, dst unsafe.Pointer) error {
 // It reports whether the slice changed.
 func (e *encoder) encSliceDelta(n *node, b, c unsafe.Pointer) (bool, error) {
 	if el := n.elem; e.stats == 0 && el.code == cStruct && !el.spec.composite && el.sub.nest <= maxShallow {
-		start, flagged, depth := e.w.Len(), e.flagged, e.depth
+		start, flagged, depth, quats := e.w.Len(), e.flagged, e.depth, e.ar.saveQuats()
 		if changed, err := e.encSliceDeltaFused(n, b, c); err == nil {
+			e.ar.dropQuats(quats)
 			return changed, nil
 		}
 		// as in encEntityDelta: the plain pass places the error
 		e.w.Truncate(start)
 		e.flagged, e.depth = flagged, depth
+		e.ar.restoreQuats(quats)
 	}
 	sb, sc := (*sliceHeader)(b), (*sliceHeader)(c)
 	if err := e.writeLen(sc.len, n.maxlen); err != nil {

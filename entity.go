@@ -17,14 +17,17 @@ import (
 // order may be sent as removed and new. It reports whether the set changed.
 func (e *encoder) encEntityDelta(n *node, b, c unsafe.Pointer) (bool, error) {
 	if e.stats == 0 && n.elem.sub.nest <= maxShallow {
-		start, flagged, depth := e.w.Len(), e.flagged, e.depth
+		start, flagged, depth, quats := e.w.Len(), e.flagged, e.depth, e.ar.saveQuats()
 		if changed, err := e.encEntityDeltaFused(n, b, c); err == nil {
+			e.ar.dropQuats(quats)
 			return changed, nil
 		}
 		// The fused pass locates errors inside its scratch writer; the
-		// plain pass below finds the same error at its place in the message.
+		// plain pass below finds the same error at its place in the message
+		// (with the relative quaternions' states as they were).
 		e.w.Truncate(start)
 		e.flagged, e.depth = flagged, depth
+		e.ar.restoreQuats(quats)
 	}
 	sb, sc := (*sliceHeader)(b), (*sliceHeader)(c)
 	if err := e.writeLen(sc.len, n.maxlen); err != nil {

@@ -262,11 +262,15 @@ var fieldsCases = []fieldsCase{
 			q := must(fields.NewQuantizer(-100, 100, 0.125))
 			kb, kc := must(q.Index(float64(b.X))), must(q.Index(float64(c.X)))
 			w.WriteBool(kb != kc)
-			if kb != kc && !must(fields.NewWindow(-4, 4, 0.125)).Write(w, kb, kc) {
+			wx := must(fields.NewWindow(-4, 4, 0.125))
+			sx := wx.NewState() // one state per windowed field per message
+			if kb != kc && !wx.Write(w, &sx, kb, kc) {
 				w.WriteBits(kc, q.Bits())
 			}
 			w.WriteBool(b.N != c.N)
-			if b.N != c.N && !must(fields.NewWindow(-8, 7, 1)).Write(w, uint64(int64(b.N)), uint64(int64(c.N))) {
+			wn := must(fields.NewWindow(-8, 7, 1))
+			sn := wn.NewState()
+			if b.N != c.N && !wn.Write(w, &sn, uint64(int64(b.N)), uint64(int64(c.N))) {
 				must(0, must(fields.NewIntRange(-1000, 1000)).Write(w, int64(c.N)))
 			}
 		})
@@ -288,7 +292,8 @@ var fieldsCases = []fieldsCase{
 			qb, qc := must(q.Pack(quat64(b.Q))), must(q.Pack(quat64(c.Q)))
 			w.WriteBool(qb != qc)
 			if qb != qc {
-				q.WriteDelta(w, qb, true, qc)
+				qs := fields.NewQuatDeltaState() // one per message
+				q.WriteDelta(w, &qs, qb, true, qc)
 			}
 		})
 	}},

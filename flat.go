@@ -41,9 +41,10 @@ type flatOp struct {
 	code  flatCode
 	off   uintptr
 	n     *node
-	width int // bits, for the fixed-width codings that runs are made of
-	count int // the first leaf of a run: how many leaves it spans
-	bits  int // and their bits
+	width int    // bits, for the fixed-width codings that runs are made of
+	mask  uint64 // 2^width - 1
+	count int    // the first leaf of a run: how many leaves it spans
+	bits  int    // and their bits
 }
 
 // flatPlan is the flat form of a struct plan.
@@ -74,6 +75,7 @@ func flatten(p *plan) *flatPlan {
 	start := -1 // the first leaf of the open run
 	for i := range fp.ops {
 		op := &fp.ops[i]
+		op.mask = 1<<uint(op.width) - 1
 		if op.width == 0 {
 			start = -1
 			continue
@@ -142,43 +144,52 @@ func (fp *flatPlan) addNode(n *node, off uintptr, depth int) bool {
 // inlinable parts of their fields API (Quantizer.Index, IntRange bounds,
 // Writer.WriteBits) rather than through Write, which saves a call each.
 func (e *encoder) encFlat(fp *flatPlan, base unsafe.Pointer) error {
+	return e.encFlats(fp, base, 1, 0)
+}
+
+// encFlats is encFlat of count structs stride bytes apart, in one loop: an
+// array or slice of them costs no call per element.
+func (e *encoder) encFlats(fp *flatPlan, first unsafe.Pointer, count int, stride uintptr) error {
 	w := e.w
 	ops := fp.ops
-	for i := range ops {
-		op := &ops[i]
-		p := unsafe.Add(base, op.off)
-		switch op.code {
-		case flatQ32:
-			q := &op.n.q
-			x, err := q.Index(float64(*(*float32)(p)))
-			if err != nil {
-				return err
-			}
-			w.WriteBits(x, q.Bits())
-		case flatRangeInt:
-			r := &op.n.irng
-			v := int64(loadInt(p, op.n.mem))
-			if v < r.Min() || v > r.Max() {
-				return ErrOutOfRange
-			}
-			w.WriteBits(uint64(v)-uint64(r.Min()), r.Bits())
-		case flatBool:
-			var b uint64
-			if *(*bool)(p) {
-				b = 1
-			}
-			w.WriteBits(b, 1)
-		case flatBitlenU:
-			fields.WriteBitlen(w, loadInt(p, op.n.mem), op.n.n)
-		case flatQuat:
-			u, err := op.n.quat.Pack(loadQuat(op.n, p))
-			if err != nil {
-				return err
-			}
-			w.WriteBits(u, op.n.quat.Bits())
-		default:
-			if err := e.encNode(op.n, p); err != nil {
-				return err
+	for k := 0; k < count; k++ {
+		base := unsafe.Add(first, uintptr(k)*stride)
+		for i := range ops {
+			op := &ops[i]
+			p := unsafe.Add(base, op.off)
+			switch op.code {
+			case flatQ32:
+				q := &op.n.q
+				x, err := q.Index(float64(*(*float32)(p)))
+				if err != nil {
+					return err
+				}
+				w.WriteBits(x, q.Bits())
+			case flatRangeInt:
+				r := &op.n.irng
+				v := int64(loadInt(p, op.n.mem))
+				if v < r.Min() || v > r.Max() {
+					return ErrOutOfRange
+				}
+				w.WriteBits(uint64(v)-uint64(r.Min()), r.Bits())
+			case flatBool:
+				var b uint64
+				if *(*bool)(p) {
+					b = 1
+				}
+				w.WriteBits(b, 1)
+			case flatBitlenU:
+				fields.WriteBitlen(w, loadInt(p, op.n.mem), op.n.n)
+			case flatQuat:
+				u, err := op.n.quat.Pack(loadQuat(op.n, p))
+				if err != nil {
+					return err
+				}
+				w.WriteBits(u, op.n.quat.Bits())
+			default:
+				if err := e.encNode(op.n, p); err != nil {
+					return err
+				}
 			}
 		}
 	}
@@ -189,48 +200,65 @@ func (e *encoder) encFlat(fp *flatPlan, base unsafe.Pointer) error {
 // reader has moved on; the caller restores it and runs the general path,
 // which returns the real error.
 func (d *decoder) decFlat(fp *flatPlan, base unsafe.Pointer) error {
+	return d.decFlats(fp, base, 1, 0)
+}
+
+// decFlats is decFlat of count structs stride bytes apart, in one loop: an
+// array or slice of them costs no call per element.
+func (d *decoder) decFlats(fp *flatPlan, first unsafe.Pointer, count int, stride uintptr) error {
 	r := d.r
 	ops := fp.ops
 	var v uint64 // the open run's bits not yet taken
-	for i := range ops {
-		op := &ops[i]
-		p := unsafe.Add(base, op.off)
-		if op.count > 0 {
-			var err error
-			if v, err = r.ReadBits(op.bits); err != nil {
-				return err
+	for k := 0; k < count; k++ {
+		base := unsafe.Add(first, uintptr(k)*stride)
+		for i := range ops {
+			op := &ops[i]
+			p := unsafe.Add(base, op.off)
+			if op.count > 0 {
+				var err error
+				if v, err = r.ReadBits(op.bits); err != nil {
+					return err
+				}
 			}
-		}
-		x := v & (1<<uint(op.width) - 1)
-		v >>= uint(op.width)
-		switch op.code {
-		case flatQ32:
-			q := &op.n.q
-			if x > q.Steps() {
-				return ErrOutOfRange
-			}
-			*(*float32)(p) = float32(q.Value(x))
-		case flatRangeInt:
-			rng := &op.n.irng
-			if x > uint64(rng.Max())-uint64(rng.Min()) {
-				return ErrOutOfRange
-			}
-			storeInt(p, op.n.mem, uint64(rng.Min())+x)
-		case flatBool:
-			*(*bool)(p) = x != 0
-		case flatQuat:
-			q, err := op.n.quat.Unpack(x)
-			if err != nil {
-				return err
-			}
-			storeQuat(op.n, p, q)
-		case flatBitlenU:
-			if err := d.decInt(op.n, p); err != nil {
-				return err
-			}
-		default:
-			if err := d.decNode(op.n, p); err != nil {
-				return err
+			x := v & op.mask
+			v >>= uint(op.width) & 63
+			switch op.code {
+			case flatQ32:
+				q := &op.n.q
+				if x > q.Steps() {
+					return ErrOutOfRange
+				}
+				*(*float32)(p) = float32(q.Value(x))
+			case flatRangeInt:
+				rng := &op.n.irng
+				if x > uint64(rng.Max())-uint64(rng.Min()) {
+					return ErrOutOfRange
+				}
+				storeInt(p, op.n.mem, uint64(rng.Min())+x)
+			case flatBool:
+				*(*bool)(p) = x != 0
+			case flatQuat:
+				q, err := op.n.quat.Unpack(x)
+				if err != nil {
+					return err
+				}
+				storeQuat(op.n, p, q)
+			case flatBitlenU:
+				// An unsigned value has no sign bit and sets no flag: the
+				// magnitude is the value (decInt's general path reports the
+				// error of one the type cannot hold).
+				u, err := fields.ReadBitlen(r, op.n.n)
+				if err != nil {
+					return err
+				}
+				if !fitsInt(op.n.mem, u) {
+					return ErrOutOfRange
+				}
+				storeInt(p, op.n.mem, u)
+			default:
+				if err := d.decNode(op.n, p); err != nil {
+					return err
+				}
 			}
 		}
 	}

@@ -92,6 +92,12 @@ func deltaCase[T any](name string, base, cur T) goldenCase {
 }
 
 type gBool struct{ A, B, C bool }
+
+// gTransforms holds windowed values in a slice matched by index.
+type gTransforms struct{ S []DeltaTransform }
+
+// gSpinners holds quaternions of one field in a slice matched by index.
+type gSpinners struct{ S []Spinner }
 type gBits struct {
 	U uint16 `net:"bits=12"`
 	S int8   `net:"bits=5"`
@@ -242,6 +248,24 @@ func goldenCases() []goldenCase {
 		fullCase("uint8-slices", gUint8s{B: []uint8{1, 2}, A: [3]uint8{1, 2, 3}, N: []uint8{1, 2}, H: 100}),
 		deltaCase("delta-window-offgrid", DeltaTransform{X: 10.04, Y: 1, Z: -20, Yaw: 45, Pitch: 10}, DeltaTransform{X: 10.56, Y: 1, Z: -20, Yaw: 45, Pitch: 10}),
 		deltaCase("delta-quat-relative-offgrid", Spinner{Rot: q(0.01, 0, 0, 0.99995)}, Spinner{Rot: q(0.02, 0, 0, 0.9998)}),
+		// wire version 2: the largest component changes (w to x), the
+		// absolute mode, and three quaternions of one field in one
+		// message (the running mean carries from one to the next).
+		deltaCase("delta-quat-switch", Spinner{Rot: q(0.7, 0.1, 0, 0.7071)}, Spinner{Rot: q(0.7121, 0.1, 0, 0.695)}),
+		deltaCase("delta-quat-absolute", Spinner{Rot: q(0, 0, 0, 1)}, Spinner{Rot: q(0.5, -0.5, 0.5, 0.5)}),
+		deltaCase("delta-quat-running-mean",
+			gSpinners{S: []Spinner{{Rot: q(0, 0, 0, 1)}, {Rot: q(0.6, 0, 0.8, 0)}, {Rot: q(0.5, 0.5, 0.5, 0.5)}}},
+			gSpinners{S: []Spinner{{Rot: q(0.03, 0.02, 0, 0.9994)}, {Rot: q(0.62, 0.01, 0.7846, 0)}, {Rot: q(0.5, 0.5, 0.5, 0.5)}}}),
+		// windowed values of three elements in one message: each axis's
+		// running mean carries from one element to the next
+		deltaCase("delta-window-running-mean",
+			gTransforms{S: []DeltaTransform{{X: 10, Y: 1, Z: -20}, {X: 11, Y: 2, Z: -21}, {X: 12, Y: 3, Z: -22}}},
+			gTransforms{S: []DeltaTransform{{X: 10.3, Y: 1, Z: -20.1}, {X: 11.4, Y: 2, Z: -21.1}, {X: 12.3, Y: 2.9, Z: -22.2}}}),
+		// two absolute quaternions (the second coded 0 after the first),
+		// then a relative one (coded 10 after an absolute one)
+		deltaCase("delta-quat-after-absolute",
+			gSpinners{S: []Spinner{{Rot: q(0, 0, 0, 1)}, {Rot: q(0.6, 0, 0.8, 0)}, {Rot: q(0.5, 0.5, 0.5, 0.5)}}},
+			gSpinners{S: []Spinner{{Rot: q(0.5, -0.5, 0.5, 0.5)}, {Rot: q(0, 0.6, 0, 0.8)}, {Rot: q(0.51, 0.5, 0.49, 0.5)}}}),
 	}
 }
 

@@ -94,8 +94,14 @@ func loadQuat(n *node, p unsafe.Pointer) [4]float64 {
 }
 
 func storeQuat(n *node, p unsafe.Pointer, q [4]float64) {
+	o := &n.qoff
+	if n.mem == mF32 { // the common case, unrolled as in loadQuat
+		*(*float32)(ptrAt(p, o[0])), *(*float32)(ptrAt(p, o[1])) = float32(q[0]), float32(q[1])
+		*(*float32)(ptrAt(p, o[2])), *(*float32)(ptrAt(p, o[3])) = float32(q[2]), float32(q[3])
+		return
+	}
 	for i := range q {
-		storeFloat(ptrAt(p, n.qoff[i]), n.mem, q[i])
+		storeFloat(ptrAt(p, o[i]), n.mem, q[i])
 	}
 }
 

@@ -424,13 +424,7 @@ func (e *encoder) encElems(n *node, base unsafe.Pointer, count int) error {
 		// loop below reports it.
 		if fp := el.sub.flat; fp != nil && e.depth+fp.depth <= e.maxDepth {
 			start := e.w.Len()
-			i := 0
-			for ; i < count; i++ {
-				if e.encFlat(fp, ptrAt(base, uintptr(i)*n.stride)) != nil {
-					break
-				}
-			}
-			if i == count {
+			if e.encFlats(fp, base, count, n.stride) == nil {
 				return nil
 			}
 			e.w.Truncate(start)
@@ -454,13 +448,7 @@ func (d *decoder) decElems(n *node, base unsafe.Pointer, count int) error {
 		// as in encElems
 		if fp := el.sub.flat; fp != nil && d.depth+fp.depth <= d.maxDepth {
 			saved := *d.r
-			i := 0
-			for ; i < count; i++ {
-				if d.decFlat(fp, ptrAt(base, uintptr(i)*n.stride)) != nil {
-					break
-				}
-			}
-			if i == count {
+			if d.decFlats(fp, base, count, n.stride) == nil {
 				return nil
 			}
 			*d.r = saved

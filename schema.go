@@ -23,8 +23,10 @@ const SchemaFormat = "bitwire-schema"
 // every fingerprint, so peers of different versions see a protocol
 // mismatch instead of misreading each other. Version 2 anchors the
 // quantization grids of ranges holding zero, and quaternion components, at
-// zero (docs/wire-format.md, "Version").
-const WireVersion = 2
+// zero (docs/wire-format.md, "Version"). Version 3 Rice-codes the changed
+// values of deltas: windowed differences and relative quaternions, which
+// also survive a change of the largest component.
+const WireVersion = 3
 
 // SchemaVersion is the version of the schema format described in
 // docs/schema.md. It changes when a field's meaning changes or a field a
@@ -279,8 +281,9 @@ type DeltaParams struct {
 	// floor(DMax/step + 1e-9).
 	Lo int64 `json:"lo"`
 	Hi int64 `json:"hi"`
-	// Bits is BitsRequired(Hi-Lo), the width of an in-window difference.
-	// Derived.
+	// Bits is BitsRequired(Hi-Lo), the window's width. Derived. (An
+	// in-window difference is Rice-coded; its escape width and starting
+	// mean follow from Lo and Hi: see docs/wire-format.md.)
 	Bits int `json:"bits"`
 }
 

@@ -26,7 +26,7 @@ func TestFingerprintWorkedExample(t *testing.T) {
 	var in []byte
 	fp := fingerprintInput(s, &in)
 	require.Equal(t, "626974776972652d66702d31"+ // "bitwire-fp-1"
-		"0200000000000000"+ // wire version 2
+		"0300000000000000"+ // wire version 3
 		"00"+ // not debug
 		"0d"+"00"+"00"+ // struct, not composite, its fields follow
 		"0100000000000000"+ // one field
@@ -35,13 +35,13 @@ func TestFingerprintWorkedExample(t *testing.T) {
 		"0700000000000000"+ // width 7
 		"00", // no delta window
 		hex.EncodeToString(in))
-	require.Equal(t, uint64(0x90dfcdfa84b3354a), fp)
-	require.Equal(t, "90dfcdfa84b3354a", s.Fingerprint)
+	require.Equal(t, uint64(0x8444bd6527b711f5), fp)
+	require.Equal(t, "8444bd6527b711f5", s.Fingerprint)
 	c := MustFor[fpTiny]()
 	require.Equal(t, fp, c.Fingerprint())
-	require.Equal(t, uint32(0x146cf8b0), uint32(fp)^uint32(fp>>32)) // the snapshot header's 32 bits
-	require.Equal(t, uint64(0x5d1ee0ba8da32495), c.WithDebug(true).Fingerprint())
-	require.Equal(t, "5d1ee0ba8da32495", c.WithDebug(true).Schema().Fingerprint)
+	require.Equal(t, uint32(0xa3f3ac90), uint32(fp)^uint32(fp>>32)) // the snapshot header's 32 bits
+	require.Equal(t, uint64(0xb805aaa51ec722aa), c.WithDebug(true).Fingerprint())
+	require.Equal(t, "b805aaa51ec722aa", c.WithDebug(true).Schema().Fingerprint)
 	require.Equal(t, fp, c.WithDebug(true).WithDebug(false).Fingerprint())
 }
 

@@ -9,6 +9,7 @@ import (
 	mbits "math/bits"
 	"math/rand"
 	"reflect"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -33,6 +34,8 @@ type sdec struct {
 	s            *Schema
 	r            *bits.Reader
 	neg, flagged bool
+	quats        map[*NodeSchema]*sdecQuat // quaternion nodes' states
+	wins         map[*NodeSchema]*uint32   // windowed nodes' running means
 }
 
 var errSchemaDec = errors.New("schema decoder: bad input")
@@ -607,8 +610,28 @@ func (d *sdec) valueDelta(n *NodeSchema, b any) any {
 		return d.mapDelta(n, bm)
 	}
 	if w := n.Delta; w != nil && d.read(1) == 1 {
-		off := d.read(mbits.Len64(uint64(w.Hi - w.Lo)))
-		return keyValue(n, stepKey(n, b)+off+uint64(w.Lo))
+		// Rice-coded with the node's running mean, which starts at
+		// (hi-lo)/32 steps (1 to 2^20); escapes hold max(|lo|, |hi|).
+		if d.wins == nil {
+			d.wins = map[*NodeSchema]*uint32{}
+		}
+		mean := d.wins[n]
+		if mean == nil {
+			mean = new(uint32)
+			*mean = 16 * uint32(max(min((w.Hi-w.Lo)/32, 1<<20), 1))
+			d.wins[n] = mean
+		}
+		diff := d.rice(riceK(*mean), mbits.Len64(uint64(max(-w.Lo, w.Hi, w.Lo))))
+		if diff < w.Lo || diff > w.Hi {
+			panic(errSchemaDec)
+		}
+		x := uint32(16 * min(abs(diff), 1<<20))
+		if x >= *mean {
+			*mean += (x - *mean) >> 2
+		} else {
+			*mean -= (*mean - x) >> 2
+		}
+		return keyValue(n, stepKey(n, b)+uint64(diff))
 	}
 	return d.node(n)
 }
@@ -867,28 +890,140 @@ func quatPack(nb int, v [4]float64) uint64 {
 	return uint64(m) | idx[0]<<2 | idx[1]<<uint(2+nb) | idx[2]<<uint(2+2*nb)
 }
 
+// quatDelta reads a relative quaternion (wire-format.md, "Quaternions in
+// deltas"): the mode, then three Rice-coded differences against the
+// baseline, re-expressed when the dropped component changes.
 func (d *sdec) quatDelta(n *NodeSchema, b [4]float64) any {
-	if d.read(1) == 0 {
-		return d.node(n)
-	}
 	nb := n.Quat.Bits
-	qb := quatPack(nb, b)
-	h := int(d.read(mbits.Len64(uint64(nb))))
-	if h >= nb+1 {
-		panic(errSchemaDec)
+	steps := int64(1)<<uint(nb) - 2 // the grid of wire version 2
+	st := d.quatState(n)
+	start := d.r.Pos()
+	pos := 0 // the mode code: pos ones then a zero, or four ones
+	for pos < 4 && d.read(1) == 1 {
+		pos++
 	}
+	order := [][5]int{{0, 1, 4, 2, 3}, {4, 0, 1, 2, 3}}[st.afterAbs]
+	mode := order[pos] // rank 0..3, or 4: absolute
+	if mode == 4 {
+		st.afterAbs = 1
+		return d.quat(n, d.read(2+3*nb)) // (the one-spelling check is the codec's)
+	}
+	st.afterAbs = 0
+	mean := &st.mean
+	qb := quatPack(nb, b)
 	mask := uint64(1)<<uint(nb) - 1
-	q := qb & 3
-	for i := 0; i < 3; i++ {
-		z := d.read(h + 1)
-		sh := uint(2 + i*nb)
-		v := int64(qb>>sh&mask) + (int64(z>>1) ^ -int64(z&1))
-		if v < 0 || uint64(v) > mask {
+	coded := [3]int64{int64(qb >> 2 & mask), int64(qb >> uint(2+nb) & mask), int64(qb >> uint(2+2*nb) & mask)}
+	m := int(qb & 3)
+	others := func(m int) []int {
+		var o []int
+		for c := 0; c < 4; c++ {
+			if c != m {
+				o = append(o, c)
+			}
+		}
+		return o
+	}
+	// The four indexes, the dropped one rebuilt in integers.
+	var all [4]int64
+	t := 2 * steps * steps
+	for k, c := range others(m) {
+		all[c] = coded[k]
+		s := 2*coded[k] - steps
+		t -= s * s
+	}
+	r := int64(0)
+	if t > 0 {
+		r = int64(math.Sqrt(float64(t)))
+		for r*r > t {
+			r--
+		}
+		for (r+1)*(r+1) <= t {
+			r++
+		}
+	}
+	all[m] = min((r+steps+1)/2, steps)
+	// Ranks: the baseline's coded components by |2i - steps|, larger first.
+	rank := others(m)
+	dist := func(i int64) int64 { return max(2*i-steps, steps-2*i) }
+	sort.SliceStable(rank, func(i, j int) bool { return dist(all[rank[i]]) > dist(all[rank[j]]) })
+	nm := m
+	if mode > 0 {
+		nm = rank[mode-1]
+		if 2*all[nm] < steps {
+			for k := range all {
+				all[k] = steps - all[k]
+			}
+		}
+	}
+	var e [3]int64
+	q := uint64(nm)
+	for k, c := range others(nm) {
+		var kk int
+		switch k {
+		case 0:
+			kk = riceK(*mean)
+		case 1:
+			kk = riceK(16 * uint32(abs(e[0])))
+		default:
+			kk = riceK(16 * uint32((abs(e[0])+abs(e[1])+1)/2))
+		}
+		e[k] = d.rice(kk, nb)
+		v := all[c] + e[k]
+		if v < 0 || v > steps {
 			panic(errSchemaDec)
 		}
-		q |= uint64(v) << sh
+		q |= uint64(v) << uint(2+k*nb)
+	}
+	if d.r.Pos()-start > 3+2+3*nb {
+		panic(errSchemaDec)
+	}
+	x := uint32(16 * ((abs(e[0]) + abs(e[1]) + abs(e[2]) + 1) / 3))
+	if x >= *mean {
+		*mean += (x - *mean) >> 2
+	} else {
+		*mean -= (*mean - x) >> 2
 	}
 	return d.quat(n, q)
+}
+
+// sdecQuat is a quaternion node's state in one message: the running mean
+// of differences in 1/16ths, and whether its last quaternion was absolute.
+type sdecQuat struct {
+	mean     uint32
+	afterAbs int
+}
+
+// quatState returns node n's state in this message, a mean of 2 steps at
+// the start.
+func (d *sdec) quatState(n *NodeSchema) *sdecQuat {
+	if d.quats == nil {
+		d.quats = map[*NodeSchema]*sdecQuat{}
+	}
+	if d.quats[n] == nil {
+		d.quats[n] = &sdecQuat{mean: 2 * 16}
+	}
+	return d.quats[n]
+}
+
+// riceK is the Rice parameter of a running mean in 1/16ths.
+func riceK(m16 uint32) int { return min(mbits.Len32(m16*11>>8), 20) }
+
+// rice reads a Rice-coded difference with parameter k and escape width w.
+func (d *sdec) rice(k, w int) int64 {
+	q := 0
+	for q < 6 && d.read(1) == 1 {
+		q++
+	}
+	var m int64
+	if q < 6 {
+		m = int64(q)<<uint(k) | int64(d.read(k))
+	} else {
+		m = int64(d.read(w))
+	}
+	if m != 0 && d.read(1) == 1 {
+		return -m
+	}
+	return m
 }
 
 // TestSchemaDecoderReadsDeltas decodes every golden delta and random

@@ -13,7 +13,8 @@ import (
 // field; the crates as an entity set (new length, removed baseline indexes,
 // where new crates go, which survivors changed, each changed survivor's
 // field deltas without its id, then new crates in full); a changed
-// quaternion relative to its baseline when that is shorter.
+// quaternion against its baseline (fields.Quat.WriteDelta, wire version 2),
+// with one adaptive state for all crates of the message.
 
 var errHandDelta = errors.New("handwritten: malformed delta")
 
@@ -21,6 +22,7 @@ var errHandDelta = errors.New("handwritten: malformed delta")
 type HandWorldDelta struct {
 	removed, added, survB, survC, changed []int32
 	keys                                  [][2]crateKey // each changed survivor's keys, baseline and current
+	rot                                   fields.QuatDeltaState
 }
 
 // crateKey is a crate as its coding sees it: two crates with the same key
@@ -51,6 +53,7 @@ func rot64(q [4]float32) [4]float64 {
 
 // Encode writes the delta from base to cur.
 func (h *HandWorldDelta) Encode(w *bits.Writer, base, cur *World) error {
+	h.rot = fields.NewQuatDeltaState()
 	tickChanged := base.Tick != cur.Tick
 	w.WriteBool(tickChanged)
 	if tickChanged {
@@ -104,7 +107,7 @@ func (h *HandWorldDelta) Encode(w *bits.Writer, base, cur *World) error {
 	writeIndexSet(w, h.added, nc, true)
 	writeIndexSet(w, h.changed, survivors, false)
 	for k := range h.changed {
-		if err := encodeCrateDelta(w, h.keys[k][0], h.keys[k][1], &base.Crates[h.survB[k]], &cur.Crates[h.survC[k]]); err != nil {
+		if err := encodeCrateDelta(w, &h.rot, h.keys[k][0], h.keys[k][1], &base.Crates[h.survB[k]], &cur.Crates[h.survC[k]]); err != nil {
 			return fmt.Errorf("Crates[%d]: %w", h.survC[k], err)
 		}
 	}
@@ -118,7 +121,7 @@ func (h *HandWorldDelta) Encode(w *bits.Writer, base, cur *World) error {
 
 // encodeCrateDelta writes the field deltas of a crate that changed, whose
 // keys are kb and kc; the id is left out, since it matched.
-func encodeCrateDelta(w *bits.Writer, kb, kc crateKey, b, c *Crate) error {
+func encodeCrateDelta(w *bits.Writer, rs *fields.QuatDeltaState, kb, kc crateKey, b, c *Crate) error {
 	if !kc.posOK || !kc.rOK {
 		return fields.ErrOutOfRange
 	}
@@ -139,7 +142,7 @@ func encodeCrateDelta(w *bits.Writer, kb, kc crateKey, b, c *Crate) error {
 	rotChanged := kb.rot != kc.rot || !kb.rOK
 	w.WriteBool(rotChanged)
 	if rotChanged {
-		writeQuatDelta(w, kb.rot, kb.rOK, kc.rot)
+		hand.rot.WriteDelta(w, rs, kb.rot, kb.rOK, kc.rot)
 	}
 	asleepChanged := b.Asleep != c.Asleep
 	w.WriteBool(asleepChanged)
@@ -149,72 +152,11 @@ func encodeCrateDelta(w *bits.Writer, kb, kc crateKey, b, c *Crate) error {
 	return nil
 }
 
-// Quaternion deltas: one bit, then either the packed quaternion in full, or,
-// when the dropped component is the same as the baseline's and it is
-// shorter, the largest bit index of the three zig-zagged index differences
-// in 4 bits and each difference in that many bits plus one.
-const (
-	rotCompBits = 9
-	rotRelWidth = 4 // fields.BitsRequired(rotCompBits)
-	rotMask     = 1<<rotCompBits - 1
-)
-
-func writeQuatDelta(w *bits.Writer, qb uint64, baseOK bool, qc uint64) {
-	if baseOK && qb&3 == qc&3 {
-		var z [3]uint64
-		high := 0
-		for i := range z {
-			sh := uint(2 + i*rotCompBits)
-			z[i] = fields.Zigzag(int64(qc>>sh&rotMask) - int64(qb>>sh&rotMask))
-			high = max(high, fields.HighBit(z[i]))
-		}
-		if rotRelWidth+3*(high+1) < hand.rot.Bits() {
-			w.WriteBits(1|uint64(high)<<1, 1+rotRelWidth)
-			for _, v := range z {
-				w.WriteBits(v, high+1)
-			}
-			return
-		}
-	}
-	w.WriteBool(false)
-	w.WriteBits(qc, hand.rot.Bits())
-}
-
-func readQuatDelta(r *bits.Reader, base [4]float32) ([4]float32, error) {
-	rel, err := r.ReadBool()
+func readQuatDelta(r *bits.Reader, rs *fields.QuatDeltaState, base [4]float32) ([4]float32, error) {
+	b := rot64(base)
+	q, err := hand.rot.ReadDelta(r, rs, &b)
 	if err != nil {
 		return base, err
-	}
-	var q uint64
-	if !rel {
-		if q, err = r.ReadBits(hand.rot.Bits()); err != nil {
-			return base, err
-		}
-	} else {
-		qb, err := hand.rot.Pack(rot64(base))
-		if err != nil {
-			return base, err
-		}
-		h, err := r.ReadBits(rotRelWidth)
-		if err != nil {
-			return base, err
-		}
-		if h > rotCompBits {
-			return base, errHandDelta
-		}
-		q = qb & 3
-		for i := range 3 {
-			z, err := r.ReadBits(int(h) + 1)
-			if err != nil {
-				return base, err
-			}
-			sh := uint(2 + i*rotCompBits)
-			v := int64(qb>>sh&rotMask) + fields.Unzigzag(z)
-			if v < 0 || v > rotMask {
-				return base, errHandDelta
-			}
-			q |= uint64(v) << sh
-		}
 	}
 	v, err := hand.rot.Unpack(q)
 	if err != nil {
@@ -226,6 +168,7 @@ func readQuatDelta(r *bits.Reader, base [4]float32) ([4]float32, error) {
 // Decode rebuilds into out the world whose delta from base is in r. out
 // must not share its crates with base.
 func (h *HandWorldDelta) Decode(r *bits.Reader, base, out *World) error {
+	h.rot = fields.NewQuatDeltaState()
 	tickChanged, err := r.ReadBool()
 	if err != nil {
 		return err
@@ -286,7 +229,7 @@ func (h *HandWorldDelta) Decode(r *bits.Reader, base, out *World) error {
 		out.Crates[j] = base.Crates[bi]
 		if len(changed) > 0 && int(changed[0]) == k {
 			changed = changed[1:]
-			if err := decodeCrateDelta(r, &out.Crates[j]); err != nil {
+			if err := decodeCrateDelta(r, &h.rot, &out.Crates[j]); err != nil {
 				return err
 			}
 		}
@@ -303,7 +246,7 @@ func (h *HandWorldDelta) Decode(r *bits.Reader, base, out *World) error {
 
 // decodeCrateDelta applies a crate's field deltas to c, which holds its
 // baseline.
-func decodeCrateDelta(r *bits.Reader, c *Crate) error {
+func decodeCrateDelta(r *bits.Reader, rs *fields.QuatDeltaState, c *Crate) error {
 	posChanged, err := r.ReadBool()
 	if err != nil {
 		return err
@@ -331,7 +274,7 @@ func decodeCrateDelta(r *bits.Reader, c *Crate) error {
 		return err
 	}
 	if rotChanged {
-		if c.Rot, err = readQuatDelta(r, c.Rot); err != nil {
+		if c.Rot, err = readQuatDelta(r, rs, c.Rot); err != nil {
 			return err
 		}
 	}

@@ -39,7 +39,7 @@ const (
 // Order is the order of serializers in every table: bitwire first, then its
 // speed limit, then the peers.
 var Order = []string{
-	"bitwire-codec", "bitwire", "handwritten",
+	"bitwire-codec", "bitwire", "handwritten", "limit",
 	"protobuf", "binary", "kelindar", "msgpack", "cbor", "gob", "json",
 }
 

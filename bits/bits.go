@@ -216,6 +216,16 @@ func (r *Reader) ReadBits(n int) (uint64, error) {
 
 //go:noinline
 func (r *Reader) readBitsSlow(n int) (uint64, error) {
+	if uint(n) <= 56 && r.next+8 <= len(r.data) {
+		// The common miss: a whole word to load. take and refill, inline.
+		r.cache |= binary.LittleEndian.Uint64(r.data[r.next:]) << (uint(r.n) & 63)
+		r.next += (63 - r.n) >> 3
+		r.n |= 56
+		v := r.cache & (1<<(uint(n)&63) - 1)
+		r.cache >>= uint(n) & 63
+		r.n -= n
+		return v, nil
+	}
 	if uint(n) > 64 {
 		return 0, errors.New("bits: ReadBits with n outside 0..64")
 	}
@@ -239,6 +249,21 @@ func (r *Reader) take(n int) uint64 {
 	r.cache >>= uint(n) & 63
 	r.n -= n
 	return v
+}
+
+// Peek returns the next n bits (0..56) without consuming them, as ReadBits
+// would return them, with zeros in place of bits past the end of the input:
+// a table decoder peeks at the longest code, finds the symbol, then skips
+// only that symbol's length (and Skip reports an end that truncates it).
+func (r *Reader) Peek(n int) uint64 {
+	n &= 63
+	if n > 56 {
+		n = 56
+	}
+	if r.n < n {
+		r.refill()
+	}
+	return r.cache & (1<<uint(n) - 1)
 }
 
 // ReadBool reads one bit.

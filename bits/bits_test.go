@@ -261,3 +261,30 @@ func TestWriteBitsWidthBounds(t *testing.T) {
 	require.Panics(t, func() { w.WriteBits(1, 65) })
 	require.Panics(t, func() { w.WriteBits(1, -1) })
 }
+
+func TestPeek(t *testing.T) {
+	data := []byte{0xA5, 0x3C, 0xFF}
+	r := NewReader(data)
+	for pos := 0; pos <= 24; pos++ {
+		for n := 0; n <= 56; n++ {
+			want := uint64(0)
+			for i := 0; i < n && pos+i < 24; i++ {
+				want |= uint64(data[(pos+i)/8]>>uint((pos+i)%8)&1) << uint(i)
+			}
+			if got := r.Peek(n); got != want {
+				t.Fatalf("pos %d: Peek(%d) = %#x, want %#x", pos, n, got, want)
+			}
+			if r.Pos() != pos {
+				t.Fatalf("Peek consumed input: pos %d, want %d", r.Pos(), pos)
+			}
+		}
+		if pos < 24 {
+			if _, err := r.ReadBits(1); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := r.Skip(1); err == nil {
+		t.Fatal("Skip past the end after Peek: no error")
+	}
+}

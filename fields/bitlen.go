@@ -74,7 +74,7 @@ func WriteBitlen(wr *bits.Writer, v uint64, w int) {
 	if n+w <= 64 {
 		// One WriteBits: the prefix, then v shifted past it. The leading 1 of
 		// v lands on bit n+w and WriteBits drops it.
-		wr.WriteBits(uint64(p)|v<<uint(w), n+w)
+		wr.WriteBits(uint64(p)|v<<(uint(w)&63), n+w)
 		return
 	}
 	wr.WriteBits(uint64(p), w)
@@ -94,7 +94,7 @@ func ReadBitlen(r *bits.Reader, w int) (uint64, error) {
 		return 0, err
 	}
 	if p > 0 {
-		v |= 1 << uint(p)
+		v |= 1 << (uint(p) & 63)
 	}
 	return v, nil
 }

@@ -36,18 +36,22 @@ func TestTimeRoundTrip(t *testing.T) {
 func TestWindow(t *testing.T) {
 	w, err := NewWindow(-1, 1, 0.25)
 	require.NoError(t, err)
-	require.Equal(t, [3]int64{-4, 4, 4}, [3]int64{w.Lo(), w.Hi(), int64(w.Bits())})
+	require.Equal(t, [4]int64{-4, 4, 4, 3}, [4]int64{w.Lo(), w.Hi(), int64(w.Bits()), int64(w.EscapeBits())})
+	// The mean starts at 1 step (8/32, at least 1): K = 0, so d costs
+	// |d| ones, a zero and a sign.
 	for _, c := range []struct {
 		base, cur uint64
 		in        bool
 		size      int
-	}{{10, 14, true, 5}, {10, 6, true, 5}, {10, 15, false, 1}, {10, 5, false, 1}, {0, math.MaxUint64, true, 5}} {
+	}{{10, 14, true, 7}, {10, 6, true, 7}, {10, 10, true, 2}, {10, 15, false, 1}, {10, 5, false, 1}, {0, math.MaxUint64, true, 4}} {
 		var bw bits.Writer
-		require.Equal(t, c.in, w.Write(&bw, c.base, c.cur))
+		ws, rs := w.NewState(), w.NewState()
+		require.Equal(t, c.in, w.Write(&bw, &ws, c.base, c.cur))
 		require.Equal(t, c.size, bw.Len())
-		diff, in, err := w.Read(bits.NewReader(bw.Bytes()))
+		diff, in, err := w.Read(bits.NewReader(bw.Bytes()), &rs)
 		require.NoError(t, err)
 		require.Equal(t, c.in, in)
+		require.Equal(t, ws, rs)
 		if in {
 			require.Equal(t, c.cur, c.base+uint64(diff))
 		}
@@ -56,12 +60,65 @@ func TestWindow(t *testing.T) {
 	require.Error(t, err)
 	_, err = NewWindow(-1, 1e300, 1)
 	require.Error(t, err)
-	_, _, err = w.Read(bits.NewReader(nil))
+	s := w.NewState()
+	_, _, err = w.Read(bits.NewReader(nil), &s)
 	require.ErrorIs(t, err, bits.ErrUnexpectedEnd)
-	wide, err := NewWindow(-100, 100, 1) // 8 bits: more than a byte holds after the window bit
+	wide, err := NewWindow(-100, 100, 1) // escaped: 6 ones, then 7 bits
 	require.NoError(t, err)
-	_, _, err = wide.Read(bits.NewReader([]byte{1}))
+	s = wide.NewState()
+	_, _, err = wide.Read(bits.NewReader([]byte{0x7f}), &s)
 	require.ErrorIs(t, err, bits.ErrUnexpectedEnd)
+	// a difference outside the window: 5 in a window of ±4
+	var bw bits.Writer
+	bw.WriteBool(true)
+	WriteRice(&bw, 5, 0, 3)
+	s = w.NewState()
+	_, _, err = w.Read(bits.NewReader(bw.Bytes()), &s)
+	require.ErrorIs(t, err, ErrMalformed)
+}
+
+// TestWindowStream writes every difference of several windows in one
+// stream sharing the state, with sizes at most MaxBits, and reads them back.
+func TestWindowStream(t *testing.T) {
+	rng := rand.New(rand.NewSource(9))
+	for _, win := range [][3]float64{{-1, 1, 0.25}, {-2, 2, 0.01}, {1, 5, 1}, {-1000, 0, 1}, {-1e6, 1e6, 0.5}} {
+		w, err := NewWindow(win[0], win[1], win[2])
+		require.NoError(t, err)
+		var diffs []int64
+		for range 3000 {
+			var d int64
+			switch rng.Intn(3) {
+			case 0:
+				d = w.Lo() + rng.Int63n(w.Hi()-w.Lo()+1)
+			case 1:
+				d = int64(rng.NormFloat64() * 3)
+			default:
+				d = w.Hi() + int64(rng.Intn(5)) - 2
+			}
+			diffs = append(diffs, d)
+		}
+		var bw bits.Writer
+		ws, rs := w.NewState(), w.NewState()
+		const base = 1 << 40
+		for _, d := range diffs {
+			at := bw.Len()
+			in := w.Write(&bw, &ws, base, uint64(base+d))
+			require.Equal(t, d >= w.Lo() && d <= w.Hi(), in)
+			require.LessOrEqual(t, bw.Len()-at, 1+w.MaxBits())
+		}
+		r := bits.NewReader(bw.Bytes())
+		for _, d := range diffs {
+			got, in, err := w.Read(r, &rs)
+			require.NoError(t, err)
+			if d >= w.Lo() && d <= w.Hi() {
+				require.True(t, in)
+				require.Equal(t, d, got)
+			} else {
+				require.False(t, in)
+			}
+		}
+		require.Equal(t, ws, rs)
+	}
 }
 
 func TestQuatDelta(t *testing.T) {
@@ -82,35 +139,53 @@ func TestQuatDelta(t *testing.T) {
 		qc, err := q.Pack(c)
 		require.NoError(t, err)
 		var w bits.Writer
-		q.WriteDelta(&w, qb, true, qc)
-		if w.Len() < 1+q.Bits() {
+		ws, rs := NewQuatDeltaState(), NewQuatDeltaState()
+		q.WriteDelta(&w, &ws, qb, true, qc)
+		if w.Len() < q.Bits() {
 			rel++
 		}
-		got, err := q.ReadDelta(bits.NewReader(w.Bytes()), &b)
+		got, err := q.ReadDelta(bits.NewReader(w.Bytes()), &rs, &b)
 		require.NoError(t, err)
 		require.Equal(t, qc, got)
+		require.Equal(t, ws, rs)
 	}
-	require.Greater(t, rel, 500)
+	require.Greater(t, rel, 1500)
 	// relative coding needs a baseline that packs
 	var w bits.Writer
-	w.WriteBool(true)
+	w.WriteBits(0, 1) // mode: relative, same dropped component
 	w.WriteBits(0, 8)
-	_, err = q.ReadDelta(bits.NewReader(w.Bytes()), &[4]float64{})
+	s := NewQuatDeltaState()
+	_, err = q.ReadDelta(bits.NewReader(w.Bytes()), &s, &[4]float64{})
 	require.ErrorIs(t, err, ErrInvalidValue)
-	// a width past n
-	w = bits.Writer{}
-	w.WriteBool(true)
-	w.WriteBits(15, q.relWidth())
-	_, err = q.ReadDelta(bits.NewReader(w.Bytes()), &[4]float64{0, 0, 0, 1})
-	require.ErrorIs(t, err, ErrMalformed)
-	// a component that leaves the grid
+	require.ErrorContains(t, err, "baseline: ")
+	// a component that leaves the grid: the identity's first index minus
+	// one more than it holds, escaped
 	base, _ := q.Pack([4]float64{0, 0, 0, 1})
 	w = bits.Writer{}
-	w.WriteBool(true)
-	w.WriteBits(9, q.relWidth())
-	w.WriteBits(Zigzag(-int64(base>>2&511)-1), 10)
+	w.WriteBits(0, 1)
+	WriteRice(&w, -int64(base>>2&511)-1, s.params([3]int64{}, 0), 9)
 	w.WriteBits(0, 20)
-	_, err = q.ReadDelta(bits.NewReader(w.Bytes()), &[4]float64{0, 0, 0, 1})
+	_, err = q.ReadDelta(bits.NewReader(w.Bytes()), &s, &[4]float64{0, 0, 0, 1})
+	require.ErrorIs(t, err, ErrMalformed)
+	// the absolute form of what fits relative is accepted, and does not
+	// need the baseline
+	w = bits.Writer{}
+	w.WriteBits(0b011, 3)
+	w.WriteBits(base, q.Bits())
+	s = NewQuatDeltaState()
+	got, err := q.ReadDelta(bits.NewReader(w.Bytes()), &s, &[4]float64{})
+	require.NoError(t, err)
+	require.Equal(t, base, got)
+	// a relative form longer than the absolute one
+	w = bits.Writer{}
+	w.WriteBits(0, 1)
+	for range 3 {
+		w.WriteBits(1<<RiceEscape-1, RiceEscape)
+		w.WriteBits(300, 9)
+		w.WriteBits(1, 1)
+	}
+	s = NewQuatDeltaState()
+	_, err = q.ReadDelta(bits.NewReader(w.Bytes()), &s, &[4]float64{0, 0, 0, 1})
 	require.ErrorIs(t, err, ErrMalformed)
 }
 

@@ -1,7 +1,9 @@
 // Package fields holds bitwire's value codings: quantized floats, ranged and
 // fixed-width integers, varints, adaptive bit-length integers, fixed-point
 // decimals, smallest-three quaternions, raw floats, lengths, strings and
-// bytes.
+// bytes; and the codings of deltas: delta windows, relative quaternions
+// (QuatDeltaState) and the Rice code with bounded escapes whose parameter
+// adapts within one message (RiceMean).
 //
 // Each coding is usable on its own by hand-written code that drives a
 // bits.Writer and a bits.Reader directly; the root package bitwire builds its

@@ -172,7 +172,7 @@ func secondOf(x, y, z float64) float64 {
 // grid index, capped at steps, and reports whether y lies clear of the
 // rounding boundaries by roundDivGuard (when it does not, the exact path
 // decides). A y below 1 is index 0, as index has it.
-func (q Quat) quickIndex(y float64) (uint64, bool) {
+func (q *Quat) quickIndex(y float64) (uint64, bool) {
 	k, ok := truncClear(y)
 	return min(uint64(max(k, 0)), q.steps), ok
 }
@@ -182,7 +182,7 @@ func (q Quat) quickIndex(y float64) (uint64, bool) {
 // is the component of largest magnitude, big that magnitude.
 //
 //go:noinline
-func (q Quat) packExact(v [4]float64, norm2 float64, m int, big float64) (uint64, error) {
+func (q *Quat) packExact(v [4]float64, norm2 float64, m int, big float64) (uint64, error) {
 	// Scale to unit length, negated when the dropped component is
 	// negative so that it is positive.
 	scale := math.Float64frombits(math.Float64bits(1/math.Sqrt(norm2)) ^ math.Float64bits(v[m])&signBit)
@@ -222,8 +222,8 @@ func (q Quat) packExact(v [4]float64, norm2 float64, m int, big float64) (uint64
 }
 
 // join packs the dropped component's index m and the three indices.
-func (q Quat) join(m int, idx [3]uint64) uint64 {
-	n := uint(q.n)
+func (q *Quat) join(m int, idx [3]uint64) uint64 {
+	n := uint(q.n) & 31 // at most 20
 	return uint64(m) | idx[0]<<2 | idx[1]<<(2+n) | idx[2]<<(2+2*n)
 }
 
@@ -236,7 +236,7 @@ func (q Quat) join(m int, idx [3]uint64) uint64 {
 // the three is at most second + h. sureSq and sureAdd carry 1e-12 more for
 // floating-point rounding, orders of magnitude more than it can be. When
 // this fails, clear decides.
-func (q Quat) surelyClear(big, second float64) bool {
+func (q *Quat) surelyClear(big, second float64) bool {
 	t := second + q.sureAdd
 	return big*big-q.sureSq >= t*t
 }
@@ -247,36 +247,41 @@ func (q Quat) surelyClear(big, second float64) bool {
 // others by the encoder's margin of 1e-6 is ErrMalformed, since Pack never
 // writes it.
 func (q Quat) Unpack(u uint64) ([4]float64, error) {
+	// rebuild's rule, computed without its branches and calls: the
+	// largest magnitude of three grid points (never NaN) as an integer
+	// max of their bits, and a NaN d (squares summing above 1) failing
+	// the comparison like a short one.
 	var out [4]float64
-	if q.n == 0 {
+	n := uint(q.n) & 31
+	if n == 0 {
 		return out, errZeroQuat
 	}
-	if u>>uint(q.Bits()) != 0 {
+	if u>>((2+3*n)&63) != 0 {
 		return out, ErrMalformed
 	}
-	m := int(u & 3)
-	mask := q.steps + 1
-	n := uint(q.n)
-	idx := [3]uint64{u >> 2 & mask, u >> (2 + n) & mask, u >> (2 + 2*n) & mask}
-	if idx[0] > q.steps || idx[1] > q.steps || idx[2] > q.steps {
+	mask := uint64(1)<<n - 1
+	i0, i1, i2 := u>>2&mask, u>>((2+n)&63)&mask, u>>((2+2*n)&63)&mask
+	if max(i0, i1, i2) > q.steps {
 		return out, ErrMalformed
 	}
-	d, ok := q.rebuild(idx)
-	if !ok {
-		if math.IsNaN(d) {
+	// value's arithmetic, on locals (value's copy of q, three times,
+	// cost more than the arithmetic).
+	half, step := int64(q.half), q.step
+	a := float64(int64(i0)-half) * step
+	b := float64(int64(i1)-half) * step
+	c := float64(int64(i2)-half) * step
+	s := 1 - a*a - b*b - c*c
+	d := math.Sqrt(s)
+	big := math.Float64frombits(max(math.Float64bits(a)&^signBit, math.Float64bits(b)&^signBit, math.Float64bits(c)&^signBit))
+	if !(d >= big+quatMargin) {
+		if s < 0 {
 			return out, ErrInvalidValue
 		}
 		return out, ErrMalformed
 	}
-	k := 0
-	for i := 0; i < 4; i++ {
-		if i == m {
-			out[i] = d
-		} else {
-			out[i] = q.value(idx[k])
-			k++
-		}
-	}
+	m := u & 3
+	o := &quatOthers[m]
+	out[o[0]&3], out[o[1]&3], out[o[2]&3], out[m] = a, b, c, d
 	return out, nil
 }
 
@@ -287,7 +292,7 @@ var quatOthers = [4][3]uint8{{1, 2, 3}, {0, 2, 3}, {0, 1, 3}, {0, 1, 2}}
 // floor(c/step + 0.5) + steps/2, limited to 0..steps (clamping the rounding
 // overshoot of components right at the bound). The product by inv serves
 // when it is clear of a rounding boundary (see roundDiv).
-func (q Quat) index(c float64) uint64 {
+func (q *Quat) index(c float64) uint64 {
 	k, ok := truncClear(c*q.inv + q.mid)
 	if !ok || k < 0 {
 		k = int64(math.Floor(c/q.step+0.5)) + int64(q.half)
@@ -297,11 +302,11 @@ func (q Quat) index(c float64) uint64 {
 
 // value is the grid point of index i: (i - steps/2)·step, exactly 0 for
 // the middle index and exactly symmetric about it.
-func (q Quat) value(i uint64) float64 { return float64(int64(i)-int64(q.half)) * q.step } // |i| < 2^20: exact either way
+func (q *Quat) value(i uint64) float64 { return float64(int64(i)-int64(q.half)) * q.step } // |i| < 2^20: exact either way
 
 // dist is the magnitude of the grid point of index i, in half steps, as an
 // integer so comparisons are exact: |2i - steps|.
-func (q Quat) dist(i uint64) uint64 {
+func (q *Quat) dist(i uint64) uint64 {
 	if 2*i > q.steps {
 		return 2*i - q.steps
 	}
@@ -312,7 +317,7 @@ func (q Quat) dist(i uint64) uint64 {
 // when the answer is far from the boundary: sqrt(s) >= t is s >= t*t for
 // non-negative s and t; near equality, where rounding could tell them
 // apart, it asks rebuild, which the reader uses.
-func (q Quat) clear(idx [3]uint64) bool {
+func (q *Quat) clear(idx [3]uint64) bool {
 	a, b, c := q.value(idx[0]), q.value(idx[1]), q.value(idx[2])
 	s := 1 - a*a - b*b - c*c
 	// The largest magnitude from the integer distances to the middle of
@@ -335,7 +340,7 @@ func (q Quat) clear(idx [3]uint64) bool {
 // exceeds each of |a|, |b|, |c| by at least the margin. The encoder and the
 // decoder share it, so they agree to the last bit on which encodings are
 // valid.
-func (q Quat) rebuild(idx [3]uint64) (float64, bool) {
+func (q *Quat) rebuild(idx [3]uint64) (float64, bool) {
 	a, b, c := q.value(idx[0]), q.value(idx[1]), q.value(idx[2])
 	s := 1 - a*a - b*b - c*c
 	if s < 0 {

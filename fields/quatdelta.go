@@ -2,94 +2,339 @@ package fields
 
 import (
 	"fmt"
+	"math"
+	mbits "math/bits"
 
 	"github.com/bitwire/bitwire/bits"
 )
 
-// A changed quaternion in a delta is coded relative to its baseline when
-// that is shorter. Both sides are packed (Pack); when they drop the same
-// component, the three index differences are zigzagged and share one bit
-// length. The coding is one bit, then either (1) the highest bit index h of
-// the three zigzagged differences in BitsRequired(n) bits and each
-// difference in h+1 bits, or (0) the quaternion in full, as Write codes it.
-// The relative form is chosen only when strictly shorter than Bits().
+// A quaternion delta codes a changed quaternion against its baseline, both
+// packed by Pack. Its first symbol is the mode, one of
+//
+//	relative, rank 0: the same dropped component as the baseline
+//	relative, rank 1: the baseline's largest coded component is dropped
+//	relative, rank 2 and 3: its second or third coded component
+//	absolute: the Bits() bits of Pack
+//
+// (the baseline's three coded components ranked by magnitude, |2i - steps|
+// of their indexes i, larger first, lower component first on ties), coded
+// as quatModeOrder says: usually 0 for rank 0, 10 for rank 1, 110 for
+// absolute, 1110 and 1111 for ranks 2 and 3. A
+// relative quaternion then holds three index differences, cur - base in
+// the component order of the new dropped component, each Rice-coded with a
+// parameter the reader derives as the writer does (QuatDeltaState), and an
+// escape width of n bits.
+//
+// When the dropped component changes, the baseline is first re-expressed
+// on the index grid, exactly in integers (ReexpressQuat), so that the
+// differences stay small: that is what lets a rotation that crosses over
+// from one largest component to another be sent as a small change.
+//
+// The writer takes whichever of the relative and absolute forms is
+// shorter (relative on a tie), so a delta never costs more than
+// DeltaMaxBits.
+
+// QuatDeltaState is the adaptive part of the code, one per quaternion
+// field per packet: a running mean of index differences, which sets the
+// Rice parameter of the first difference; the second and third follow the
+// differences of the same quaternion before them.
+type QuatDeltaState struct {
+	mean     RiceMean
+	afterAbs uint8 // 1 when the node's last quaternion was absolute
+}
+
+// quatDeltaStart is the running mean a packet starts with, in grid steps.
+const quatDeltaStart = 2
+
+// NewQuatDeltaState returns the state at the start of a packet.
+func NewQuatDeltaState() QuatDeltaState {
+	return QuatDeltaState{mean: NewRiceMean(quatDeltaStart)}
+}
+
+// ExpandQuat returns the four grid indexes of the packed quaternion u, in
+// component order: the three coded ones as they are, and the dropped one
+// rebuilt in integers. In half steps from the middle of the grid a coded
+// index i is s = 2i - steps, the unit length says the dropped component is
+// sqrt(T) half steps with T = 2·steps² - s₀² - s₁² - s₂² (0 when negative),
+// and its index is the nearest, floor((isqrt(T) + steps + 1)/2), at most
+// steps. Integer arithmetic makes every implementation agree to the bit.
+func (q *Quat) ExpandQuat(u uint64) [4]uint64 {
+	m := int(u & 3)
+	mask := uint64(1)<<uint(q.n) - 1
+	n := uint(q.n)
+	c := [3]uint64{u >> 2 & mask, u >> (2 + n) & mask, u >> (2 + 2*n) & mask}
+	steps := int64(q.steps)
+	t := 2 * steps * steps
+	for _, i := range c {
+		s := 2*int64(i) - steps
+		t -= s * s
+	}
+	var out [4]uint64
+	out[m] = min(uint64(isqrt(max(t, 0))+steps+1)/2, q.steps)
+	o := &quatOthers[m]
+	for k := range 3 {
+		out[o[k]] = c[k]
+	}
+	return out
+}
+
+// isqrt returns floor(sqrt(x)) for 0 <= x < 2^62, exactly.
+func isqrt(x int64) int64 {
+	if x < 2 {
+		return x
+	}
+	// A float guess within one of the answer, then corrected in integers.
+	r := int64(math.Sqrt(float64(x)))
+	for r*r > x {
+		r--
+	}
+	for (r+1)*(r+1) <= x {
+		r++
+	}
+	return r
+}
+
+// ReexpressQuat returns the three indexes the baseline u (packed) has when
+// component m is the dropped one instead: its four indexes (ExpandQuat),
+// all flipped (i -> steps - i, the same rotation) when component m's is
+// below the middle of the grid, so that the dropped component is positive,
+// then the three other than m in component order.
+func (q *Quat) ReexpressQuat(u uint64, m int) [3]uint64 {
+	all := q.ExpandQuat(u)
+	if 2*all[m] < q.steps {
+		for k := range all {
+			all[k] = q.steps - all[k]
+		}
+	}
+	o := &quatOthers[m&3]
+	return [3]uint64{all[o[0]], all[o[1]], all[o[2]]}
+}
+
+// quatRanks returns the dropped component for each relative mode: the
+// baseline's own, then its coded components by decreasing magnitude.
+func (q *Quat) quatRanks(base uint64) [4]int {
+	m := int(base & 3)
+	o := &quatOthers[m]
+	n := uint(q.n)
+	mask := uint64(1)<<n - 1
+	var d [3]uint64
+	for k := range 3 {
+		d[k] = q.dist(base >> (2 + uint(k)*n) & mask)
+	}
+	// A stable sort of three by decreasing magnitude.
+	r := [3]int{0, 1, 2}
+	if d[r[1]] > d[r[0]] {
+		r[0], r[1] = r[1], r[0]
+	}
+	if d[r[2]] > d[r[1]] {
+		r[1], r[2] = r[2], r[1]
+		if d[r[1]] > d[r[0]] || d[r[1]] == d[r[0]] && r[1] < r[0] {
+			r[0], r[1] = r[1], r[0]
+		}
+	}
+	return [4]int{m, int(o[r[0]]), int(o[r[1]]), int(o[r[2]])}
+}
+
+// quatModeAbsolute is the mode of the absolute form; modes 0..3 are the
+// relative forms by rank.
+const quatModeAbsolute = 4
+
+// The mode codes are 0, 10, 110, 1110 and 1111 (bits in stream order); the
+// code for position i is i one bits then a zero, but for the last, four
+// ones. quatModeOrder lists the mode at each position: the usual order,
+// and the order after an absolute quaternion of the same node in the
+// message, where another is likely (a message of teleports, or of new
+// random rotations, costs one bit a quaternion more than the plain coding,
+// not three).
+var quatModeOrder = [2][5]uint8{
+	{0, 1, quatModeAbsolute, 2, 3},
+	{quatModeAbsolute, 0, 1, 2, 3},
+}
+
+// quatModeCode returns the code of a mode (low bit first) and its length.
+func (s *QuatDeltaState) modeCode(mode int) (uint64, int) {
+	order := &quatModeOrder[s.afterAbs&1]
+	i := 0
+	for i < 4 && int(order[i]) != mode {
+		i++
+	}
+	if i == 4 {
+		return 0b1111, 4
+	}
+	return 1<<uint(i) - 1, i + 1
+}
+
+// readMode reads a mode code.
+func (s *QuatDeltaState) readMode(r *bits.Reader) (int, error) {
+	i := min(mbits.TrailingZeros64(^r.Peek(4)), 4)
+	n := i + 1
+	if i == 4 {
+		n = 4
+	}
+	if err := r.Skip(n); err != nil {
+		return 0, err
+	}
+	return int(quatModeOrder[s.afterAbs&1][i]), nil
+}
 
 // ComponentBits returns n, the bits of each of the three coded components.
 func (q Quat) ComponentBits() int { return q.n }
 
-// relWidth is the prefix width of a relative quaternion: it holds the
-// highest set bit of a zigzagged component difference, at most n.
-func (q Quat) relWidth() int { return BitsRequired(uint64(q.n)) }
+// DeltaMaxBits returns the largest size of a quaternion delta (without its
+// changed bit): the absolute mode and Bits() bits.
+func (q Quat) DeltaMaxBits() int { return 3 + q.Bits() }
 
-// WriteDelta writes the packed quaternion cur relative to the packed
-// baseline base (both from Pack). baseOK false means the baseline could not
-// be packed, and cur is written in full.
-func (q Quat) WriteDelta(w *bits.Writer, base uint64, baseOK bool, cur uint64) {
-	nb := q.n
-	if baseOK && base&3 == cur&3 {
-		var z [3]uint64
-		high := 0
-		mask := uint64(1)<<uint(nb) - 1
-		for i := 0; i < 3; i++ {
-			sh := uint(2 + i*nb)
-			z[i] = Zigzag(int64(cur>>sh&mask) - int64(base>>sh&mask))
-			if h := HighBit(z[i]); h > high {
-				high = h
+// quatDiffs returns the mode (rank) and the three differences of cur
+// against base for a relative coding.
+func (q *Quat) quatDiffs(base, cur uint64) (int, [3]int64) {
+	n := uint(q.n)
+	mask := uint64(1)<<n - 1
+	mb, m := int(base&3), int(cur&3)
+	bi := [3]uint64{base >> 2 & mask, base >> (2 + n) & mask, base >> (2 + 2*n) & mask}
+	ci := [3]int64{int64(cur >> 2 & mask), int64(cur >> (2 + n) & mask), int64(cur >> (2 + 2*n) & mask)}
+	if m == mb {
+		return 0, [3]int64{ci[0] - int64(bi[0]), ci[1] - int64(bi[1]), ci[2] - int64(bi[2])}
+	}
+	// ReexpressQuat and the rank of m (quatRanks' order), without
+	// building the arrays: the four indexes in component order are the
+	// baseline's three with the rebuilt one inserted at mb.
+	steps := int64(q.steps)
+	t := 2 * steps * steps
+	var all [4]int64
+	o := &quatOthers[mb]
+	for k := range 3 {
+		x := int64(bi[k])
+		all[o[k]&3] = x
+		sx := 2*x - steps
+		t -= sx * sx
+	}
+	all[mb] = min((isqrt(max(t, 0))+steps+1)/2, steps)
+	dm := q.dist(uint64(all[m&3]))
+	rank := 1
+	for k := range 3 {
+		if c := int(o[k]); c != m {
+			if d := q.dist(bi[k]); d > dm || d == dm && c < m {
+				rank++
 			}
 		}
-		rw := q.relWidth()
-		if rw+3*(high+1) < q.Bits() {
-			w.WriteBool(true)
-			w.WriteBits(uint64(high), rw)
-			for i := 0; i < 3; i++ {
-				w.WriteBits(z[i], high+1)
+	}
+	flip := 2*all[m&3] < steps
+	var e [3]int64
+	p := &quatOthers[m&3]
+	for k := range 3 {
+		x := all[p[k]&3]
+		if flip {
+			x = steps - x
+		}
+		e[k] = ci[k] - x
+	}
+	return rank, e
+}
+
+// params returns the Rice parameter of the next difference and the context
+// after it: the first follows the packet's running mean; the second and
+// third the mean of the differences before them in this quaternion.
+func (s *QuatDeltaState) params(e [3]int64, k int) int {
+	switch k {
+	case 0:
+		return s.mean.K()
+	case 1:
+		return NewRiceMean(uint32(min(abs64(e[0]), 1<<20))).K()
+	}
+	return NewRiceMean(uint32(min((abs64(e[0])+abs64(e[1])+1)/2, 1<<20))).K()
+}
+
+// WriteDelta writes cur (packed by Pack) against base (packed by Pack;
+// baseOK false when the baseline could not be packed, which forces the
+// absolute mode), and updates s. It writes no changed bit.
+func (q *Quat) WriteDelta(w *bits.Writer, s *QuatDeltaState, base uint64, baseOK bool, cur uint64) {
+	if baseOK {
+		rank, e := q.quatDiffs(base, cur)
+		code, cn := s.modeCode(rank)
+		size := cn
+		var k [3]int
+		for i := range 3 {
+			k[i] = s.params(e, i)
+			size += RiceBits(e[i], k[i], q.n)
+		}
+		if size <= 3+q.Bits() {
+			w.WriteBits(code, cn)
+			for i := range 3 {
+				WriteRice(w, e[i], k[i], q.n)
 			}
+			s.update(e)
 			return
 		}
 	}
-	w.WriteBool(false)
+	code, cn := s.modeCode(quatModeAbsolute)
+	w.WriteBits(code, cn)
 	w.WriteBits(cur, q.Bits())
+	s.afterAbs = 1
 }
 
-// ReadDelta reads a quaternion written by WriteDelta against the baseline
-// base, and returns it packed: Unpack gives its components (and rejects
-// what no writer packs). The baseline is packed only when the quaternion is
-// coded relative to it (one that cannot be packed is then an error,
-// prefixed "baseline: "). A width or a component difference that leaves
-// the grid is ErrMalformed.
-func (q *Quat) ReadDelta(r *bits.Reader, base *[4]float64) (uint64, error) {
-	rel, err := r.ReadBool()
-	if err != nil || !rel {
-		if err == nil {
-			return r.ReadBits(q.Bits())
-		}
+// update moves the packet's running mean toward this relative
+// quaternion's mean difference (an absolute one leaves it alone).
+func (s *QuatDeltaState) update(e [3]int64) {
+	s.mean.Add((abs64(e[0]) + abs64(e[1]) + abs64(e[2]) + 1) / 3)
+	s.afterAbs = 0
+}
+
+// ReadDelta reads a quaternion delta against the baseline base and returns
+// the quaternion packed: Unpack gives its components (and rejects what no
+// writer packs). The baseline is packed only for a relative mode, and one
+// that cannot be packed is then an error (prefixed "baseline: "). An index
+// outside the grid is ErrMalformed, and so is a relative form longer than
+// the absolute one. An absolute form is accepted even where the writer
+// would have used the relative one (as wire versions 1 and 2 did): both spell the
+// same value, and checking would cost the reader the relative coding's
+// work on every absolute quaternion.
+func (q *Quat) ReadDelta(r *bits.Reader, s *QuatDeltaState, base *[4]float64) (uint64, error) {
+	start := r.Pos()
+	mode, err := s.readMode(r)
+	if err != nil {
 		return 0, err
+	}
+	if mode == quatModeAbsolute {
+		s.afterAbs = 1
+		return r.ReadBits(q.Bits())
 	}
 	qb, err := q.Pack(*base)
 	if err != nil {
 		return 0, fmt.Errorf("baseline: %w", err)
 	}
-	nb := q.n
-	h, err := r.ReadBits(q.relWidth())
-	if err != nil {
-		return 0, err
+	return q.readRelative(r, s, qb, mode, start)
+}
+
+// readRelative reads the differences of a relative quaternion of the given
+// mode (rank) whose mode code began at bit start.
+func (q *Quat) readRelative(r *bits.Reader, s *QuatDeltaState, base uint64, mode, start int) (uint64, error) {
+	ranks := q.quatRanks(base)
+	m := ranks[mode]
+	n := uint(q.n)
+	mask := uint64(1)<<n - 1
+	var b [3]uint64
+	if mode == 0 {
+		b = [3]uint64{base >> 2 & mask, base >> (2 + n) & mask, base >> (2 + 2*n) & mask}
+	} else {
+		b = q.ReexpressQuat(base, m)
 	}
-	if int(h) >= nb+1 {
-		return 0, fmt.Errorf("%w: relative quaternion width %d", ErrMalformed, h+1)
-	}
-	mask := uint64(1)<<uint(nb) - 1
-	u := qb & 3
-	for i := 0; i < 3; i++ {
-		z, err := r.ReadBits(int(h) + 1)
+	var e [3]int64
+	out := uint64(m)
+	for i := range 3 {
+		v, err := ReadRice(r, s.params(e, i), q.n)
 		if err != nil {
 			return 0, err
 		}
-		sh := uint(2 + i*nb)
-		v := int64(qb>>sh&mask) + Unzigzag(z)
-		if v < 0 || uint64(v) > mask {
-			return 0, fmt.Errorf("%w: relative quaternion component out of range", ErrMalformed)
+		e[i] = v
+		c := int64(b[i]) + v
+		if c < 0 || uint64(c) > q.steps {
+			return 0, ErrMalformed
 		}
-		u |= uint64(v) << sh
+		out |= uint64(c) << (2 + uint(i)*n)
 	}
-	return u, nil
+	if r.Pos()-start > q.DeltaMaxBits() {
+		return 0, ErrMalformed // the writer codes it absolute
+	}
+	s.update(e)
+	return out, nil
 }

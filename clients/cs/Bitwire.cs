@@ -378,20 +378,56 @@ namespace Bitwire
         }
         public void Read(BitReader r, int[] p) { p[0] = (int)r.Read(2); p[1] = (int)r.Read(N); p[2] = (int)r.Read(N); p[3] = (int)r.Read(N); }
         public void Write(BitWriter w, int[] p) { w.Write((ulong)p[0], 2); w.Write((ulong)p[1], N); w.Write((ulong)p[2], N); w.Write((ulong)p[3], N); }
-        /// <summary>Reads a quaternion's delta against the baseline base (x, y, z, w) into o.</summary>
-        public void ReadDelta(BitReader r, double bx, double by, double bz, double bw, double[] o, int[] scratch, int[] pb)
+        static readonly int[] Order0 = { 0, 1, 4, 2, 3 }, Order1 = { 4, 0, 1, 2, 3 };
+        /// <summary>Reads a quaternion's delta against the baseline base (x, y, z, w) into o (wire version 3,
+        /// wire-format.md "Quaternions in deltas"); id names the quaternion node, whose state lives in d for one message.</summary>
+        public void ReadDelta(Decoder d, int id, double bx, double by, double bz, double bw, double[] o, int[] scratch, int[] pb)
         {
-            if (!r.Bool()) { Read(r, scratch); Unpack(scratch, o); return; }
+            BitReader r = d.R;
+            int s = d.Slot(id, 32);
+            int start = r.Position;
+            int pos = 0;
+            while (pos < 4 && r.Bool()) pos++;
+            int mode = d.AfterAbs[s] != 0 ? Order1[pos] : Order0[pos];
+            if (mode == 4) { d.AfterAbs[s] = 1; Read(r, scratch); Unpack(scratch, o); return; }
             Pack(bx, by, bz, bw, pb);
-            int h = (int)r.Read(Codings.BitsRequired((ulong)N));
-            if (h >= N + 1) throw new ErrMalformed("relative quaternion width " + (h + 1));
-            scratch[0] = pb[0];
-            for (int i = 1; i < 4; i++)
+            int mb = pb[0];
+            long[] all = d.L4;
+            int[] ob = Others[mb];
+            long t = 2L * Steps * Steps;
+            for (int k = 0; k < 3; k++) { all[ob[k]] = pb[k + 1]; long sx = 2L * pb[k + 1] - Steps; t -= sx * sx; }
+            long root = t > 0 ? (long)Math.Sqrt(t) : 0;
+            while (root * root > t) root--;
+            while ((root + 1) * (root + 1) <= t) root++;
+            all[mb] = Math.Min((root + Steps + 1) / 2, Steps);
+            int mc = mb;
+            if (mode > 0)
             {
-                long v = pb[i] + Codings.Unzigzag(r.Read(h + 1));
-                if (v < 0 || v > Steps) throw new ErrMalformed("relative quaternion component out of range");
-                scratch[i] = (int)v;
+                foreach (int c in ob)
+                {
+                    int rank = 1;
+                    foreach (int c2 in ob)
+                        if (c2 != c && (Dist((int)all[c2]) > Dist((int)all[c]) || (Dist((int)all[c2]) == Dist((int)all[c]) && c2 < c))) rank++;
+                    if (rank == mode) mc = c;
+                }
+                if (2 * all[mc] < Steps) for (int k = 0; k < 4; k++) all[k] = Steps - all[k];
             }
+            int[] oc = Others[mc];
+            long e0 = 0, e1 = 0, e2 = 0;
+            scratch[0] = mc;
+            for (int k = 0; k < 3; k++)
+            {
+                int kk = k == 0 ? Decoder.RiceK(d.Mean[s]) : k == 1 ? Decoder.RiceK(16u * (uint)Math.Min(Math.Abs(e0), 1L << 20))
+                    : Decoder.RiceK(16u * (uint)Math.Min((Math.Abs(e0) + Math.Abs(e1) + 1) / 2, 1L << 20));
+                long e = d.Rice(kk, N);
+                if (k == 0) e0 = e; else if (k == 1) e1 = e; else e2 = e;
+                long v = (mode == 0 ? pb[k + 1] : all[oc[k]]) + e;
+                if (v < 0 || v > Steps) throw new ErrMalformed("relative quaternion component out of range");
+                scratch[k + 1] = (int)v;
+            }
+            if (r.Position - start > 3 + 2 + 3 * N) throw new ErrMalformed("relative quaternion longer than the absolute one");
+            d.Mean[s] = Decoder.MeanAdd(d.Mean[s], (ulong)((Math.Abs(e0) + Math.Abs(e1) + Math.Abs(e2) + 1) / 3));
+            d.AfterAbs[s] = 0;
             Unpack(scratch, o);
         }
     }
@@ -411,7 +447,47 @@ namespace Bitwire
         public bool[] GNeg = new bool[16];
         public ulong[] GMag = new ulong[16];
         public Decoder(BitReader r) { R = r; }
-        public void Begin(BitReader r) { R = r; Neg = Flagged = SawNeg = false; Depth = 0; }
+        public void Begin(BitReader r) { R = r; Neg = Flagged = SawNeg = false; Depth = 0; msg++; }
+        // Wire version 2: the adaptive state of each windowed or quaternion node (by the id the generator gives
+        // it) for one message, started at its first value; a stamp per slot marks the message it belongs to.
+        public uint[] Mean = new uint[8];
+        public byte[] AfterAbs = new byte[8];
+        int[] stamp = new int[8];
+        int msg = 1;
+        public readonly long[] L4 = new long[4];
+        public int Slot(int id, uint start)
+        {
+            if (id >= stamp.Length)
+            {
+                int n = Math.Max(2 * stamp.Length, id + 1);
+                Array.Resize(ref stamp, n); Array.Resize(ref Mean, n); Array.Resize(ref AfterAbs, n);
+            }
+            if (stamp[id] != msg) { stamp[id] = msg; Mean[id] = start; AfterAbs[id] = 0; }
+            return id;
+        }
+        /// <summary>The Rice parameter of a running mean in 1/16ths of a step.</summary>
+        public static int RiceK(uint m16) { return Math.Min(Codings.BitsRequired((ulong)m16 * 11 >> 8), 20); }
+        /// <summary>A running mean (1/16ths) moved a quarter of the way toward magnitude m.</summary>
+        public static uint MeanAdd(uint m16, ulong m)
+        {
+            uint x = (uint)Math.Min(m, 1UL << 20) << 4;
+            return x >= m16 ? m16 + ((x - m16) >> 2) : m16 - ((m16 - x) >> 2);
+        }
+        /// <summary>A Rice-coded signed difference with parameter k and escape width w (wire-format.md, "Rice codes in deltas").</summary>
+        public long Rice(int k, int w)
+        {
+            int q = 0;
+            while (q < 6 && R.Bool()) q++;
+            ulong m;
+            if (q < 6) m = ((ulong)q << k) | R.Read(k);
+            else
+            {
+                m = R.Read(w);
+                if ((m >> k) < 6) throw new ErrMalformed("escaped Rice value that fits unescaped");
+            }
+            if (m == 0) return 0;
+            return R.Bool() ? -(long)m : (long)m;
+        }
         public void SignFlag() { if (!Flagged) { Neg = R.Bool(); Flagged = true; } }
         public void End(string root)
         {
@@ -582,12 +658,17 @@ namespace Bitwire
             }
             return count;
         }
-        /// <summary>A delta window: whether the value is in it, and the difference in steps.</summary>
-        public bool Window(long lo, int bits, out long diff)
+        /// <summary>A delta window of node id: whether the value is in it, and the difference in steps (wire version 3:
+        /// Rice-coded against the node's running mean in this message).</summary>
+        public bool Window(int id, long lo, long hi, out long diff)
         {
             diff = 0;
             if (!R.Bool()) return false;
-            diff = (long)R.Read(bits) + lo;
+            int s = Slot(id, 16u * (uint)Math.Max(1L, Math.Min((hi - lo) / 32, 1L << 20)));
+            ulong big = (ulong)Math.Max(Math.Abs(lo), Math.Abs(hi));
+            diff = Rice(RiceK(Mean[s]), Codings.BitsRequired(big));
+            if (diff < lo || diff > hi) throw new ErrMalformed("window difference " + diff + " outside " + lo + ".." + hi);
+            Mean[s] = MeanAdd(Mean[s], (ulong)Math.Abs(diff));
             return true;
         }
         readonly Stack<List<int>> lists = new Stack<List<int>>();

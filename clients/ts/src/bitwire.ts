@@ -420,7 +420,7 @@ export interface Node {
   /** slice, map: the fewest bits an element (entry) takes, from the schema; bounds lengths read from input */
   emin?: number;
   /** runtime caches */
-  _c?: number; _q?: Quantizer; _quat?: QuatCoder; _emin?: number; _w?: number; _dbits?: number;
+  _c?: number; _q?: Quantizer; _quat?: QuatCoder; _emin?: number; _w?: number;
 }
 /** fields of one struct sharing a bitlen group name */
 export interface Group { members: number[]; width: number; signed: boolean; }
@@ -442,7 +442,6 @@ function rangeWidth(n: Node): number {
   return n._w ??= n.big ? bitsRequiredBig(BigInt.asUintN(64, (n.max as bigint) - (n.min as bigint)))
     : bitsRequired((n.max as number) - (n.min as number));
 }
-function dbits(n: Node): number { return n._dbits ??= bitsRequired((n.dhi as number) - (n.dlo as number)); }
 function isSigned(n: Node): boolean { return n.k === "fixed" || (n.k === "bitlen" && !!n.signed); }
 function groupable(n: Node): boolean { return n.k === "bitlen" || n.k === "fixed"; }
 function lenBits(maxlen: number | undefined): number { return maxlen ? bitsRequired(maxlen) : 6; }
@@ -1104,6 +1103,15 @@ function wrapAdd(n: Node, kb: number | bigint, d: number): number | bigint {
   return kb + d;
 }
 
+/** the Rice parameter of a running mean in 1/16ths of a step */
+function riceK(m16: number): number { return Math.min(bitsRequired(Math.floor(m16 * 11 / 256)), 20); }
+
+/** a running mean (1/16ths) moved a quarter of the way toward magnitude m */
+function meanAdd(m16: number, m: number): number {
+  const x = Math.min(m, 2 ** 20) * 16;
+  return x >= m16 ? m16 + Math.floor((x - m16) / 4) : m16 - Math.floor((m16 - x) / 4);
+}
+
 /** the state of a delta decode: Decoder plus the delta walk */
 export class DeltaDecoder extends Decoder {
   /** a struct's delta against baseline b; skip is the id field of an entity (no changed bit) */
@@ -1133,27 +1141,92 @@ export class DeltaDecoder extends Decoder {
       case "map": return this.mapDelta(n, b);
     }
     if (n.dlo !== undefined && this.r.bool()) {
-      const off = this.r.read(dbits(n));
+      // wire version 3: the difference Rice-coded against the node's
+      // running mean in this message (wire-format.md, "Rice codes in deltas")
+      const lo = n.dlo as number, hi = n.dhi as number;
+      const st = this.slot(n, 16 * Math.max(1, Math.min(Math.floor((hi - lo) / 32), 2 ** 20)));
+      const diff = this.rice(riceK(st.mean), bitsRequired(Math.max(Math.abs(lo), Math.abs(hi))));
+      if (diff < lo || diff > hi) throw new ErrMalformed(`window difference ${diff} outside ${lo}..${hi}`);
+      st.mean = meanAdd(st.mean, Math.abs(diff));
       let kb: number | bigint;
       try { kb = scalarKey(n, b); } catch (e) { if (e instanceof BitwireError) e.detail = "baseline: " + e.detail; throw e; }
-      return storeKey(n, wrapAdd(n, kb, off + (n.dlo as number)));
+      return storeKey(n, wrapAdd(n, kb, diff));
     }
     return this.node(n);
   }
+  /** the adaptive state of node n in this message (wire version 3) */
+  private slots = new Map<Node, { mean: number; abs: number }>();
+  private slot(n: Node, start: number): { mean: number; abs: number } {
+    let st = this.slots.get(n);
+    if (st === undefined) { st = { mean: start, abs: 0 }; this.slots.set(n, st); }
+    return st;
+  }
+  /** a Rice-coded signed difference with parameter k and escape width w */
+  private rice(k: number, w: number): number {
+    const r = this.r;
+    let q = 0;
+    while (q < 6 && r.bool()) q++;
+    let m: number;
+    if (q < 6) m = q * 2 ** k + r.read(k);
+    else {
+      m = w <= 53 ? r.read(w) : Number(r.readBig(w));
+      if (Math.floor(m / 2 ** k) < 6) throw new ErrMalformed("escaped Rice value that fits unescaped");
+    }
+    if (m === 0) return 0;
+    return r.bool() ? -m : m;
+  }
+  /** a relative quaternion (wire version 3, wire-format.md "Quaternions in deltas") */
   quatDelta(n: Node, b: any): any {
     const qq = qc(n);
-    if (!this.r.bool()) return this.node(n);
-    const pb = qq.pack(loadQuat(n, b));
-    const nb = qq.n;
-    const h = this.r.read(bitsRequired(nb));
-    if (h >= nb + 1) throw new ErrMalformed(`relative quaternion width ${h + 1}`);
-    const p = [pb[0], 0, 0, 0];
-    for (let i = 1; i < 4; i++) {
-      const z = this.r.read(h + 1);
-      const v = pb[i] + (z % 2 === 0 ? z / 2 : -(z + 1) / 2);
-      if (v < 0 || v > qq.steps) throw new ErrMalformed("relative quaternion component out of range");
-      p[i] = v;
+    const r = this.r;
+    const st = this.slot(n, 32);
+    const start = r.pos;
+    let pos = 0;
+    while (pos < 4 && r.bool()) pos++;
+    const mode = (st.abs ? [4, 0, 1, 2, 3] : [0, 1, 4, 2, 3])[pos];
+    if (mode === 4) {
+      st.abs = 1;
+      return this.node(n);
     }
+    const pb = qq.pack(loadQuat(n, b));
+    const steps = qq.steps, nb = qq.n;
+    const mb = pb[0];
+    const all = [0, 0, 0, 0];
+    const ob = QUAT_OTHERS[mb];
+    let t = 2 * steps * steps;
+    for (let k = 0; k < 3; k++) {
+      all[ob[k]] = pb[k + 1];
+      const sx = 2 * pb[k + 1] - steps;
+      t -= sx * sx;
+    }
+    let root = t > 0 ? Math.floor(Math.sqrt(t)) : 0;
+    while (root * root > t) root--;
+    while ((root + 1) * (root + 1) <= t) root++;
+    all[mb] = Math.min(Math.floor((root + steps + 1) / 2), steps);
+    const dist = (i: number) => Math.abs(2 * i - steps);
+    let mc = mb;
+    if (mode > 0) {
+      for (const c of ob) {
+        let rank = 1;
+        for (const c2 of ob) if (c2 !== c && (dist(all[c2]) > dist(all[c]) || (dist(all[c2]) === dist(all[c]) && c2 < c))) rank++;
+        if (rank === mode) mc = c;
+      }
+      if (2 * all[mc] < steps) for (let k = 0; k < 4; k++) all[k] = steps - all[k];
+    }
+    const oc = QUAT_OTHERS[mc];
+    const e = [0, 0, 0];
+    const p = [mc, 0, 0, 0];
+    for (let k = 0; k < 3; k++) {
+      const kk = k === 0 ? riceK(st.mean) : k === 1 ? riceK(16 * Math.min(Math.abs(e[0]), 2 ** 20))
+        : riceK(16 * Math.min(Math.floor((Math.abs(e[0]) + Math.abs(e[1]) + 1) / 2), 2 ** 20));
+      e[k] = this.rice(kk, nb);
+      const v = (mode === 0 ? pb[k + 1] : all[oc[k]]) + e[k];
+      if (v < 0 || v > steps) throw new ErrMalformed("relative quaternion component out of range");
+      p[k + 1] = v;
+    }
+    if (r.pos - start > 3 + qq.bits) throw new ErrMalformed("relative quaternion longer than the absolute one");
+    st.mean = meanAdd(st.mean, Math.floor((Math.abs(e[0]) + Math.abs(e[1]) + Math.abs(e[2]) + 1) / 3));
+    st.abs = 0;
     return storeQuat(n, qq.unpack(p));
   }
   indexSet(n: number, count: number): number[] {

@@ -55,7 +55,7 @@ p0_0.limits = { maxDepth: 100, maxLen: 1048576 };
 export const WorldCodec = {
   plan: p0_0,
   /** the schema's fingerprint; snapshot headers carry it folded to 32 bits */
-  fingerprint: 0x63dcab40270b640fn,
+  fingerprint: 0x45de2eb36a0a9c9an,
   decode(data: Uint8Array): World { return bw.decode(p0_0, data); },
   decodeFrom(r: bw.BitReader): World { return bw.decodeFrom(p0_0, r); },
   encode(v: World): Uint8Array { return bw.encode(p0_0, v); },
@@ -64,7 +64,7 @@ export const WorldCodec = {
   decodeDeltaFrom(r: bw.BitReader, base: World): World { return bw.decodeDeltaFrom(p0_0, r, base); },
   quantize(v: World): World { return bw.quantize(p0_0, v); },
   /** the client side of a snapshot stream (integrity mode and MAC key, history size, tick window as the server's) */
-  receiver(opts: bw.ReceiverOptions = {}): bw.SnapshotReceiver<World> { return new bw.SnapshotReceiver<World>(p0_0, 0x63dcab40270b640fn, opts); },
+  receiver(opts: bw.ReceiverOptions = {}): bw.SnapshotReceiver<World> { return new bw.SnapshotReceiver<World>(p0_0, 0x45de2eb36a0a9c9an, opts); },
 };
 
 // ---- InputCodec ----
@@ -82,7 +82,7 @@ p1_0.limits = { maxDepth: 100, maxLen: 1048576 };
 export const InputCodec = {
   plan: p1_0,
   /** the schema's fingerprint; snapshot headers carry it folded to 32 bits */
-  fingerprint: 0x553efbeac85b19a8n,
+  fingerprint: 0x6276689498bf4da9n,
   decode(data: Uint8Array): Input { return bw.decode(p1_0, data); },
   decodeFrom(r: bw.BitReader): Input { return bw.decodeFrom(p1_0, r); },
   encode(v: Input): Uint8Array { return bw.encode(p1_0, v); },
@@ -91,5 +91,5 @@ export const InputCodec = {
   decodeDeltaFrom(r: bw.BitReader, base: Input): Input { return bw.decodeDeltaFrom(p1_0, r, base); },
   quantize(v: Input): Input { return bw.quantize(p1_0, v); },
   /** the client side of a snapshot stream (integrity mode and MAC key, history size, tick window as the server's) */
-  receiver(opts: bw.ReceiverOptions = {}): bw.SnapshotReceiver<Input> { return new bw.SnapshotReceiver<Input>(p1_0, 0x553efbeac85b19a8n, opts); },
+  receiver(opts: bw.ReceiverOptions = {}): bw.SnapshotReceiver<Input> { return new bw.SnapshotReceiver<Input>(p1_0, 0x6276689498bf4da9n, opts); },
 };

@@ -1,0 +1,63 @@
+package fields
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"github.com/bitwire/bitwire/bits"
+)
+
+// BenchmarkQuatDelta writes and reads quaternion deltas: "relative" of
+// small turns, "absolute" of unrelated rotations.
+func BenchmarkQuatDelta(b *testing.B) {
+	q, _ := NewQuat(9)
+	rng := rand.New(rand.NewPCG(1, 1))
+	const n = 256
+	var near, far [n][2]uint64
+	var bases [n][4]float64
+	for i := range n {
+		v := randomRot(rng)
+		near[i][0] = mustPack(b, q, v)
+		w := [4]float64{float64(v[0]) + 0.004, float64(v[1]), float64(v[2]), float64(v[3])}
+		w = normalize(w)
+		near[i][1] = mustPack(b, q, [4]float32{float32(w[0]), float32(w[1]), float32(w[2]), float32(w[3])})
+		far[i] = [2]uint64{near[i][0], mustPack(b, q, randomRot(rng))}
+		bases[i] = [4]float64{float64(v[0]), float64(v[1]), float64(v[2]), float64(v[3])}
+	}
+	for _, c := range []struct {
+		name  string
+		pairs *[n][2]uint64
+	}{{"relative", &near}, {"absolute", &far}} {
+		var w bits.Writer
+		b.Run("Write/"+c.name, func(b *testing.B) {
+			for i := 0; b.Loop(); i++ {
+				if i%n == 0 {
+					w.Reset(w.Bytes()[:0])
+				}
+				s := NewQuatDeltaState()
+				p := c.pairs[i%n]
+				q.WriteDelta(&w, &s, p[0], true, p[1])
+			}
+		})
+		w.Reset(nil)
+		s := NewQuatDeltaState()
+		for i := range n {
+			s = NewQuatDeltaState()
+			q.WriteDelta(&w, &s, c.pairs[i][0], true, c.pairs[i][1])
+		}
+		data := w.Bytes()
+		b.Run("Read/"+c.name, func(b *testing.B) {
+			var r bits.Reader
+			for i := 0; b.Loop(); i++ {
+				if i%n == 0 {
+					r.Reset(data)
+				}
+				s := NewQuatDeltaState()
+				base := bases[i%n]
+				if _, err := q.ReadDelta(&r, &s, &base); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

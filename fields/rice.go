@@ -1,0 +1,147 @@
+package fields
+
+import (
+	mbits "math/bits"
+
+	"github.com/bitwire/bitwire/bits"
+)
+
+// Rice codes small signed differences (the changed values of deltas) in
+// fewer bits when they are small, with a worst case bounded by an escape:
+//
+//   - m = |v| is split into a quotient m>>k and the k low bits of m;
+//   - a quotient below RiceEscape is written in unary (that many 1 bits,
+//     then a 0), followed by the k low bits; a quotient of RiceEscape or
+//     more is written as RiceEscape 1 bits (the escape) followed by m in
+//     width bits, where width is fixed by the caller (the bits any
+//     magnitude it can send needs);
+//   - a sign bit (1 for negative) follows when m is not 0.
+//
+// k is the code's parameter, 0..RiceMaxK. An adaptive code chooses k from
+// the values already coded (see RiceMean), the reader mirroring the writer,
+// so that no parameter is sent.
+const (
+	// RiceEscape is the unary length that means "escaped".
+	RiceEscape = 6
+	// RiceMaxK is the largest parameter.
+	RiceMaxK = 20
+)
+
+// RiceBits returns the size of v in the code with parameter k and escape
+// width width.
+func RiceBits(v int64, k, width int) int {
+	m := abs64(v)
+	n := 0
+	if m != 0 {
+		n = 1
+	}
+	if q := m >> uint(k); q < RiceEscape {
+		return n + int(q) + 1 + k
+	}
+	return n + RiceEscape + width
+}
+
+// RiceMaxBits returns the largest size of a value of magnitude at most
+// 2^width - 1: the escape, width bits and a sign, or the longest unescaped
+// spelling, whichever is longer.
+func RiceMaxBits(k, width int) int {
+	return max(RiceEscape+width, RiceEscape+k) + 1
+}
+
+// WriteRice writes v; |v| must fit in width bits (the caller's bound: it is
+// not checked here, on the hot path of deltas).
+func WriteRice(w *bits.Writer, v int64, k, width int) {
+	m := abs64(v)
+	if q := m >> uint(k); q < RiceEscape {
+		// q ones, a zero, then the k low bits, in one write when they fit.
+		n := int(q) + 1 + k
+		u := uint64(1)<<q - 1 | (m&(1<<uint(k)-1))<<(q+1)
+		if n <= 64 {
+			w.WriteBits(u, n)
+		} else {
+			w.WriteBits(uint64(1)<<q-1, int(q)+1)
+			w.WriteBits(m&(1<<uint(k)-1), k)
+		}
+	} else {
+		w.WriteBits(1<<RiceEscape-1, RiceEscape)
+		w.WriteBits(m, width)
+	}
+	if m != 0 {
+		w.WriteBits(uint64(v)>>63, 1)
+	}
+}
+
+// ReadRice reads a value written by WriteRice with the same k and width.
+// An escape holding a magnitude that the unary form could have spelt, and
+// a negative zero, are ErrMalformed: each value has one spelling.
+func ReadRice(r *bits.Reader, k, width int) (int64, error) {
+	// The unary prefix, at most RiceEscape bits, read through a peek.
+	p := r.Peek(RiceEscape + 1)
+	q := mbits.TrailingZeros64(^p)
+	var m uint64
+	if q < RiceEscape {
+		if err := r.Skip(q + 1); err != nil {
+			return 0, err
+		}
+		lo, err := r.ReadBits(k)
+		if err != nil {
+			return 0, err
+		}
+		m = uint64(q)<<uint(k) | lo
+	} else {
+		if err := r.Skip(RiceEscape); err != nil {
+			return 0, err
+		}
+		var err error
+		if m, err = r.ReadBits(width); err != nil {
+			return 0, err
+		}
+		if m>>uint(k) < RiceEscape {
+			return 0, ErrMalformed
+		}
+	}
+	if m == 0 {
+		return 0, nil
+	}
+	neg, err := r.ReadBool()
+	if err != nil {
+		return 0, err
+	}
+	if neg {
+		return -int64(m), nil
+	}
+	return int64(m), nil
+}
+
+func abs64(v int64) uint64 {
+	if v < 0 {
+		return uint64(-v)
+	}
+	return uint64(v)
+}
+
+// RiceMean is the running mean that an adaptive Rice code derives its
+// parameter from: a fixed-point mean of the magnitudes seen, in 1/16ths,
+// which moves a quarter of the way toward each new magnitude. Writer and
+// reader update it with the same magnitudes in the same order. The zero
+// RiceMean is a mean of 0; it belongs to one packet (packets are lost, so
+// no state may cross them).
+type RiceMean struct{ m16 uint32 }
+
+// NewRiceMean returns a running mean that starts at mean (in whole units).
+func NewRiceMean(mean uint32) RiceMean { return RiceMean{m16: min(mean, 1<<20) << 4} }
+
+// K returns the parameter for the current mean μ: the bit length of
+// floor(μ·11/16), near log2(μ·ln 2), which minimizes the expected size of
+// a geometric distribution of mean μ; at most RiceMaxK.
+func (a RiceMean) K() int { return min(mbits.Len32(a.m16*11>>8), RiceMaxK) }
+
+// Add moves the mean toward magnitude m (capped at 2^20).
+func (a *RiceMean) Add(m uint64) {
+	x := uint32(min(m, 1<<20)) << 4
+	if x >= a.m16 {
+		a.m16 += (x - a.m16) >> 2
+	} else {
+		a.m16 -= (a.m16 - x) >> 2
+	}
+}
