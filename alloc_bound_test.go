@@ -66,7 +66,7 @@ func randomType(rng *rand.Rand, depth int) reflect.Type {
 // TestDecodeAllocationBoundRandomTypes holds the promise of Limits for
 // random types: decoding any input allocates at most
 // DefaultMaxAllocPerByte bytes per input byte plus AllocBase, full and
-// delta, whatever the type (unsent fields, maps of small keys, entity sets
+// delta, one message or many from one reader, whatever the type (unsent fields, maps of small keys, entity sets
 // included).
 func TestDecodeAllocationBoundRandomTypes(t *testing.T) {
 	if testing.Short() {
@@ -100,6 +100,17 @@ func TestDecodeAllocationBoundRandomTypes(t *testing.T) {
 			// The lesser of two runs: the first may fill a cache.
 			n := minAllocatedBy(func() { out.Elem().SetZero(); _ = unmarshalPlan(in, p, out.UnsafePointer(), &options{}) })
 			require.LessOrEqual(t, n, limit, "%v: input %d (%d bytes %x): Unmarshal", typ, i, len(in), in)
+			// Several messages from one input (Decode in a loop on one
+			// reader, as a count-framed packet is read) share its budget.
+			many := minAllocatedBy(func() {
+				r := bits.NewReader(in)
+				for range 50 {
+					if decodeRootOpt(p, r, reflect.New(typ).UnsafePointer(), &options{}) != nil {
+						return
+					}
+				}
+			})
+			require.LessOrEqual(t, many, limit+50*uint64(allocCost(int64(typ.Size()))), "%v: input %d (%d bytes %x): Decode in a loop", typ, i, len(in), in)
 			dout := reflect.New(typ)
 			m := minAllocatedBy(func() {
 				dout.Elem().SetZero()
@@ -318,4 +329,82 @@ func BenchmarkHostileUnsentFields(b *testing.B) {
 			b.Fatal("accepted")
 		}
 	}
+}
+
+// Issue: the allocation budget is per input, not per decode: a count and
+// many messages read from one packet share it.
+type budgetElem struct {
+	Alive bool
+	Pad   [16][3]float32 `net:"-"`
+}
+
+type budgetMsg struct {
+	S []budgetElem `net:"maxlen=7"`
+}
+
+func TestDecodeAllocationBudgetPerInput(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: reads memory statistics around every decode")
+	}
+	u, err := NewUnion(budgetMsg{})
+	require.NoError(t, err)
+	var w bits.Writer
+	require.NoError(t, u.EncodeCount(&w, 900))
+	full := budgetMsg{S: make([]budgetElem, 7)}
+	for i := range full.S {
+		full.S[i].Alive = true
+	}
+	for range 900 {
+		require.NoError(t, u.Encode(&w, &full))
+	}
+	in := append([]byte(nil), w.Bytes()...)
+	limit := uint64(DefaultMaxAllocPerByte*len(in) + AllocBase)
+	decodeAll := func(one func(r *bits.Reader) error) error {
+		r := bits.NewReader(in)
+		n, err := u.DecodeCount(r)
+		if err != nil {
+			return err
+		}
+		for range n {
+			if err := one(r); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	var derr error
+	n := minAllocatedBy(func() { derr = decodeAll(func(r *bits.Reader) error { _, err := u.Decode(r); return err }) })
+	require.LessOrEqual(t, n, limit, "Union.Decode: %d bytes of input allocated %d bytes", len(in), n)
+	t.Logf("DecodeCount + Decode of %d bytes: %d bytes allocated (bound %d), then %v", len(in), n, limit, derr)
+	require.ErrorIs(t, derr, ErrTooLong)
+	var into budgetMsg
+	n = minAllocatedBy(func() {
+		derr = decodeAll(func(r *bits.Reader) error { into = budgetMsg{}; _, err := u.DecodeInto(r, &into); return err })
+	})
+	require.LessOrEqual(t, n, limit, "Union.DecodeInto: %d bytes of input allocated %d bytes", len(in), n)
+	require.ErrorIs(t, derr, ErrTooLong)
+	// Codec.Decode in a loop on one reader.
+	c := MustFor[budgetMsg]()
+	var cw bits.Writer
+	for range 900 {
+		require.NoError(t, c.Encode(&cw, &full))
+	}
+	cin := append([]byte(nil), cw.Bytes()...)
+	n = minAllocatedBy(func() {
+		r := bits.NewReader(cin)
+		derr = nil
+		for range 900 {
+			var v budgetMsg
+			if derr = c.Decode(r, &v); derr != nil {
+				return
+			}
+		}
+	})
+	require.LessOrEqual(t, n, uint64(DefaultMaxAllocPerByte*len(cin)+AllocBase), "Codec.Decode loop: %d bytes of input allocated %d bytes", len(cin), n)
+	require.ErrorIs(t, derr, ErrTooLong)
+	// A new reader (or Reset) starts a new budget: one message decodes.
+	r := bits.NewReader(cin)
+	var v budgetMsg
+	require.NoError(t, c.Decode(r, &v))
+	require.Len(t, v.S, 7)
 }

@@ -172,7 +172,7 @@ func (c *compiler) fill(nd *node, path string, t reflect.Type, s spec, inhKey st
 		if err != nil {
 			return err
 		}
-		nd.code, nd.key, nd.elem, nd.maxlen = cMap, k, v, s.maxlen
+		nd.code, nd.key, nd.elem, nd.maxlen, nd.count = cMap, k, v, s.maxlen, keyRange(t.Key())
 		return nil
 	}
 	return &FieldError{Path: path, Bit: -1, Err: fmt.Errorf("%w: %s", ErrUnsupportedType, t)}

@@ -23,7 +23,11 @@ var (
 	// quaternion that is not of unit length, or a cyclic value.
 	ErrInvalidValue = fields.ErrInvalidValue
 	// ErrTooLong: a string, slice or map longer than its maxlen (or the
-	// default limit when it has none).
+	// default limit when it has none), or, when decoding, an input that
+	// would make the decoder allocate more than its budget
+	// (Limits.MaxAllocPerByte), which the encoder does not check: a valid
+	// value whose elements are much larger in memory than on the wire can
+	// encode and then be refused by a decoder with the same limits.
 	ErrTooLong = fields.ErrTooLong
 	// ErrMalformed: input no encoder produces, such as an overlong varint,
 	// a duplicated map key or nesting deeper than the decode limit.

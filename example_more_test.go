@@ -164,3 +164,20 @@ func ExampleCodec_WithDebug() {
 	// true
 	// FireV2.Weapon: bitwire: malformed input: debug sentinel after the field reads 0x52, not 0xa5: reader and writer disagree (at bit 5)
 }
+
+// A schema read back from JSON can be checked against its own
+// fingerprint: SchemaFingerprint hashes its wire content alone.
+func ExampleSchemaFingerprint() {
+	type Input struct {
+		Yaw  float32 `net:"q,min=-180,max=180,prec=0.1"`
+		Jump bool
+	}
+	c := bitwire.MustFor[Input]()
+	fp, err := bitwire.SchemaFingerprint(c.Schema())
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(fp == c.Fingerprint(), fmt.Sprintf("%016x", fp) == c.Schema().Fingerprint)
+	// Output: true true
+}

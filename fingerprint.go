@@ -2,6 +2,7 @@ package bitwire
 
 import (
 	"encoding/binary"
+	"fmt"
 	"math"
 	"strconv"
 	"strings"
@@ -46,6 +47,32 @@ type fpHasher struct {
 	s     *Schema
 	stack []int   // the struct types being walked, outermost first
 	input *[]byte // when set, collects the input (for tests and docs)
+	err   error   // the first defect found in a schema not built here
+}
+
+// SchemaFingerprint computes the 64-bit fingerprint of s, a message's or
+// a union's schema, from its wire content alone, by the algorithm of
+// docs/wire-format.md ("Fingerprint"); s.Fingerprint is not read, so a
+// schema read from JSON (edited by hand, or written by another version)
+// can be checked against its own Fingerprint field. For a schema of
+// Codec.Schema or Union.Schema it is the codec's Fingerprint. A schema
+// whose structure is broken (a type reference out of range, a missing
+// node, an unknown coding, a coding without its parameters) is
+// ErrMalformed.
+func SchemaFingerprint(s *Schema) (uint64, error) {
+	if s == nil {
+		return 0, fmt.Errorf("%w: schema: nil", ErrMalformed)
+	}
+	f := &fpHasher{h: fnvOffset, s: s}
+	f.hash()
+	return f.h, f.err
+}
+
+// fail records the first defect of the schema.
+func (f *fpHasher) fail(format string, args ...any) {
+	if f.err == nil {
+		f.err = fmt.Errorf("%w: schema: %s", ErrMalformed, fmt.Sprintf(format, args...))
+	}
 }
 
 func (f *fpHasher) byte1(b byte) {
@@ -72,13 +99,20 @@ func (f *fpHasher) flag(v bool) {
 	}
 }
 
-// fingerprint hashes s: a message schema, or a union's.
+// fingerprint hashes s: a message schema, or a union's, built here.
 func fingerprint(s *Schema) uint64 { return fingerprintInput(s, nil) }
 
 // fingerprintInput hashes s, appending the hashed bytes to *input when
 // input is not nil.
 func fingerprintInput(s *Schema, input *[]byte) uint64 {
 	f := &fpHasher{h: fnvOffset, s: s, input: input}
+	f.hash()
+	return f.h
+}
+
+// hash feeds the whole input of f.s.
+func (f *fpHasher) hash() {
+	s := f.s
 	if s.Union != nil {
 		for _, c := range []byte(unionFingerprintMagic) {
 			f.byte1(c)
@@ -88,7 +122,7 @@ func fingerprintInput(s *Schema, input *[]byte) uint64 {
 		for _, v := range s.Union.Variants {
 			f.structRef(v, false)
 		}
-		return f.h
+		return
 	}
 	for _, c := range []byte(fingerprintMagic) {
 		f.byte1(c)
@@ -96,7 +130,6 @@ func fingerprintInput(s *Schema, input *[]byte) uint64 {
 	f.u64(uint64(s.WireVersion))
 	f.flag(s.Debug)
 	f.structRef(s.Root, false)
-	return f.h
 }
 
 // structRef hashes a struct node: the coding byte, the composite flag,
@@ -104,6 +137,13 @@ func fingerprintInput(s *Schema, input *[]byte) uint64 {
 // many levels up: 0 is the innermost) or the type's fields (0, the count,
 // then each field's group number, 0 for none or index+1, and node).
 func (f *fpHasher) structRef(t int, composite bool) {
+	if f.err != nil {
+		return
+	}
+	if t < 0 || t >= len(f.s.Types) {
+		f.fail("type reference %d, of %d types", t, len(f.s.Types))
+		return
+	}
 	f.byte1(codingBytes["struct"])
 	f.flag(composite)
 	for k := len(f.stack) - 1; k >= 0; k-- {
@@ -128,11 +168,31 @@ func (f *fpHasher) structRef(t int, composite bool) {
 // node hashes one node: coding byte, type byte, the coding's parameters,
 // its children, and for scalars the delta window.
 func (f *fpHasher) node(n *NodeSchema) {
+	if f.err != nil {
+		return
+	}
+	if n == nil {
+		f.fail("missing node")
+		return
+	}
 	if n.Coding == "struct" {
+		if n.Ref == nil {
+			f.fail("struct node without ref")
+			return
+		}
 		f.structRef(*n.Ref, n.Composite)
 		return
 	}
-	f.byte1(codingBytes[n.Coding])
+	c, ok := codingBytes[n.Coding]
+	if !ok {
+		f.fail("coding %q", n.Coding)
+		return
+	}
+	if !hasParams(n) {
+		f.fail("%s node without its parameters", n.Coding)
+		return
+	}
+	f.byte1(c)
 	f.byte1(typeBytes[n.Type])
 	switch n.Coding {
 	case "bits":
@@ -196,4 +256,26 @@ func parseBound(s, typ string) uint64 {
 	}
 	v, _ := strconv.ParseUint(s, 10, 64)
 	return v
+}
+
+// hasParams reports whether n carries what its coding's hashed input
+// reads.
+func hasParams(n *NodeSchema) bool {
+	switch n.Coding {
+	case "bits":
+		return n.Bits != nil
+	case "range":
+		return n.Range != nil
+	case "q":
+		return n.Q != nil
+	case "fixed":
+		return n.Fixed != nil
+	case "varint":
+		return n.Varint != nil
+	case "bitlen":
+		return n.Bitlen != nil
+	case "quat":
+		return n.Quat != nil
+	}
+	return true
 }

@@ -2,6 +2,8 @@ package bitwire
 
 import (
 	"encoding/hex"
+	"math"
+	"reflect"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -65,5 +67,28 @@ func copyBits(w *bits.Writer, data []byte, n int) {
 	for ; n > 0; n -= min(n, 8) {
 		v, _ := r.ReadBits(min(n, 8))
 		w.WriteBits(v, min(n, 8))
+	}
+}
+
+// A map node knows its key type's range and its key and value sizes from
+// compile time: decoding reads them from the node, not through reflect.
+func TestMapNodeKeyRangeAtCompileTime(t *testing.T) {
+	type maps struct {
+		B map[bool]int32
+		U map[uint8][3]float64
+		I map[int16]string
+		S map[string]bool
+	}
+	p, err := planOf(reflect.TypeFor[maps]())
+	require.NoError(t, err)
+	want := []struct {
+		keys       int
+		ksize, vsz uintptr
+	}{{2, 1, 4}, {1 << 8, 1, 24}, {1 << 16, 2, 16}, {math.MaxInt32, 16, 1}}
+	for i, w := range want {
+		n := p.fields[i].node
+		require.Equal(t, w.keys, n.count, p.fields[i].name)
+		require.Equal(t, w.ksize, n.key.size, p.fields[i].name)
+		require.Equal(t, w.vsz, n.elem.size, p.fields[i].name)
 	}
 }

@@ -52,11 +52,11 @@ func (d *decoder) decMap(n *node, p unsafe.Pointer) error {
 	// A map holds at most as many entries as its key type has values
 	// (two for bool, 256 for 8-bit keys): more would repeat a key, which
 	// readEntries rejects.
-	if err := d.charge(1, mapCost(n, min(l, keyRange(n)))); err != nil {
+	if err := d.charge(1, mapCost(n, min(l, n.count))); err != nil {
 		return err
 	}
 	if mv.IsNil() {
-		mv.Set(reflect.MakeMapWithSize(n.typ, min(l, keyRange(n))))
+		mv.Set(reflect.MakeMapWithSize(n.typ, min(l, n.count)))
 	} else {
 		mv.Clear()
 	}
@@ -79,7 +79,7 @@ func (d *decoder) readEntries(n *node, m reflect.Value, count int) error {
 		return nil
 	}
 	// The scratch key, previous key and value.
-	if err := d.charge(1, 2*n.typ.Key().Size()+n.typ.Elem().Size()); err != nil {
+	if err := d.charge(1, 2*n.key.size+n.elem.size); err != nil {
 		return err
 	}
 	k := reflect.New(n.typ.Key())
@@ -126,10 +126,10 @@ func keyBefore(a, b reflect.Value) bool {
 	return a.Uint() < b.Uint()
 }
 
-// keyRange is how many distinct keys map node n's key type has, capped at
+// keyRange is how many distinct keys the key type k has, capped at
 // MaxInt32.
-func keyRange(n *node) int {
-	switch n.typ.Key().Kind() {
+func keyRange(k reflect.Type) int {
+	switch k.Kind() {
 	case reflect.Bool:
 		return 2
 	case reflect.Int8, reflect.Uint8:
@@ -144,7 +144,7 @@ func keyRange(n *node) int {
 // most: each entry's key and value (stored apart when over 128 bytes) and
 // two words of bookkeeping, and a first group of eight slots.
 func mapCost(n *node, count int) uintptr {
-	k, v := n.typ.Key().Size(), n.typ.Elem().Size()
+	k, v := n.key.size, n.elem.size
 	return uintptr(count)*(k+v+16) + 8*(min(k, 128)+min(v, 128)+1) + 64
 }
 
@@ -311,7 +311,7 @@ func (d *decoder) decMapDelta(n *node, b, dst unsafe.Pointer) error {
 	if (n.maxlen > 0 && total > n.maxlen) || (n.maxlen == 0 && total > d.maxLen) {
 		return fmt.Errorf("%w: %d entries", ErrTooLong, total)
 	}
-	if err := d.charge(1, mapCost(n, min(int(cnt), keyRange(n)))); err != nil {
+	if err := d.charge(1, mapCost(n, min(int(cnt), n.count))); err != nil {
 		return err
 	}
 	if err := d.readEntries(n, nm, int(cnt)); err != nil {

@@ -48,24 +48,43 @@ type decoder struct {
 	maxLen   int
 	debug    bool // a sentinel after each top-level field
 	scratch  [64]byte
-	budget   int64 // bytes this decode may still allocate (Limits.MaxAllocPerByte), once budgeted
+	budget   int64 // bytes every decode from this input may allocate in all (Limits.MaxAllocPerByte), once budgeted
 	budgeted bool
 	allocPer int // Limits.MaxAllocPerByte
 }
 
 // charge takes size bytes (count elements of size bytes each) from the
-// decode's allocation budget, or fails with ErrTooLong before anything is
+// input's allocation budget, which every decode from the same reader shares
+// (the reader's Spent counter), or fails with ErrTooLong before anything is
 // allocated.
 func (d *decoder) charge(count int, size uintptr) error {
 	if !d.budgeted {
 		d.startBudget()
 	}
 	need := int64(count) * int64(size) // count < 2^31, size < 2^32 in practice
-	if size != 0 && (need/int64(size) != int64(count) || need > d.budget) {
-		return &allocError{need: need, left: d.budget}
+	left := d.budget - d.r.Spent()
+	if size != 0 && need/int64(size) != int64(count) {
+		return &allocError{need: need, left: max(left, 0)}
 	}
-	d.budget -= need
+	if need = allocCost(need); need > left {
+		return &allocError{need: need, left: max(left, 0)}
+	}
+	d.r.Spend(need)
 	return nil
+}
+
+// allocCost is what an allocation of n bytes may take from the heap: Go
+// rounds a small allocation up to its size class (at most 1/8 more, and
+// to 16 bytes or so for the smallest) and a large one up to whole 8 KiB
+// pages.
+func allocCost(n int64) int64 {
+	switch {
+	case n == 0:
+		return 0
+	case n > 32<<10:
+		return n + 8<<10
+	}
+	return n + n/8 + 16
 }
 
 // signFlag writes the message's "any negative" flag if it is not written

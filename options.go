@@ -18,8 +18,12 @@ const DefaultMaxDepth = 100
 // Limits bound what a codec accepts, so that hostile input can neither
 // recurse deeply nor make the decoder allocate much: lengths are also always
 // checked against what the rest of the input could hold before anything is
-// allocated. The encoder applies the same limits, so it never writes what a
-// receiver with the same limits would refuse.
+// allocated. The encoder applies the same limits on depth and lengths, so
+// it never writes what a receiver with the same limits would refuse for
+// those; the allocation budget (MaxAllocPerByte) only the decoder applies,
+// so a valid value whose elements are much larger in memory than on the
+// wire can encode and then be refused with ErrTooLong (snapshot.Sender
+// reports it when it encodes such a state).
 type Limits struct {
 	// MaxDepth is the deepest nesting of structs (through pointers, slices
 	// and maps of recursive types); 0 means DefaultMaxDepth.
@@ -27,11 +31,16 @@ type Limits struct {
 	// MaxLen is the longest string, slice or map without a maxlen tag;
 	// 0 means DefaultMaxLen. A maxlen tag overrides it for its field.
 	MaxLen int
-	// MaxAllocPerByte bounds the memory one decode may allocate for what
-	// the input brings (strings, byte slices, slice and map storage, new
-	// pointees, entities and elements a delta adds), charged at what it
-	// costs in memory, unsent fields included: at most MaxAllocPerByte
-	// bytes per input byte, plus AllocBase. Going over is ErrTooLong,
+	// MaxAllocPerByte bounds the memory that decoding one input may
+	// allocate for what the input brings (strings, byte slices, slice and
+	// map storage, new pointees, the values Union.Decode returns, entities
+	// and elements a delta adds), charged at what it costs on the heap
+	// (unsent fields and the allocator's rounding included): at most
+	// MaxAllocPerByte bytes per input byte, plus AllocBase. One input is
+	// one buffer given to Unmarshal, or everything decoded from one
+	// bits.Reader between NewReader or Reset and the next Reset (a
+	// DecodeCount and the messages after it, or Decode in a loop): all
+	// those decodes share the one budget. Going over is ErrTooLong,
 	// before the allocation. 0 means DefaultMaxAllocPerByte; a negative
 	// value turns the bound off. Copies of a delta's baseline (its
 	// unchanged entries and elements) are not charged: they are bounded by
@@ -44,8 +53,9 @@ type Limits struct {
 // Limits.MaxAllocPerByte is 0.
 const DefaultMaxAllocPerByte = 64
 
-// AllocBase is the allocation every decode may make beyond
-// MaxAllocPerByte bytes per input byte.
+// AllocBase is the allocation decoding one input (see
+// Limits.MaxAllocPerByte) may make beyond MaxAllocPerByte bytes per input
+// byte.
 const AllocBase = 4 << 10
 
 // options are a codec's settings beyond its plan.
@@ -121,9 +131,10 @@ func (o *options) decoder(r *bits.Reader, ar *arena) decoder {
 	return d
 }
 
-// startBudget sets the decode's allocation budget, at its first charge (so
-// that decodes that allocate nothing never pay for it): allocPer bytes per
-// byte of the reader's input, plus AllocBase.
+// startBudget sets the allocation budget of the reader's whole input, at the
+// decode's first charge (so that decodes that allocate nothing never pay for
+// it): allocPer bytes per byte of the input, plus AllocBase. What earlier
+// decodes from the same reader allocated counts against it (see charge).
 func (d *decoder) startBudget() {
 	d.budgeted = true
 	per := int64(d.allocPer)

@@ -123,7 +123,7 @@ type node struct {
 
 	elem   *node   // cArray, cSlice, cPtr: element; cMap: value
 	key    *node   // cMap: key
-	count  int     // cArray: length
+	count  int     // cArray: length; cMap: distinct keys of the key type (capped, see keyRange)
 	stride uintptr // cArray, cSlice: element size
 	sub    *plan   // cStruct
 	emin   int     // cSlice, cMap: fewest bits of one element (entry)

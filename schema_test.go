@@ -392,3 +392,46 @@ func TestSchemaErrorsAreTheCompilers(t *testing.T) {
 	_, err := SchemaOf(badTag{})
 	require.True(t, errors.Is(err, ErrBadTag))
 }
+
+// SchemaFingerprint recomputes the codec's fingerprint from its schema,
+// for messages, debug codecs and unions, and refuses a broken schema with
+// ErrMalformed instead of panicking.
+func TestSchemaFingerprint(t *testing.T) {
+	type inner struct {
+		X float32 `net:"q,min=-1,max=1,prec=0.01"`
+		N uint8   `net:"bits=3"`
+	}
+	type msg struct {
+		A []inner `net:"maxlen=4"`
+		M map[uint8]int16
+		P *msg
+	}
+	c := MustFor[msg]()
+	for _, cc := range []*Codec[msg]{c, c.WithDebug(true)} {
+		fp, err := SchemaFingerprint(cc.Schema())
+		require.NoError(t, err)
+		require.Equal(t, cc.Fingerprint(), fp)
+	}
+	u, err := NewUnion(msg{}, inner{})
+	require.NoError(t, err)
+	fp, err := SchemaFingerprint(u.Schema())
+	require.NoError(t, err)
+	require.Equal(t, u.Fingerprint(), fp)
+
+	broken := map[string]func(s *Schema){
+		"root out of range": func(s *Schema) { s.Root = len(s.Types) },
+		"negative ref":      func(s *Schema) { r := -1; s.Types[0].Fields[2].Node.Elem.Ref = &r },
+		"missing node":      func(s *Schema) { s.Types[0].Fields[0].Node.Elem = nil },
+		"unknown coding":    func(s *Schema) { s.Types[0].Fields[1].Node.Key.Coding = "zigzag" },
+		"no parameters":     func(s *Schema) { s.Types[1].Fields[0].Node.Q = nil },
+		"no ref":            func(s *Schema) { s.Types[0].Fields[0].Node.Elem.Ref = nil },
+	}
+	for name, breakIt := range broken {
+		s := c.Schema()
+		breakIt(s)
+		_, err := SchemaFingerprint(s)
+		require.ErrorIs(t, err, ErrMalformed, name)
+	}
+	_, err = SchemaFingerprint(nil)
+	require.ErrorIs(t, err, ErrMalformed)
+}

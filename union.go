@@ -3,6 +3,7 @@ package bitwire
 import (
 	"errors"
 	"fmt"
+	"math"
 	"reflect"
 	"unsafe"
 
@@ -27,6 +28,7 @@ type Union struct {
 	plans []*plan
 	index map[reflect.Type]int
 	bits  int
+	min   int // the fewest bits a message takes, its tag included
 	fp    uint64
 }
 
@@ -56,6 +58,10 @@ func NewUnion(variants ...any) (*Union, error) {
 		u.plans = append(u.plans, p)
 	}
 	u.bits = fields.BitsRequired(uint64(len(variants) - 1))
+	u.min = math.MaxInt
+	for _, p := range u.plans {
+		u.min = min(u.min, u.bits+minBitsPlan(p))
+	}
 	u.fp = fingerprint(unionSchema(u.plans))
 	return u, nil
 }
@@ -95,6 +101,12 @@ func (u *Union) Decode(r *bits.Reader) (any, error) {
 		return nil, fmt.Errorf("%w: tag %d, the union has %d variants", ErrUnknownTag, tag, len(u.plans))
 	}
 	p := u.plans[tag]
+	// The new value is charged to the input's allocation budget like
+	// everything else the input makes the decoder allocate.
+	d := (*options)(nil).decoder(r, nil)
+	if err := d.charge(1, p.typ.Size()); err != nil {
+		return nil, rootError(p, err, r.Pos())
+	}
 	v := reflect.New(p.typ)
 	if err := decodeRoot(p, r, v.UnsafePointer()); err != nil {
 		return nil, err
@@ -142,8 +154,10 @@ func (u *Union) EncodeCount(w *bits.Writer, n int) error {
 
 // DecodeCount reads the count EncodeCount wrote. A count over
 // DefaultMaxLen, or over what the rest of the input could hold (each
-// message takes at least its tag, and at least one bit), is an error
-// before any message is read.
+// message takes at least its tag and the fewest bits of the smallest
+// variant), is an error before any message is read. When a message can
+// take no bits at all (a single variant whose struct sends nothing), only
+// DefaultMaxLen bounds the count.
 func (u *Union) DecodeCount(r *bits.Reader) (int, error) {
 	n, err := fields.ReadLen(r, 0)
 	if err != nil {
@@ -152,8 +166,8 @@ func (u *Union) DecodeCount(r *bits.Reader) (int, error) {
 	if n > DefaultMaxLen {
 		return 0, &limitError{ErrTooLong, "message count", n, DefaultMaxLen}
 	}
-	if n > r.Remaining()/max(1, u.bits) {
-		return 0, &limitError{ErrUnexpectedEnd, "message count (against the input left)", n, r.Remaining() / max(1, u.bits)}
+	if u.min > 0 && n > r.Remaining()/u.min {
+		return 0, &limitError{ErrUnexpectedEnd, "message count (against the input left)", n, r.Remaining() / u.min}
 	}
 	return n, nil
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bitwire/bitwire/bits"
+	"github.com/bitwire/bitwire/fields"
 )
 
 type MsgMove struct {
@@ -175,5 +176,46 @@ func TestUnionDecodeIntoAndCount(t *testing.T) {
 	w.Reset(nil)
 	require.NoError(t, u.EncodeCount(&w, 1000))
 	_, err = u.DecodeCount(bits.NewReader(w.Bytes()))
+	require.ErrorIs(t, err, ErrUnexpectedEnd)
+}
+
+type emptyMsg struct{}
+
+// A union whose only variant is an empty struct: a message takes no bits
+// (no tag, no fields), so only the count says how many there are, and
+// DecodeCount must not refuse it against the input left.
+func TestUnionCountOfEmptyMessages(t *testing.T) {
+	u, err := NewUnion(emptyMsg{})
+	require.NoError(t, err)
+	var w bits.Writer
+	require.NoError(t, u.EncodeCount(&w, 100))
+	for range 100 {
+		require.NoError(t, u.Encode(&w, emptyMsg{}))
+	}
+	r := bits.NewReader(w.Bytes())
+	n, err := u.DecodeCount(r)
+	require.NoError(t, err)
+	require.Equal(t, 100, n)
+	for range n {
+		v, err := u.Decode(r)
+		require.NoError(t, err)
+		require.Equal(t, &emptyMsg{}, v)
+	}
+	require.True(t, r.CheckPadding())
+	// A count over DefaultMaxLen is still refused.
+	w.Reset(nil)
+	require.NoError(t, fields.WriteLen(&w, DefaultMaxLen+1, 0))
+	_, err = u.DecodeCount(bits.NewReader(w.Bytes()))
+	require.ErrorIs(t, err, ErrTooLong)
+
+	// Messages of at least 16 bits: the bound is the input left over 16.
+	u16, err := NewUnion(struct {
+		A uint16 `net:"bits=16"`
+	}{})
+	require.NoError(t, err)
+	w.Reset(nil)
+	require.NoError(t, u16.EncodeCount(&w, 3))
+	w.WriteBits(0, 2*16) // room for two
+	_, err = u16.DecodeCount(bits.NewReader(w.Bytes()))
 	require.ErrorIs(t, err, ErrUnexpectedEnd)
 }

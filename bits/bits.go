@@ -172,6 +172,7 @@ type Reader struct {
 	n     int    // number of valid bits in cache
 	total int    // len(data)*8
 	// The bits consumed are next*8 - n: refill loads whole bytes only.
+	spent int64 // see Spent
 }
 
 // NewReader returns a Reader over data.
@@ -185,6 +186,16 @@ func NewReader(data []byte) *Reader {
 func (r *Reader) Reset(data []byte) {
 	*r = Reader{data: data, total: len(data) * 8}
 }
+
+// Spent returns the counter that decoders reading from r keep of the memory
+// they have allocated for what this input brings, so that several decodes
+// from one input (a count then several messages, or a loop of decodes)
+// share one allocation budget. NewReader and Reset set it to 0; the Reader
+// itself never reads or changes it.
+func (r *Reader) Spent() int64 { return r.spent }
+
+// Spend adds n to the counter that Spent returns.
+func (r *Reader) Spend(n int64) { r.spent += n }
 
 // refill tops the cache up to at least 57 bits when that much input remains.
 func (r *Reader) refill() {

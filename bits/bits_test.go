@@ -262,6 +262,24 @@ func TestWriteBitsWidthBounds(t *testing.T) {
 	require.Panics(t, func() { w.WriteBits(1, -1) })
 }
 
+// Spent is a plain counter for the decoders above: Spend adds to it,
+// NewReader and Reset clear it, reading does not touch it.
+func TestReaderSpent(t *testing.T) {
+	r := NewReader([]byte{0xff, 0x01})
+	if r.Spent() != 0 {
+		t.Fatal("new reader has spent", r.Spent())
+	}
+	r.Spend(100)
+	r.Spend(28)
+	if _, err := r.ReadBits(9); err != nil || r.Spent() != 128 {
+		t.Fatal(r.Spent(), err)
+	}
+	r.Reset([]byte{1})
+	if r.Spent() != 0 {
+		t.Fatal("Reset keeps spent", r.Spent())
+	}
+}
+
 func TestPeek(t *testing.T) {
 	data := []byte{0xA5, 0x3C, 0xFF}
 	r := NewReader(data)

@@ -26,5 +26,7 @@ var (
 
 	// ErrTooLong is returned for a string, byte slice or other length that
 	// is over its declared maxlen (or, with no maxlen, not below 2^32).
-	ErrTooLong = errors.New("bitwire: length over maxlen")
+	// Package bitwire also returns it for a decode over its allocation
+	// budget.
+	ErrTooLong = errors.New("bitwire: length over maxlen or allocation over budget")
 )

@@ -95,5 +95,5 @@ func ExampleWriteString() {
 	// Output:
 	// bits: 21
 	// gg
-	// bitwire: length over maxlen
+	// bitwire: length over maxlen or allocation over budget
 }

@@ -304,6 +304,8 @@ type cfCase struct {
 	Ack    string `json:"ack,omitempty"`  // the ack Go's receiver asks for, in hex
 	Err    string `json:"err,omitempty"`
 	ErrMsg string `json:"errmsg,omitempty"` // Go's error text, for failure reports
+	Max    int    `json:"max,omitempty"`    // replication: the client's WithMaxEntities
+	Expiry int    `json:"expiry,omitempty"` // replication: the client's WithExpiry
 }
 
 // canon is the canonical form of a decoded value that the runner compares

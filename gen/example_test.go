@@ -51,15 +51,3 @@ func ExampleCSharp() {
 	// public float Yaw = 0;
 	// public static class InputCodec
 }
-
-// The fingerprint the generated code carries, computed from the schema: the
-// codec's own.
-func ExampleFingerprint() {
-	c := bitwire.MustFor[Input]()
-	fp, err := gen.Fingerprint(c.Schema())
-	if err != nil {
-		log.Fatal(err)
-	}
-	fmt.Println(fp == c.Fingerprint())
-	// Output: true
-}

@@ -121,7 +121,7 @@ func runTS(t *testing.T, node, dir string, cases []cfCase) {
 func runCS(t *testing.T, mono, exe string, cases []cfCase) {
 	var lines strings.Builder
 	for _, c := range cases {
-		kind, data, want := caseKind(c), c.Full, c.Want
+		kind, data, want, tick := caseKind(c), c.Full, c.Want, c.Tick
 		base := ""
 		switch kind {
 		case "delta", "damaged-delta":
@@ -130,11 +130,13 @@ func runCS(t *testing.T, mono, exe string, cases []cfCase) {
 			base = c.Delta // the delta; data is the baseline
 		case "snap":
 			data = c.Packet
+		case "repl", "repl-golden":
+			data, base, tick = c.Packet, fmt.Sprint(c.Max), uint32(c.Expiry)
 		}
 		if c.Err != "" {
 			want = c.Err
 		}
-		fmt.Fprintf(&lines, "%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%s\t%s\n", kind, c.Msg, data, want, base, c.Stream, c.Tick, c.Mode, c.Ack, c.Key)
+		fmt.Fprintf(&lines, "%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%s\t%s\n", kind, c.Msg, data, want, base, c.Stream, tick, c.Mode, c.Ack, c.Key)
 	}
 	path := filepath.Join(filepath.Dir(exe), "corpus.tsv")
 	if err := os.WriteFile(path, []byte(lines.String()), 0o644); err != nil {

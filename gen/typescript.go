@@ -66,7 +66,7 @@ func TypeScript(out io.Writer, runtimePath string, msgs ...Message) error {
 		for _, ri := range roots {
 			w.p("%s%d.limits = { maxDepth: %d, maxLen: %d };\n", pre, ri, s.Limits.MaxDepth, s.Limits.MaxLen)
 		}
-		fp, _ := Fingerprint(s)
+		fp, _ := bitwire.SchemaFingerprint(s) // checked by check
 		if s.Union != nil {
 			w.p("\n/** the union %s: variants %s */\nexport const %s = {\n", m.Name, variantNames(s, names), m.Name)
 			w.p("  fingerprint: 0x%016xn,\n", fp)
@@ -92,6 +92,8 @@ func TypeScript(out io.Writer, runtimePath string, msgs ...Message) error {
 		w.p("  quantize(v: %s): %s { return bw.quantize(%s, v); },\n", root, root, plan)
 		w.p("  /** the client side of a snapshot stream (integrity mode and MAC key, history size, tick window as the server's) */\n")
 		w.p("  receiver(opts: bw.ReceiverOptions = {}): bw.SnapshotReceiver<%s> { return new bw.SnapshotReceiver<%s>(%s, 0x%016xn, opts); },\n", root, root, plan, fp)
+		w.p("  /** the client side of a replicate stream of these entities (package replicate; integrity mode and MAC key as the server's, maxEntities, expiry in ticks) */\n")
+		w.p("  replica(opts: bw.ReplicaOptions = {}): bw.ReplicaClient<%s> { return new bw.ReplicaClient<%s>(%s, 0x%016xn, opts); },\n", root, root, plan, fp)
 		w.p("};\n")
 	}
 	return w.flush()

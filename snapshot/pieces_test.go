@@ -227,6 +227,36 @@ func TestTickWindow(t *testing.T) {
 	require.False(t, ok)
 }
 
+// Ordinary reordering (ticks 100–109 arriving after 110–120) never
+// rewinds: only packets more than ReorderTicks behind the newest count
+// toward a backward run.
+func TestTickWindowReorderingDoesNotRewind(t *testing.T) {
+	w := snapshot.NewTickWindow(snapshot.DefaultMaxAhead, snapshot.DefaultRecoverAfter, true)
+	for tick := uint32(90); tick < 100; tick++ {
+		require.NoError(t, w.Check(tick))
+		require.False(t, w.Accept(tick))
+	}
+	for tick := uint32(110); tick <= 120; tick++ {
+		require.NoError(t, w.Check(tick))
+		require.False(t, w.Accept(tick))
+	}
+	for tick := uint32(100); tick < 110; tick++ {
+		require.ErrorIs(t, w.Check(tick), snapshot.ErrStaleTick, "tick %d", tick)
+	}
+	newest, _ := w.Newest()
+	require.Equal(t, uint32(120), newest)
+	// Lagging by exactly ReorderTicks still does not count; one more does.
+	for i := range uint32(2 * snapshot.DefaultRecoverAfter) {
+		require.ErrorIs(t, w.Check(120-snapshot.ReorderTicks+i%2), snapshot.ErrStaleTick)
+	}
+	for i := range uint32(snapshot.DefaultRecoverAfter - 1) {
+		require.ErrorIs(t, w.Check(120-snapshot.ReorderTicks-20+i), snapshot.ErrStaleTick)
+	}
+	tick := uint32(120 - snapshot.ReorderTicks - 20 + snapshot.DefaultRecoverAfter - 1)
+	require.NoError(t, w.Check(tick)) // a rewind
+	require.True(t, w.Accept(tick))
+}
+
 // A receiver fed a far-ahead stream after a stall (the sender's ticks
 // jumped past the window) re-anchors after DefaultRecoverAfter packets.
 func TestReceiverReanchorsAfterStall(t *testing.T) {

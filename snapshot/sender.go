@@ -134,6 +134,11 @@ func (s *Sender[T]) Encode(dst []byte, tick uint32, state *T) ([]byte, error) {
 	} else {
 		err = s.c.Decode(&s.r, s.scratch)
 	}
+	if errors.Is(err, bitwire.ErrTooLong) {
+		// Over the decoder's allocation budget: a receiver with the same
+		// limits would refuse the packet too.
+		return dst, fmt.Errorf("snapshot: tick %d would not decode within the allocation budget (raise Limits.MaxAllocPerByte on both ends for types much larger in memory than on the wire): %w", tick, err)
+	}
 	if err != nil {
 		return dst, fmt.Errorf("snapshot: internal: tick %d does not decode: %w", tick, err)
 	}

@@ -81,6 +81,11 @@ const (
 	// DefaultRecoverAfter is the length of a run of refused packets after
 	// which a receiver re-anchors (see TickWindow).
 	DefaultRecoverAfter = 8
+	// ReorderTicks is how far a stale packet may lag the newest accepted
+	// tick and still be taken for reordering: only a packet more than
+	// ReorderTicks older counts toward a backward run (see TickWindow).
+	// Half a second at 60 ticks a second.
+	ReorderTicks = 32
 	// DefaultHashEvery is how often a sender puts a state hash in its
 	// packets unless WithStateHash says otherwise: every 16th packet.
 	DefaultHashEvery = 16

@@ -432,3 +432,41 @@ func TestSenderFallsBackToFullOverBudget(t *testing.T) {
 	require.NoError(t, c.Quantize(&want))
 	require.Equal(t, want, out)
 }
+
+type bigElem struct {
+	Alive bool
+	Pad   [32]float64 `net:"-"`
+}
+
+type bigState struct {
+	S []bigElem `net:"maxlen=4000"`
+}
+
+// A state whose decoding would go over the allocation budget (elements far
+// larger in memory than on the wire): the Sender says ErrTooLong, with the
+// limit to raise, not an internal error; raising it on both ends works.
+func TestSenderAllocationBudget(t *testing.T) {
+	st := bigState{S: make([]bigElem, 1000)}
+	c := bitwire.MustFor[bigState]()
+	data, err := c.Marshal(&st)
+	require.NoError(t, err)
+	require.ErrorIs(t, c.Unmarshal(data, &bigState{}), bitwire.ErrTooLong)
+	snd, err := snapshot.NewSender(c)
+	require.NoError(t, err)
+	_, err = snd.Encode(nil, 1, &st)
+	require.ErrorIs(t, err, bitwire.ErrTooLong)
+	require.NotContains(t, err.Error(), "internal")
+	require.Contains(t, err.Error(), "MaxAllocPerByte")
+
+	raised := c.WithLimits(bitwire.Limits{MaxAllocPerByte: 4 << 10})
+	snd, err = snapshot.NewSender(raised)
+	require.NoError(t, err)
+	pkt, err := snd.Encode(nil, 1, &st)
+	require.NoError(t, err)
+	rc, err := snapshot.NewReceiver(raised)
+	require.NoError(t, err)
+	var out bigState
+	_, err = rc.Decode(pkt, &out)
+	require.NoError(t, err)
+	require.Len(t, out.S, 1000)
+}

@@ -22,13 +22,15 @@ const smHashEvery = 4
 // recoveryBound is the most packets of an honest, in-order stream whose
 // acks arrive before the next packet that can be refused or rebuilt wrong
 // after any fault: a run of DefaultRecoverAfter refused packets re-anchors
-// the receiver; the packet that completes it may be a delta against a
+// the receiver (stale ones count only once they lag the bad newest tick by
+// more than ReorderTicks, and the honest stream passes a bad tick at most
+// ReorderTicks ahead by itself, so ReorderTicks more at worst); the packet that completes it may be a delta against a
 // baseline that a packet the integrity mode let through spoiled, rebuilt
 // wrong until the next state hash (smHashEvery packets at most), or
 // against a baseline the receiver lost (reset, rewound, dropped after a
 // mismatch); either way its ack asks for the full snapshot that comes
 // next. docs/security.md states it in general.
-const recoveryBound = snapshot.DefaultRecoverAfter + smHashEvery
+const recoveryBound = snapshot.ReorderTicks + snapshot.DefaultRecoverAfter + smHashEvery
 
 type packetKind uint8
 

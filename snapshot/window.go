@@ -16,7 +16,11 @@ import "fmt"
 // are more than MaxAhead ahead: the run re-anchors forward. After a bad
 // packet was accepted with a tick ahead of the sender's, every honest
 // packet is stale: the run re-anchors backward (a rewind), and the
-// receiver forgets what it held past that point. Rewinds are only enabled
+// receiver forgets what it held past that point. A stale packet counts
+// toward a backward run only when it is more than ReorderTicks older than
+// the newest accepted tick: late packets of an ordinary reordering are
+// refused, never a rewind. (A bad tick at most ReorderTicks ahead is
+// caught up by the honest stream instead, within ReorderTicks packets.) Rewinds are only enabled
 // without a MAC (see NewTickWindow): with one, every accepted tick is the
 // sender's, and a rewind could only be provoked by replaying old packets.
 //
@@ -70,7 +74,7 @@ func (w *TickWindow) Check(tick uint32) error {
 		return err
 	}
 	back := tick <= w.newest
-	if back && !w.rewind {
+	if back && (!w.rewind || w.newest-tick <= ReorderTicks) {
 		return err
 	}
 	switch {

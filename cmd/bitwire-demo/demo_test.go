@@ -9,11 +9,13 @@ import (
 	"math"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/bitwire/bitwire"
+	"github.com/bitwire/bitwire/replicate"
 	"github.com/bitwire/bitwire/snapshot"
 )
 
@@ -35,17 +37,32 @@ func TestDemoLossy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("%d ticks in %.1fs (run %.1fs): naive %.0f, full %.0f, delta %.1f kbit/s per client (%.1f× below naive); %d accepted, %d dropped, %d acks dropped, %d without baseline",
+	t.Logf("%d ticks in %.1fs (run %.1fs): naive %.0f, full %.0f, delta %.1f kbit/s per client (%.1f× below naive); %d accepted, %d dropped, %d acks dropped, %d without baseline; staleness near p95 %d, far p95 %d",
 		s.Ticks, s.WallSeconds, time.Since(start).Seconds(), s.Encodings[0].KbpsPerClient, s.Encodings[1].KbpsPerClient,
-		s.Encodings[2].KbpsPerClient, s.DeltaVsNaive, s.Clients.Accepted, s.Network.Dropped, s.Network.DroppedAcks, s.Clients.NoBaseline)
+		s.Encodings[2].KbpsPerClient, s.DeltaVsNaive, s.Clients.Accepted, s.Network.Dropped, s.Network.DroppedAcks, s.Clients.NoBaseline,
+		s.Staleness.Near.P95, s.Staleness.Far.P95)
 	if s.Ticks != 90 {
 		t.Errorf("ran %d ticks, want 90", s.Ticks)
 	}
 	if s.Desyncs != 0 || s.DecodeErrors != 0 {
 		t.Errorf("%d desyncs, %d decode errors", s.Desyncs, s.DecodeErrors)
 	}
-	if s.Clients.Unchecked != 0 {
-		t.Errorf("%d accepted snapshots could not be checked", s.Clients.Unchecked)
+	if s.Clients.Checked < s.Clients.Accepted {
+		t.Errorf("only %d entity states checked for %d packets", s.Clients.Checked, s.Clients.Accepted)
+	}
+	if s.PerClient.OverBudget != 0 || s.PerClient.MaxSecondKbps > float64(cfg.BudgetKbps) {
+		t.Errorf("over budget: %d client-seconds, at most %.1f kbit/s", s.PerClient.OverBudget, s.PerClient.MaxSecondKbps)
+	}
+	if len(s.PerClient.Each) != cfg.Clients {
+		t.Errorf("%d clients' bandwidth listed, want %d", len(s.PerClient.Each), cfg.Clients)
+	}
+	for i, c := range s.PerClient.Each {
+		if c.MaxSecond > float64(cfg.BudgetKbps) || c.Mean <= 0 {
+			t.Errorf("client %d: %+v, budget %d kbit/s", i, c, cfg.BudgetKbps)
+		}
+	}
+	if s.Staleness.Near.Samples == 0 || s.Staleness.Far.Samples == 0 {
+		t.Errorf("no staleness samples: %+v", s.Staleness)
 	}
 	if s.DeltaVsNaive < 5 {
 		t.Errorf("delta is only %.2f× below naive, want ≥ 5×", s.DeltaVsNaive)
@@ -61,11 +78,16 @@ func TestDemoLossy(t *testing.T) {
 	if s.Clients.Accepted < sent*8/10 {
 		t.Errorf("only %d of %d snapshots accepted", s.Clients.Accepted, sent)
 	}
-	if e := s.Encodings[2]; e.Delta < e.Packets*9/10 || e.Max > budget {
-		t.Errorf("delta encoding: %d of %d packets were deltas, max %d bytes", e.Delta, e.Packets, e.Max)
+	if pc := s.PerClient; pc.DeltaEntities < 4*pc.FullEntities || s.Encodings[2].Max > budget {
+		t.Errorf("delta encoding: %d delta and %d full entity states, max %d bytes", pc.DeltaEntities, pc.FullEntities, s.Encodings[2].Max)
 	}
-	if s.Encodings[0].OverBudget == 0 || s.Encodings[1].OverBudget != 0 {
-		t.Errorf("over budget: naive %d, full %d", s.Encodings[0].OverBudget, s.Encodings[1].OverBudget)
+	for _, e := range s.Encodings {
+		if e.OverBudget != 0 || e.Max > budget {
+			t.Errorf("%s: %d packets over budget, max %d bytes", e.Name, e.OverBudget, e.Max)
+		}
+	}
+	if s.Encodings[0].Packets <= s.Encodings[2].Packets {
+		t.Errorf("the naive world takes %d datagrams, delta %d", s.Encodings[0].Packets, s.Encodings[2].Packets)
 	}
 	if len(s.TopFields) == 0 || s.TopFields[0].Bits == 0 {
 		t.Error("no per-field accounting")
@@ -76,7 +98,7 @@ func TestDemoLossy(t *testing.T) {
 	// The report renders.
 	var b bytes.Buffer
 	printReport(&b, &s)
-	for _, want := range []string{"naive binary", "bitwire full", "bitwire delta", "desyncs: 0", "Crates[].Rot"} {
+	for _, want := range []string{"naive binary", "bitwire full", "bitwire delta", "desyncs: 0", "Crate.Rot", "staleness", "near (≤20 m)"} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("report lacks %q:\n%s", want, b.String())
 		}
@@ -95,8 +117,8 @@ func TestDemoHarshNetwork(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.Desyncs != 0 || s.DecodeErrors != 0 || s.Clients.Unchecked != 0 {
-		t.Errorf("%d desyncs, %d decode errors, %d unchecked", s.Desyncs, s.DecodeErrors, s.Clients.Unchecked)
+	if s.Desyncs != 0 || s.DecodeErrors != 0 {
+		t.Errorf("%d desyncs, %d decode errors", s.Desyncs, s.DecodeErrors)
 	}
 	if s.Network.Duplicated == 0 || s.Network.Reordered == 0 || s.Clients.Stale == 0 {
 		t.Errorf("duplicated %d, reordered %d, stale %d: the conditioner did nothing?", s.Network.Duplicated, s.Network.Reordered, s.Clients.Stale)
@@ -142,30 +164,50 @@ func TestConfigRejected(t *testing.T) {
 	}
 }
 
-// Same seed, same world; another seed, another world.
-func TestWorldDeterministic(t *testing.T) {
-	c := bitwire.MustFor[Shard]()
-	trace := func(seed uint64) [][]byte {
-		w := newWorld(seed, 30, 20, 300)
-		sh := make([]Shard, 5)
-		var out [][]byte
-		for range 150 {
-			w.step()
-			w.fill(sh)
-			for k := range sh {
-				b, err := c.Marshal(&sh[k])
-				if err != nil {
-					t.Fatal(err)
-				}
-				out = append(out, b)
+// states runs a world for n ticks through a replicate.Server and returns,
+// tick by tick, every entity's encoding in id order.
+func states(t *testing.T, seed uint64, players, crates, n int, each func(tick int, srv *replicate.Server[Entity])) [][]byte {
+	c := bitwire.MustFor[Entity]()
+	srv, err := replicate.NewServer(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := newWorld(seed, 30, players, crates)
+	pb := newPublisher(srv, w)
+	var out [][]byte
+	for tick := 1; tick <= n; tick++ {
+		if err := srv.Advance(uint32(tick)); err != nil {
+			t.Fatal(err)
+		}
+		w.step()
+		if err := pb.publish(w, func(uint32) {}, func(uint32) {}); err != nil {
+			t.Fatalf("tick %d: %v", tick, err)
+		}
+		var ids []uint32
+		srv.Range(func(id uint32, _ *Entity) bool { ids = append(ids, id); return true })
+		slices.Sort(ids)
+		var b []byte
+		for _, id := range ids {
+			e, _ := srv.Get(id)
+			b = binary.LittleEndian.AppendUint32(b, id)
+			if b, err = c.Append(b, e); err != nil {
+				t.Fatal(err)
 			}
 		}
-		return out
+		out = append(out, b)
+		if each != nil {
+			each(tick, srv)
+		}
 	}
-	a, b, other := trace(7), trace(7), trace(8)
+	return out
+}
+
+// Same seed, same world; another seed, another world.
+func TestWorldDeterministic(t *testing.T) {
+	a, b, other := states(t, 7, 20, 300, 150, nil), states(t, 7, 20, 300, 150, nil), states(t, 8, 20, 300, 150, nil)
 	for i := range a {
 		if !bytes.Equal(a[i], b[i]) {
-			t.Fatalf("seed 7 gave two worlds (packet %d)", i)
+			t.Fatalf("seed 7 gave two worlds (tick %d)", i+1)
 		}
 	}
 	same := 0
@@ -180,94 +222,52 @@ func TestWorldDeterministic(t *testing.T) {
 }
 
 // The world has motion, rest and churn: crates fall asleep and wake,
-// players die and respawn, crates are replaced; every state encodes.
+// players die and respawn, crates are replaced; the server's entities are
+// the world's (one match, the living players, every crate).
 func TestWorldIsLively(t *testing.T) {
-	w := newWorld(1, 30, 20, 300)
-	sh := make([]Shard, 5)
-	c := bitwire.MustFor[Shard]()
-	ids := map[uint32]bool{}
-	crateIDs := map[uint32]bool{}
-	minAwake, maxAwake := 300, 0
-	for tick := range 30 * 20 {
-		w.step()
-		w.fill(sh)
-		for k := range sh {
-			for _, cr := range sh[k].Crates {
-				crateIDs[cr.ID] = true
-			}
-		}
-		for _, p := range sh[0].Players {
-			ids[p.ID] = true
-		}
-		if tick%10 == 0 {
-			for k := range sh {
-				if _, err := c.Marshal(&sh[k]); err != nil {
-					t.Fatalf("tick %d stream %d: %v", tick, k, err)
+	players, crates := map[uint32]bool{}, map[uint32]bool{}
+	states(t, 1, 20, 300, 30*20, func(tick int, srv *replicate.Server[Entity]) {
+		n := 0
+		srv.Range(func(id uint32, e *Entity) bool {
+			n++
+			switch {
+			case id == matchID:
+				if e.Match == nil {
+					t.Fatalf("entity 0 is not the match")
+				}
+			case isPlayerID(id):
+				players[id] = true
+				if e.Player == nil {
+					t.Fatalf("player entity %d is %+v", id, e)
+				}
+			default:
+				crates[id] = true
+				if e.Crate == nil {
+					t.Fatalf("crate entity %d is %+v", id, e)
 				}
 			}
+			return true
+		})
+		if n < 1+300 || n > 1+20+300 {
+			t.Fatalf("tick %d: %d entities", tick, n)
 		}
-		if tick > 30*5 {
-			minAwake, maxAwake = min(minAwake, w.awake()), max(maxAwake, w.awake())
-		}
+	})
+	if len(players) <= 20 {
+		t.Errorf("no player respawned in 20 s (%d ids)", len(players))
 	}
-	if len(ids) <= 20 {
-		t.Errorf("no player respawned in 20 s (%d ids)", len(ids))
-	}
-	if len(crateIDs) <= 300 {
+	if len(crates) <= 300 {
 		t.Errorf("no crate was replaced in 20 s")
+	}
+	wd := newWorld(1, 30, 20, 300)
+	minAwake, maxAwake := 300, 0
+	for tick := range 30 * 20 {
+		wd.step()
+		if tick > 30*5 {
+			minAwake, maxAwake = min(minAwake, wd.awake()), max(maxAwake, wd.awake())
+		}
 	}
 	if minAwake > 30 || maxAwake < 10 {
 		t.Errorf("awake crates between %d and %d after 5 s: want most asleep, some moving", minAwake, maxAwake)
-	}
-}
-
-// A crate stream at its largest, with the costliest values (huge ids, all
-// crates new or all changed), fits the packet budget, full or delta, with
-// a state hash in every packet and the largest trailer.
-func TestStreamSizing(t *testing.T) {
-	crateBits := bitwire.MustFor[Crate]().MaxBits()
-	for _, n := range []int{1, 75, 300, 1000, 5000} {
-		for _, mode := range []snapshot.Mode{snapshot.ModeNone, snapshot.ModeMAC} {
-			cfg := DefaultConfig()
-			cfg.Inject.Integrity = mode
-			k, per := streamsFor(n, budget-mode.Overhead(), crateBits)
-			if k*per < n {
-				t.Fatalf("%d crates: %d streams of %d", n, k, per)
-			}
-			worst := func(id0 uint32, shift float32) Shard {
-				s := Shard{}
-				for i := range per {
-					s.Crates = append(s.Crates, Crate{
-						ID:  id0 + uint32(i),
-						Pos: CratePos{X: -127 + shift + float32(i)*0.37, Y: 61 - shift, Z: 127 - shift - float32(i)*0.41},
-						Rot: [4]float32{0.5, -0.5, 0.5, 0.5},
-					})
-				}
-				return s
-			}
-			base := worst(math.MaxUint32-1000, 0)
-			moved := worst(math.MaxUint32-1000, 50)
-			moved.Crates[0].Rot = [4]float32{0, 0, 0, 1}
-			replaced := worst(math.MaxUint32-500, 50)
-			opts := append([]snapshot.Option{snapshot.WithBudget(budget - streamPrefix), snapshot.WithStateHash(1)}, streamOptions(cfg, 0)...)
-			snd, err := snapshot.NewSender(bitwire.MustFor[Shard](), opts...)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for i, st := range []*Shard{&base, &moved, &replaced} {
-				pkt, err := snd.Encode(nil, uint32(i+1), st)
-				if err != nil {
-					t.Fatalf("%v: %d crates, %d a stream, packet %d: %v", mode, n, per, i, err)
-				}
-				if h, _ := snapshot.ParseHeader(pkt); i > 0 && !h.Delta {
-					t.Fatalf("packet %d is not a delta", i)
-				}
-				snd.Ack(uint32(i + 1))
-			}
-		}
-	}
-	if got := stream0Bits(maxPlayers); (got+7)/8+snapshot.MinBudget-1+streamPrefix > budget {
-		t.Errorf("%d players take %d bits", maxPlayers, got)
 	}
 }
 
@@ -275,19 +275,24 @@ func TestNaiveSizes(t *testing.T) {
 	for _, c := range []struct {
 		v    any
 		want int
-	}{{naiveHeader{}, naiveHeaderSize}, {naiveMatch{}, naiveMatchSize}, {naivePlayer{}, naivePlayerSize}, {naiveCrate{}, naiveCrateSize}} {
+	}{{naiveMatch{}, naiveMatchSize}, {naivePlayer{}, naivePlayerSize}, {naiveCrate{}, naiveCrateSize}} {
 		if got := binary.Size(c.v); got != c.want {
 			t.Errorf("%T: %d bytes, want %d", c.v, got, c.want)
 		}
 	}
-	w := newWorld(3, 30, 10, 40)
-	sh := make([]Shard, 3)
-	w.step()
-	w.fill(sh)
-	for k := range sh {
-		if got, want := len(appendNaive(nil, k, 1, &sh[k])), naiveSize(&sh[k]); got != want {
-			t.Errorf("stream %d: %d bytes, naiveSize says %d", k, got, want)
-		}
+}
+
+// Priorities: the own player first by far, then nearer before farther,
+// players before crates at the same distance.
+func TestPriority(t *testing.T) {
+	own, x, z := uint32(playerEntityID(3)), float32(10), float32(-5)
+	pr := priorityFunc(&own, &x, &z)
+	near := &Entity{Crate: &Crate{Pos: CratePos{X: 12, Z: -5}}}
+	far := &Entity{Crate: &Crate{Pos: CratePos{X: 110, Z: -5}}}
+	nearPlayer := &Entity{Player: &Player{Pos: Pos{X: 12, Z: -5}}}
+	me := &Entity{Player: &Player{Pos: Pos{X: 10, Z: -5}}}
+	if !(pr(own, me) > 1000*pr(1, nearPlayer) && pr(1, nearPlayer) > pr(2, near) && pr(2, near) > 10*pr(3, far)) {
+		t.Errorf("priorities: own %g, near player %g, near crate %g, far crate %g", pr(own, me), pr(1, nearPlayer), pr(2, near), pr(3, far))
 	}
 }
 
@@ -344,15 +349,14 @@ func TestConditioner(t *testing.T) {
 }
 
 func TestAckRoundTrip(t *testing.T) {
-	sa := snapshot.Ack{Tick: 0xDEADBEEF, Token: 0x1234, MissingBaseline: true}
-	b := appendAck(nil, 513, 3, sa)
+	want := replicate.Ack{Seq: 0xDEADBEEF, Mask: 5}
+	b := appendAck(nil, 513, want)
 	a, ok := parseAck(b)
-	if !ok || a != (ack{client: 513, stream: 3, ack: sa}) || len(b) != ackSize {
+	if !ok || a != (ack{client: 513, ack: want}) {
 		t.Errorf("parseAck(appendAck(...)) = %+v, %v", a, ok)
 	}
-	reserved := append([]byte(nil), b...)
-	reserved[4] |= 0x80
-	for _, bad := range [][]byte{nil, b[:7], b[:ackSize-1], append(b, 0), append([]byte{'B'}, b[1:]...), reserved} {
+	bad0 := append([]byte{'B'}, b[1:]...)
+	for _, bad := range [][]byte{nil, b[:7], append(b, 0), bad0} {
 		if _, ok := parseAck(bad); ok {
 			t.Errorf("parseAck(%x) accepted", bad)
 		}
@@ -420,19 +424,28 @@ func TestDesyncIsCaught(t *testing.T) {
 	cfg.Duration, cfg.Clients, cfg.Crates = 500*time.Millisecond, 3, 30
 	var log bytes.Buffer
 	cfg.Log = &log
-	cfg.tamper = func(tick uint32, shards []Shard) {
+	cfg.tamper = func(tick uint32, srv *replicate.Server[Entity]) {
 		if tick == 5 {
-			shards[1].Crates[0].Pos.X += 0.5
+			// The match's clock changes without the truth knowing: every
+			// client is sent it (the match is near everyone) and catches it.
+			e, _ := srv.Get(matchID)
+			m := *e.Match
+			m.Clock += 7
+			if _, err := srv.Set(matchID, &Entity{Match: &m}); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
 	s, err := run(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.Desyncs != cfg.Clients {
-		t.Errorf("%d desyncs, want one per client (%d)", s.Desyncs, cfg.Clients)
+	// Each client catches the altered state when it receives it, and once
+	// more at the final check if it still holds it.
+	if s.Desyncs < cfg.Clients {
+		t.Errorf("%d desyncs, want at least one per client (%d)", s.Desyncs, cfg.Clients)
 	}
-	if !strings.Contains(log.String(), "DESYNC: client 0 stream 1 tick 5") {
+	if !strings.Contains(log.String(), "DESYNC: client 0 entity 0 tick 5") {
 		t.Errorf("log:\n%s", log.String())
 	}
 }
@@ -469,36 +482,51 @@ func TestCommand(t *testing.T) {
 	}
 }
 
-// Forged and corrupted datagrams and spoofed acks: with a MAC none gets
-// through and nothing desyncs; without one, forgeries that get through are
-// wrong for a tick or so each, and spoofed acks are refused either way.
+// Forged and corrupted datagrams and spoofed acks on the replication
+// streams: with a MAC none gets through and nothing desyncs; with a CRC no
+// corrupted one does; without a trailer, forgeries that get through leave
+// wrong states that the Peers' full refresh (here every 20 ticks) replaces:
+// once the forger stops, every wrong state is gone within the refresh and a
+// round trip. Spoofed acks are refused in every mode.
 func TestDemoAttacks(t *testing.T) {
-	for _, mode := range []snapshot.Mode{snapshot.ModeMAC, snapshot.ModeNone} {
+	for _, mode := range []snapshot.Mode{snapshot.ModeMAC, snapshot.ModeChecksum, snapshot.ModeNone} {
 		cfg := DefaultConfig()
-		cfg.Duration, cfg.Clients, cfg.Crates = time.Second, 3, 60
+		cfg.Duration, cfg.Clients, cfg.Crates = 2500*time.Millisecond, 3, 60
 		cfg.Net.Loss = 0.05
-		cfg.Inject = InjectConfig{Forge: 0.1, Spoof: 0.1, Integrity: mode}
+		cfg.Inject = InjectConfig{Forge: 0.3, Spoof: 0.1, Integrity: mode}
+		cfg.refresh, cfg.forgeUntil = 20, 35
 		s, err := run(cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
 		a, in := s.Attacks, s.Attacks.Injected
-		t.Logf("%v: %d forged, %d corrupted, %d accepted; %d desyncs in %d episodes, recovery mean %.1f max %d ticks; %d spoofed acks, %d refused",
-			mode, in.Forged, in.Corrupted, in.Accepted, s.Desyncs, in.Episodes, a.RecoveryMean, in.RecoveryMax, a.SpoofedAcks, a.AcksRefused)
+		t.Logf("%v: %d forged, %d corrupted, %d accepted; %d desyncs, %d entities held wrong (%d open), recovery mean %.1f max %d ticks; %d spoofed acks, %d acks refused; %d refreshes",
+			mode, in.Forged, in.Corrupted, in.Accepted, s.Desyncs, in.Episodes, in.Open, a.RecoveryMean, in.RecoveryMax, a.SpoofedAcks, a.AcksRefused, a.Refreshes)
 		if in.Forged == 0 || in.Corrupted == 0 || a.SpoofedAcks == 0 {
 			t.Errorf("the attackers did nothing: %+v", a)
 		}
 		if a.AcksRefused < a.SpoofedAcks || s.DecodeErrors != 0 {
 			t.Errorf("%d of %d spoofed acks refused, %d decode errors", a.AcksRefused, a.SpoofedAcks, s.DecodeErrors)
 		}
-		if mode == snapshot.ModeMAC && (in.Accepted != 0 || s.Desyncs != 0 || in.Episodes != 0) {
-			t.Errorf("MAC: %d injected datagrams accepted, %d desyncs", in.Accepted, s.Desyncs)
+		switch mode {
+		case snapshot.ModeMAC:
+			if in.Accepted != 0 || s.Desyncs != 0 || in.Episodes != 0 {
+				t.Errorf("MAC: %d injected datagrams accepted, %d desyncs", in.Accepted, s.Desyncs)
+			}
+		default:
+			if in.Open != 0 {
+				t.Errorf("%v: %d entities still wrong %d ticks after the forger stopped", mode, in.Open, s.Ticks-35)
+			}
+			// The refresh and a round trip (resends under 5% loss).
+			if in.RecoveryMax > cfg.refresh+15 {
+				t.Errorf("%v: a wrong state lasted %d ticks, refresh %d", mode, in.RecoveryMax, cfg.refresh)
+			}
 		}
-		if mode == snapshot.ModeNone && in.RecoveryMax > snapshot.DefaultRecoverAfter+snapshot.DefaultHashEvery+4 {
-			t.Errorf("a wrong state lasted %d ticks", in.RecoveryMax)
-		}
-		if s.Clients.Accepted < s.Encodings[2].Packets*8/10 {
-			t.Errorf("only %d of %d genuine snapshots accepted", s.Clients.Accepted, s.Encodings[2].Packets)
+		// With a MAC only the path's loss costs packets; without one, each
+		// forged sequence number that gets through costs a run of
+		// RecoverAfter stale ones.
+		if mode == snapshot.ModeMAC && s.Clients.Accepted < s.Encodings[2].Packets*8/10 {
+			t.Errorf("only %d of %d genuine packets accepted", s.Clients.Accepted, s.Encodings[2].Packets)
 		}
 	}
 	var out, errb bytes.Buffer

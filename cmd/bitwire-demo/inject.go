@@ -1,34 +1,36 @@
 package main
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"math/rand/v2"
 
 	"github.com/bitwire/bitwire"
 	"github.com/bitwire/bitwire/bits"
+	"github.com/bitwire/bitwire/fields"
+	"github.com/bitwire/bitwire/replicate"
 	"github.com/bitwire/bitwire/snapshot"
 )
 
-// Attacks on the demo's streams, and the integrity mode that meets them
-// (flags -forge, -spoof, -integrity; docs/security.md, docs/demo.md).
+// Attacks on the demo's replication streams, and the integrity mode that
+// meets them (flags -forge, -spoof, -integrity; docs/security.md,
+// docs/demo.md).
 //
 // The forger sits on the path to each client: with probability Forge per
-// snapshot datagram it injects one more, made from the genuine one. A
-// quarter of them are the genuine packet with bits flipped and nothing
-// else (corruption in transit); the rest are forgeries by an attacker who
-// knows the format but not the MAC key: a tick moved ahead, a baseline
-// relabelled, or a state altered and re-encoded, each sealed the way the
-// mode does it (with the right CRC, or a MAC under a wrong key). The
-// spoofer is off the path: with probability Spoof per client, stream and
-// tick it sends the server an ack from the client's address with a token
-// it has to guess, asking for a full snapshot or not.
+// replication datagram it injects one more, made from the genuine one. A
+// fifth of them are the genuine packet with bits flipped and nothing else
+// (corruption in transit); the rest are forgeries by an attacker who knows
+// the format but not the MAC key: the sequence number or the tick moved
+// ahead, bits of the body flipped, or a made-up full state of an entity
+// the client holds, each sealed the way the mode does it (with the right
+// CRC, or a MAC under a wrong key). The spoofer is off the path: with
+// probability Spoof per client and tick it sends the server an ack from
+// the client's address, with tokens it has to guess.
 
 // InjectConfig is what the attackers do.
 type InjectConfig struct {
 	Forge     float64       // injected datagrams per genuine one, each client
-	Spoof     float64       // spoofed acks per client, stream and tick
+	Spoof     float64       // spoofed acks per client and tick
 	Integrity snapshot.Mode // the streams' integrity mode
 }
 
@@ -45,21 +47,13 @@ func parseIntegrity(s string) (snapshot.Mode, error) {
 	return 0, fmt.Errorf("-integrity %q: want none, crc or mac", s)
 }
 
-// streamOptions are the snapshot options of client's streams, on both
-// sides. The MAC secret stands in for the one a key exchange would give:
-// derived from the seed and the client, 32 bytes.
-func streamOptions(cfg Config, client int) []snapshot.Option {
-	switch cfg.Inject.Integrity {
-	case snapshot.ModeChecksum:
-		return []snapshot.Option{snapshot.WithChecksum()}
-	case snapshot.ModeMAC:
-		return []snapshot.Option{snapshot.WithMAC(streamKey(cfg, client))}
-	}
-	return nil
-}
-
-// streamKey is the MAC secret of client's streams.
+// streamKey is the MAC secret of client's stream, standing in for the one
+// a key exchange would give: derived from the seed and the client, 32
+// bytes; nil unless the mode is ModeMAC.
 func streamKey(cfg Config, client int) []byte {
+	if cfg.Inject.Integrity != snapshot.ModeMAC {
+		return nil
+	}
 	key := make([]byte, 32)
 	rng := rand.New(rand.NewPCG(cfg.Seed, uint64(client)+0x6b6579))
 	for i := range key {
@@ -68,18 +62,30 @@ func streamKey(cfg Config, client int) []byte {
 	return key
 }
 
-// injectStats counts the attacks on one client and how its streams fared.
+// clientOptions are the replicate.Client options of client: the stream's
+// integrity and, without a MAC, an expiry three times the Peer's refresh,
+// which drops entities a forgery made up (with a MAC none can be).
+func clientOptions(cfg Config, client int) []replicate.Option {
+	opts := []replicate.Option{replicate.WithIntegrity(cfg.Inject.Integrity, streamKey(cfg, client))}
+	if cfg.Inject.Integrity != snapshot.ModeMAC {
+		opts = append(opts, replicate.WithExpiry(3*cfg.refreshTicks()))
+	}
+	return opts
+}
+
+// injectStats counts the attacks on one client and how its stream fared.
 // Each client's loop owns its own.
 type injectStats struct {
 	Forged        int `json:"forged"`         // forgeries injected
 	Corrupted     int `json:"corrupted"`      // genuine packets with bits flipped, injected
-	Accepted      int `json:"accepted"`       // of those, accepted by a Receiver
+	Accepted      int `json:"accepted"`       // of those, accepted by the Client
 	Refused       int `json:"refused"`        // of those, refused
-	FullRequests  int `json:"full_requests"`  // acks asking for a full snapshot
-	Episodes      int `json:"episodes"`       // runs of wrong accepted states, per stream
-	RecoverySum   int `json:"recovery_ticks"` // ticks from the first wrong state to the next right one, summed
+	Episodes      int `json:"episodes"`       // runs of wrong states of one entity
+	Open          int `json:"open"`           // of which still wrong at the end
+	OpenMaxAge    int `json:"open_max_age"`   // ticks since the oldest of those began
+	RecoverySum   int `json:"recovery_ticks"` // ticks from an entity's first wrong state to its next right one, summed
 	RecoveryMax   int `json:"recovery_max"`   // the longest, in ticks
-	RefusedRunMax int `json:"refused_run"`    // the longest run of genuine packets refused, one stream
+	RefusedRunMax int `json:"refused_run"`    // the longest run of genuine packets refused
 }
 
 func (s injectStats) add(o injectStats) injectStats {
@@ -87,8 +93,9 @@ func (s injectStats) add(o injectStats) injectStats {
 	s.Corrupted += o.Corrupted
 	s.Accepted += o.Accepted
 	s.Refused += o.Refused
-	s.FullRequests += o.FullRequests
 	s.Episodes += o.Episodes
+	s.Open += o.Open
+	s.OpenMaxAge = max(s.OpenMaxAge, o.OpenMaxAge)
 	s.RecoverySum += o.RecoverySum
 	s.RecoveryMax = max(s.RecoveryMax, o.RecoveryMax)
 	s.RefusedRunMax = max(s.RefusedRunMax, o.RefusedRunMax)
@@ -98,17 +105,17 @@ func (s injectStats) add(o injectStats) injectStats {
 // forger makes one client's injected datagrams.
 type forger struct {
 	rate  float64
+	until uint32 // the last tick copied; 0: all
 	rng   *rand.Rand
-	codec *bitwire.Codec[Shard]
+	codec *bitwire.Codec[Entity]
 	seal  *snapshot.Integrity // the mode's, with a wrong key for a MAC
 	mode  snapshot.Mode
 	stats *injectStats
 	w     bits.Writer
-	view  Shard
 }
 
-func newForger(cfg Config, client int, codec *bitwire.Codec[Shard], stats *injectStats) *forger {
-	f := &forger{rate: cfg.Inject.Forge, rng: rand.New(rand.NewPCG(cfg.Seed, uint64(client)+0x666f7267)),
+func newForger(cfg Config, client int, codec *bitwire.Codec[Entity], stats *injectStats) *forger {
+	f := &forger{rate: cfg.Inject.Forge, until: cfg.forgeUntil, rng: rand.New(rand.NewPCG(cfg.Seed, uint64(client)+0x666f7267)),
 		codec: codec, mode: cfg.Inject.Integrity, stats: stats}
 	var key []byte
 	if f.mode == snapshot.ModeMAC {
@@ -118,19 +125,19 @@ func newForger(cfg Config, client int, codec *bitwire.Codec[Shard], stats *injec
 	return f
 }
 
-// forge returns a datagram to inject after the genuine one dgram, or nil.
-func (f *forger) forge(dgram []byte) []byte {
-	if f.rate == 0 || f.rng.Float64() >= f.rate || len(dgram) <= streamPrefix {
+// forge returns a datagram to inject after the genuine one pkt, or nil.
+// held picks an entity the client holds, for a made-up state of it.
+func (f *forger) forge(pkt []byte, held func() (uint32, *Entity, bool)) []byte {
+	if f.rate == 0 || f.rng.Float64() >= f.rate {
 		return nil
 	}
-	pkt := dgram[streamPrefix:]
-	h, err := snapshot.ParseHeader(pkt)
-	if err != nil {
+	h, err := replicate.ParseHeader(pkt)
+	if err != nil || (f.until != 0 && h.Tick > f.until) {
 		return nil
 	}
 	overhead := f.mode.Overhead()
 	var out []byte
-	switch f.rng.IntN(4) {
+	switch f.rng.IntN(5) {
 	case 0: // corrupted in transit: flip 1 to 3 bits anywhere
 		out = append([]byte(nil), pkt...)
 		for range 1 + f.rng.IntN(3) {
@@ -138,118 +145,149 @@ func (f *forger) forge(dgram []byte) []byte {
 			out[bit/8] ^= 1 << (bit % 8)
 		}
 		f.stats.Corrupted++
-		return append([]byte{dgram[0]}, out...)
-	case 1: // the tick (bytes 6..9) moved ahead; a delta's baseline,
-		// coded as a distance back from it, moves along
+		return out
+	case 1: // the sequence number (bytes 6..9) moved ahead
 		out = append([]byte(nil), pkt[:len(pkt)-overhead]...)
-		binary.LittleEndian.PutUint32(out[6:], h.Tick+1+uint32(f.rng.IntN(400)))
-	case 2: // bits of the body flipped, then sealed again
+		putUint32(out[6:], h.Seq+1+uint32(f.rng.IntN(400)))
+	case 2: // the tick (bytes 10..13) moved ahead: every baseline moves along
 		out = append([]byte(nil), pkt[:len(pkt)-overhead]...)
-		bit := 12*8 + f.rng.IntN(max(1, (len(out)-12)*8))
+		putUint32(out[10:], h.Tick+1+uint32(f.rng.IntN(400)))
+	case 3: // bits of the body flipped, then sealed again
+		out = append([]byte(nil), pkt[:len(pkt)-overhead]...)
+		bit := 15*8 + f.rng.IntN(max(1, (len(out)-15)*8))
 		if bit/8 < len(out) {
 			out[bit/8] ^= 1 << (bit % 8)
 		}
-	default: // a full snapshot of a made-up state at the next tick
-		out = f.fabricate(h)
+	default: // a made-up full state of an entity the client holds
+		out = f.fabricate(h, held)
 	}
 	if out == nil {
 		return nil
 	}
 	out, _ = f.seal.Seal(out, 0)
 	f.stats.Forged++
-	return append([]byte{dgram[0]}, out...)
+	return out
 }
 
-// fabricate writes a full snapshot packet, in the stream's format, of a
-// plausible state: a single crate, or a single player with the match about
-// to end.
-func (f *forger) fabricate(h snapshot.Header) []byte {
-	f.view = Shard{Crates: []Crate{{ID: uint32(f.rng.IntN(1000)), Rot: [4]float32{0, 0, 0, 1}}}}
-	if f.rng.IntN(2) == 0 {
-		f.view = Shard{Match: &Match{Clock: 1}, Players: []Player{{ID: 1, Health: 100}}}
-	}
-	// The header, as docs/wire-format.md gives it: magic, fingerprint,
-	// tick, mode, hashed 0, delta 0, then the body.
-	f.w.Reset(nil)
-	f.w.WriteBits(snapshot.Magic, 16)
-	f.w.WriteBits(uint64(h.Fingerprint), 32)
-	f.w.WriteBits(uint64(h.Tick+1), 32)
-	f.w.WriteBits(uint64(f.mode), 2)
-	f.w.WriteBits(0, 2)
-	if err := f.codec.Encode(&f.w, &f.view); err != nil {
+func putUint32(b []byte, v uint32) {
+	b[0], b[1], b[2], b[3] = byte(v), byte(v>>8), byte(v>>16), byte(v>>24)
+}
+
+// fabricate writes a replication packet, as docs/wire-format.md gives it,
+// of the next sequence number and the same tick, carrying one entity the
+// client holds in full with a plausible wrong state.
+func (f *forger) fabricate(h replicate.Header, held func() (uint32, *Entity, bool)) []byte {
+	id, cur, ok := held()
+	if !ok {
 		return nil
 	}
+	e := *cur
+	switch {
+	case e.Match != nil:
+		m := *e.Match
+		m.Clock = 1
+		e.Match = &m
+	case e.Player != nil:
+		p := *e.Player
+		p.Health = 1
+		e.Player = &p
+	case e.Crate != nil:
+		c := *e.Crate
+		c.Pos.Y = 30
+		e.Crate = &c
+	}
+	f.w.Reset(nil)
+	f.w.WriteBits(replicate.Magic, 16)
+	f.w.WriteBits(uint64(h.Fingerprint), 32)
+	f.w.WriteBits(uint64(h.Seq+1), 32)
+	f.w.WriteBits(uint64(h.Tick), 32)
+	f.w.WriteBits(uint64(f.mode), 2)
+	f.w.WriteBool(false) // no removals
+	f.w.WriteBool(false) // no common baseline
+	f.w.WriteBool(true)  // one entity
+	fields.WriteBitlen(&f.w, uint64(id), 5)
+	f.w.WriteBits(0, 2) // in full
+	if err := f.codec.Encode(&f.w, &e); err != nil {
+		return nil
+	}
+	f.w.WriteBool(false)
 	return append([]byte(nil), f.w.Bytes()...)
 }
 
-// streamWatch follows one stream of one client: how long a wrong state
-// lasts, how long genuine packets are refused.
-type streamWatch struct {
-	wrongSince uint32 // the tick of the first wrong state of the episode; 0: none
-	refusedRun int
-}
-
-// watch records the outcome of one datagram of stream k: forged says
-// whether it was injected, err is Decode's error, equal whether an
-// accepted state matched the server's.
-func (c *client) watch(k int, forged bool, tick uint32, err error, equal bool) {
+// watch records the outcome of one datagram: forged says whether it was
+// injected, err is Decode's error.
+func (c *client) watch(forged bool, err error) {
 	st := &c.inj
-	w := &c.watches[k]
-	if forged {
-		if err == nil {
-			st.Accepted++
-		} else {
-			st.Refused++
-		}
-	} else if err != nil {
-		w.refusedRun++
-		st.RefusedRunMax = max(st.RefusedRunMax, w.refusedRun)
-	} else {
-		w.refusedRun = 0
-	}
-	if err != nil {
-		return
-	}
 	switch {
-	case !equal && w.wrongSince == 0:
-		w.wrongSince = tick
-		st.Episodes++
-	case equal && w.wrongSince != 0:
-		if tick > w.wrongSince {
-			d := int(tick - w.wrongSince)
-			st.RecoverySum += d
-			st.RecoveryMax = max(st.RecoveryMax, d)
-		}
-		w.wrongSince = 0
+	case forged && err == nil:
+		st.Accepted++
+	case forged:
+		st.Refused++
+	case err != nil:
+		c.refusedRun++
+		st.RefusedRunMax = max(st.RefusedRunMax, c.refusedRun)
+	default:
+		c.refusedRun = 0
 	}
 }
 
-// spoof pushes the spoofer's acks of tick t into the server's ack queue,
-// as if they had come from the clients' addresses.
-func (s *server) spoof(t uint32) {
+// judge records whether the state of id the client holds from tick is
+// right: an entity's wrong states, from the first to the next right one,
+// are one episode.
+func (c *client) judge(id, tick uint32, right bool) {
+	since, wrong := c.wrongSince[id]
+	switch {
+	case !right && !wrong:
+		if c.wrongSince == nil {
+			c.wrongSince = map[uint32]uint32{}
+		}
+		c.wrongSince[id] = tick
+		c.inj.Episodes++
+	case right && wrong:
+		if tick > since {
+			d := int(tick - since)
+			c.inj.RecoverySum += d
+			c.inj.RecoveryMax = max(c.inj.RecoveryMax, d)
+		}
+		delete(c.wrongSince, id)
+	}
+}
+
+// spoof pushes the spoofer's acks of this tick into the server's ack
+// queue, as if they had come from the clients' addresses: a recent
+// sequence number, a random mask, guessed tokens, and now and then a
+// missing-baseline report.
+func (s *server) spoof() {
 	if s.cfg.Inject.Spoof == 0 {
 		return
 	}
-	for c := range s.peers {
-		for k := range s.shards {
-			if s.spoofRng.Float64() >= s.cfg.Inject.Spoof {
-				continue
-			}
-			a := snapshot.Ack{Tick: t - 1 - uint32(s.spoofRng.IntN(int(min(t, 8)))), Token: s.spoofRng.Uint32(), MissingBaseline: s.spoofRng.IntN(2) == 0}
-			s.spoofed++
-			select {
-			case s.acks <- ack{client: c, stream: k, ack: a}:
-			default:
-			}
+	for c, pr := range s.peers {
+		if s.spoofRng.Float64() >= s.cfg.Inject.Spoof {
+			continue
+		}
+		seq := uint32(pr.p.Stats().Packets)
+		if seq == 0 {
+			continue
+		}
+		a := replicate.Ack{Seq: seq - uint32(s.spoofRng.IntN(int(min(seq, 8)))), Mask: s.spoofRng.Uint32(),
+			Token: s.spoofRng.Uint32(), MaskToken: s.spoofRng.Uint32()}
+		if s.spoofRng.IntN(4) == 0 {
+			a.Missing, a.MissingToken = seq, s.spoofRng.Uint32()
+		}
+		s.spoofed++
+		select {
+		case s.acks <- ack{client: c, ack: a}:
+		default:
 		}
 	}
 }
 
-// takeAck hands an ack to its Sender and counts what became of it.
+// takeAck hands an ack to its Peer and counts what became of it: an ack
+// of which any part is refused counts as refused.
 func (s *server) takeAck(a ack) {
-	err := s.peers[a.client].senders[a.stream].HandleAck(a.ack)
+	err := s.peers[a.client].p.Ack(a.ack)
 	switch {
-	case errors.Is(err, snapshot.ErrBadAck):
+	case errors.Is(err, replicate.ErrBadAck):
 		s.acksRefused++
 	case err == nil:
 		s.acksTaken++

@@ -1,13 +1,15 @@
 // Command bitwire-demo runs an authoritative game server and its clients in
 // one process, over real UDP sockets on 127.0.0.1, and shows what bitwire
-// saves: every client receives the world as snapshot deltas (package
-// snapshot), checks each one it accepts bit for bit against the server's
-// state of that tick, and acknowledges it. At the end it compares the
+// saves: every client receives the world through package replicate (one
+// stream per client, its entities by priority within a bandwidth budget,
+// each a delta against the client's acknowledged state of it), checks every
+// entity state it receives bit for bit against the server's state of that
+// entity at that tick, and acknowledges the packets. At the end it compares the
 // bandwidth with a naive encoding/binary baseline and with full snapshots,
 // and lists the fields that cost the most bits.
 //
 //	go run ./cmd/bitwire-demo [-duration 10s] [-clients 16] [-rate 30] [-crates 300]
-//	        [-seed 1] [-loss 0.1] [-latency 50ms] [-jitter 10ms] [-dup 0.01]
+//	        [-budget 256] [-seed 1] [-loss 0.1] [-latency 50ms] [-jitter 10ms] [-dup 0.01]
 //	        [-reorder 0.01] [-forge 0.01] [-spoof 0.01] [-integrity none|crc|mac]
 //	        [-json] [-chart out.svg]
 //
@@ -43,13 +45,14 @@ func realMain(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&cfg.Rate, "rate", cfg.Rate, "server ticks (snapshots) per second")
 	fs.IntVar(&cfg.Crates, "crates", cfg.Crates, "number of rigid-body crates")
 	fs.Uint64Var(&cfg.Seed, "seed", cfg.Seed, "world seed: same seed, same world")
+	fs.IntVar(&cfg.BudgetKbps, "budget", cfg.BudgetKbps, "bandwidth budget per client, kbit/s")
 	fs.Float64Var(&cfg.Net.Loss, "loss", 0, "fraction of packets dropped, each direction")
 	fs.DurationVar(&cfg.Net.Latency, "latency", 0, "one-way delay, each direction")
 	fs.DurationVar(&cfg.Net.Jitter, "jitter", 0, "delay varies uniformly by ± this much")
 	fs.Float64Var(&cfg.Net.Dup, "dup", 0, "fraction of packets delivered twice")
 	fs.Float64Var(&cfg.Net.Reorder, "reorder", 0, "fraction of packets held back 1–3 ticks")
-	fs.Float64Var(&cfg.Inject.Forge, "forge", 0, "forged or corrupted snapshot datagrams injected per genuine one, each client")
-	fs.Float64Var(&cfg.Inject.Spoof, "spoof", 0, "spoofed acks sent per client, stream and tick")
+	fs.Float64Var(&cfg.Inject.Forge, "forge", 0, "forged or corrupted replication datagrams injected per genuine one, each client")
+	fs.Float64Var(&cfg.Inject.Spoof, "spoof", 0, "spoofed acks sent per client and tick")
 	integrity := fs.String("integrity", "none", "packet integrity: `none`, crc (CRC32C trailer) or mac (HMAC-SHA256-80 under a per-client secret)")
 	jsonOut := fs.Bool("json", false, "print a machine-readable summary (JSON) instead of the tables")
 	chart := fs.String("chart", "", "write an SVG chart of kbit/s per second to `file`")

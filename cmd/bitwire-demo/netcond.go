@@ -108,7 +108,7 @@ func (c *conditioner) admit(now time.Time, d dir, data []byte) {
 	}
 }
 
-// admitForged queues an injected snapshot datagram, which suffers the
+// admitForged queues an injected replication datagram, which suffers the
 // path's delay like any other but is never lost or duplicated.
 func (c *conditioner) admitForged(now time.Time, data []byte) { c.push(now, inbound, data, true) }
 

@@ -22,12 +22,12 @@ import (
 )
 
 // Node clients (-node N): N of the clients are Node processes running
-// nodeclient/main.ts, which decodes the snapshot streams with TypeScript
-// generated from Shard's schema at start-up (gen.TypeScript) and the
-// runtime clients/ts/src/bitwire.ts, compiled with the TypeScript compiler
-// that `npm ci` installs in clients/ts. Each reports every snapshot it
-// accepts, re-encoded in full, on its standard output; the demo checks it
-// against the server's state of that tick, as the Go clients do in process.
+// nodeclient/main.ts, compiled with the TypeScript compiler that `npm ci`
+// installs in clients/ts, with code generated from the demo's schema at
+// start-up (gen.TypeScript) and the runtime clients/ts/src/bitwire.ts. Each
+// reports the entity states it accepts, re-encoded in full, on its standard
+// output ("C id tick hex"); the demo checks each against the server's state
+// of that entity at that tick, as the Go clients do in process.
 
 // NodeSummary is what one Node client saw.
 type NodeSummary struct {
@@ -77,7 +77,7 @@ func repoRoot() (string, error) {
 	}
 }
 
-// buildNodeClient generates shard.ts from Shard's schema and compiles it
+// buildNodeClient generates entity.ts from Entity's schema and compiles it
 // with the runtime and nodeclient/main.ts into dir; it returns node's path
 // and the script to run.
 func buildNodeClient(dir string) (node, script string, err error) {
@@ -98,11 +98,11 @@ func buildNodeClient(dir string) (node, script string, err error) {
 	if err := os.MkdirAll(src, 0o755); err != nil {
 		return "", "", err
 	}
-	var shard bytes.Buffer
-	if err := gen.TypeScript(&shard, "./bitwire.js", gen.Named("ShardCodec", bitwire.MustFor[Shard]().Schema())); err != nil {
+	var entity bytes.Buffer
+	if err := gen.TypeScript(&entity, "./bitwire.js", gen.Named("EntityCodec", bitwire.MustFor[Entity]().Schema())); err != nil {
 		return "", "", err
 	}
-	files := map[string][]byte{"shard.ts": shard.Bytes()}
+	files := map[string][]byte{"entity.ts": entity.Bytes()}
 	for name, from := range map[string]string{
 		"bitwire.ts": filepath.Join(ts, "src", "bitwire.ts"),
 		"main.ts":    filepath.Join(root, "cmd", "bitwire-demo", "nodeclient", "main.ts"),
@@ -135,15 +135,17 @@ func buildNodeClient(dir string) (node, script string, err error) {
 
 // startNodeClient starts client id, waits for the port it bound, and
 // starts checking its reports against truth.
-func startNodeClient(node, script string, id int, server *net.UDPAddr, streams, history int, cfg Config, seed uint64,
-	truth *truthRing, desyncs interface{ Add(int64) int64 }, logf func(string, ...any)) (*nodeClient, error) {
+func startNodeClient(node, script string, id int, server *net.UDPAddr, cfg Config, seed uint64,
+	truth *truth, desyncs interface{ Add(int64) int64 }, logf func(string, ...any)) (*nodeClient, error) {
 	loss := cfg.Net.Loss
 	args := []string{script, "--server", strconv.Itoa(server.Port), "--id", strconv.Itoa(id),
-		"--streams", strconv.Itoa(streams), "--history", strconv.Itoa(history),
-		"--mode", strconv.Itoa(int(cfg.Inject.Integrity)), "--maxahead", strconv.Itoa(cfg.Rate * snapshot.AheadSeconds),
-		"--loss", strconv.FormatFloat(loss, 'g', -1, 64), "--seed", strconv.FormatUint(seed%4294967291+1, 10)}
-	if cfg.Inject.Integrity == snapshot.ModeMAC {
-		args = append(args, "--key", hex.EncodeToString(streamKey(cfg, id)))
+		"--loss", strconv.FormatFloat(loss, 'g', -1, 64), "--seed", strconv.FormatUint(seed%4294967291+1, 10),
+		"--mode", strconv.Itoa(int(cfg.Inject.Integrity))}
+	if key := streamKey(cfg, id); key != nil {
+		args = append(args, "--key", hex.EncodeToString(key))
+	}
+	if cfg.Inject.Integrity != snapshot.ModeMAC { // as clientOptions
+		args = append(args, "--expiry", strconv.Itoa(3*cfg.refreshTicks()))
 	}
 	cmd := exec.Command(node, args...)
 	cmd.Stderr = os.Stderr
@@ -195,9 +197,9 @@ func (nc *nodeClient) kill() {
 
 // check reads the client's reports until its output ends, checking each
 // snapshot against the truth.
-func (nc *nodeClient) check(truth *truthRing, desyncs interface{ Add(int64) int64 }) {
+func (nc *nodeClient) check(truth *truth, desyncs interface{ Add(int64) int64 }) {
 	defer close(nc.done)
-	c := bitwire.MustFor[Shard]()
+	c := bitwire.MustFor[Entity]()
 	for nc.sc.Scan() {
 		line := nc.sc.Text()
 		switch {
@@ -207,10 +209,10 @@ func (nc *nodeClient) check(truth *truthRing, desyncs interface{ Add(int64) int6
 				nc.sum.Errors++
 				continue
 			}
-			k, err1 := strconv.Atoi(f[1])
+			id, err1 := strconv.ParseUint(f[1], 10, 32)
 			tick, err2 := strconv.ParseUint(f[2], 10, 32)
 			b, err3 := hex.DecodeString(f[3])
-			var got Shard
+			var got Entity
 			var err4 error
 			if err1 == nil && err2 == nil && err3 == nil {
 				err4 = c.Unmarshal(b, &got)
@@ -220,14 +222,14 @@ func (nc *nodeClient) check(truth *truthRing, desyncs interface{ Add(int64) int6
 				nc.logf("node client %d: bad report: %.80s", nc.id, line)
 				continue
 			}
-			equal, found := truth.check(uint32(tick), k, &got)
+			equal, found := truth.check(uint32(id), uint32(tick), &got)
 			switch {
 			case !found:
 				nc.sum.Unchecked++
 			case !equal:
 				nc.sum.Desyncs++
 				if desyncs.Add(1) <= 5 {
-					nc.logf("DESYNC: node client %d stream %d tick %d: decoded state differs from the server's", nc.id, k, tick)
+					nc.logf("DESYNC: node client %d entity %d tick %d: decoded state differs from the server's", nc.id, id, tick)
 				}
 			default:
 				nc.sum.Checked++

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"runtime"
 	"slices"
 	"strings"
 	"time"
@@ -12,67 +13,117 @@ import (
 
 // Summary is the outcome of a run: what -json prints.
 type Summary struct {
-	Config          ConfigSummary     `json:"config"`
-	Streams         int               `json:"streams"`           // snapshot streams per client: 1 + CrateStreams
-	CrateStreams    int               `json:"crate_streams"`     // crate shards
-	CratesPerStream int               `json:"crates_per_stream"` // at most
-	Budget          int               `json:"budget_bytes"`      // largest datagram
-	Ticks           int               `json:"ticks"`
-	WallSeconds     float64           `json:"wall_seconds"`
-	LateTicks       int               `json:"late_ticks"`      // started more than a tick late
-	SlippedSeconds  float64           `json:"slipped_seconds"` // how far the schedule moved back for them
-	AwakeCrates     float64           `json:"awake_crates_avg"`
-	Encodings       []EncodingSummary `json:"encodings"`
-	DeltaVsNaive    float64           `json:"delta_vs_naive"` // how many times smaller than naive
-	DeltaVsFull     float64           `json:"delta_vs_full"`
-	Fallbacks       int               `json:"over_budget_fallbacks"` // deltas over budget, sent in full
-	AcksTaken       int               `json:"acks_taken"`
-	BadAcks         int               `json:"bad_acks"`         // malformed or from an unknown address
-	BaselineAge     float64           `json:"baseline_age_avg"` // ticks between a delta and its baseline
-	Clients         clientStats       `json:"clients"`          // summed over the Go clients
-	NodeClients     []NodeSummary     `json:"node"`             // each Node client (-node)
-	Network         condStats         `json:"network"`          // what the conditioners did, summed
-	LoopbackLost    int               `json:"loopback_lost"`
-	Desyncs         int               `json:"desyncs"`
-	DecodeErrors    int               `json:"decode_errors"`
-	BodyBits        int64             `json:"body_bits"`   // bits of the delta packets' bodies (bitwire.Stats, top-level fields)
-	LeafBits        int64             `json:"leaf_bits"`   // of which in leaf fields; the rest is structure
-	TopFields       []FieldSummary    `json:"top_fields"`  // the costliest leaf fields
-	PacketBits      int64             `json:"packet_bits"` // all delta datagrams, headers and stream bytes included
-	Series          []SecondSummary   `json:"series"`
-	Attacks         AttackSummary     `json:"attacks"`
+	Config         ConfigSummary     `json:"config"`
+	Budget         int               `json:"budget_bytes"` // largest datagram
+	Ticks          int               `json:"ticks"`
+	WallSeconds    float64           `json:"wall_seconds"`
+	LateTicks      int               `json:"late_ticks"`      // started more than a tick late
+	SlippedSeconds float64           `json:"slipped_seconds"` // how far the schedule moved back for them
+	TickCPU        TickTimes         `json:"tick_ms"`         // the server's work per tick, wall-clock
+	CPUPerTick     float64           `json:"cpu_ms_per_tick"` // CPU time of the whole process (server, clients, checks) per tick
+	AwakeCrates    float64           `json:"awake_crates_avg"`
+	Entities       int               `json:"entities"` // at the end
+	Encodings      []EncodingSummary `json:"encodings"`
+	DeltaVsNaive   float64           `json:"delta_vs_naive"` // how many times smaller than naive
+	DeltaVsFull    float64           `json:"delta_vs_full"`
+	PerClient      PerClientSummary  `json:"per_client"`
+	Staleness      StalenessSummary  `json:"staleness"`
+	AcksTaken      int               `json:"acks_taken"`
+	BadAcks        int               `json:"bad_acks"` // malformed or from an unknown address
+	Clients        clientStats       `json:"clients"`  // summed over clients
+	Network        condStats         `json:"network"`  // what the conditioners did, summed
+	LoopbackLost   int               `json:"loopback_lost"`
+	Desyncs        int               `json:"desyncs"`
+	DecodeErrors   int               `json:"decode_errors"`
+	BodyBits       int64             `json:"body_bits"`   // bits of the entity bodies sent (bitwire.Stats, top-level fields)
+	LeafBits       int64             `json:"leaf_bits"`   // of which in leaf fields; the rest is structure
+	TopFields      []FieldSummary    `json:"top_fields"`  // the costliest leaf fields
+	PacketBits     int64             `json:"packet_bits"` // all datagrams sent, headers included
+	Series         []SecondSummary   `json:"series"`
+	NodeClients    []NodeSummary     `json:"node,omitempty"` // each Node client (-node)
+	Attacks        AttackSummary     `json:"attacks"`
 }
 
 // AttackSummary is what the forger and the spoofer did, and what the
-// integrity mode and the receivers made of it (inject.go).
+// integrity mode, the Clients and the Peers made of it (inject.go).
 type AttackSummary struct {
 	Integrity      string      `json:"integrity"`
 	TrailerBytes   int         `json:"trailer_bytes"` // per packet
 	Injected       injectStats `json:"injected"`      // summed over clients
 	SpoofedAcks    int         `json:"spoofed_acks"`  // sent by the spoofer
-	AcksRefused    int         `json:"acks_refused"`  // by Sender.HandleAck: wrong token
+	AcksRefused    int         `json:"acks_refused"`  // by Peer.Ack: a part with a wrong token
+	MissingReports int         `json:"missing_reports"`
+	Refreshes      int         `json:"refreshes"`     // entities sent in full because their refresh was due
+	RefreshTicks   int         `json:"refresh_ticks"` // the Peers' PeerConfig.Refresh
 	RecoveryMean   float64     `json:"recovery_mean_ticks"`
 	RecoveryMeanMs float64     `json:"recovery_mean_ms"`
 	RecoveryMaxMs  float64     `json:"recovery_max_ms"`
 }
 
+// TickTimes is the server's wall-clock time per tick (stepping the world,
+// publishing it, encoding and sending every client's packets).
+type TickTimes struct {
+	P50 float64 `json:"p50"`
+	P95 float64 `json:"p95"`
+	Max float64 `json:"max"`
+}
+
+// PerClientSummary is what each client received, against its budget.
+type PerClientSummary struct {
+	BudgetKbps     int     `json:"budget_kbps"`
+	MeanKbps       float64 `json:"mean_kbps"`        // over clients and the run
+	MaxSecondKbps  float64 `json:"max_second_kbps"`  // the most any client got in one simulated second
+	OverBudget     int     `json:"over_budget"`      // client-seconds above the budget (never, by construction)
+	FullEntities   int     `json:"full_entities"`    // entity states sent in full, all clients
+	DeltaEntities  int     `json:"delta_entities"`   // as deltas
+	RemovalEntries int     `json:"removal_entries"`  // removal entries sent (repeated until acknowledged)
+	PacketsPerTick float64 `json:"packets_per_tick"` // per client
+	// Each client's mean kbit/s and the most it got in one simulated
+	// second, by client.
+	Each []ClientKbps `json:"each"`
+}
+
+// ClientKbps is one client's bandwidth.
+type ClientKbps struct {
+	Mean      float64 `json:"mean_kbps"`
+	MaxSecond float64 `json:"max_second_kbps"`
+}
+
+// StalenessSummary: how many ticks behind the server each entity is at a
+// client, sampled once a second per client; near is within 20 m of the
+// client's player (and the player itself), far the rest.
+type StalenessSummary struct {
+	Near Quantiles `json:"near"`
+	Far  Quantiles `json:"far"`
+}
+
+// Quantiles of a staleness sample, in ticks.
+type Quantiles struct {
+	Samples int     `json:"samples"`
+	Current float64 `json:"current"` // fraction 0 ticks behind
+	P50     int     `json:"p50"`
+	P95     int     `json:"p95"`
+	Max     int     `json:"max"`
+}
+
 // ConfigSummary is the configuration in JSON-friendly units.
 type ConfigSummary struct {
-	Duration  string  `json:"duration"`
-	Clients   int     `json:"clients"`
-	Node      int     `json:"node_clients"`
-	Bots      int     `json:"bots"`
-	Rate      int     `json:"rate"`
-	Crates    int     `json:"crates"`
-	Seed      uint64  `json:"seed"`
-	Loss      float64 `json:"loss"`
-	Latency   string  `json:"latency"`
-	Jitter    string  `json:"jitter"`
-	Dup       float64 `json:"dup"`
-	Reorder   float64 `json:"reorder"`
-	Forge     float64 `json:"forge"`
-	Spoof     float64 `json:"spoof"`
-	GoVersion string  `json:"go_version,omitempty"`
+	Duration   string  `json:"duration"`
+	BudgetKbps int     `json:"budget_kbps"`
+	Clients    int     `json:"clients"`
+	Node       int     `json:"node_clients"`
+	Bots       int     `json:"bots"`
+	Rate       int     `json:"rate"`
+	Crates     int     `json:"crates"`
+	Seed       uint64  `json:"seed"`
+	Loss       float64 `json:"loss"`
+	Latency    string  `json:"latency"`
+	Jitter     string  `json:"jitter"`
+	Dup        float64 `json:"dup"`
+	Reorder    float64 `json:"reorder"`
+	Forge      float64 `json:"forge"`
+	Spoof      float64 `json:"spoof"`
+	GoVersion  string  `json:"go_version,omitempty"`
 }
 
 // EncodingSummary is one row of the table.
@@ -81,8 +132,6 @@ type EncodingSummary struct {
 	KbpsPerClient float64 `json:"kbps_per_client"` // kbit/s (1000 bits) of payload per client per simulated second
 	BytesPerTick  float64 `json:"bytes_per_tick"`  // per client, all streams
 	Packets       int     `json:"packets"`         // all clients
-	Full          int     `json:"full_packets"`
-	Delta         int     `json:"delta_packets"`
 	P50           int     `json:"p50_bytes"`
 	P95           int     `json:"p95_bytes"`
 	Max           int     `json:"max_bytes"`
@@ -108,10 +157,10 @@ type SecondSummary struct {
 	Delta  float64 `json:"delta_kbps"`
 }
 
-func summarize(cfg Config, srv *server, clients []*client, stats *bitwire.Stats, ticks int, wall time.Duration, late int) Summary {
+func summarize(cfg Config, srv *server, clients []*client, stats *bitwire.Stats, ticks int, wall time.Duration, late int, tickTimes []float64) Summary {
 	s := Summary{
 		Config: ConfigSummary{
-			Duration: cfg.Duration.String(), Clients: cfg.Clients, Node: cfg.Node, Bots: cfg.Bots, Rate: cfg.Rate,
+			Duration: cfg.Duration.String(), BudgetKbps: cfg.BudgetKbps, Clients: cfg.Clients, Node: cfg.Node, Bots: cfg.Bots, Rate: cfg.Rate,
 			Crates: cfg.Crates, Seed: cfg.Seed, Loss: cfg.Net.Loss, Latency: cfg.Net.Latency.String(),
 			Jitter: cfg.Net.Jitter.String(), Dup: cfg.Net.Dup, Reorder: cfg.Net.Reorder,
 			Forge: cfg.Inject.Forge, Spoof: cfg.Inject.Spoof,
@@ -120,17 +169,18 @@ func summarize(cfg Config, srv *server, clients []*client, stats *bitwire.Stats,
 		Ticks:       ticks,
 		WallSeconds: wall.Seconds(),
 		LateTicks:   late,
-		Fallbacks:   srv.fallbacks,
 		AcksTaken:   srv.acksTaken,
 		BadAcks:     srv.badAcks,
+		Entities:    srv.srv.Len(),
 	}
+	s.TickCPU.P50, s.TickCPU.P95, s.TickCPU.Max = percentilesF(tickTimes)
 	if ticks > 0 {
 		s.AwakeCrates = float64(srv.awakeSum) / float64(ticks)
 	}
 	n := float64(len(srv.peers)) // Go and Node clients
 	seconds := float64(ticks) / float64(cfg.Rate)
 	row := func(name string, a *encodingAcct) EncodingSummary {
-		e := EncodingSummary{Name: name, Full: a.full, Delta: a.delta, Packets: a.full + a.delta, OverBudget: a.overBudget}
+		e := EncodingSummary{Name: name, Packets: a.packets, OverBudget: a.overBudget}
 		if ticks > 0 {
 			e.BytesPerTick = float64(a.bytes) / n / float64(ticks)
 			e.KbpsPerClient = float64(a.bytes) * 8 / 1000 / n / seconds
@@ -143,28 +193,65 @@ func summarize(cfg Config, srv *server, clients []*client, stats *bitwire.Stats,
 		row("bitwire full", &srv.fullAcct),
 		row("bitwire delta", &srv.deltaAcct),
 	}
-	if d := s.Encodings[2].Delta; d > 0 {
-		s.BaselineAge = float64(srv.baselineAge) / float64(d)
-	}
 	if d := s.Encodings[2].KbpsPerClient; d > 0 {
 		s.DeltaVsNaive = s.Encodings[0].KbpsPerClient / d
 		s.DeltaVsFull = s.Encodings[1].KbpsPerClient / d
 	}
+	pc := &s.PerClient
+	pc.BudgetKbps = cfg.BudgetKbps
+	pc.MeanKbps = s.Encodings[2].KbpsPerClient
+	for _, p := range srv.peers {
+		var ck ClientKbps
+		var total int64
+		for sec, b := range p.perSecond {
+			total += b
+			inSec := min(cfg.Rate, ticks-sec*cfg.Rate)
+			if inSec < cfg.Rate {
+				continue // a partial last second
+			}
+			k := float64(b) * 8 / 1000
+			ck.MaxSecond = max(ck.MaxSecond, k)
+			pc.MaxSecondKbps = max(pc.MaxSecondKbps, k)
+			if k > float64(cfg.BudgetKbps) {
+				pc.OverBudget++
+			}
+		}
+		if seconds > 0 {
+			ck.Mean = float64(total) * 8 / 1000 / seconds
+		}
+		pc.Each = append(pc.Each, ck)
+		st := p.p.Stats()
+		pc.FullEntities += st.Full
+		pc.DeltaEntities += st.Delta
+		pc.RemovalEntries += st.Removals
+		s.Attacks.MissingReports += st.Missing
+		s.Attacks.Refreshes += st.Refresh
+	}
+	if ticks > 0 {
+		pc.PacketsPerTick = float64(s.Encodings[2].Packets) / n / float64(ticks)
+	}
+	var near, far []uint32
 	for _, c := range clients {
 		s.Clients = s.Clients.add(c.stats)
 		s.Network = s.Network.add(c.cond.stats)
+		near = append(near, c.near...)
+		far = append(far, c.far...)
+	}
+	s.Staleness.Near, s.Staleness.Far = quantiles(near), quantiles(far)
+	s.LoopbackLost = s.Encodings[2].Packets - s.Clients.Received
+	s.Desyncs, s.DecodeErrors = s.Clients.Desyncs, s.Clients.Errors
+	for _, c := range clients {
 		s.Attacks.Injected = s.Attacks.Injected.add(c.inj)
 	}
 	at := &s.Attacks
 	at.Integrity, at.TrailerBytes = cfg.Inject.Integrity.String(), cfg.Inject.Integrity.Overhead()
 	at.SpoofedAcks, at.AcksRefused = srv.spoofed, srv.acksRefused
-	if e := at.Injected.Episodes; e > 0 {
+	at.RefreshTicks = cfg.refreshTicks()
+	if e := at.Injected.Episodes - at.Injected.Open; e > 0 {
 		tick := 1000 / float64(cfg.Rate)
 		at.RecoveryMean = float64(at.Injected.RecoverySum) / float64(e)
 		at.RecoveryMeanMs, at.RecoveryMaxMs = at.RecoveryMean*tick, float64(at.Injected.RecoveryMax)*tick
 	}
-	s.LoopbackLost = s.Encodings[2].Packets - s.Clients.Received
-	s.Desyncs, s.DecodeErrors = s.Clients.Desyncs, s.Clients.Errors
 
 	fields := stats.Fields()
 	for _, f := range fields {
@@ -205,15 +292,35 @@ func summarize(cfg Config, srv *server, clients []*client, stats *bitwire.Stats,
 	return s
 }
 
-// addNodeClients adds the Node clients' outcomes to the summary: their
-// desyncs and errors count like the Go clients'.
-func addNodeClients(s *Summary, ncs []*nodeClient) {
-	for _, nc := range ncs {
-		s.NodeClients = append(s.NodeClients, nc.sum)
-		s.Desyncs += nc.sum.Desyncs
-		s.DecodeErrors += nc.sum.Errors
-		s.LoopbackLost -= nc.sum.Received
+func quantiles(v []uint32) Quantiles {
+	q := Quantiles{Samples: len(v)}
+	if len(v) == 0 {
+		return q
 	}
+	iv := make([]int, len(v))
+	cur := 0
+	for i, x := range v {
+		iv[i] = int(x)
+		if x == 0 {
+			cur++
+		}
+	}
+	q.Current = float64(cur) / float64(len(v))
+	q.P50, q.P95, q.Max = percentiles(iv)
+	return q
+}
+
+func percentilesF(v []float64) (p50, p95, mx float64) {
+	if len(v) == 0 {
+		return 0, 0, 0
+	}
+	s := slices.Clone(v)
+	slices.Sort(s)
+	rank := func(p float64) float64 {
+		i := int(p*float64(len(s))+0.9999999) - 1
+		return s[max(0, min(i, len(s)-1))]
+	}
+	return rank(0.50), rank(0.95), s[len(s)-1]
 }
 
 // percentiles returns the nearest-rank p50 and p95 and the maximum.
@@ -233,56 +340,70 @@ func percentiles(v []int) (p50, p95, mx int) {
 // printReport writes the human-readable report.
 func printReport(w io.Writer, s *Summary) {
 	c := s.Config
-	nodes := ""
-	if c.Node > 0 {
-		nodes = fmt.Sprintf(" + %d Node clients", c.Node)
-	}
-	fmt.Fprintf(w, "bitwire-demo: %d clients%s + %d bots, %d crates, %d Hz, %s (%d ticks in %.1fs wall), seed %d\n",
-		c.Clients, nodes, c.Bots, c.Crates, c.Rate, c.Duration, s.Ticks, s.WallSeconds, c.Seed)
+	fmt.Fprintf(w, "bitwire-demo: %d clients + %d bots, %d crates, %d Hz, %s (%d ticks in %.1fs wall), seed %d\n",
+		c.Clients, c.Bots, c.Crates, c.Rate, c.Duration, s.Ticks, s.WallSeconds, c.Seed)
 	fmt.Fprintf(w, "network (each direction): loss %g, latency %s, jitter %s, dup %g, reorder %g\n",
 		c.Loss, c.Latency, c.Jitter, c.Dup, c.Reorder)
-	fmt.Fprintf(w, "world: %d snapshot streams per client (players + %d crate shards of at most %d crates); %.0f crates awake on average\n",
-		s.Streams, s.CrateStreams, s.CratesPerStream, s.AwakeCrates)
+	fmt.Fprintf(w, "world: %d entities (the match, the players, the crates; %.0f crates awake on average), one replicate stream per client,\n",
+		s.Entities, s.AwakeCrates)
+	fmt.Fprintf(w, "       budget %d kbit/s and %d-byte packets per client; server tick %.1f ms p50, %.1f ms p95, %.1f ms max (%.1f ms a tick at %d Hz)\n",
+		c.BudgetKbps, s.Budget, s.TickCPU.P50, s.TickCPU.P95, s.TickCPU.Max, 1000/float64(c.Rate), c.Rate)
+	fmt.Fprintf(w, "       CPU time of the whole process (server, %d clients and their checks): %.1f ms a tick; %d cores\n", c.Clients, s.CPUPerTick, runtime.NumCPU())
 	if s.SlippedSeconds >= 0.05 {
 		ticks := "ticks"
 		if s.LateTicks == 1 {
 			ticks = "tick"
 		}
-		fmt.Fprintf(w, "note: %d %s started more than a tick late (a busy machine) and the schedule slipped %.1fs; bandwidth is per simulated second\n",
+		fmt.Fprintf(w, "note: %d %s started more than a tick late (the machine could not keep up) and the schedule slipped %.1fs; bandwidth is per simulated second\n",
 			s.LateTicks, ticks, s.SlippedSeconds)
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintf(w, "%-14s %10s %10s %9s %8s %8s   %-22s %s\n", "encoding", "kbit/s", "bytes", "packets", "full", "delta", "bytes/packet", "over")
-	fmt.Fprintf(w, "%-14s %10s %10s %9s %8s %8s   %6s %6s %8s %s\n", "", "per client", "per tick", "", "", "", "p50", "p95", "max", fmt.Sprintf("%d B", s.Budget))
+	fmt.Fprintf(w, "%-14s %10s %10s %9s   %-22s %s\n", "encoding", "kbit/s", "bytes", "packets", "bytes/packet", "over")
+	fmt.Fprintf(w, "%-14s %10s %10s %9s   %6s %6s %8s %s\n", "", "per client", "per tick", "", "p50", "p95", "max", fmt.Sprintf("%d B", s.Budget))
 	for _, e := range s.Encodings {
-		fmt.Fprintf(w, "%-14s %10.1f %10.0f %9d %8d %8d   %6d %6d %8d %d\n",
-			e.Name, e.KbpsPerClient, e.BytesPerTick, e.Packets, e.Full, e.Delta, e.P50, e.P95, e.Max, e.OverBudget)
+		fmt.Fprintf(w, "%-14s %10.1f %10.0f %9d   %6d %6d %8d %d\n",
+			e.Name, e.KbpsPerClient, e.BytesPerTick, e.Packets, e.P50, e.P95, e.Max, e.OverBudget)
 	}
-	fmt.Fprintf(w, "\ndelta is %.1f× smaller than naive and %.1f× smaller than full; deltas are against a baseline %.2f ticks old on average",
-		s.DeltaVsNaive, s.DeltaVsFull, s.BaselineAge)
-	if s.Fallbacks > 0 {
-		fmt.Fprintf(w, "; %d deltas over budget were sent in full", s.Fallbacks)
+	pc := s.PerClient
+	fmt.Fprintf(w, "\ndelta is %.1f× smaller than naive and %.1f× smaller than full; %.0f%% of the entity states sent were deltas\n",
+		s.DeltaVsNaive, s.DeltaVsFull, 100*float64(pc.DeltaEntities)/float64(max(pc.DeltaEntities+pc.FullEntities, 1)))
+	fmt.Fprintf(w, "per client: %.1f kbit/s on average, at most %.1f in one second (budget %d: %d seconds over), %.2f packets a tick\n",
+		pc.MeanKbps, pc.MaxSecondKbps, pc.BudgetKbps, pc.OverBudget, pc.PacketsPerTick)
+	if len(pc.Each) > 0 {
+		means := make([]float64, len(pc.Each))
+		for i, e := range pc.Each {
+			means[i] = e.Mean
+		}
+		lo, hi := slices.Min(means), slices.Max(means)
+		fmt.Fprintf(w, "            each client's mean: %.1f to %.1f kbit/s (-json lists every client)\n", lo, hi)
 	}
-	fmt.Fprintln(w)
+	st := s.Staleness
+	fmt.Fprintf(w, "staleness (ticks behind the server, sampled once a second per client):\n")
+	for _, q := range []struct {
+		name string
+		q    Quantiles
+	}{{"near (≤20 m)", st.Near}, {"far", st.Far}} {
+		fmt.Fprintf(w, "  %-13s p50 %d, p95 %d, max %d; %.1f%% current (%d samples)\n", q.name, q.q.P50, q.q.P95, q.q.Max, 100*q.q.Current, q.q.Samples)
+	}
 
 	for _, nc := range s.NodeClients {
-		fmt.Fprintf(w, "node client %d: %d received, %d dropped, %d accepted (%d checked, %d unchecked), %d stale, %d without baseline, %d recovering; %d acks sent, %d dropped; desyncs: %d, errors: %d\n",
+		fmt.Fprintf(w, "node client %d: %d received, %d dropped, %d accepted, %d states checked (%d unchecked), %d stale, %d without baseline, %d recovering; %d acks sent, %d dropped; desyncs: %d, errors: %d\n",
 			nc.ID, nc.Received, nc.Dropped, nc.Accepted, nc.Checked, nc.Unchecked, nc.Stale, nc.NoBaseline, nc.Recovering, nc.AcksSent, nc.AcksDropped, nc.Desyncs, nc.Errors)
 	}
 	cl, nw := s.Clients, s.Network
 	fmt.Fprintf(w, "clients: %d datagrams received (%d lost on loopback), %d dropped, %d duplicated, %d held back by the conditioner\n",
 		cl.Received, s.LoopbackLost, nw.Dropped, nw.Duplicated, nw.Reordered)
-	fmt.Fprintf(w, "         %d accepted and checked, %d stale, %d without baseline, %d unchecked; acks: %d sent, %d dropped, %d reached the server\n",
-		cl.Accepted, cl.Stale, cl.NoBaseline, cl.Unchecked, cl.AcksSent, nw.DroppedAcks, s.AcksTaken)
+	fmt.Fprintf(w, "         %d accepted, %d stale, %d without baseline; %d entity states checked; acks: %d sent, %d dropped, %d reached the server\n",
+		cl.Accepted, cl.Stale, cl.NoBaseline, cl.Checked, cl.AcksSent, nw.DroppedAcks, s.AcksTaken)
 	status := "OK"
 	if s.Desyncs > 0 || s.DecodeErrors > 0 {
 		status = "FAILED"
 	}
-	fmt.Fprintf(w, "         desyncs: %d, decode errors: %d  %s\n", s.Desyncs, s.DecodeErrors, status)
+	fmt.Fprintf(w, "         desyncs: %d, decode errors: %d, removed entities seen held at samples: %d  %s\n", s.Desyncs, s.DecodeErrors, cl.Lingering, status)
 	printAttacks(w, s)
 
 	if len(s.TopFields) > 0 && s.BodyBits > 0 {
-		fmt.Fprintf(w, "\nfields that cost the most bits (bodies of the delta packets sent, all clients; bitwire.Stats):\n")
+		fmt.Fprintf(w, "\nfields that cost the most bits (entity bodies sent, all clients; bitwire.Stats):\n")
 		fmt.Fprintf(w, "%-26s %12s %7s %14s %10s %8s\n", "field", "bits", "share", "kbit/s/client", "count", "changed")
 		var top int64
 		for _, f := range s.TopFields {
@@ -297,8 +418,8 @@ func printReport(w io.Writer, s *Summary) {
 		other("(structure)", s.BodyBits-s.LeafBits)
 		other("all bodies", s.BodyBits)
 		if s.PacketBits > 0 {
-			fmt.Fprintf(w, "structure: changed bits of structs, slice lengths, entity-set index sets, presence bits.\n")
-			fmt.Fprintf(w, "bodies are %.1f%% of the delta bytes sent; snapshot headers, stream bytes and padding the other %.1f%%\n",
+			fmt.Fprintf(w, "structure: changed bits of structs, presence bits of the kind pointers.\n")
+			fmt.Fprintf(w, "bodies are %.1f%% of the bytes sent; packet headers, ids, removals and padding the other %.1f%%\n",
 				100*float64(s.BodyBits)/float64(s.PacketBits), 100-100*float64(s.BodyBits)/float64(s.PacketBits))
 		}
 	}
@@ -313,18 +434,31 @@ func printAttacks(w io.Writer, s *Summary) {
 	}
 	fmt.Fprintf(w, "integrity: %s, %d trailer bytes a packet", a.Integrity, a.TrailerBytes)
 	if d := s.Encodings[2].P50; d > 0 && a.TrailerBytes > 0 {
-		fmt.Fprintf(w, " (%.1f%% of the median delta datagram)", 100*float64(a.TrailerBytes)/float64(d))
+		fmt.Fprintf(w, " (%.1f%% of the median datagram)", 100*float64(a.TrailerBytes)/float64(d))
 	}
 	fmt.Fprintln(w)
 	if s.Config.Forge > 0 {
 		fmt.Fprintf(w, "forger:  %d forged and %d corrupted datagrams injected; %d accepted, %d refused\n",
 			in.Forged, in.Corrupted, in.Accepted, in.Refused)
-		fmt.Fprintf(w, "         %d wrong-state episodes, back in sync after %.1f ticks (%.0f ms) on average, %d ticks (%.0f ms) at most;\n",
-			in.Episodes, a.RecoveryMean, a.RecoveryMeanMs, in.RecoveryMax, a.RecoveryMaxMs)
-		fmt.Fprintf(w, "         longest run of genuine packets refused on a stream: %d; %d refused while recovering; %d acks asked for a full snapshot\n",
-			in.RefusedRunMax, s.Clients.Recovering, in.FullRequests)
+		fmt.Fprintf(w, "         %d entities held wrong, %d back to the server's state after %.1f ticks (%.0f ms) on average, %d ticks (%.0f ms) at most;\n",
+			in.Episodes, in.Episodes-in.Open, a.RecoveryMean, a.RecoveryMeanMs, in.RecoveryMax, a.RecoveryMaxMs)
+		fmt.Fprintf(w, "         %d still wrong at the end, the oldest for %d ticks (the refresh bound: %d ticks and a round trip)\n", in.Open, in.OpenMaxAge, a.RefreshTicks)
+		fmt.Fprintf(w, "         longest run of genuine packets refused: %d (%d while re-anchoring); %d missing-baseline reports taken; %d entities refreshed in full\n",
+			in.RefusedRunMax, s.Clients.Recovering, a.MissingReports, a.Refreshes)
 	}
 	if s.Config.Spoof > 0 {
-		fmt.Fprintf(w, "spoofer: %d acks with guessed tokens sent; %d acks refused by the senders (wrong token)\n", a.SpoofedAcks, a.AcksRefused)
+		fmt.Fprintf(w, "spoofer: %d acks with guessed tokens sent; %d acks (or parts) refused by the Peers (wrong token)\n", a.SpoofedAcks, a.AcksRefused)
+	}
+}
+
+// addNodeClients adds the Node clients' counts to the summary: their
+// desyncs and errors count with the Go clients', and the packets they
+// received are not lost on the loopback.
+func addNodeClients(s *Summary, ncs []*nodeClient) {
+	for _, nc := range ncs {
+		s.NodeClients = append(s.NodeClients, nc.sum)
+		s.Desyncs += nc.sum.Desyncs
+		s.DecodeErrors += nc.sum.Errors
+		s.LoopbackLost -= nc.sum.Received
 	}
 }

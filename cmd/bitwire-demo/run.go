@@ -9,10 +9,11 @@ import (
 	"os"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/bitwire/bitwire"
-	"github.com/bitwire/bitwire/snapshot"
+	"github.com/bitwire/bitwire/replicate"
 )
 
 // Config is one run of the demo.
@@ -24,8 +25,11 @@ type Config struct {
 	Rate     int // ticks a second
 	Crates   int
 	Seed     uint64
-	Net      NetConfig    // the conditioner of every client (ReorderStep is set by run)
-	Inject   InjectConfig // forged packets, spoofed acks, the integrity mode (inject.go)
+	// BudgetKbps is each client's bandwidth budget, in kbit/s (1000 bits)
+	// of payload.
+	BudgetKbps int
+	Net        NetConfig    // the conditioner of every client (ReorderStep is set by run)
+	Inject     InjectConfig // forged packets, spoofed acks, and the integrity mode (inject.go)
 
 	Ctx      context.Context // ends the run early (its results are still reported); nil: none
 	Progress io.Writer       // the live progress line; nil: none
@@ -33,12 +37,25 @@ type Config struct {
 
 	// tamper, in tests, alters the states of a tick after the server kept
 	// them as the truth and before it sends them: a desync to catch.
-	tamper func(tick uint32, shards []Shard)
+	tamper func(tick uint32, srv *replicate.Server[Entity])
+	// refresh, in tests, is the Peers' PeerConfig.Refresh in ticks (0: the
+	// default), and forgeUntil the last tick whose packets the forger
+	// copies (0: all).
+	refresh    int
+	forgeUntil uint32
+}
+
+// refreshTicks is the Peers' refresh, in ticks.
+func (cfg *Config) refreshTicks() int {
+	if cfg.refresh > 0 {
+		return cfg.refresh
+	}
+	return replicate.DefaultRefreshSeconds * cfg.Rate
 }
 
 // DefaultConfig is the configuration of `go run ./cmd/bitwire-demo`.
 func DefaultConfig() Config {
-	return Config{Duration: 10 * time.Second, Clients: 16, Bots: 4, Rate: 30, Crates: 300, Seed: 1}
+	return Config{Duration: 10 * time.Second, Clients: 16, Bots: 4, Rate: 30, Crates: 300, Seed: 1, BudgetKbps: 256}
 }
 
 func (cfg *Config) validate() error {
@@ -55,8 +72,10 @@ func (cfg *Config) validate() error {
 		return fmt.Errorf("-clients plus -node plus -bots is at most %d", maxPlayers)
 	case cfg.Rate < 1 || cfg.Rate > 1000:
 		return errors.New("-rate must be within 1..1000")
-	case cfg.Crates < 0 || cfg.Crates > 20000:
-		return errors.New("-crates must be within 0..20000")
+	case cfg.Crates < 0 || cfg.Crates > 100000:
+		return errors.New("-crates must be within 0..100000")
+	case cfg.BudgetKbps < 16 || cfg.BudgetKbps > 100000:
+		return errors.New("-budget must be within 16..100000 kbit/s")
 	}
 	for _, p := range []struct {
 		name string
@@ -112,23 +131,12 @@ func run(cfg Config) (Summary, error) {
 		fmt.Fprintf(logw, "\n"+format+"\n", args...)
 	}
 
-	plain := bitwire.MustFor[Shard]()
+	plain := bitwire.MustFor[Entity]()
 	stats := bitwire.NewStats()
-	codec := plain.WithStats(stats) // the senders' codec: every packet sent is accounted
-	crateStreams, perStream := streamsFor(cfg.Crates, budget-cfg.Inject.Integrity.Overhead(), bitwire.MustFor[Crate]().MaxBits())
-	if worst := stream0Bits(cfg.Clients + cfg.Node + cfg.Bots); (worst+7)/8+snapshot.MinBudget-1+streamPrefix > budget {
-		return Summary{}, fmt.Errorf("%d players do not fit one packet", cfg.Clients+cfg.Node+cfg.Bots)
-	}
-	streams := 1 + crateStreams
+	codec := plain.WithStats(stats) // the server's codec: every entity sent is accounted
 	period := time.Second / time.Duration(cfg.Rate)
 	cfg.Net.ReorderStep = period
-
-	// The truth ring must outlive any packet the conditioner may hold back,
-	// and the snapshot rings a round trip (plus reordering), so that a long
-	// path does not force full snapshots.
-	hold := cfg.Net.Latency + cfg.Net.Jitter + 3*period
-	truth := newTruthRing(plain, cfg.Rate*(2+int(2*hold/time.Second))+64, streams)
-	history := max(snapshot.DefaultHistorySize, int(2*hold/period)+8)
+	truth := newTruth(plain)
 
 	// Sockets, all on 127.0.0.1.
 	var conns []*net.UDPConn
@@ -155,6 +163,7 @@ func run(cfg Config) (Summary, error) {
 	}
 	var desyncs atomic.Int64
 	srvAddr := srvConn.LocalAddr().(*net.UDPAddr)
+	// The Node clients (-node): peers cfg.Clients on, after the Go ones.
 	var fleet nodeFleet
 	if cfg.Node > 0 {
 		dir, err := os.MkdirTemp("", "bitwire-demo-node")
@@ -170,7 +179,8 @@ func run(cfg Config) (Summary, error) {
 			return Summary{}, err
 		}
 		for i := 0; i < cfg.Node; i++ {
-			nc, err := startNodeClient(node, script, cfg.Clients+i, srvAddr, streams, history, cfg, cfg.Seed*1000003+uint64(cfg.Clients+i), truth, &desyncs, logf)
+			id := cfg.Clients + i
+			nc, err := startNodeClient(node, script, id, srvAddr, cfg, cfg.Seed*1000003+uint64(id), truth, &desyncs, logf)
 			if err != nil {
 				fleet.stopAll()
 				closeAll()
@@ -180,7 +190,7 @@ func run(cfg Config) (Summary, error) {
 			clientAddrs = append(clientAddrs, nc.addr)
 		}
 	}
-	srv, err := newServer(cfg, srvConn, codec, streams, history, truth, clientAddrs)
+	srv, err := newServer(cfg, srvConn, codec, truth, clientAddrs)
 	if err != nil {
 		fleet.stopAll()
 		closeAll()
@@ -189,7 +199,7 @@ func run(cfg Config) (Summary, error) {
 	clients := make([]*client, cfg.Clients)
 	for i := range clients {
 		cond := newConditioner(cfg.Net, cfg.Seed*1000003+uint64(i))
-		if clients[i], err = newClient(cfg, i, clientConns[i], srvAddr, plain, streams, history, truth, cond, &desyncs, logf); err != nil {
+		if clients[i], err = newClient(cfg, i, clientConns[i], srvAddr, plain, truth, cond, &desyncs, logf); err != nil {
 			closeAll()
 			return Summary{}, err
 		}
@@ -231,7 +241,9 @@ func run(cfg Config) (Summary, error) {
 		recent    = make([]int64, cfg.Rate+1) // delta bytes sent, by tick, for the progress line
 		lastPrint time.Time
 		ticks     int
+		tickTimes []float64 // ms of server work per tick
 	)
+	cpuStart := cpuTime()
 	start := time.Now()
 loop:
 	for t := 1; t <= total; t++ {
@@ -249,11 +261,13 @@ loop:
 		if ctx.Err() != nil {
 			break
 		}
+		tickStart := time.Now()
 		if err := srv.tick(uint32(t)); err != nil {
 			fleet.stopAll()
 			shutdown()
 			return Summary{}, err
 		}
+		tickTimes = append(tickTimes, float64(time.Since(tickStart).Microseconds())/1000)
 		ticks = t
 		recent[t%len(recent)] = srv.deltaAcct.bytes
 		if cfg.Progress != nil && (time.Since(lastPrint) >= 200*time.Millisecond || t == total) {
@@ -269,6 +283,7 @@ loop:
 		fmt.Fprintln(cfg.Progress)
 	}
 	wall := time.Since(start)
+	cpu := cpuTime() - cpuStart
 	// Let packets still in the conditioners' delay lines arrive and be
 	// checked (bounded), then stop everything.
 	drain := min(cfg.Net.Latency+cfg.Net.Jitter+3*period+50*time.Millisecond, 2*time.Second)
@@ -277,18 +292,25 @@ loop:
 	if err := shutdown(); err != nil {
 		return Summary{}, err
 	}
+	for _, c := range clients {
+		c.finalCheck()
+	}
 
-	sum := summarize(cfg, srv, clients, stats, ticks, wall, late)
+	sum := summarize(cfg, srv, clients, stats, ticks, wall, late, tickTimes)
 	addNodeClients(&sum, fleet.clients)
 	sum.SlippedSeconds = slipped.Seconds()
-	sum.CrateStreams, sum.CratesPerStream, sum.Streams = crateStreams, perStream, streams
+	if ticks > 0 {
+		sum.CPUPerTick = float64(cpu.Microseconds()) / 1000 / float64(ticks)
+	}
 	return sum, nil
 }
 
-// stream0Bits is the worst case of stream 0 with n players, delta slack
-// included.
-func stream0Bits(n int) int {
-	m := bitwire.MustFor[Match]().MaxBits()
-	p := bitwire.MustFor[Player]().MaxBits()
-	return 1 + m + 8 + 8 + n*(p+deltaSlackBits)
+// cpuTime is the CPU time the process has used so far (user and system,
+// every thread): what the run costs, whatever else the machine is doing.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"math"
 	"math/rand/v2"
-	"slices"
 )
 
 // ---- the wire types: what the server sends, described with net tags ----
@@ -25,10 +24,10 @@ type Flags struct {
 	Reloading bool
 }
 
-// Player is one avatar: a client's or a bot's. ID is new at each spawn, so
-// a player who dies and respawns is a despawn and a spawn in the entity set.
+// Player is one avatar: a client's or a bot's. Its entity id (see
+// entities.go) is new at each spawn, so a player who dies and respawns is
+// a removal and a creation.
 type Player struct {
-	ID     uint32  `net:"id"`
 	Pos    Pos     // each axis changes (and is coded) on its own
 	Yaw    float32 `net:"q,min=0,max=360,bits=10"`
 	Pitch  float32 `net:"q,min=-90,max=90,bits=9"`
@@ -48,7 +47,6 @@ type CratePos struct {
 // Crate is one rigid body. Asleep crates do not move, so a delta spends at
 // most a bit on them.
 type Crate struct {
-	ID     uint32     `net:"id"`
 	Pos    CratePos   // per axis
 	Rot    [4]float32 `net:"quat,bits=9"` // x, y, z, w
 	Asleep bool
@@ -60,18 +58,7 @@ type Match struct {
 	Score [2]uint16 `net:"range,min=0,max=999"`
 }
 
-// Shard is the state of one snapshot stream. The world does not fit one
-// 1200-byte packet, so the server splits it into streams (see
-// server.go): stream 0 carries the match and the players, streams 1..K
-// each carry a fixed share of the crates. Every stream has its own Sender
-// and Receiver, and so its own baselines and acknowledgements.
-type Shard struct {
-	Match   *Match   // present in stream 0 only
-	Players []Player `net:"maxlen=64"`
-	Crates  []Crate  `net:"maxlen=255"`
-}
-
-// maxPlayers bounds clients+bots: the Players maxlen above.
+// maxPlayers bounds clients+bots.
 const maxPlayers = 64
 
 // ---- the simulation ----
@@ -417,56 +404,6 @@ func randomQuat(rng *rand.Rand) [4]float64 {
 }
 
 // ---- from the simulation to the wire types ----
-
-// fill writes the state of every stream into shards (len 1+k): stream 0
-// gets the match and the living players, stream 1+s the crates of slots
-// s, s+k, s+2k, ... Each slice is in ascending id order, as entity sets
-// are matched in one pass. shards' storage is reused from tick to tick.
-func (w *world) fill(shards []Shard) {
-	k := len(shards) - 1
-	s0 := &shards[0]
-	if s0.Match == nil {
-		s0.Match = new(Match)
-	}
-	*s0.Match = w.match
-	s0.Players = s0.Players[:0]
-	for i := range w.players {
-		p := &w.players[i]
-		if !p.alive {
-			continue
-		}
-		s0.Players = append(s0.Players, Player{
-			ID: p.id, Pos: p.p.pos(), Yaw: float32(p.yaw), Pitch: float32(p.pitch),
-			Health: p.health, Weapon: p.weapon, Flags: p.flags,
-		})
-	}
-	slices.SortFunc(s0.Players, func(a, b Player) int { return cmpU32(a.ID, b.ID) })
-	s0.Crates = s0.Crates[:0]
-	for s := 1; s <= k; s++ {
-		sh := &shards[s]
-		sh.Match, sh.Players = nil, sh.Players[:0]
-		sh.Crates = sh.Crates[:0]
-		for j := s - 1; j < len(w.crates); j += k {
-			c := &w.crates[j]
-			sh.Crates = append(sh.Crates, Crate{
-				ID: c.id, Pos: c.p.cratePos(),
-				Rot:    [4]float32{float32(c.q[0]), float32(c.q[1]), float32(c.q[2]), float32(c.q[3])},
-				Asleep: c.asleep,
-			})
-		}
-		slices.SortFunc(sh.Crates, func(a, b Crate) int { return cmpU32(a.ID, b.ID) })
-	}
-}
-
-func cmpU32(a, b uint32) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
 
 // awake counts the crates in motion.
 func (w *world) awake() int {

@@ -59,6 +59,24 @@ public static class Conformance
         for (int i = 0; i < fs.Length; i++) { if (i > 0) sb.Append(','); Canon(sb, fs[i].GetValue(v)); }
         sb.Append(']');
     }
+    /// <summary>What a replica client made of a packet, as gen's Go test writes it: seq, tick, removals, the states set, the ids held.</summary>
+    static void AppendReplica(StringBuilder sb, object rc)
+    {
+        var rt = rc.GetType();
+        sb.Append("seq ").Append(((ReplicaAck)rt.GetMethod("Ack").Invoke(rc, null)).Seq).Append(" tick ").Append(rt.GetProperty("Tick").GetValue(rc)).Append(" removed [");
+        sb.Append(string.Join(" ", (List<uint>)rt.GetField("Removed").GetValue(rc))).Append("] set");
+        var tryGet = rt.GetMethod("TryGet");
+        foreach (uint id in (List<uint>)rt.GetField("Updated").GetValue(rc))
+        {
+            var targs = new object[] { id, null, 0u };
+            tryGet.Invoke(rc, targs);
+            sb.Append(' ').Append(id).Append('@').Append(targs[2]).Append('=').Append(Canon(targs[1]));
+        }
+        var ids = new List<uint>((IEnumerable<uint>)rt.GetProperty("Ids").GetValue(rc));
+        ids.Sort();
+        sb.Append(" held [").Append(string.Join(" ", ids)).Append(']');
+    }
+
     static string Canon(object v) { var sb = new StringBuilder(); Canon(sb, v); return sb.ToString(); }
 
     static string Differ(string got, string want)
@@ -139,6 +157,33 @@ public static class Conformance
                         bytes = Allocated(del, new object[] { d, d.Length, baseline, o });
                     }
                     if (bytes != 0) { report(kind + " " + msg + ": " + bytes + " bytes allocated by 5000 decodes into a reused value"); continue; }
+                    passed++;
+                    continue;
+                }
+                if (kind == "repl" || kind == "repl-golden")
+                {
+                    // a replication stream: what the client set, removed and holds, or the error, and the ack in bytes
+                    object rc;
+                    if (!receivers.TryGetValue("repl" + c[5], out rc)) { int mx = int.Parse(c[4]); rc = codec.GetMethod("Replica").Invoke(null, new object[] { int.Parse(c[7]), c.Length > 9 && c[9].Length > 0 ? Unhex(c[9]) : null, mx > 0 ? mx : 1 << 20, int.Parse(c[6]) }); receivers["repl" + c[5]] = rc; }
+                    var rt = rc.GetType();
+                    string got;
+                    try
+                    {
+                        var p = Unhex(data);
+                        rt.GetMethod("Decode", new[] { typeof(byte[]), typeof(int) }).Invoke(rc, new object[] { p, p.Length });
+                        var sb = new StringBuilder();
+                        if (kind == "repl-golden")
+                            sb.Append("updated [").Append(string.Join(" ", (List<uint>)rt.GetField("Updated").GetValue(rc))).Append("] removed [").Append(string.Join(" ", (List<uint>)rt.GetField("Removed").GetValue(rc))).Append(']');
+                        else AppendReplica(sb, rc);
+                        got = sb.ToString();
+                    }
+                    catch (TargetInvocationException e) { got = e.InnerException is BitwireException ? ((BitwireException)e.InnerException).Sentinel : "other: " + e.InnerException; }
+                    var ra = (ReplicaAck)rt.GetMethod("Ack").Invoke(rc, null);
+                    var ab = new byte[ra.Length];
+                    ra.WriteTo(ab, 0);
+                    got += " ack " + Hex(ab);
+                    string w2 = want + " ack " + (c.Length > 8 ? c[8] : "");
+                    if (got != w2) { report("replication stream " + c[5] + " " + data + ": " + Differ(got, w2)); continue; }
                     passed++;
                     continue;
                 }

@@ -8,7 +8,7 @@ import { readFileSync } from "fs";
 
 interface Case {
   kind?: string; msg: string; full: string; want: string; base?: number; delta?: string;
-  stream?: number; packet?: string; tick?: number; err?: string; errmsg?: string; mode?: number; ack?: string; key?: string;
+  stream?: number; packet?: string; tick?: number; err?: string; errmsg?: string; mode?: number; ack?: string; key?: string; max?: number; expiry?: number;
 }
 
 function hex(b: Uint8Array): string { return Array.from(b, (x) => x.toString(16).padStart(2, "0")).join(""); }
@@ -68,6 +68,7 @@ export async function run(modPath: string, corpusPath: string): Promise<void> {
   const fulls: Map<string, any[]> = new Map();
   const report = (what: string) => { if (failed < 20) console.log("FAIL " + (what.length > 400 ? what.slice(0, 400) + "…" : what)); failed++; };
   const receivers: Map<number, bw.SnapshotReceiver<any>> = new Map();
+  const replicas: Map<number, bw.ReplicaClient<any>> = new Map();
   for (const line of lines) {
     const c: Case = JSON.parse(line);
     const codec = mod[c.msg];
@@ -134,6 +135,34 @@ export async function run(modPath: string, corpusPath: string): Promise<void> {
       }
       const want = c.err ? c.err : c.want;
       if (got !== want) { report(`damaged delta ${c.msg}: ${differ(got, want)} [${msg}] [Go: ${c.errmsg ?? ""}] (delta ${c.delta})`); continue; }
+      passed++;
+      continue;
+    }
+    if (c.kind === "repl" || c.kind === "repl-golden") {
+      // a replication stream: what the client set, removed and holds, or the error, and the ack in bytes
+      let rc = replicas.get(c.stream as number);
+      if (!rc) {
+        rc = codec.replica({ maxEntities: c.max || undefined, mode: c.mode ?? 0, key: c.key ? unhex(c.key) : undefined, expiry: c.expiry ?? 0 }) as bw.ReplicaClient<any>;
+        replicas.set(c.stream as number, rc);
+      }
+      let got: string;
+      try {
+        const info = rc.decode(unhex(c.packet as string));
+        if (c.kind === "repl-golden") got = `updated [${info.updated.join(" ")}] removed [${info.removed.join(" ")}]`;
+        else {
+          got = `seq ${info.seq} tick ${info.tick} removed [${info.removed.join(" ")}] set`;
+          for (const id of info.updated) {
+            const e = rc.get(id) as { value: any; tick: number };
+            got += ` ${id}@${e.tick}=` + JSON.stringify(canon({ k: "struct", t: codec.plan }, e.value));
+          }
+          got += ` held [${rc.ids().sort((a, b) => a - b).join(" ")}]`;
+        }
+      } catch (e) {
+        got = e instanceof bw.BitwireError ? e.name : "other: " + String(e);
+      }
+      got += " ack " + hex(bw.encodeReplicaAck(rc.ack()));
+      const want = (c.err ? c.err : c.want) + " ack " + (c.ack ?? "");
+      if (got !== want) { report(`replication stream ${c.stream}: ${differ(got, want)} (packet ${c.packet})`); continue; }
       passed++;
       continue;
     }

@@ -1,18 +1,21 @@
 // The demo's Node client: a player's connection written in TypeScript over
-// Node's dgram, decoding the server's snapshot streams with code generated
-// from the demo's own Go types (shard.ts, written by the demo at start-up
-// with gen.TypeScript). For each stream it keeps a snapshot receiver, sends
-// every ack the receiver asks for (the demo's ack datagram: 'A', the
-// stream, the client as u16, the 9-byte snapshot ack), and
-// reports each accepted snapshot on stdout re-encoded in full ("C stream
-// tick hex"), which the demo checks against the server's state of that
-// tick: the full encoding of a quantized state is unique, so equal bytes
-// are an exact check. With --loss it drops that fraction of the snapshots
-// and of the acks (seeded). It prints "PORT n" once bound and, when its
-// standard input closes, "S" and its counts, then exits.
+// Node's dgram, decoding the server's replicate stream with code generated
+// from the demo's own Go type (entity.ts, written by the demo at start-up
+// with gen.TypeScript) and the runtime's ReplicaClient, in the stream's
+// integrity mode (--mode, --key) and with the Go clients' expiry
+// (--expiry). It acknowledges every packet it accepts, and one whose body
+// it could not apply (the ack reports it), in the demo's ack datagram: 'A',
+// the client as u16, the replicate ack with its tokens (19 bytes, 27 with a
+// missing-baseline report). It reports each entity state a packet set on
+// stdout, re-encoded in full ("C id tick hex"), which the demo checks
+// against the server's state of that entity at that tick: the full
+// encoding of a quantized state is unique, so equal bytes are an exact
+// check. With --loss it drops that fraction of the packets and of the acks
+// (seeded). It prints "PORT n" once bound and, when its standard input
+// closes, "S" and its counts, then exits.
 import * as dgram from "node:dgram";
 import * as bw from "./bitwire.js";
-import { ShardCodec } from "./shard.js";
+import { EntityCodec } from "./entity.js";
 
 function arg(name: string, def: number): number {
   const i = process.argv.indexOf("--" + name);
@@ -20,13 +23,11 @@ function arg(name: string, def: number): number {
 }
 const serverPort = arg("server", 0);
 const id = arg("id", 0);
-const streams = arg("streams", 1);
-const history = arg("history", 32);
 const loss = arg("loss", 0);
-const mode = arg("mode", 0); // the streams' integrity mode: 0 none, 1 crc32c, 2 hmac-sha256-80
+const mode = arg("mode", 0); // the stream's integrity mode: 0 none, 1 crc32c, 2 hmac-sha256-80
 const keyAt = process.argv.indexOf("--key");
 const key = keyAt >= 0 ? Uint8Array.from(Buffer.from(process.argv[keyAt + 1], "hex")) : undefined;
-const maxAhead = arg("maxahead", 300);
+const expiry = arg("expiry", 0); // as the Go clients' WithExpiry
 let seed = arg("seed", 1) >>> 0 || 1;
 
 // xorshift32: a seeded, reproducible drop decision
@@ -37,8 +38,8 @@ function rand(): number {
   return seed / 4294967296;
 }
 
-const stats = { received: 0, dropped: 0, accepted: 0, stale: 0, noBaseline: 0, recovering: 0, errors: 0, acksSent: 0, acksDropped: 0, foreign: 0 };
-const receivers = Array.from({ length: streams }, () => ShardCodec.receiver({ size: history, mode, maxAhead, key }));
+const stats = { received: 0, dropped: 0, accepted: 0, stale: 0, noBaseline: 0, recovering: 0, errors: 0, acksSent: 0, acksDropped: 0 };
+const client = EntityCodec.replica({ mode, key, expiry });
 const lines: string[] = [];
 function hex(b: Uint8Array): string { return Buffer.from(b.buffer, b.byteOffset, b.length).toString("hex"); }
 
@@ -47,31 +48,33 @@ sock.on("message", (msg, rinfo) => {
   if (rinfo.port !== serverPort) return;
   stats.received++;
   if (loss > 0 && rand() < loss) { stats.dropped++; return; }
-  if (msg.length < 1 || msg[0] >= streams) { stats.foreign++; return; }
-  const k = msg[0];
-  let tick = 0, value: unknown = null, ok = false;
+  let info: bw.ReplicaInfo | null = null;
   try {
-    ({ tick, value } = receivers[k].decode(new Uint8Array(msg.buffer, msg.byteOffset + 1, msg.length - 1)));
-    ok = true;
+    info = client.decode(new Uint8Array(msg.buffer, msg.byteOffset, msg.length));
   } catch (e) {
-    if (e instanceof bw.ErrStaleTick) stats.stale++;
+    if (e instanceof bw.ErrStale) stats.stale++;
     else if (e instanceof bw.ErrNoBaseline) stats.noBaseline++;
-    else if (e instanceof bw.ErrFutureTick || e instanceof bw.ErrStateMismatch) stats.recovering++;
-    else { stats.errors++; process.stderr.write(`node client ${id} stream ${k}: ${(e as Error).message}\n`); }
+    else if (e instanceof bw.ErrFuture) stats.recovering++;
+    else { stats.errors++; process.stderr.write(`node client ${id}: ${(e as Error).message}\n`); }
   }
-  const a = receivers[k].ack();
-  if (a) {
-    const ack = Buffer.alloc(13);
-    ack[0] = 0x41; ack[1] = k; ack.writeUInt16LE(id, 2);
-    ack.set(bw.encodeAck(a), 4);
+  // acknowledge an accepted packet, and one whose body could not be applied (the ack reports it)
+  const ra = client.ack();
+  if (info || ra.missing !== 0) {
+    const a = bw.encodeReplicaAck(ra);
+    const ack = Buffer.alloc(3 + a.length);
+    ack[0] = 0x41; ack.writeUInt16LE(id, 1);
+    ack.set(a, 3);
     stats.acksSent++;
     if (loss > 0 && rand() < loss) stats.acksDropped++;
     else sock.send(ack, serverPort, "127.0.0.1");
   }
-  if (!ok) return;
+  if (!info) return;
   stats.accepted++;
-  lines.push(`C ${k} ${tick} ${hex(ShardCodec.encode(value as any))}\n`);
-  if (lines.length >= 8) process.stdout.write(lines.splice(0).join(""));
+  for (const eid of info.updated) {
+    const e = client.get(eid) as { value: any; tick: number };
+    lines.push(`C ${eid} ${e.tick} ${hex(EntityCodec.encode(e.value))}\n`);
+  }
+  if (lines.length >= 64) process.stdout.write(lines.splice(0).join(""));
 });
 sock.bind(0, "127.0.0.1", () => { process.stdout.write(`PORT ${sock.address().port}\n`); });
 process.stdin.on("end", () => {

@@ -65,6 +65,8 @@ export const WorldCodec = {
   quantize(v: World): World { return bw.quantize(p0_0, v); },
   /** the client side of a snapshot stream (integrity mode and MAC key, history size, tick window as the server's) */
   receiver(opts: bw.ReceiverOptions = {}): bw.SnapshotReceiver<World> { return new bw.SnapshotReceiver<World>(p0_0, 0x45de2eb36a0a9c9an, opts); },
+  /** the client side of a replicate stream of these entities (package replicate; integrity mode and MAC key as the server's, maxEntities, expiry in ticks) */
+  replica(opts: bw.ReplicaOptions = {}): bw.ReplicaClient<World> { return new bw.ReplicaClient<World>(p0_0, 0x45de2eb36a0a9c9an, opts); },
 };
 
 // ---- InputCodec ----
@@ -92,4 +94,6 @@ export const InputCodec = {
   quantize(v: Input): Input { return bw.quantize(p1_0, v); },
   /** the client side of a snapshot stream (integrity mode and MAC key, history size, tick window as the server's) */
   receiver(opts: bw.ReceiverOptions = {}): bw.SnapshotReceiver<Input> { return new bw.SnapshotReceiver<Input>(p1_0, 0x6276689498bf4da9n, opts); },
+  /** the client side of a replicate stream of these entities (package replicate; integrity mode and MAC key as the server's, maxEntities, expiry in ticks) */
+  replica(opts: bw.ReplicaOptions = {}): bw.ReplicaClient<Input> { return new bw.ReplicaClient<Input>(p1_0, 0x6276689498bf4da9n, opts); },
 };

@@ -1,0 +1,481 @@
+package replicate
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/bitwire/bitwire"
+	"github.com/bitwire/bitwire/bits"
+	"github.com/bitwire/bitwire/fields"
+	"github.com/bitwire/bitwire/snapshot"
+)
+
+// Client is the receiving end of one Peer: it applies the packets it
+// accepts to its view of the world, keeps the last BaselineDepth states of
+// each entity as baselines, and says what to acknowledge. Create it with
+// NewClient.
+type Client[E any] struct {
+	c     *bitwire.Codec[E]
+	fp    uint32
+	max   int
+	index map[uint32]int32 // id → slot
+	ents  []centity[E]
+	free  []int32
+
+	// window bounds the sequence numbers accepted (package snapshot's
+	// acceptance rule; rewinds only without a MAC, see NewClient).
+	window   *snapshot.TickWindow
+	guard    *snapshot.Integrity
+	accepted bool
+	newest   uint32 // sequence number of the newest accepted packet
+	mask     uint32 // the 32 before it that were accepted
+	tick     uint32 // tick of the newest accepted packet
+	// tokens are the ack tokens of the newest accepted packet and the 32
+	// before it, by sequence number modulo their count.
+	tokens [ackWindow + 1]seqToken
+	// missing is the newest packet refused with ErrNoBaseline since the
+	// newest accepted one (seq 0: none), reported in acks.
+	missing seqToken
+	expiry  uint32 // WithExpiry; 0: never
+	sweep   int    // the next slot the expiry looks at
+
+	r       bits.Reader
+	rem     []uint32
+	dec     []decoded
+	vals    []E // decoded states, swapped into the view on commit
+	updated []uint32
+	removed []uint32
+}
+
+type seqToken struct{ seq, token uint32 }
+
+// centity is a held entity: its states, oldest first from head on.
+type centity[E any] struct {
+	id   uint32
+	vers []version[E]
+	head int
+}
+
+// decoded is an entity entry of the packet being decoded.
+type decoded struct {
+	id   uint32
+	slot int32 // -1: not held before this packet
+}
+
+// Info describes an accepted packet. Its slices belong to the Client and
+// are valid until the next Decode.
+type Info struct {
+	Seq  uint32
+	Tick uint32
+	// Updated lists the ids whose state the packet set (created, replaced
+	// or changed), ascending; their state is now from Tick.
+	Updated []uint32
+	// Removed lists the ids the packet removed that the client held, then
+	// those WithExpiry dropped.
+	Removed []uint32
+}
+
+// NewClient returns an empty Client of entities encoded by a codec with
+// the layout of c (same fingerprint as the Server's), with the integrity
+// mode of WithIntegrity (none unless given), which must be its Peer's.
+//
+// Without a MAC, a run of RecoverAfter stale packets with increasing
+// sequence numbers re-anchors the Client backward (see
+// snapshot.TickWindow): a forged or corrupted packet with a sequence number
+// ahead of the sender's locks it out for at most that run. With a MAC every
+// accepted packet is the sender's and no run re-anchors backward.
+func NewClient[E any](c *bitwire.Codec[E], opts ...Option) (*Client[E], error) {
+	if c == nil {
+		return nil, errors.New("replicate: NewClient with a nil codec")
+	}
+	cfg, err := newConfig(opts)
+	if err != nil {
+		return nil, err
+	}
+	guard, err := snapshot.NewIntegrity(cfg.integrity, cfg.key)
+	if err != nil {
+		return nil, fmt.Errorf("replicate: %w", err)
+	}
+	return &Client[E]{c: c, fp: fingerprint32(c.Fingerprint()), max: cfg.maxEntities, index: make(map[uint32]int32),
+		window: snapshot.NewTickWindow(MaxAhead, RecoverAfter, cfg.integrity != snapshot.ModeMAC), guard: guard, expiry: cfg.expiry}, nil
+}
+
+// Decode applies one packet and returns what it changed. On any error the
+// view is left exactly as it was and the packet must not be acknowledged
+// (Ack says what to send). The errors: ErrBadMagic, ErrProtocolMismatch
+// (another codec layout or integrity mode), ErrIntegrity (a trailer that
+// does not match), ErrStale (a sequence number not newer than the newest
+// accepted), ErrFuture (more than MaxAhead past it, unless a run of
+// RecoverAfter increasing ones says the stream really moved on),
+// ErrNoBaseline (reported in the next acks, as are the body errors
+// below), ErrTooManyEntities,
+// bitwire.ErrTrailingData (bytes or non-zero padding after the body), and
+// the codec's errors for truncated or malformed input. Bad input of any
+// kind is an error, never a panic; decoding allocates at most in
+// proportion to the packet's size.
+func (cl *Client[E]) Decode(packet []byte) (Info, error) {
+	cl.r.Reset(packet)
+	defer cl.r.Reset(nil)
+	h, err := readHeader(&cl.r)
+	if err != nil {
+		return Info{}, err
+	}
+	if h.Fingerprint != cl.fp {
+		return Info{}, fmt.Errorf("%w: packet %#08x, client %#08x", ErrProtocolMismatch, h.Fingerprint, cl.fp)
+	}
+	if h.Integrity != cl.guard.Mode() {
+		return Info{}, fmt.Errorf("%w: packet integrity %v, client %v", ErrProtocolMismatch, h.Integrity, cl.guard.Mode())
+	}
+	body, token, err := cl.guard.Open(packet)
+	if err == nil && len(body)*8 < headerBits {
+		err = bitwire.ErrUnexpectedEnd
+	}
+	if err != nil {
+		return Info{}, fmt.Errorf("replicate: packet %d: %w", h.Seq, err)
+	}
+	cl.r.Reset(body)
+	_ = cl.r.Skip(headerBits)
+	if err := cl.window.Check(h.Seq); err != nil {
+		if errors.Is(err, snapshot.ErrFutureTick) {
+			return Info{}, fmt.Errorf("%w: packet %d, newest accepted %d (at most %d ahead)", ErrFuture, h.Seq, cl.newest, MaxAhead)
+		}
+		return Info{}, fmt.Errorf("%w: packet %d, newest accepted %d", ErrStale, h.Seq, cl.newest)
+	}
+	if err := cl.read(h); err != nil {
+		// A body the client cannot apply, which passed the trailer: a
+		// baseline it lacks, or (without a MAC) one a forgery altered, so
+		// that the sender's delta makes no sense against it. The ack
+		// reports it, and the sender sends those entities in full.
+		if !errors.Is(err, ErrTooManyEntities) {
+			cl.missing = seqToken{h.Seq, token}
+		}
+		return Info{}, fmt.Errorf("replicate: packet %d (tick %d): %w", h.Seq, h.Tick, err)
+	}
+	cl.commit(h, token)
+	return Info{Seq: h.Seq, Tick: h.Tick, Updated: cl.updated, Removed: cl.removed}, nil
+}
+
+// read decodes the body into the scratch lists without touching the view.
+func (cl *Client[E]) read(h Header) error {
+	r := &cl.r
+	cl.rem, cl.dec = cl.rem[:0], cl.dec[:0]
+	prev := int64(-1)
+	held := len(cl.index)
+	for {
+		id, more, err := readID(r, &prev)
+		if err != nil {
+			return err
+		}
+		if !more {
+			break
+		}
+		cl.rem = append(cl.rem, id)
+		if _, ok := cl.index[id]; ok {
+			held--
+		}
+	}
+	var common uint32
+	hasCommon, err := r.ReadBool()
+	if err != nil {
+		return err
+	}
+	if hasCommon {
+		if common, err = readBase(r, h.Tick); err != nil {
+			return err
+		}
+	}
+	prev = -1
+	ri := 0 // removals are ascending, like the entities: one merge pass
+	for k := 0; ; k++ {
+		id, more, err := readID(r, &prev)
+		if err != nil {
+			return err
+		}
+		if !more {
+			break
+		}
+		for ri < len(cl.rem) && cl.rem[ri] < id {
+			ri++
+		}
+		removedHere := ri < len(cl.rem) && cl.rem[ri] == id
+		// The kind: 1 a delta against the common baseline, 01 a delta
+		// against its own, 00 a full state (bits in reading order).
+		delta, err := r.ReadBool()
+		if err != nil {
+			return err
+		}
+		baseTick := common
+		if delta && !hasCommon {
+			return fmt.Errorf("%w: id %d: a delta against the common baseline of a packet without one", bitwire.ErrMalformed, id)
+		}
+		if !delta {
+			if delta, err = r.ReadBool(); err != nil {
+				return err
+			}
+			if delta {
+				if baseTick, err = readBase(r, h.Tick); err != nil {
+					return err
+				}
+			}
+		}
+		slot, ok := cl.index[id]
+		if !ok || removedHere {
+			slot = -1
+		}
+		if k == len(cl.vals) {
+			var zero E
+			cl.vals = append(cl.vals, zero)
+		}
+		v := &cl.vals[k]
+		if delta {
+			var base *E
+			if slot >= 0 {
+				base = cl.ents[slot].find(baseTick)
+			}
+			if base == nil {
+				return fmt.Errorf("%w: id %d against tick %d", ErrNoBaseline, id, baseTick)
+			}
+			err = cl.c.DecodeDelta(r, base, v)
+			if err != nil {
+				return fmt.Errorf("id %d: %w", id, err)
+			}
+		} else {
+			if err := cl.c.Decode(r, v); err != nil {
+				return fmt.Errorf("id %d: %w", id, err)
+			}
+			if slot < 0 {
+				held++
+			}
+		}
+		cl.dec = append(cl.dec, decoded{id: id, slot: slot})
+	}
+	if !r.CheckPadding() {
+		return fmt.Errorf("%w (%d bits left)", bitwire.ErrTrailingData, r.Remaining())
+	}
+	if held > cl.max {
+		return fmt.Errorf("%w: %d, limit %d", ErrTooManyEntities, held, cl.max)
+	}
+	return nil
+}
+
+// readBase reads a baseline, coded as tick - baseline - 1.
+func readBase(r *bits.Reader, tick uint32) (uint32, error) {
+	d, err := fields.ReadBitlen(r, distWidth)
+	if err != nil {
+		return 0, err
+	}
+	if d >= uint64(tick) {
+		return 0, fmt.Errorf("%w: baseline %d ticks before tick %d", bitwire.ErrMalformed, d+1, tick)
+	}
+	return tick - uint32(d) - 1, nil
+}
+
+// commit applies a packet read whole: removals, then the entities.
+func (cl *Client[E]) commit(h Header, token uint32) {
+	cl.updated, cl.removed = cl.updated[:0], cl.removed[:0]
+	for _, id := range cl.rem {
+		slot, ok := cl.index[id]
+		if !ok {
+			continue
+		}
+		delete(cl.index, id)
+		cl.free = append(cl.free, slot)
+		cl.removed = append(cl.removed, id)
+	}
+	for k, d := range cl.dec {
+		slot := d.slot
+		if slot < 0 {
+			slot = cl.alloc(d.id)
+		}
+		ent := &cl.ents[slot]
+		ent.dropFrom(h.Tick)
+		var v *version[E]
+		if len(ent.vers) < BaselineDepth {
+			ent.vers = append(ent.vers, version[E]{})
+			v = &ent.vers[len(ent.vers)-1]
+		} else {
+			v = &ent.vers[ent.head]
+			ent.head = (ent.head + 1) % len(ent.vers)
+		}
+		v.tick = h.Tick
+		v.val, cl.vals[k] = cl.vals[k], v.val
+		cl.updated = append(cl.updated, d.id)
+	}
+	// A re-anchoring backward (h.Seq not after newest) starts the mask
+	// afresh: the packets it named are not the sender's.
+	if !cl.accepted || h.Seq <= cl.newest {
+		cl.mask = 0
+	} else if shift := h.Seq - cl.newest; shift > ackWindow {
+		cl.mask = 0
+	} else {
+		cl.mask = cl.mask<<shift | 1<<(shift-1)
+	}
+	cl.accepted, cl.newest, cl.tick = true, h.Seq, h.Tick
+	cl.tokens[h.Seq%uint32(len(cl.tokens))] = seqToken{h.Seq, token}
+	if h.Seq > cl.missing.seq {
+		cl.missing = seqToken{}
+	}
+	cl.window.Accept(h.Seq)
+	if cl.expiry != 0 {
+		cl.expire(h.Tick)
+	}
+}
+
+// expirySweep is the number of slots each accepted packet's expiry looks
+// at: a world of n entities is swept every n/32 packets.
+const expirySweep = 32
+
+// expire drops the entities, among the next expirySweep slots, whose
+// newest state is more than the expiry away from tick (either way: a
+// made-up future tick counts too).
+func (cl *Client[E]) expire(tick uint32) {
+	for k := 0; k < expirySweep && len(cl.ents) > 0; k++ {
+		if cl.sweep >= len(cl.ents) {
+			cl.sweep = 0
+		}
+		slot := int32(cl.sweep)
+		cl.sweep++
+		ent := &cl.ents[slot]
+		if s, ok := cl.index[ent.id]; !ok || s != slot || len(ent.vers) == 0 {
+			continue // a free slot
+		}
+		t := ent.newest().tick
+		if d := max(t, tick) - min(t, tick); d > cl.expiry {
+			delete(cl.index, ent.id)
+			cl.free = append(cl.free, slot)
+			cl.removed = append(cl.removed, ent.id)
+		}
+	}
+}
+
+// dropFrom drops the kept states of tick or later, before a state of tick
+// is kept. In the sender's stream an entity's ticks only increase, so this
+// drops nothing; after a forged or corrupted packet it drops the states it
+// brought (a future tick), or the genuine states it shadowed (the same
+// tick: the sender's later deltas against them then fail with
+// ErrNoBaseline, which the ack reports, and the sender sends full states).
+func (ent *centity[E]) dropFrom(tick uint32) {
+	drop := false
+	for i := range ent.vers {
+		drop = drop || ent.vers[i].tick >= tick
+	}
+	if !drop {
+		return
+	}
+	// Oldest first, then keep those before tick in order; swaps keep each
+	// state's storage for reuse.
+	v := ent.vers
+	slices.Reverse(v[:ent.head])
+	slices.Reverse(v[ent.head:])
+	slices.Reverse(v)
+	ent.head = 0
+	k := 0
+	for i := range v {
+		if v[i].tick < tick {
+			v[k], v[i] = v[i], v[k]
+			k++
+		}
+	}
+	ent.vers = v[:k]
+}
+
+func (cl *Client[E]) alloc(id uint32) int32 {
+	var slot int32
+	if n := len(cl.free); n > 0 {
+		slot = cl.free[n-1]
+		cl.free = cl.free[:n-1]
+	} else {
+		slot = int32(len(cl.ents))
+		cl.ents = append(cl.ents, centity[E]{})
+	}
+	ent := &cl.ents[slot]
+	ent.id, ent.vers, ent.head = id, ent.vers[:0], 0
+	cl.index[id] = slot
+	return slot
+}
+
+func (ent *centity[E]) newest() *version[E] {
+	i := ent.head - 1
+	if i < 0 {
+		i = len(ent.vers) - 1
+	}
+	return &ent.vers[i]
+}
+
+// find returns the state of exactly tick, or nil.
+func (ent *centity[E]) find(tick uint32) *E {
+	for i := range ent.vers {
+		if ent.vers[i].tick == tick {
+			return &ent.vers[i].val
+		}
+	}
+	return nil
+}
+
+// Ack returns the acknowledgement of what the Client accepted so far, with
+// the packets' tokens, and the newest packet refused with ErrNoBaseline
+// since then; the zero Ack (Seq 0) before any packet.
+func (cl *Client[E]) Ack() Ack {
+	a := Ack{Missing: cl.missing.seq, MissingToken: cl.missing.token}
+	if !cl.accepted {
+		return a
+	}
+	a.Seq, a.Mask = cl.newest, cl.mask
+	a.Token = cl.tokenOf(cl.newest)
+	for i := uint32(0); i < ackWindow; i++ {
+		if cl.mask&(1<<i) != 0 {
+			a.MaskToken ^= cl.tokenOf(cl.newest - 1 - i)
+		}
+	}
+	return a
+}
+
+func (cl *Client[E]) tokenOf(seq uint32) uint32 {
+	t := cl.tokens[seq%uint32(len(cl.tokens))]
+	if t.seq != seq {
+		return 0 // not kept: the mask never names such a packet
+	}
+	return t.token
+}
+
+// Tick returns the tick of the newest accepted packet (0 before any).
+func (cl *Client[E]) Tick() uint32 { return cl.tick }
+
+// Len returns the number of entities the Client holds.
+func (cl *Client[E]) Len() int { return len(cl.index) }
+
+// Get returns the state the Client holds of id and the tick it is from:
+// the server's quantized state of the entity at that tick. The value
+// belongs to the Client: read it, and do not keep it past the next Decode.
+func (cl *Client[E]) Get(id uint32) (e *E, tick uint32, ok bool) {
+	slot, ok := cl.index[id]
+	if !ok {
+		return nil, 0, false
+	}
+	v := cl.ents[slot].newest()
+	return &v.val, v.tick, true
+}
+
+// Range calls f for every entity held, in no particular order, until f
+// returns false; e is read-only, as for Get.
+func (cl *Client[E]) Range(f func(id, tick uint32, e *E) bool) {
+	for id, slot := range cl.index {
+		v := cl.ents[slot].newest()
+		if !f(id, v.tick, &v.val) {
+			return
+		}
+	}
+}
+
+// Reset forgets everything, as for a new connection. The Server side must
+// start over too (a new Peer).
+func (cl *Client[E]) Reset() {
+	for id, slot := range cl.index {
+		delete(cl.index, id)
+		cl.free = append(cl.free, slot)
+	}
+	cl.accepted, cl.newest, cl.mask, cl.tick = false, 0, 0, 0
+	cl.tokens, cl.missing = [ackWindow + 1]seqToken{}, seqToken{}
+	cl.window.Reset()
+}
