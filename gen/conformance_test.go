@@ -656,6 +656,14 @@ func damagedCorpus(t *testing.T, msg string, n int, r *rand.Rand, cases *[]cfCas
 			err := c.Unmarshal(b, &v)
 			return canonOf(t, s, &v), err
 		}
+	case "Edge":
+		c := bitwire.MustFor[cfEdge]().WithLimits(bitwire.Limits{MaxAllocPerByte: noBudget})
+		s = c.Schema()
+		decode = func(b []byte) (string, error) {
+			var v cfEdge
+			err := c.Unmarshal(b, &v)
+			return canonOf(t, s, &v), err
+		}
 	}
 	for i := 0; i < n; i++ {
 		b, _ := hex.DecodeString(fulls[r.Intn(len(fulls))])
@@ -836,6 +844,11 @@ func buildCorpus(t *testing.T) []cfCase {
 		damagedCorpus(t, "Player", casesPerType/4, r, &cases)
 		damagedDeltaCorpus(t, casesPerType/2, r, &cases)
 		cases = append(cases, limitedCases(t, 300, r)...)
+		corpus(t, "Edge", casesPerType, func() cfEdge { return randEdge(r) }, func(v cfEdge) cfEdge { return nextEdge(r, v) }, &cases)
+		damagedCorpus(t, "Edge", casesPerType, r, &cases)
+		cases = append(cases, q3Cases(t)...)
+		corpus(t, "Maps", casesPerType, func() cfMaps { return randMaps(r) }, func(cfMaps) cfMaps { return randMaps(r) }, &cases)
+		cases = append(cases, mapCases(t, casesPerType, r)...)
 		kinds := map[string]int{}
 		for _, c := range cases {
 			kinds[c.Msg+" "+caseKind(c)]++
@@ -868,6 +881,9 @@ func corpusMessages(t *testing.T) []gen.Message {
 		gen.Named("Union", mustUnion(t).Schema()),
 		gen.Named("World", bitwire.MustFor[cfWorld]().Schema()),
 		gen.Named("Limited", limitedCodec().Schema()),
+		gen.Named("Edge", bitwire.MustFor[cfEdge]().Schema()),
+		gen.Named("Q3", bitwire.MustFor[cfQ3]().Schema()),
+		gen.Named("Maps", bitwire.MustFor[cfMaps]().Schema()),
 	}
 }
 

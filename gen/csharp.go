@@ -123,6 +123,9 @@ func (g *csGen) slot(n *bitwire.NodeSchema) int {
 	return id
 }
 
+// v returns a fresh name. Static members take prefixes that start with
+// "bw" in lower case, so that they never meet the class's fields, which are
+// exported Go names.
 func (g *csGen) v(prefix string) string {
 	g.vars++
 	return fmt.Sprintf("%s%d", prefix, g.vars)
@@ -152,7 +155,7 @@ func (g *csGen) emit(ti int) (string, error) {
 			if gr.Members[0] != i {
 				continue
 			}
-			sv, wv, zv, pv, fv := g.v("GS"), g.v("GW"), g.v("GZ"), g.v("GP"), g.v("GF")
+			sv, wv, zv, pv, fv := g.v("bwGS"), g.v("bwGW"), g.v("bwGZ"), g.v("bwGP"), g.v("bwGF")
 			var ss, ws, zs, ps, fs []string
 			for _, j := range gr.Members {
 				n := t.Fields[j].Node
@@ -369,13 +372,17 @@ func (g *csGen) setGroup(n *bitwire.NodeSchema, i, x string) string {
 }
 
 func (g *csGen) quantizer(n *bitwire.NodeSchema) string {
-	name := g.v("Q")
-	g.stat = append(g.stat, fmt.Sprintf("static readonly Quantizer %s = new Quantizer(%s, %s, %dUL, %s, %v, %dL);", name, csFloat(n.Q.Min), csFloat(n.Q.Max), n.Q.Steps, csFloat(n.Q.Step), n.Q.Zero, n.Q.KMin))
+	name := g.v("bwQ")
+	if n.Q.Zero {
+		g.stat = append(g.stat, fmt.Sprintf("static readonly Quantizer %s = new Quantizer(%s, %s, %dUL, %s, true, %dL);", name, csFloat(n.Q.Min), csFloat(n.Q.Max), n.Q.Steps, csFloat(n.Q.Step), n.Q.KMin))
+	} else {
+		g.stat = append(g.stat, fmt.Sprintf("static readonly Quantizer %s = new Quantizer(%s, %s, %dUL, %s);", name, csFloat(n.Q.Min), csFloat(n.Q.Max), n.Q.Steps, csFloat(n.Q.Step)))
+	}
 	return name
 }
 
 func (g *csGen) quatCoder(n *bitwire.NodeSchema) string {
-	name := g.v("QC")
+	name := g.v("bwQC")
 	g.stat = append(g.stat, fmt.Sprintf("static readonly QuatCoder %s = new QuatCoder(%d);", name, n.Quat.Bits))
 	return name
 }
@@ -505,8 +512,7 @@ func (g *csGen) dec(n *bitwire.NodeSchema, lv, in string) string {
 		if n.Key.Coding == "float" {
 			p("      if (double.IsNaN(%s)) throw new ErrInvalidValue(\"NaN map key\");", k)
 		}
-		// Keys ascend strictly (wire-format.md, "Map"): checked as each is read.
-		p("      if (%s > 0 && !Codings.KeyBefore(%s, %s)) throw new ErrMalformed(\"map keys out of ascending order\");", i, prev, k)
+		p("      if (%s > 0 && !(%s)) throw new ErrMalformed(\"map key \" + %s + \" after \" + %s + \": keys must be in ascending order, each once\");", i, csKeyBefore(n.Key, prev, k), k, prev)
 		p("    }")
 		p("    catch (BitwireException x) { throw x.Within(\"{#\" + %s + \"}\"); }", i)
 		p("    %s = %s;", prev, k)
@@ -514,7 +520,7 @@ func (g *csGen) dec(n *bitwire.NodeSchema, lv, in string) string {
 		b.WriteString(g.dec(n.Elem, v, in+"    "))
 		p("    %s[%s] = %s;", m, k, v)
 		p("  }")
-		p("  if (%s.Count != %s) throw new ErrMalformed(\"duplicate map key\");", m, l) // unreachable with the order check; kept as a guard
+		p("  if (%s.Count != %s) throw new ErrMalformed(\"duplicate map key\");", m, l) // as Go: checked once all are read
 		p("}")
 	default:
 		g.fail("coding %q", n.Coding)
@@ -1062,11 +1068,10 @@ func (g *csGen) mapDelta(n *bitwire.NodeSchema, base, lv, in string) string {
 	} else {
 		p("  if (%s > (ulong)d.MaxLen) throw new ErrTooLong(%s + \" entries\");", total, total)
 	}
-	prevA := g.v("prev")
-	p("  %s %s = %s;", kt, prevA, g.zero(n.Key))
+	kv, vv, prev := g.v("key"), g.v("val"), g.v("prev")
+	p("  %s %s = %s;", kt, prev, g.zero(n.Key))
 	p("  for (ulong %s = 0; %s < %s; %s++)", kk, kk, cnt, kk)
 	p("  {")
-	kv, vv := g.v("key"), g.v("val")
 	p("    %s %s = %s;", kt, kv, g.zero(n.Key))
 	p("    try")
 	p("    {")
@@ -1074,13 +1079,11 @@ func (g *csGen) mapDelta(n *bitwire.NodeSchema, base, lv, in string) string {
 	if n.Key.Coding == "float" {
 		p("      if (double.IsNaN(%s)) throw new ErrInvalidValue(\"NaN map key\");", kv)
 	}
-	// Added keys ascend strictly and are new to the map (wire-format.md,
-	// "Map"): checked as each is read.
-	p("      if (%s > 0 && !Codings.KeyBefore(%s, %s)) throw new ErrMalformed(\"map keys out of ascending order\");", kk, prevA, kv)
-	p("      if (%s.ContainsKey(%s)) throw new ErrMalformed(\"duplicate map key\");", nm, kv)
+	p("      if (%s > 0 && !(%s)) throw new ErrMalformed(\"map key \" + %s + \" after \" + %s + \": keys must be in ascending order, each once\");", kk, csKeyBefore(n.Key, prev, kv), kv, prev)
+	p("      if (%s.ContainsKey(%s)) throw new ErrMalformed(\"duplicate map key \" + %s);", nm, kv, kv)
 	p("    }")
 	p("    catch (BitwireException x) { throw x.Within(\"{#\" + %s + \"}\"); }", kk)
-	p("    %s = %s;", prevA, kv)
+	p("    %s = %s;", prev, kv)
 	p("    %s %s = %s;", vt, vv, g.zero(n.Elem))
 	b.WriteString(g.dec(n.Elem, vv, in+"    "))
 	p("    %s[%s] = %s;", nm, kv, vv)
@@ -1092,4 +1095,17 @@ func (g *csGen) mapDelta(n *bitwire.NodeSchema, base, lv, in string) string {
 	p("}")
 	_ = m
 	return b.String()
+}
+
+// csKeyBefore is the C# test that map key a orders strictly before key b
+// (docs/wire-format.md, "Map"): numbers by value, strings by their UTF-8
+// bytes, false before true.
+func csKeyBefore(key *bitwire.NodeSchema, a, b string) string {
+	switch key.Coding {
+	case "string":
+		return fmt.Sprintf("Codings.Utf8Compare(%s, %s) < 0", a, b)
+	case "bool":
+		return fmt.Sprintf("!%s && %s", a, b)
+	}
+	return fmt.Sprintf("%s < %s", a, b)
 }

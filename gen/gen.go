@@ -71,10 +71,48 @@ func check(msgs []Message) error {
 		if s.Debug {
 			return fmt.Errorf("%w: %s: debug schemas (sentinels) are not supported by generated clients", ErrSchema, m.Name)
 		}
+		if err := checkGrids(s); err != nil {
+			return fmt.Errorf("%s: %w", m.Name, err)
+		}
 		if fp, err := bitwire.SchemaFingerprint(s); err != nil {
 			return fmt.Errorf("%w: %s: %w", ErrSchema, m.Name, err)
 		} else if want := fmt.Sprintf("%016x", fp); s.Fingerprint != "" && want != s.Fingerprint {
 			return fmt.Errorf("%w: %s: the schema says fingerprint %s, its content hashes to %s", ErrSchema, m.Name, s.Fingerprint, want)
+		}
+	}
+	return nil
+}
+
+// checkGrids checks every q node's derived zero and kmin against its min,
+// max and step. They are not hashed into the fingerprint, and the clients
+// decode a grid anchored at zero from them: a schema without them (written
+// by hand, say) would decode on another grid.
+func checkGrids(s *bitwire.Schema) error {
+	var walk func(n *bitwire.NodeSchema) error
+	walk = func(n *bitwire.NodeSchema) error {
+		if n == nil {
+			return nil
+		}
+		if n.Coding == "q" && n.Q != nil {
+			zero := n.Q.Min < 0 && 0 < n.Q.Max
+			kmin := int64(0)
+			if zero {
+				kmin = int64(math.Floor(n.Q.Min/n.Q.Step + 0.5))
+			}
+			if n.Q.Zero != zero || n.Q.KMin != kmin {
+				return fmt.Errorf("%w: q grid [%v, %v] step %v: zero %v and kmin %d, want %v and %d", ErrSchema, n.Q.Min, n.Q.Max, n.Q.Step, n.Q.Zero, n.Q.KMin, zero, kmin)
+			}
+		}
+		if err := walk(n.Key); err != nil {
+			return err
+		}
+		return walk(n.Elem)
+	}
+	for _, t := range s.Types {
+		for _, f := range t.Fields {
+			if err := walk(f.Node); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

@@ -56,10 +56,21 @@ func TestSchemaChecks(t *testing.T) {
 	old.Version = 0
 	wire := bitwire.MustFor[cfPlayer]().Schema()
 	wire.WireVersion++
+	wire1 := bitwire.MustFor[cfPlayer]().Schema()
+	wire1.WireVersion = 1
+	// Pos.X, on [-512, 512]: a grid anchored at zero whose derived fields
+	// are missing (as in a hand-written schema) or wrong.
+	noZero := bitwire.MustFor[cfPlayer]().Schema()
+	noZero.Types[1].Fields[0].Node.Q.Zero, noZero.Types[1].Fields[0].Node.Q.KMin = false, 0
+	badKMin := bitwire.MustFor[cfPlayer]().Schema()
+	badKMin.Types[1].Fields[0].Node.Q.KMin++
 	model := bitwire.MustFor[cfPlayer]().Schema()
 	model.Model = &bitwire.ModelSchema{Hash: "0123456789abcdef"}
 	for name, m := range map[string]gen.Message{
 		"wire":    gen.Named("P", wire),
+		"wire1":   gen.Named("P", wire1),
+		"noZero":  gen.Named("P", noZero),
+		"badKMin": gen.Named("P", badKMin),
 		"model":   gen.Named("P", model),
 		"edited":  gen.Named("P", edited),
 		"version": gen.Named("P", old),

@@ -233,7 +233,7 @@ func tsNode(n *bitwire.NodeSchema, pre string) string {
 		}
 	case "q":
 		add("min: %s, max: %s, steps: %d, step: %s", fmtFloat(n.Q.Min), fmtFloat(n.Q.Max), n.Q.Steps, fmtFloat(n.Q.Step))
-		if n.Q.Zero { // a grid anchored at zero (wire version 2)
+		if n.Q.Zero {
 			add("zero: true, kmin: %d", n.Q.KMin)
 		}
 	case "fixed":

@@ -225,14 +225,6 @@ namespace Bitwire
         struct F32Union { [System.Runtime.InteropServices.FieldOffset(0)] public float F; [System.Runtime.InteropServices.FieldOffset(0)] public uint U; }
         public static float F32(ulong u) { var x = new F32Union(); x.U = (uint)u; return x.F; }
         public static ulong F32Bits(float f) { var x = new F32Union(); x.F = f; return x.U; }
-        /// <summary>Whether map key a orders strictly before b, as the encoder
-        /// sorts them (wire-format.md, "Map"): strings by their UTF-8 bytes,
-        /// false before true, numbers by value.</summary>
-        public static bool KeyBefore<K>(K a, K b)
-        {
-            if (a is string sa) return Utf8Compare(sa, (string)(object)b) < 0;
-            return System.Collections.Generic.Comparer<K>.Default.Compare(a, b) < 0;
-        }
         /// <summary>Orders map keys as Go does: strings by their UTF-8 bytes.</summary>
         public static int Utf8Compare(string a, string b)
         {
@@ -242,33 +234,50 @@ namespace Bitwire
         }
     }
 
-    /// <summary>The grid of a q field.</summary>
+    /// <summary>The grid of a q field: with Zero set (Min &lt; 0 &lt; Max, wire version 2) anchored at
+    /// zero, index i being (KMin + i)·Step clamped to [Min, Max] so that 0 is exact; otherwise index i
+    /// is Min + i·Step, Min for 0 and exactly Max for Steps.</summary>
     public sealed class Quantizer
     {
         public readonly double Min, Max, Step; public readonly ulong Steps; public readonly int Bits; readonly bool fine;
-        readonly bool zero; readonly long kmin;
-        /// <summary>The grid of a q field, with the schema's step; zero and kmin
-        /// for a grid anchored at zero (wire version 2), whose index i is the
-        /// point (kmin + i)·step clamped to [min, max].</summary>
-        public Quantizer(double min, double max, ulong steps, double step, bool zero = false, long kmin = 0)
+        public readonly bool Zero; public readonly long KMin; readonly double v0, vN, at, k0;
+        /// <summary>The grid of a q field from min to max, with the schema's step.</summary>
+        public Quantizer(double min, double max, ulong steps, double step) : this(min, max, steps, step, false, 0) { }
+        /// <summary>The grid of a q field, with the schema's step, zero and kmin.</summary>
+        public Quantizer(double min, double max, ulong steps, double step, bool zero, long kmin)
         {
             Min = min; Max = max; Steps = steps; Bits = Codings.BitsRequired(steps);
-            Step = step; this.zero = zero; this.kmin = kmin;
+            Step = step; Zero = zero; KMin = zero ? kmin : 0;
             double mag = Math.Max(Math.Abs(min), Math.Abs(max));
             fine = steps + mag / Step > 17592186044416.0; // 2^44
+            // The ends are the clamped points; the interior points, at + (kmin + i)·step (min + i·step
+            // from min, (kmin + i)·step anchored at zero), lie inside [min, max] and need no clamping.
+            at = zero ? 0 : min; k0 = KMin;
+            v0 = zero ? Clamp((double)KMin * Step) : min;
+            vN = zero ? Clamp(((double)KMin + (double)steps) * Step) : max;
         }
+        double Clamp(double x) { return Math.Min(Math.Max(x, Min), Max); }
         public double Value(ulong i)
         {
-            if (zero) return Math.Min(Math.Max((double)(kmin + (long)Math.Min(i, Steps)) * Step, Min), Max);
-            return i >= Steps ? Max : Min + i * Step;
+            if (i > 0 && i < Steps) return at + (k0 + i) * Step;
+            return i == 0 ? v0 : vN;
         }
         public ulong Index(double v, bool clamp)
         {
             if (double.IsNaN(v) || double.IsInfinity(v)) throw new ErrInvalidValue("not a finite number");
             if (clamp) { if (v <= Min) return 0; if (v >= Max) return Steps; }
             else if (v < Min || v > Max) throw new ErrOutOfRange(v + " outside [" + Min + ", " + Max + "]");
-            ulong i = zero ? (ulong)Math.Max((long)Math.Floor(v / Step + 0.5) - kmin, 0L) : (ulong)(long)((v - Min) / Step + 0.5);
-            if (i > Steps) i = Steps;
+            ulong i;
+            if (Zero)
+            {
+                double k = Math.Floor(v / Step + 0.5) - KMin;
+                i = k > 0 ? Math.Min((ulong)k, Steps) : 0;
+            }
+            else
+            {
+                i = (ulong)(long)((v - Min) / Step + 0.5);
+                if (i > Steps) i = Steps;
+            }
             if (fine) i = Nearest(v, i);
             return i;
         }
@@ -301,15 +310,16 @@ namespace Bitwire
         const double InvSqrt2 = 0.70710678118654757; // math.Sqrt2 / 2
         const double Margin = 1e-6;
         static readonly int[][] Others = { new[] { 1, 2, 3 }, new[] { 0, 2, 3 }, new[] { 0, 1, 3 }, new[] { 0, 1, 2 } };
+        // The components lie on a grid of 2^N - 2 steps over [-1/√2, +1/√2] anchored at zero: index
+        // half = 2^(N-1) - 1 is exactly 0; index 2^N - 1 is above the grid (malformed).
         public readonly int N; public readonly int Steps; readonly int half; readonly double step;
-        /// <summary>Components on the grid of 2^n - 2 steps anchored at zero (wire version 2).</summary>
-        public QuatCoder(int n) { N = n; Steps = (1 << n) - 2; half = Steps / 2; step = 1.4142135623730951 / Steps; }
+        public QuatCoder(int n) { N = n; Steps = (1 << n) - 2; half = Steps / 2; step = 2 * InvSqrt2 / Steps; }
         double Val(int i) { return (double)(i - half) * step; }
         int Dist(int i) { return 2 * i > Steps ? 2 * i - Steps : Steps - 2 * i; }
         int Idx(double c)
         {
-            long i = (long)Math.Floor(c / step + 0.5) + half;
-            return (int)Math.Min(Math.Max(i, 0L), Steps);
+            double k = Math.Floor(c / step + 0.5) + half;
+            return (int)Math.Min(Math.Max(k, 0), Steps);
         }
         bool Rebuild(int a, int b, int c, out double d)
         {
@@ -356,7 +366,7 @@ namespace Bitwire
         /// <summary>Unpacks p = [m, a, b, c] into out (x, y, z, w).</summary>
         public void Unpack(int[] p, double[] o)
         {
-            if (p[1] > Steps || p[2] > Steps || p[3] > Steps) throw new ErrMalformed("quaternion index above the grid");
+            if (p[1] > Steps || p[2] > Steps || p[3] > Steps) throw new ErrMalformed("quaternion component index above the grid");
             double d;
             if (!Rebuild(p[1], p[2], p[3], out d))
             {

@@ -236,24 +236,31 @@ export function readVarint(r: BitReader, g: number): bigint {
 // ---- quantizer ----
 
 /**
- * the grid of a `q` field: parameters from the schema (min, max, steps,
- * step, zero, kmin). A grid anchored at zero (wire version 2) has the
- * points (kmin + i)·step clamped to [min, max]; otherwise min + i·step.
+ * the grid of a `q` field: parameters from the schema (min, max, steps, step, zero, kmin).
+ * With zero set (min < 0 < max, wire version 2) the grid is anchored at zero: index i is
+ * (kmin + i)·step clamped to [min, max], so 0 is exact; otherwise index i is min + i·step,
+ * min for 0 and exactly max for steps.
  */
 export class Quantizer {
   min: number; max: number; steps: number; bits: number; step: number; fine: boolean;
-  zero: boolean; kmin: number;
+  zero: boolean; kmin: number; v0: number; vN: number; at: number;
   constructor(min: number, max: number, steps: number, step?: number, zero?: boolean, kmin?: number) {
     this.min = min; this.max = max; this.steps = steps;
     this.bits = bitsRequired(steps);
     this.step = step ?? (max - min) / steps;
-    this.zero = zero ?? false; this.kmin = kmin ?? 0;
+    this.zero = !!zero; this.kmin = this.zero ? (kmin ?? Math.floor(min / this.step + 0.5)) : 0;
     const mag = Math.max(Math.abs(min), Math.abs(max));
     this.fine = steps + mag / this.step > 2 ** 44;
+    // The ends are the clamped points; the interior points, at + (kmin + i)·step (min + i·step
+    // from min, (kmin + i)·step anchored at zero), lie inside [min, max] and need no clamping.
+    this.at = this.zero ? 0 : min;
+    this.v0 = this.zero ? this.clampV(this.kmin * this.step) : min;
+    this.vN = this.zero ? this.clampV((this.kmin + steps) * this.step) : max;
   }
+  private clampV(x: number): number { return Math.min(Math.max(x, this.min), this.max); }
   value(i: number): number {
-    if (this.zero) return Math.min(Math.max((this.kmin + Math.min(i, this.steps)) * this.step, this.min), this.max);
-    return i >= this.steps ? this.max : this.min + i * this.step;
+    if (i > 0 && i < this.steps) return this.at + (this.kmin + i) * this.step;
+    return i === 0 ? this.v0 : this.vN;
   }
   index(v: number, clamp: boolean): number {
     if (v - v !== 0) throw new ErrInvalidValue("not a finite number");
@@ -263,8 +270,14 @@ export class Quantizer {
     } else if (v < this.min || v > this.max) {
       throw new ErrOutOfRange(`${v} outside [${this.min}, ${this.max}]`);
     }
-    let i = this.zero ? Math.max(Math.floor(v / this.step + 0.5) - this.kmin, 0) : Math.trunc((v - this.min) / this.step + 0.5);
-    if (i > this.steps) i = this.steps;
+    let i: number;
+    if (this.zero) {
+      const k = Math.floor(v / this.step + 0.5) - this.kmin;
+      i = k > 0 ? Math.min(k, this.steps) : 0;
+    } else {
+      i = Math.trunc((v - this.min) / this.step + 0.5);
+      if (i > this.steps) i = this.steps;
+    }
     if (this.fine) i = this.nearest(v, i);
     return i;
   }
@@ -291,8 +304,9 @@ const QUAT_MARGIN = 1e-6;
 const QUAT_OTHERS = [[1, 2, 3], [0, 2, 3], [0, 1, 3], [0, 1, 2]];
 
 /**
- * the smallest-three coding with n bits a component: components on the
- * grid of 2^n - 2 steps anchored at zero (wire version 2)
+ * the smallest-three coding with n bits a component: the three components on a grid of
+ * 2^n - 2 steps over [-1/√2, +1/√2] anchored at zero (index h = 2^(n-1) - 1 is exactly 0);
+ * index 2^n - 1 is above the grid and malformed
  */
 export class QuatCoder {
   n: number; steps: number; half: number; step: number; bits: number;
@@ -300,13 +314,14 @@ export class QuatCoder {
     this.n = n;
     this.steps = 2 ** n - 2;
     this.half = this.steps / 2;
-    this.step = 1.4142135623730951 / this.steps;
+    this.step = 2 * INV_SQRT2 / this.steps;
     this.bits = 2 + 3 * n;
   }
   private value(i: number): number { return (i - this.half) * this.step; }
   private dist(i: number): number { return 2 * i > this.steps ? 2 * i - this.steps : this.steps - 2 * i; }
   private index(c: number): number {
-    return Math.min(Math.max(Math.floor(c / this.step + 0.5) + this.half, 0), this.steps);
+    const k = Math.floor(c / this.step + 0.5) + this.half;
+    return Math.min(Math.max(k, 0), this.steps);
   }
   private rebuild(a: number, b: number, c: number): [number, boolean] {
     const va = this.value(a), vb = this.value(b), vc = this.value(c);
@@ -345,7 +360,7 @@ export class QuatCoder {
   }
   unpack(p: number[]): number[] {
     const [m, a, b, c] = p;
-    if (a > this.steps || b > this.steps || c > this.steps) throw new ErrMalformed("quaternion index above the grid");
+    if (a > this.steps || b > this.steps || c > this.steps) throw new ErrMalformed("quaternion component index above the grid");
     const [d, ok] = this.rebuild(a, b, c);
     if (!ok) {
       if (Number.isNaN(d)) throw new ErrInvalidValue("quaternion radicand below zero");
@@ -379,7 +394,7 @@ export interface Node {
   n?: number;
   /** range: bounds; q: bounds, step count and grid spacing */
   min?: number | bigint; max?: number | bigint; steps?: number; step?: number;
-  /** q: the grid is anchored at zero (wire version 2), index 0 standing for kmin·step */
+  /** q: the grid is anchored at zero (index i is (kmin + i)·step clamped to [min, max]) */
   zero?: boolean; kmin?: number;
   clamp?: boolean;
   /** fixed: the precision */
@@ -637,7 +652,7 @@ export class Decoder {
       const qq = n._q ?? q(n);
       const i = r.read(qq.bits);
       if (i > qq.steps) throw new ErrOutOfRange(`quantization index ${i} over ${qq.steps}`);
-      const v = i >= qq.steps ? qq.max : qq.min + i * qq.step;
+      const v = qq.value(i);
       return n.f32 ? Math.fround(v) : v;
     }
     if (c === C_BOOL) return r.read(1) === 1;
@@ -721,16 +736,20 @@ export class Decoder {
     }
     throw new ErrMalformed("unknown coding " + n.k);
   }
-  /** reads count entries into m; keys must ascend strictly and be new to m (wire-format.md, "Map") */
+  /**
+   * count entries into m. The keys must come in strictly ascending order and must not be in
+   * m already: an out-of-order or repeated key is ErrMalformed as soon as it is read.
+   */
   entries(n: Node, m: Map<any, any>, count: number): void {
+    const check = m.size > 0;
     let prev: any;
     for (let i = 0; i < count; i++) {
       let k: any;
       try {
         k = this.node(n.key as Node);
         if (typeof k === "number" && Number.isNaN(k)) throw new ErrInvalidValue("NaN map key");
-        if (i > 0 && !keyBefore(prev, k)) throw new ErrMalformed("map keys out of ascending order");
-        if (m.has(k)) throw new ErrMalformed("duplicate map key");
+        if (i > 0 && !keyBefore(prev, k)) throw new ErrMalformed(`map key ${k} after ${prev}: keys must be in ascending order, each once`);
+        if (check && m.has(k)) throw new ErrMalformed(`duplicate map key ${k}`);
       } catch (e) { throw wrap(e, `{#${i}}`); }
       prev = k;
       try { m.set(k, this.node(n.e as Node)); } catch (e) { throw wrap(e, `[${k}]`); }
@@ -1022,13 +1041,12 @@ function utf8Less(a: string, b: string): number {
   for (let i = 0; i < x.length && i < y.length; i++) if (x[i] !== y[i]) return x[i] - y[i];
   return x.length - y.length;
 }
-/** whether map key a orders strictly before b, in sortedKeys' order */
+/** whether map key a orders strictly before b: numbers by value, strings by bytes, false before true */
 function keyBefore(a: any, b: any): boolean {
   if (typeof a === "string") return utf8Less(a, b) < 0;
   if (typeof a === "boolean") return !a && b;
   return a < b;
 }
-
 function sortedKeys(m: Map<any, any>): any[] {
   const ks = [...m.keys()];
   if (ks.length === 0) return ks;

@@ -176,7 +176,7 @@ namespace Example.Net
                 if (o.Pos == null) o.Pos = new Vec3();
                 Vec3.BwDecode(d, o.Pos);
                 f = "Rot";
-                QC1.Read(d.R, d.P4); QC1.Unpack(d.P4, d.Q4);
+                bwQC1.Read(d.R, d.P4); bwQC1.Unpack(d.P4, d.Q4);
                 { var qa2 = o.Rot; if (qa2 == null || qa2.Length != 4) o.Rot = qa2 = new float[4]; qa2[0] = (float)d.Q4[0]; qa2[1] = (float)d.Q4[1]; qa2[2] = (float)d.Q4[2]; qa2[3] = (float)d.Q4[3]; }
             }
             catch (BitwireException x) { throw x.Within(f); }
@@ -196,7 +196,7 @@ namespace Example.Net
                 Vec3.BwEncode(e, o.Pos);
                 f = "Rot";
                 if (o.Rot == null || o.Rot.Length != 4) throw new ErrInvalidValue("quaternion of 4 components expected");
-                QC3.Pack(o.Rot[0], o.Rot[1], o.Rot[2], o.Rot[3], e.P4); QC3.Write(e.W, e.P4);
+                bwQC3.Pack(o.Rot[0], o.Rot[1], o.Rot[2], o.Rot[3], e.P4); bwQC3.Write(e.W, e.P4);
             }
             catch (BitwireException x) { throw x.Within(f); }
             e.Leave();
@@ -231,7 +231,7 @@ namespace Example.Net
                 f = "Rot";
                 if (skip != 2 && d.R.Bool())
                 {
-                    QC4.ReadDelta(d, 0, b.Rot[0], b.Rot[1], b.Rot[2], b.Rot[3], d.Q4, d.P4, d.P4b);
+                    bwQC4.ReadDelta(d, 0, b.Rot[0], b.Rot[1], b.Rot[2], b.Rot[3], d.Q4, d.P4, d.P4b);
                     { var qa5 = o.Rot; if (qa5 == null || qa5.Length != 4) o.Rot = qa5 = new float[4]; qa5[0] = (float)d.Q4[0]; qa5[1] = (float)d.Q4[1]; qa5[2] = (float)d.Q4[2]; qa5[3] = (float)d.Q4[3]; }
                 }
                 else
@@ -250,9 +250,9 @@ namespace Example.Net
             Vec3.BwCopy(s.Pos, o.Pos);
             { var qs9 = s.Rot; var qa8 = o.Rot; if (qa8 == null || qa8.Length != 4) o.Rot = qa8 = new float[4]; qa8[0] = qs9[0]; qa8[1] = qs9[1]; qa8[2] = qs9[2]; qa8[3] = qs9[3]; }
         }
-        static readonly QuatCoder QC1 = new QuatCoder(9);
-        static readonly QuatCoder QC3 = new QuatCoder(9);
-        static readonly QuatCoder QC4 = new QuatCoder(9);
+        static readonly QuatCoder bwQC1 = new QuatCoder(9);
+        static readonly QuatCoder bwQC3 = new QuatCoder(9);
+        static readonly QuatCoder bwQC4 = new QuatCoder(9);
     }
 
     /// <summary>main.Vec3</summary>
@@ -269,11 +269,11 @@ namespace Example.Net
             try
             {
                 f = "X";
-                o.X = (float)(Q1.Read(d.R));
+                o.X = (float)(bwQ1.Read(d.R));
                 f = "Z";
-                o.Z = (float)(Q2.Read(d.R));
+                o.Z = (float)(bwQ2.Read(d.R));
                 f = "Y";
-                o.Y = (float)(Q3.Read(d.R));
+                o.Y = (float)(bwQ3.Read(d.R));
             }
             catch (BitwireException x) { throw x.Within(f); }
             d.Leave();
@@ -287,11 +287,11 @@ namespace Example.Net
             try
             {
                 f = "X";
-                Q4.Write(e.W, o.X, false);
+                bwQ4.Write(e.W, o.X, false);
                 f = "Z";
-                Q5.Write(e.W, o.Z, false);
+                bwQ5.Write(e.W, o.Z, false);
                 f = "Y";
-                Q6.Write(e.W, o.Y, false);
+                bwQ6.Write(e.W, o.Y, false);
             }
             catch (BitwireException x) { throw x.Within(f); }
             e.Leave();
@@ -309,11 +309,11 @@ namespace Example.Net
                     long diff7;
                     if (d.Window(1, -100L, 100L, out diff7))
                     {
-                      o.X = (float)(Q8.Add(Q8.Index(b.X, false), diff7));
+                      o.X = (float)(bwQ8.Add(bwQ8.Index(b.X, false), diff7));
                     }
                     else
                     {
-                      o.X = (float)(Q9.Read(d.R));
+                      o.X = (float)(bwQ9.Read(d.R));
                     }
                 }
                 else
@@ -326,11 +326,11 @@ namespace Example.Net
                     long diff10;
                     if (d.Window(2, -100L, 100L, out diff10))
                     {
-                      o.Z = (float)(Q11.Add(Q11.Index(b.Z, false), diff10));
+                      o.Z = (float)(bwQ11.Add(bwQ11.Index(b.Z, false), diff10));
                     }
                     else
                     {
-                      o.Z = (float)(Q12.Read(d.R));
+                      o.Z = (float)(bwQ12.Read(d.R));
                     }
                 }
                 else
@@ -343,11 +343,11 @@ namespace Example.Net
                     long diff13;
                     if (d.Window(3, -100L, 100L, out diff13))
                     {
-                      o.Y = (float)(Q14.Add(Q14.Index(b.Y, false), diff13));
+                      o.Y = (float)(bwQ14.Add(bwQ14.Index(b.Y, false), diff13));
                     }
                     else
                     {
-                      o.Y = (float)(Q15.Read(d.R));
+                      o.Y = (float)(bwQ15.Read(d.R));
                     }
                 }
                 else
@@ -365,18 +365,18 @@ namespace Example.Net
             o.Z = s.Z;
             o.Y = s.Y;
         }
-        static readonly Quantizer Q1 = new Quantizer(-512.0, 512.0, 102400UL, 0.01, true, -51200L);
-        static readonly Quantizer Q2 = new Quantizer(-512.0, 512.0, 102400UL, 0.01, true, -51200L);
-        static readonly Quantizer Q3 = new Quantizer(-16.0, 112.0, 12800UL, 0.01, true, -1600L);
-        static readonly Quantizer Q4 = new Quantizer(-512.0, 512.0, 102400UL, 0.01, true, -51200L);
-        static readonly Quantizer Q5 = new Quantizer(-512.0, 512.0, 102400UL, 0.01, true, -51200L);
-        static readonly Quantizer Q6 = new Quantizer(-16.0, 112.0, 12800UL, 0.01, true, -1600L);
-        static readonly Quantizer Q8 = new Quantizer(-512.0, 512.0, 102400UL, 0.01, true, -51200L);
-        static readonly Quantizer Q9 = new Quantizer(-512.0, 512.0, 102400UL, 0.01, true, -51200L);
-        static readonly Quantizer Q11 = new Quantizer(-512.0, 512.0, 102400UL, 0.01, true, -51200L);
-        static readonly Quantizer Q12 = new Quantizer(-512.0, 512.0, 102400UL, 0.01, true, -51200L);
-        static readonly Quantizer Q14 = new Quantizer(-16.0, 112.0, 12800UL, 0.01, true, -1600L);
-        static readonly Quantizer Q15 = new Quantizer(-16.0, 112.0, 12800UL, 0.01, true, -1600L);
+        static readonly Quantizer bwQ1 = new Quantizer(-512.0, 512.0, 102400UL, 0.01, true, -51200L);
+        static readonly Quantizer bwQ2 = new Quantizer(-512.0, 512.0, 102400UL, 0.01, true, -51200L);
+        static readonly Quantizer bwQ3 = new Quantizer(-16.0, 112.0, 12800UL, 0.01, true, -1600L);
+        static readonly Quantizer bwQ4 = new Quantizer(-512.0, 512.0, 102400UL, 0.01, true, -51200L);
+        static readonly Quantizer bwQ5 = new Quantizer(-512.0, 512.0, 102400UL, 0.01, true, -51200L);
+        static readonly Quantizer bwQ6 = new Quantizer(-16.0, 112.0, 12800UL, 0.01, true, -1600L);
+        static readonly Quantizer bwQ8 = new Quantizer(-512.0, 512.0, 102400UL, 0.01, true, -51200L);
+        static readonly Quantizer bwQ9 = new Quantizer(-512.0, 512.0, 102400UL, 0.01, true, -51200L);
+        static readonly Quantizer bwQ11 = new Quantizer(-512.0, 512.0, 102400UL, 0.01, true, -51200L);
+        static readonly Quantizer bwQ12 = new Quantizer(-512.0, 512.0, 102400UL, 0.01, true, -51200L);
+        static readonly Quantizer bwQ14 = new Quantizer(-16.0, 112.0, 12800UL, 0.01, true, -1600L);
+        static readonly Quantizer bwQ15 = new Quantizer(-16.0, 112.0, 12800UL, 0.01, true, -1600L);
     }
 
     /// <summary>main.Input</summary>
@@ -406,7 +406,7 @@ namespace Example.Net
                   }
                 }
                 f = "Yaw";
-                o.Yaw = (float)(Q4.Read(d.R));
+                o.Yaw = (float)(bwQ4.Read(d.R));
                 f = "Fire";
                 o.Fire = d.R.Bool();
                 f = "Acked";
@@ -437,7 +437,7 @@ namespace Example.Net
                   }
                 }
                 f = "Yaw";
-                Q8.Write(e.W, o.Yaw, false);
+                bwQ8.Write(e.W, o.Yaw, false);
                 f = "Fire";
                 e.W.Bool(o.Fire);
                 f = "Acked";
@@ -480,7 +480,7 @@ namespace Example.Net
                 f = "Yaw";
                 if (skip != 1 && d.R.Bool())
                 {
-                    o.Yaw = (float)(Q15.Read(d.R));
+                    o.Yaw = (float)(bwQ15.Read(d.R));
                 }
                 else
                 {
@@ -521,9 +521,9 @@ namespace Example.Net
             o.Fire = s.Fire;
             o.Acked = s.Acked;
         }
-        static readonly Quantizer Q4 = new Quantizer(0.0, 360.0, 1023UL, 0.3519061583577713, false, 0L);
-        static readonly Quantizer Q8 = new Quantizer(0.0, 360.0, 1023UL, 0.3519061583577713, false, 0L);
-        static readonly Quantizer Q15 = new Quantizer(0.0, 360.0, 1023UL, 0.3519061583577713, false, 0L);
+        static readonly Quantizer bwQ4 = new Quantizer(0.0, 360.0, 1023UL, 0.3519061583577713);
+        static readonly Quantizer bwQ8 = new Quantizer(0.0, 360.0, 1023UL, 0.3519061583577713);
+        static readonly Quantizer bwQ15 = new Quantizer(0.0, 360.0, 1023UL, 0.3519061583577713);
     }
 
     /// <summary>The codec of World (main.World).</summary>
