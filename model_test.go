@@ -326,3 +326,27 @@ func TestModelSchema(t *testing.T) {
 	// Debug mode and a model combine.
 	require.Equal(t, modelFingerprint(c.WithDebug(true).Fingerprint(), m.Hash()), c.WithModel(m).WithDebug(true).Fingerprint())
 }
+
+// A model's parameter sets the bits exactly: a one-step move with K = 0 is
+// changed 1, window 1, unary 10, sign 0 (5 bits); with K = 3, changed 1,
+// window 1, 0, 001, sign 0 (7 bits), whatever came before in the message.
+func TestModelExactBits(t *testing.T) {
+	c := MustFor[mOther]()
+	base, cur := mOther{X: 1}, mOther{X: 1.01}
+	for _, tc := range []struct {
+		k    uint8
+		bits int
+	}{{0, 5}, {3, 7}} {
+		m := &Model{layout: c.Fingerprint(), wins: []uint8{tc.k}}
+		m.setHash()
+		cm := c.WithModel(m)
+		require.NoError(t, cm.ModelErr())
+		var w bits.Writer
+		require.NoError(t, cm.EncodeDelta(&w, &base, &cur))
+		require.Equal(t, tc.bits, w.Len(), "K=%d", tc.k)
+	}
+	// A parameter above the window's escape width (8 bits) is refused.
+	m := &Model{layout: c.Fingerprint(), wins: []uint8{9}}
+	m.setHash()
+	require.ErrorIs(t, c.WithModel(m).ModelErr(), ErrModel)
+}
