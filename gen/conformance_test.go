@@ -843,7 +843,7 @@ func buildCorpus(t *testing.T) []cfCase {
 		damagedCorpus(t, "All", casesPerType, r, &cases)
 		damagedCorpus(t, "Player", casesPerType/4, r, &cases)
 		damagedDeltaCorpus(t, casesPerType/2, r, &cases)
-		cases = append(cases, limitedCases(t, 300, r)...)
+		cases = append(cases, limitedCases(t, casesPerType, r)...)
 		corpus(t, "Edge", casesPerType, func() cfEdge { return randEdge(r) }, func(v cfEdge) cfEdge { return nextEdge(r, v) }, &cases)
 		damagedCorpus(t, "Edge", casesPerType, r, &cases)
 		cases = append(cases, q3Cases(t)...)
