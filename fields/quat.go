@@ -59,7 +59,7 @@ func NewQuat(n int) (Quat, error) {
 	}
 	steps := uint64(1)<<uint(n) - 2
 	step := 2 * invSqrt2 / float64(steps)
-	h := step / 2 * (1 + 1e-9) // the most a component moves when quantized
+	h := float64(step / 2 * (1 + 1e-9)) // the most a component moves when quantized; float64: not fused into sureAdd's sum
 	return Quat{n: n, steps: steps, half: steps / 2, step: step, inv: 1 / step, mid: float64(steps/2) + 0.5,
 		// float64(...) keeps each product rounded alone: no fused multiply-add.
 		sureSq: float64(2*math.Sqrt(3)*h) + float64(3*h*h) + 1e-12, sureAdd: h + quatMargin + 1e-12}, nil
@@ -240,7 +240,7 @@ func (q *Quat) join(m int, idx [3]uint64) uint64 {
 // floating-point rounding, orders of magnitude more than it can be. When
 // this fails, clear decides.
 func (q *Quat) surelyClear(big, second float64) bool {
-	t := second + q.sureAdd
+	t := float64(second) + q.sureAdd // second is a product once inlined: float64 keeps it from fusing
 	// float64(...) keeps the product rounded alone: no fused multiply-add.
 	return float64(big*big)-q.sureSq >= t*t
 }
