@@ -216,7 +216,7 @@ func (r *Reader) refill() {
 // result. It returns ErrUnexpectedEnd, consuming nothing, if fewer than n bits
 // remain, and an error for n outside 0..64.
 func (r *Reader) ReadBits(n int) (uint64, error) {
-	if uint(n) <= uint(r.n) { // all cached (so n < 64): the fast path
+	if uint(n) <= uint(r.n) { // all cached (so n < 64): the fast path (ReadBits is not inlined: cost 106 > 80)
 		v := r.cache & (1<<(uint(n)&63) - 1)
 		r.cache >>= uint(n) & 63
 		r.n -= n
@@ -225,10 +225,13 @@ func (r *Reader) ReadBits(n int) (uint64, error) {
 	return r.readBitsSlow(n)
 }
 
+// readBitsSlow is ReadBits when the cache is short; kept out of line so that
+// ReadBits's fast path stays a few instructions.
+//
 //go:noinline
 func (r *Reader) readBitsSlow(n int) (uint64, error) {
 	if uint(n) <= 56 && r.next+8 <= len(r.data) {
-		// The common miss: a whole word to load. take and refill, inline.
+		// The common miss: a whole word to load. take and refill, written out here.
 		r.cache |= binary.LittleEndian.Uint64(r.data[r.next:]) << (uint(r.n) & 63)
 		r.next += (63 - r.n) >> 3
 		r.n |= 56
@@ -279,7 +282,7 @@ func (r *Reader) Peek(n int) uint64 {
 
 // ReadBool reads one bit.
 func (r *Reader) ReadBool() (bool, error) {
-	if r.n > 0 { // a cached bit: the inlined fast path
+	if r.n > 0 { // a cached bit: the fast path (ReadBool is not inlined: cost 95 > 80)
 		b := r.cache&1 != 0
 		r.cache >>= 1
 		r.n--
@@ -288,6 +291,8 @@ func (r *Reader) ReadBool() (bool, error) {
 	return r.readBoolSlow()
 }
 
+// readBoolSlow is ReadBool when the cache is empty, kept out of line likewise.
+//
 //go:noinline
 func (r *Reader) readBoolSlow() (bool, error) {
 	if r.Remaining() <= 0 {

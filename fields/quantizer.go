@@ -219,7 +219,7 @@ func (q *Quantizer) Index(v float64) (uint64, error) {
 	// when it is not near a rounding boundary. v <= max keeps it at most
 	// Steps(): the product exceeds the quotient by far less than a half.
 	if q.quick && v >= q.min && v <= q.max {
-		if k, ok := truncClear((v-q.at)*q.inv + q.off); ok {
+		if k, ok := truncClear(float64((v-q.at)*q.inv) + q.off); ok { // float64: no fused multiply-add
 			return uint64(k), nil
 		}
 	}
@@ -288,7 +288,8 @@ func (q *Quantizer) indexSlow(v float64) uint64 {
 //go:noinline
 func (q *Quantizer) indexZero(v float64) uint64 {
 	var k float64
-	if y, ok := truncClear((v-q.at)*q.inv + q.off); q.quick && ok && y >= 0 {
+	// float64(...) keeps the product rounded alone: no fused multiply-add.
+	if y, ok := truncClear(float64((v-q.at)*q.inv) + q.off); q.quick && ok && y >= 0 {
 		k = float64(y)
 	} else {
 		k = math.Floor(v/q.step+0.5) - q.kmin
@@ -317,7 +318,8 @@ const roundDivGuard = 1e-6
 // product lies within roundDivGuard of a rounding boundary, where the two
 // could round apart: the result is always the quotient's, bit for bit.
 func roundDiv(d, step, inv float64) uint64 {
-	if k, ok := truncClear(d*inv + 0.5); ok { // y >= 0.5: truncation is floor
+	// float64(...) keeps the product rounded alone: no fused multiply-add.
+	if k, ok := truncClear(float64(d*inv) + 0.5); ok { // y >= 0.5: truncation is floor
 		return uint64(k)
 	}
 	return uint64(int64(d/step + 0.5))
@@ -375,7 +377,8 @@ func (q *Quantizer) nearest(v float64, i uint64) uint64 {
 // caller; it returns Value(Steps()).
 func (q *Quantizer) Value(i uint64) float64 {
 	if i-1 < q.steps-1 { // 0 < i < steps
-		return q.at + (q.kmin+float64(i))*q.step
+		// float64(...) keeps the product rounded alone: no fused multiply-add.
+		return q.at + float64((q.kmin+float64(i))*q.step)
 	}
 	if i == 0 {
 		return q.v0

@@ -59,9 +59,10 @@ func NewQuat(n int) (Quat, error) {
 	}
 	steps := uint64(1)<<uint(n) - 2
 	step := 2 * invSqrt2 / float64(steps)
-	h := step / 2 * (1 + 1e-9) // the most a component moves when quantized
+	h := float64(step / 2 * (1 + 1e-9)) // the most a component moves when quantized; float64: not fused into sureAdd's sum
 	return Quat{n: n, steps: steps, half: steps / 2, step: step, inv: 1 / step, mid: float64(steps/2) + 0.5,
-		sureSq: 2*math.Sqrt(3)*h + 3*h*h + 1e-12, sureAdd: h + quatMargin + 1e-12}, nil
+		// float64(...) keeps each product rounded alone: no fused multiply-add.
+		sureSq: float64(2*math.Sqrt(3)*h) + float64(3*h*h) + 1e-12, sureAdd: h + quatMargin + 1e-12}, nil
 }
 
 // Bits returns the size of a coded quaternion: 2 + 3n.
@@ -108,7 +109,8 @@ func (q Quat) Pack(v [4]float64) (uint64, error) {
 		return 0, errZeroQuat
 	}
 	// A NaN or infinite component makes norm2 NaN or +Inf.
-	norm2 := v[0]*v[0] + v[1]*v[1] + v[2]*v[2] + v[3]*v[3]
+	// float64(...) keeps each product rounded alone: no fused multiply-add.
+	norm2 := float64(v[0]*v[0]) + float64(v[1]*v[1]) + float64(v[2]*v[2]) + float64(v[3]*v[3])
 	d := norm2 - 1
 	if !(math.Abs(d) <= quatNormTolerance) {
 		return 0, ErrInvalidValue
@@ -142,13 +144,14 @@ func (q Quat) Pack(v [4]float64) (uint64, error) {
 		// exact ones by under 1e-9 of a step, so only a rounding within
 		// roundDivGuard of a boundary could tell them apart, and there it
 		// gives up.
-		s := 1 + d*(0.375*d-0.5) // 1/sqrt(1+d), to 0.32·|d|³ < 3e-19
+		// float64(...) keeps each product rounded alone: no fused multiply-add.
+		s := 1 + float64(d*(float64(0.375*d)-0.5)) // 1/sqrt(1+d), to 0.32·|d|³ < 3e-19
 		k := math.Float64frombits(math.Float64bits(s*q.inv) ^ math.Float64bits(v[m])&signBit)
 		o := &quatOthers[m]
 		x, y, z := v[o[0]&3], v[o[1]&3], v[o[2]&3]
-		i0, ok0 := q.quickIndex(x*k + q.mid)
-		i1, ok1 := q.quickIndex(y*k + q.mid)
-		i2, ok2 := q.quickIndex(z*k + q.mid)
+		i0, ok0 := q.quickIndex(float64(x*k) + q.mid)
+		i1, ok1 := q.quickIndex(float64(y*k) + q.mid)
+		i2, ok2 := q.quickIndex(float64(z*k) + q.mid)
 		if ok0 && ok1 && ok2 && q.surelyClear(big*s, secondOf(x, y, z)*s) {
 			return q.join(m, [3]uint64{i0, i1, i2}), nil
 		}
@@ -237,8 +240,9 @@ func (q *Quat) join(m int, idx [3]uint64) uint64 {
 // floating-point rounding, orders of magnitude more than it can be. When
 // this fails, clear decides.
 func (q *Quat) surelyClear(big, second float64) bool {
-	t := second + q.sureAdd
-	return big*big-q.sureSq >= t*t
+	t := float64(second) + q.sureAdd // second is a product once inlined: float64 keeps it from fusing
+	// float64(...) keeps the product rounded alone: no fused multiply-add.
+	return float64(big*big)-q.sureSq >= t*t
 }
 
 // Unpack decodes Bits() bits produced by Pack. Bits set above Bits() are
@@ -270,7 +274,7 @@ func (q Quat) Unpack(u uint64) ([4]float64, error) {
 	a := float64(int64(i0)-half) * step
 	b := float64(int64(i1)-half) * step
 	c := float64(int64(i2)-half) * step
-	s := 1 - a*a - b*b - c*c
+	s := 1 - float64(a*a) - float64(b*b) - float64(c*c) // float64: no fused multiply-add
 	d := math.Sqrt(s)
 	big := math.Float64frombits(max(math.Float64bits(a)&^signBit, math.Float64bits(b)&^signBit, math.Float64bits(c)&^signBit))
 	if !(d >= big+quatMargin) {
@@ -293,7 +297,7 @@ var quatOthers = [4][3]uint8{{1, 2, 3}, {0, 2, 3}, {0, 1, 3}, {0, 1, 2}}
 // overshoot of components right at the bound). The product by inv serves
 // when it is clear of a rounding boundary (see roundDiv).
 func (q *Quat) index(c float64) uint64 {
-	k, ok := truncClear(c*q.inv + q.mid)
+	k, ok := truncClear(float64(c*q.inv) + q.mid) // float64: no fused multiply-add
 	if !ok || k < 0 {
 		k = int64(math.Floor(c/q.step+0.5)) + int64(q.half)
 	}
@@ -319,12 +323,12 @@ func (q *Quat) dist(i uint64) uint64 {
 // apart, it asks rebuild, which the reader uses.
 func (q *Quat) clear(idx [3]uint64) bool {
 	a, b, c := q.value(idx[0]), q.value(idx[1]), q.value(idx[2])
-	s := 1 - a*a - b*b - c*c
+	s := 1 - float64(a*a) - float64(b*b) - float64(c*c) // float64: no fused multiply-add
 	// The largest magnitude from the integer distances to the middle of
 	// the grid (conditional moves, no float max): |value(i)| is dist(i)
 	// half steps, give or take an ulp, far inside the band below.
 	d := max(q.dist(idx[0]), q.dist(idx[1]), q.dist(idx[2]))
-	t := float64(int64(d))*(q.step/2) + quatMargin
+	t := float64(float64(int64(d))*(q.step/2)) + quatMargin // float64: no fused multiply-add
 	switch tt := t * t; {
 	case s > tt*(1+1e-9):
 		return true
@@ -342,7 +346,7 @@ func (q *Quat) clear(idx [3]uint64) bool {
 // valid.
 func (q *Quat) rebuild(idx [3]uint64) (float64, bool) {
 	a, b, c := q.value(idx[0]), q.value(idx[1]), q.value(idx[2])
-	s := 1 - a*a - b*b - c*c
+	s := 1 - float64(a*a) - float64(b*b) - float64(c*c) // float64: no fused multiply-add
 	if s < 0 {
 		return math.NaN(), false
 	}

@@ -101,6 +101,24 @@ func CSharp(out io.Writer, ns string, msgs ...Message) error {
 	return w.flush()
 }
 
+// csLines collects generated C#: p writes one statement a line at the
+// indentation in, f writes formatted text as it is, and WriteString appends
+// statements generated (and indented) elsewhere.
+type csLines struct {
+	strings.Builder
+	in string
+}
+
+// p writes the indentation, the formatted statement and a newline.
+func (b *csLines) p(format string, args ...any) {
+	b.WriteString(b.in)
+	fmt.Fprintf(b, format, args...)
+	b.WriteByte('\n')
+}
+
+// f writes formatted text as it is.
+func (b *csLines) f(format string, args ...any) { fmt.Fprintf(b, format, args...) }
+
 // csGen emits one class.
 type csGen struct {
 	s     *bitwire.Schema
@@ -140,16 +158,15 @@ func (g *csGen) fail(format string, args ...any) string {
 
 func (g *csGen) emit(ti int) (string, error) {
 	t := &g.s.Types[ti]
-	var b strings.Builder
-	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
-	p("\n    /// <summary>%s</summary>\n    public sealed class %s\n    {\n", t.GoType, g.class)
+	b := &csLines{}
+	b.f("\n    /// <summary>%s</summary>\n    public sealed class %s\n    {\n", t.GoType, g.class)
 	for _, f := range t.Fields {
-		p("        public %s %s = %s;\n", g.typ(f.Node), f.Name, g.zero(f.Node))
+		b.f("        public %s %s = %s;\n", g.typ(f.Node), f.Name, g.zero(f.Node))
 	}
 	// decode
-	p("\n        internal static void BwDecode(Decoder d, %s o)\n        {\n            d.Enter();\n            string f = null;\n            try\n            {\n", g.class)
+	b.f("\n        internal static void BwDecode(Decoder d, %s o)\n        {\n            d.Enter();\n            string f = null;\n            try\n            {\n", g.class)
 	for i, f := range t.Fields {
-		p("                f = %q;\n", f.Name)
+		b.f("                f = %q;\n", f.Name)
 		if f.Group >= 0 {
 			gr := t.Groups[f.Group]
 			if gr.Members[0] != i {
@@ -169,52 +186,52 @@ func (g *csGen) emit(ti int) (string, error) {
 				fmt.Sprintf("static readonly int[] %s = { %s };", zv, strings.Join(zs, ", ")),
 				fmt.Sprintf("static readonly double[] %s = { %s };", pv, strings.Join(ps, ", ")),
 				fmt.Sprintf("static readonly bool[] %s = { %s };", fv, strings.Join(fs, ", ")))
-			p("                d.Group(%d, %d, %v, %s, %s, %s, %s, %s);\n", len(gr.Members), gr.Width, gr.Signed, sv, wv, zv, pv, fv)
+			b.f("                d.Group(%d, %d, %v, %s, %s, %s, %s, %s);\n", len(gr.Members), gr.Width, gr.Signed, sv, wv, zv, pv, fv)
 			for k, j := range gr.Members {
-				p("                o.%s = %s;\n", t.Fields[j].Name, g.fromSignMag(t.Fields[j].Node, fmt.Sprintf("d.GNeg[%d]", k), fmt.Sprintf("d.GMag[%d]", k)))
+				b.f("                o.%s = %s;\n", t.Fields[j].Name, g.fromSignMag(t.Fields[j].Node, fmt.Sprintf("d.GNeg[%d]", k), fmt.Sprintf("d.GMag[%d]", k)))
 			}
 			continue
 		}
-		p("%s", g.dec(f.Node, "o."+f.Name, "                "))
+		b.f("%s", g.dec(f.Node, "o."+f.Name, "                "))
 	}
-	p("            }\n            catch (BitwireException x) { throw x.Within(f); }\n            d.Leave();\n        }\n")
+	b.f("            }\n            catch (BitwireException x) { throw x.Within(f); }\n            d.Leave();\n        }\n")
 	// encode
-	p("\n        internal static void BwEncode(Encoder e, %s o)\n        {\n            if (o == null) throw new ErrInvalidValue(\"null %s\");\n            e.Enter();\n            string f = null;\n            try\n            {\n", g.class, g.class)
+	b.f("\n        internal static void BwEncode(Encoder e, %s o)\n        {\n            if (o == null) throw new ErrInvalidValue(\"null %s\");\n            e.Enter();\n            string f = null;\n            try\n            {\n", g.class, g.class)
 	for i, f := range t.Fields {
-		p("                f = %q;\n", f.Name)
+		b.f("                f = %q;\n", f.Name)
 		if f.Group >= 0 {
 			gr := t.Groups[f.Group]
 			if gr.Members[0] != i {
 				continue
 			}
-			p("                e.Ensure(%d);\n", len(gr.Members))
+			b.f("                e.Ensure(%d);\n", len(gr.Members))
 			for k, j := range gr.Members {
-				p("                %s;\n", g.setGroup(t.Fields[j].Node, strconv.Itoa(k), "o."+t.Fields[j].Name))
+				b.f("                %s;\n", g.setGroup(t.Fields[j].Node, strconv.Itoa(k), "o."+t.Fields[j].Name))
 			}
-			p("                e.Group(%d, %d, %v);\n", len(gr.Members), gr.Width, gr.Signed)
+			b.f("                e.Group(%d, %d, %v);\n", len(gr.Members), gr.Width, gr.Signed)
 			continue
 		}
-		p("%s", g.enc(f.Node, "o."+f.Name, "                "))
+		b.f("%s", g.enc(f.Node, "o."+f.Name, "                "))
 	}
-	p("            }\n            catch (BitwireException x) { throw x.Within(f); }\n            e.Leave();\n        }\n")
+	b.f("            }\n            catch (BitwireException x) { throw x.Within(f); }\n            e.Leave();\n        }\n")
 	// delta
-	p("\n        internal static void BwDecodeDelta(Decoder d, %s b, %s o, int skip)\n        {\n            d.Enter();\n            string f = null;\n            try\n            {\n", g.class, g.class)
+	b.f("\n        internal static void BwDecodeDelta(Decoder d, %s b, %s o, int skip)\n        {\n            d.Enter();\n            string f = null;\n            try\n            {\n", g.class, g.class)
 	for i, f := range t.Fields {
-		p("                f = %q;\n", f.Name)
-		p("                if (skip != %d && d.R.Bool())\n                {\n%s                }\n                else\n                {\n%s                }\n",
+		b.f("                f = %q;\n", f.Name)
+		b.f("                if (skip != %d && d.R.Bool())\n                {\n%s                }\n                else\n                {\n%s                }\n",
 			i, g.delta(f.Node, "b."+f.Name, "o."+f.Name, "                    "), g.cp(f.Node, "b."+f.Name, "o."+f.Name, "                    "))
 	}
-	p("            }\n            catch (BitwireException x) { throw x.Within(f); }\n            d.Leave();\n        }\n")
+	b.f("            }\n            catch (BitwireException x) { throw x.Within(f); }\n            d.Leave();\n        }\n")
 	// copy
-	p("\n        internal static void BwCopy(%s s, %s o)\n        {\n", g.class, g.class)
+	b.f("\n        internal static void BwCopy(%s s, %s o)\n        {\n", g.class, g.class)
 	for _, f := range t.Fields {
-		p("%s", g.cp(f.Node, "s."+f.Name, "o."+f.Name, "            "))
+		b.f("%s", g.cp(f.Node, "s."+f.Name, "o."+f.Name, "            "))
 	}
-	p("        }\n")
+	b.f("        }\n")
 	for _, st := range g.stat {
-		p("        %s\n", st)
+		b.f("        %s\n", st)
 	}
-	p("    }\n")
+	b.f("    }\n")
 	return b.String(), g.err
 }
 
@@ -400,712 +417,4 @@ func csLong(s string) string {
 		return "long.MinValue"
 	}
 	return s + "L"
-}
-
-// dec returns statements decoding n into the lvalue lv.
-func (g *csGen) dec(n *bitwire.NodeSchema, lv, in string) string {
-	var b strings.Builder
-	p := func(format string, args ...any) {
-		b.WriteString(in)
-		fmt.Fprintf(&b, format, args...)
-		b.WriteByte('\n')
-	}
-	switch n.Coding {
-	case "bool":
-		p("%s = d.R.Bool();", lv)
-	case "bits":
-		if signed(n.Type) {
-			p("%s = %s;", lv, g.conv(n, fmt.Sprintf("Codings.SignExt(d.R.Read(%d), %d)", n.Bits.Width, n.Bits.Width)))
-		} else {
-			p("%s = %s;", lv, g.conv(n, fmt.Sprintf("d.R.Read(%d)", n.Bits.Width)))
-		}
-	case "range":
-		v := g.v("off")
-		p("{ ulong %s = d.R.Read(%d); if (%s > %sUL) throw new ErrOutOfRange(\"offset \" + %s + \" over the range\");", v, n.Range.Bits, v, rangeSpan(n), v)
-		if signed(n.Type) {
-			p("  %s = %s; }", lv, g.conv(n, fmt.Sprintf("(long)(unchecked((ulong)%s) + %s)", csLong(n.Range.Min), v)))
-		} else {
-			p("  %s = %s; }", lv, g.conv(n, fmt.Sprintf("%sUL + %s", n.Range.Min, v)))
-		}
-	case "q":
-		p("%s = %s;", lv, g.conv(n, g.quantizer(n)+".Read(d.R)"))
-	case "float":
-		if isF32(n.Type) {
-			p("%s = Codings.F32(d.R.Read(32));", lv)
-		} else {
-			p("%s = BitConverter.Int64BitsToDouble((long)d.R.Read(64));", lv)
-		}
-	case "fixed":
-		p("%s = %s;", lv, g.conv(n, fmt.Sprintf("d.Fixed(%s, %v)", fmtFloat(n.Fixed.Prec), isF32(n.Type))))
-	case "varint":
-		v := g.v("u")
-		p("{ ulong %s = Codings.ReadVarint(d.R, %d);", v, n.Varint.Group)
-		if signed(n.Type) {
-			p("  long s%s = Codings.Unzigzag(%s); if (!Codings.FitsSigned(s%s, %d)) throw new ErrOutOfRange(s%s + \" for a %d-bit integer\");", v, v, v, intSize(n.Type), v, intSize(n.Type))
-			p("  %s = %s; }", lv, g.conv(n, "s"+v))
-		} else {
-			p("  if (!Codings.FitsUnsigned(%s, %d)) throw new ErrOutOfRange(%s + \" for a %d-bit integer\");", v, intSize(n.Type), v, intSize(n.Type))
-			p("  %s = %s; }", lv, g.conv(n, v))
-		}
-	case "bitlen":
-		if signed(n.Type) {
-			p("%s = %s;", lv, g.conv(n, fmt.Sprintf("d.BitlenSigned(%d, %d)", n.Bitlen.Width, intSize(n.Type))))
-		} else {
-			p("%s = %s;", lv, g.conv(n, fmt.Sprintf("d.BitlenUnsigned(%d, %d)", n.Bitlen.Width, intSize(n.Type))))
-		}
-	case "string":
-		p("%s = Codings.ReadString(d.R, d.Len(%d, 8));", lv, n.MaxLen)
-	case "bytes":
-		p("%s = Codings.ReadBytes(d.R, d.Len(%d, 8), %s);", lv, n.MaxLen, lv)
-	case "quat":
-		qc := g.quatCoder(n)
-		p("%s.Read(d.R, d.P4); %s.Unpack(d.P4, d.Q4);", qc, qc)
-		b.WriteString(g.storeQuat(n, lv, in))
-	case "time":
-		v := g.v("z")
-		p("{ ulong %s = Codings.ReadBitlen(d.R, 6); ulong ns%s = d.R.Read(30); if (ns%s >= 1000000000UL) throw new ErrOutOfRange(ns%s + \" nanoseconds\");", v, v, v, v)
-		p("  %s = new Bitwire.Time(Codings.Unzigzag(%s), (int)ns%s); }", lv, v, v)
-	case "struct":
-		c := g.names[*n.Ref]
-		p("if (%s == null) %s = new %s();", lv, lv, c)
-		p("%s.BwDecode(d, %s);", c, lv)
-	case "array":
-		a := g.v("a")
-		p("{ var %s = %s; if (%s == null || %s.Length != %d) %s = %s = new %s[%d];", a, lv, a, a, n.Count, lv, a, g.typ(n.Elem), n.Count)
-		b.WriteString(g.decElems(n, a, strconv.Itoa(n.Count), in+"  "))
-		p("}")
-	case "slice":
-		a, l := g.v("a"), g.v("l")
-		emin := n.Elem.MinBits
-		if n.SharedLength {
-			emin = 1
-		}
-		p("{ int %s = d.Len(%d, %d); var %s = %s; if (%s == null) %s = %s = new %s();", l, n.MaxLen, emin, a, lv, a, lv, a, g.typ(n))
-		p("  if (%s.Count > %s) %s.RemoveRange(%s, %s.Count - %s);", a, l, a, l, a, l)
-		p("  while (%s.Count < %s) %s.Add(%s);", a, l, a, g.zero(n.Elem))
-		b.WriteString(g.decElems(n, a, l, in+"  "))
-		p("}")
-	case "ptr":
-		p("if (!d.R.Bool()) %s = null;", lv)
-		p("else")
-		p("{")
-		if csValueType(n.Elem) {
-			t := g.v("t")
-			p("  %s %s = default(%s);", g.typ(n.Elem), t, g.typ(n.Elem))
-			b.WriteString(g.dec(n.Elem, t, in+"  "))
-			p("  %s = %s;", lv, t)
-		} else {
-			b.WriteString(g.dec(n.Elem, lv, in+"  "))
-		}
-		p("}")
-	case "map":
-		m, l, i, k, v := g.v("m"), g.v("l"), g.v("i"), g.v("k"), g.v("v")
-		p("{ int %s = d.Len(%d, %d); var %s = %s; if (%s == null) %s = %s = new %s(); else %s.Clear();", l, n.MaxLen, n.Key.MinBits+n.Elem.MinBits, m, lv, m, lv, m, g.typ(n), m)
-		prev := g.v("prev")
-		p("  %s %s = %s;", g.typ(n.Key), prev, g.zero(n.Key))
-		p("  for (int %s = 0; %s < %s; %s++)", i, i, l, i)
-		p("  {")
-		p("    %s %s = %s;", g.typ(n.Key), k, g.zero(n.Key))
-		p("    try")
-		p("    {")
-		b.WriteString(g.dec(n.Key, k, in+"      "))
-		if n.Key.Coding == "float" {
-			p("      if (double.IsNaN(%s)) throw new ErrInvalidValue(\"NaN map key\");", k)
-		}
-		p("      if (%s > 0 && !(%s)) throw new ErrMalformed(\"map key \" + %s + \" after \" + %s + \": keys must be in ascending order, each once\");", i, csKeyBefore(n.Key, prev, k), k, prev)
-		p("    }")
-		p("    catch (BitwireException x) { throw x.Within(\"{#\" + %s + \"}\"); }", i)
-		p("    %s = %s;", prev, k)
-		p("    %s %s = %s;", g.typ(n.Elem), v, g.zero(n.Elem))
-		b.WriteString(g.dec(n.Elem, v, in+"    "))
-		p("    %s[%s] = %s;", m, k, v)
-		p("  }")
-		p("  if (%s.Count != %s) throw new ErrMalformed(\"duplicate map key\");", m, l) // as Go: checked once all are read
-		p("}")
-	default:
-		g.fail("coding %q", n.Coding)
-	}
-	return b.String()
-}
-
-func rangeSpan(n *bitwire.NodeSchema) string {
-	if signed(n.Type) {
-		lo, _ := strconv.ParseInt(n.Range.Min, 10, 64)
-		hi, _ := strconv.ParseInt(n.Range.Max, 10, 64)
-		return strconv.FormatUint(uint64(hi)-uint64(lo), 10)
-	}
-	lo, _ := strconv.ParseUint(n.Range.Min, 10, 64)
-	hi, _ := strconv.ParseUint(n.Range.Max, 10, 64)
-	return strconv.FormatUint(hi-lo, 10)
-}
-
-func (g *csGen) storeQuat(n *bitwire.NodeSchema, lv, in string) string {
-	ct := csScalar(n.Type)
-	if len(n.Quat.Fields) == 4 {
-		t := g.v("q")
-		return fmt.Sprintf("%s{ var %s = %s; %s.X = (%s)d.Q4[0]; %s.Y = (%s)d.Q4[1]; %s.Z = (%s)d.Q4[2]; %s.W = (%s)d.Q4[3]; %s = %s; }\n",
-			in, t, lv, t, ct, t, ct, t, ct, t, ct, lv, t)
-	}
-	a := g.v("qa")
-	return fmt.Sprintf("%s{ var %s = %s; if (%s == null || %s.Length != 4) %s = %s = new %s[4]; %s[0] = (%s)d.Q4[0]; %s[1] = (%s)d.Q4[1]; %s[2] = (%s)d.Q4[2]; %s[3] = (%s)d.Q4[3]; }\n",
-		in, a, lv, a, a, lv, a, ct, a, ct, a, ct, a, ct, a, ct)
-}
-
-func quatArgs(n *bitwire.NodeSchema, x string) string {
-	if len(n.Quat.Fields) == 4 {
-		return fmt.Sprintf("%s.X, %s.Y, %s.Z, %s.W", x, x, x, x)
-	}
-	return fmt.Sprintf("%s[0], %s[1], %s[2], %s[3]", x, x, x, x)
-}
-
-// decElems decodes count elements of the array or slice n into a.
-func (g *csGen) decElems(n *bitwire.NodeSchema, a, count, in string) string {
-	var b strings.Builder
-	p := func(format string, args ...any) {
-		b.WriteString(in)
-		fmt.Fprintf(&b, format, args...)
-		b.WriteByte('\n')
-	}
-	i := g.v("i")
-	if n.SharedLength {
-		el := n.Elem
-		z, pr, f := csGroupType(el)
-		p("d.Group(%s, %d, %v, %s, %s, %s);", count, csWidth(el), el.Coding == "fixed" || signed(el.Type), z, pr, f)
-		p("for (int %s = 0; %s < %s; %s++) %s[%s] = %s;", i, i, count, i, a, i, g.fromSignMag(el, "d.GNeg["+i+"]", "d.GMag["+i+"]"))
-		return b.String()
-	}
-	p("for (int %s = 0; %s < %s; %s++)", i, i, count, i)
-	p("{")
-	p("  try")
-	p("  {")
-	b.WriteString(g.dec(n.Elem, a+"["+i+"]", in+"    "))
-	p("  }")
-	p("  catch (BitwireException x) { throw x.Within(\"[\" + %s + \"]\"); }", i)
-	p("}")
-	return b.String()
-}
-
-// enc returns statements encoding the expression x of node n.
-func (g *csGen) enc(n *bitwire.NodeSchema, x, in string) string {
-	var b strings.Builder
-	p := func(format string, args ...any) {
-		b.WriteString(in)
-		fmt.Fprintf(&b, format, args...)
-		b.WriteByte('\n')
-	}
-	switch n.Coding {
-	case "bool":
-		p("e.W.Bool(%s);", x)
-	case "bits":
-		w := n.Bits.Width
-		if signed(n.Type) {
-			p("if (!Codings.FitsSigned((long)%s, %d)) throw new ErrOutOfRange(%s + \" does not fit %d bits\");", x, w, x, w)
-			p("e.W.Write((ulong)(long)%s, %d);", x, w)
-		} else {
-			p("if (!Codings.FitsUnsigned((ulong)%s, %d)) throw new ErrOutOfRange(%s + \" does not fit %d bits\");", x, w, x, w)
-			p("e.W.Write((ulong)%s, %d);", x, w)
-		}
-	case "range":
-		v := g.v("r")
-		if signed(n.Type) {
-			lo, hi := csLong(n.Range.Min), csLong(n.Range.Max)
-			p("{ long %s = (long)%s;", v, x)
-			if n.Clamp {
-				p("  if (%s < %s) %s = %s; else if (%s > %s) %s = %s;", v, lo, v, lo, v, hi, v, hi)
-			} else {
-				p("  if (%s < %s || %s > %s) throw new ErrOutOfRange(%s + \" outside %s..%s\");", v, lo, v, hi, v, n.Range.Min, n.Range.Max)
-			}
-			p("  e.W.Write((ulong)%s - unchecked((ulong)%s), %d); }", v, lo, n.Range.Bits)
-		} else {
-			lo, hi := n.Range.Min+"UL", n.Range.Max+"UL"
-			p("{ ulong %s = (ulong)%s;", v, x)
-			if n.Clamp {
-				p("  if (%s < %s) %s = %s; else if (%s > %s) %s = %s;", v, lo, v, lo, v, hi, v, hi)
-			} else {
-				p("  if (%s < %s || %s > %s) throw new ErrOutOfRange(%s + \" outside %s..%s\");", v, lo, v, hi, v, n.Range.Min, n.Range.Max)
-			}
-			p("  e.W.Write(%s - %s, %d); }", v, lo, n.Range.Bits)
-		}
-	case "q":
-		p("%s.Write(e.W, %s, %v);", g.quantizer(n), x, n.Clamp)
-	case "float":
-		if isF32(n.Type) {
-			p("e.W.Write(Codings.F32Bits(%s), 32);", x)
-		} else {
-			p("e.W.Write((ulong)BitConverter.DoubleToInt64Bits(%s), 64);", x)
-		}
-	case "fixed":
-		p("e.Fixed(%s, %s, %v);", x, fmtFloat(n.Fixed.Prec), isF32(n.Type))
-	case "varint":
-		if signed(n.Type) {
-			p("Codings.WriteVarint(e.W, Codings.Zigzag((long)%s), %d);", x, n.Varint.Group)
-		} else {
-			p("Codings.WriteVarint(e.W, (ulong)%s, %d);", x, n.Varint.Group)
-		}
-	case "bitlen":
-		if signed(n.Type) {
-			p("e.BitlenSigned((long)%s, %d);", x, n.Bitlen.Width)
-		} else {
-			p("e.BitlenUnsigned((ulong)%s, %d);", x, n.Bitlen.Width)
-		}
-	case "string":
-		p("Codings.WriteBytes(e, Codings.Utf8(%s), %d);", x, n.MaxLen)
-	case "bytes":
-		p("Codings.WriteBytes(e, %s, %d);", x, n.MaxLen)
-	case "quat":
-		qc := g.quatCoder(n)
-		if len(n.Quat.Fields) != 4 {
-			p("if (%s == null || %s.Length != 4) throw new ErrInvalidValue(\"quaternion of 4 components expected\");", x, x)
-		}
-		p("%s.Pack(%s, e.P4); %s.Write(e.W, e.P4);", qc, quatArgs(n, x), qc)
-	case "time":
-		v := g.v("t")
-		p("{ var %s = %s; Codings.WriteBitlen(e.W, Codings.Zigzag(%s.Sec), 6);", v, x, v)
-		p("  if (%s.Nsec < 0 || %s.Nsec >= 1000000000) throw new ErrOutOfRange(%s.Nsec + \" nanoseconds\");", v, v, v)
-		p("  e.W.Write((ulong)%s.Nsec, 30); }", v)
-	case "struct":
-		p("%s.BwEncode(e, %s);", g.names[*n.Ref], x)
-	case "array":
-		a := g.v("a")
-		p("{ var %s = %s; if (%s == null || %s.Length != %d) throw new ErrInvalidValue(\"array of %d elements expected\");", a, x, a, a, n.Count, n.Count)
-		b.WriteString(g.encElems(n, a, strconv.Itoa(n.Count), in+"  "))
-		p("}")
-	case "slice":
-		a, l := g.v("a"), g.v("l")
-		p("{ var %s = %s; int %s = %s == null ? 0 : %s.Count; Codings.Len(e, %s, %d);", a, x, l, a, a, l, n.MaxLen)
-		b.WriteString(g.encElems(n, a, l, in+"  "))
-		p("}")
-	case "ptr":
-		v := g.v("p")
-		p("{ var %s = %s; e.W.Bool(%s != null);", v, x, v)
-		p("  if (%s != null)", v)
-		p("  {")
-		if csValueType(n.Elem) {
-			b.WriteString(g.enc(n.Elem, v+".Value", in+"    "))
-		} else {
-			b.WriteString(g.enc(n.Elem, v, in+"    "))
-		}
-		p("  }")
-		p("}")
-	case "map":
-		m, l, ks, k := g.v("m"), g.v("l"), g.v("ks"), g.v("k")
-		p("{ var %s = %s; int %s = %s == null ? 0 : %s.Count; Codings.Len(e, %s, %d);", m, x, l, m, m, l, n.MaxLen)
-		p("  if (%s > 0)", l)
-		p("  {")
-		p("    var %s = new List<%s>(%s.Keys);", ks, g.typ(n.Key), m)
-		if n.Key.Coding == "string" {
-			p("    %s.Sort(Codings.Utf8Compare);", ks)
-		} else {
-			p("    %s.Sort();", ks)
-		}
-		p("    foreach (var %s in %s)", k, ks)
-		p("    {")
-		b.WriteString(g.enc(n.Key, k, in+"      "))
-		p("      try")
-		p("      {")
-		b.WriteString(g.enc(n.Elem, m+"["+k+"]", in+"        "))
-		p("      }")
-		p("      catch (BitwireException x) { throw x.Within(\"[\" + %s + \"]\"); }", k)
-		p("    }")
-		p("  }")
-		p("}")
-	default:
-		g.fail("coding %q", n.Coding)
-	}
-	return b.String()
-}
-
-func (g *csGen) encElems(n *bitwire.NodeSchema, a, count, in string) string {
-	var b strings.Builder
-	p := func(format string, args ...any) {
-		b.WriteString(in)
-		fmt.Fprintf(&b, format, args...)
-		b.WriteByte('\n')
-	}
-	i := g.v("i")
-	if n.SharedLength {
-		el := n.Elem
-		p("e.Ensure(%s);", count)
-		p("for (int %s = 0; %s < %s; %s++)", i, i, count, i)
-		p("{")
-		p("  try { %s; }", g.setGroup(el, i, a+"["+i+"]"))
-		p("  catch (BitwireException x) { throw x.Within(\"[\" + %s + \"]\"); }", i)
-		p("}")
-		p("e.Group(%s, %d, %v);", count, csWidth(el), el.Coding == "fixed" || signed(el.Type))
-		return b.String()
-	}
-	p("for (int %s = 0; %s < %s; %s++)", i, i, count, i)
-	p("{")
-	p("  try")
-	p("  {")
-	b.WriteString(g.enc(n.Elem, a+"["+i+"]", in+"    "))
-	p("  }")
-	p("  catch (BitwireException x) { throw x.Within(\"[\" + %s + \"]\"); }", i)
-	p("}")
-	return b.String()
-}
-
-// cp returns statements making lv a deep copy of src.
-func (g *csGen) cp(n *bitwire.NodeSchema, src, lv, in string) string {
-	var b strings.Builder
-	p := func(format string, args ...any) {
-		b.WriteString(in)
-		fmt.Fprintf(&b, format, args...)
-		b.WriteByte('\n')
-	}
-	switch n.Coding {
-	case "bytes":
-		p("%s = Codings.CopyBytes(%s, %s);", lv, src, lv)
-	case "quat":
-		if len(n.Quat.Fields) == 4 {
-			p("%s = %s;", lv, src)
-			break
-		}
-		a := g.v("qa")
-		sv := g.v("qs")
-		p("{ var %s = %s; var %s = %s; if (%s == null || %s.Length != 4) %s = %s = new %s[4]; %s[0] = %s[0]; %s[1] = %s[1]; %s[2] = %s[2]; %s[3] = %s[3]; }",
-			sv, src, a, lv, a, a, lv, a, csScalar(n.Type), a, sv, a, sv, a, sv, a, sv)
-	case "struct":
-		c := g.names[*n.Ref]
-		p("if (%s == null) %s = new %s();", lv, lv, c)
-		p("%s.BwCopy(%s, %s);", c, src, lv)
-	case "array":
-		a, s, i := g.v("a"), g.v("s"), g.v("i")
-		p("{ var %s = %s; var %s = %s; if (%s == null || %s.Length != %d) %s = %s = new %s[%d];", s, src, a, lv, a, a, n.Count, lv, a, g.typ(n.Elem), n.Count)
-		p("  for (int %s = 0; %s < %d; %s++)", i, i, n.Count, i)
-		p("  {")
-		b.WriteString(g.cp(n.Elem, s+"["+i+"]", a+"["+i+"]", in+"    "))
-		p("  }")
-		p("}")
-	case "slice":
-		a, s, i, l := g.v("a"), g.v("s"), g.v("i"), g.v("l")
-		p("{ var %s = %s; int %s = %s == null ? 0 : %s.Count; var %s = %s; if (%s == null) %s = %s = new %s();", s, src, l, s, s, a, lv, a, lv, a, g.typ(n))
-		p("  if (%s.Count > %s) %s.RemoveRange(%s, %s.Count - %s);", a, l, a, l, a, l)
-		p("  while (%s.Count < %s) %s.Add(%s);", a, l, a, g.zero(n.Elem))
-		p("  for (int %s = 0; %s < %s; %s++)", i, i, l, i)
-		p("  {")
-		b.WriteString(g.cp(n.Elem, s+"["+i+"]", a+"["+i+"]", in+"    "))
-		p("  }")
-		p("}")
-	case "ptr":
-		if csValueType(n.Elem) {
-			p("%s = %s;", lv, src)
-			break
-		}
-		s := g.v("s")
-		p("{ var %s = %s; if (%s == null) %s = null;", s, src, s, lv)
-		p("  else")
-		p("  {")
-		b.WriteString(g.cp(n.Elem, s, lv, in+"    "))
-		p("  }")
-		p("}")
-	case "map":
-		s, m, kv, v := g.v("s"), g.v("m"), g.v("kv"), g.v("v")
-		p("{ var %s = %s; var %s = %s; if (%s == null) %s = %s = new %s(); else %s.Clear();", s, src, m, lv, m, lv, m, g.typ(n), m)
-		p("  if (%s != null) foreach (var %s in %s)", s, kv, s)
-		p("  {")
-		p("    %s %s = %s;", g.typ(n.Elem), v, g.zero(n.Elem))
-		b.WriteString(g.cp(n.Elem, kv+".Value", v, in+"    "))
-		p("    %s[%s.Key] = %s;", m, kv, v)
-		p("  }")
-		p("}")
-	default: // value types and immutable strings
-		p("%s = %s;", lv, src)
-	}
-	return b.String()
-}
-
-// delta returns statements decoding the value delta of n against the
-// baseline expression base into lv.
-func (g *csGen) delta(n *bitwire.NodeSchema, base, lv, in string) string {
-	var b strings.Builder
-	p := func(format string, args ...any) {
-		b.WriteString(in)
-		fmt.Fprintf(&b, format, args...)
-		b.WriteByte('\n')
-	}
-	switch n.Coding {
-	case "struct":
-		if n.Composite {
-			return g.dec(n, lv, in)
-		}
-		c := g.names[*n.Ref]
-		p("if (%s == null) %s = new %s();", lv, lv, c)
-		p("%s.BwDecodeDelta(d, %s, %s, -1);", c, base, lv)
-		return b.String()
-	case "quat":
-		qc := g.quatCoder(n)
-		p("%s.ReadDelta(d, %d, %s, d.Q4, d.P4, d.P4b);", qc, g.slot(n), quatArgs(n, base))
-		b.WriteString(g.storeQuat(n, lv, in))
-		return b.String()
-	case "slice":
-		if n.Entity != nil {
-			return g.entityDelta(n, base, lv, in)
-		}
-		return g.sliceDelta(n, base, lv, in)
-	case "ptr":
-		p("if (!d.R.Bool()) %s = null;", lv)
-		p("else if (%s == null)", base)
-		p("{")
-		if csValueType(n.Elem) {
-			t := g.v("t")
-			p("  %s %s = default(%s);", g.typ(n.Elem), t, g.typ(n.Elem))
-			b.WriteString(g.dec(n.Elem, t, in+"  "))
-			p("  %s = %s;", lv, t)
-		} else {
-			b.WriteString(g.dec(n.Elem, lv, in+"  "))
-		}
-		p("}")
-		p("else")
-		p("{")
-		if csValueType(n.Elem) {
-			t := g.v("t")
-			p("  %s %s = default(%s);", g.typ(n.Elem), t, g.typ(n.Elem))
-			b.WriteString(g.delta(n.Elem, base+".Value", t, in+"  "))
-			p("  %s = %s;", lv, t)
-		} else {
-			b.WriteString(g.delta(n.Elem, base, lv, in+"  "))
-		}
-		p("}")
-		return b.String()
-	case "map":
-		return g.mapDelta(n, base, lv, in)
-	}
-	if dl := n.Delta; dl != nil {
-		diff := g.v("diff")
-		p("long %s;", diff)
-		p("if (d.Window(%d, %dL, %dL, out %s))", g.slot(n), dl.Lo, dl.Hi, diff)
-		p("{")
-		switch n.Coding {
-		case "q":
-			q := g.quantizer(n)
-			p("  %s = %s;", lv, g.conv(n, fmt.Sprintf("%s.Add(%s.Index(%s, %v), %s)", q, q, base, n.Clamp, diff)))
-		case "range":
-			k := g.v("k")
-			if signed(n.Type) {
-				lo, hi := csLong(n.Range.Min), csLong(n.Range.Max)
-				p("  long %s = (long)((ulong)(long)%s + (ulong)%s);", k, base, diff)
-				p("  if (%s < %s || %s > %s) throw new ErrOutOfRange(%s + \" outside %s..%s\");", k, lo, k, hi, k, n.Range.Min, n.Range.Max)
-			} else {
-				p("  ulong %s = (ulong)%s + (ulong)%s;", k, base, diff)
-				p("  if (%s < %sUL || %s > %sUL) throw new ErrOutOfRange(%s + \" outside %s..%s\");", k, n.Range.Min, k, n.Range.Max, k, n.Range.Min, n.Range.Max)
-			}
-			p("  %s = %s;", lv, g.conv(n, k))
-		case "bits":
-			k := g.v("k")
-			if signed(n.Type) {
-				p("  long %s = (long)((ulong)(long)%s + (ulong)%s);", k, base, diff)
-				p("  if (!Codings.FitsSigned(%s, %d)) throw new ErrOutOfRange(%s + \" does not fit %d bits\");", k, n.Bits.Width, k, n.Bits.Width)
-			} else {
-				p("  ulong %s = (ulong)%s + (ulong)%s;", k, base, diff)
-				p("  if (!Codings.FitsUnsigned(%s, %d)) throw new ErrOutOfRange(%s + \" does not fit %d bits\");", k, n.Bits.Width, k, n.Bits.Width)
-			}
-			p("  %s = %s;", lv, g.conv(n, k))
-		case "fixed":
-			ng, mg := g.v("neg"), g.v("mag")
-			p("  bool %s; ulong %s; Encoder.FixedMag(%s, %s, %v, out %s, out %s);", ng, mg, base, fmtFloat(n.Fixed.Prec), isF32(n.Type), ng, mg)
-			p("  %s = %s;", lv, g.conv(n, fmt.Sprintf("Decoder.FromFixed((%s ? (long)(0 - %s) : (long)%s) + %s, %s, %v)", ng, mg, mg, diff, fmtFloat(n.Fixed.Prec), isF32(n.Type))))
-		}
-		p("}")
-		p("else")
-		p("{")
-		b.WriteString(g.dec(n, lv, in+"  "))
-		p("}")
-		return b.String()
-	}
-	return g.dec(n, lv, in)
-}
-
-func (g *csGen) resize(n *bitwire.NodeSchema, a, lv, l string, p func(string, ...any)) {
-	p("  var %s = %s; if (%s == null) %s = %s = new %s();", a, lv, a, lv, a, g.typ(n))
-	p("  if (%s.Count > %s) %s.RemoveRange(%s, %s.Count - %s);", a, l, a, l, a, l)
-	p("  while (%s.Count < %s) %s.Add(%s);", a, l, a, g.zero(n.Elem))
-}
-
-func (g *csGen) sliceDelta(n *bitwire.NodeSchema, base, lv, in string) string {
-	var b strings.Builder
-	p := func(format string, args ...any) {
-		b.WriteString(in)
-		fmt.Fprintf(&b, format, args...)
-		b.WriteByte('\n')
-	}
-	bl, bn, l, common, ch, a, i, j := g.v("bl"), g.v("bn"), g.v("l"), g.v("c"), g.v("ch"), g.v("a"), g.v("i"), g.v("j")
-	emin := n.Elem.MinBits
-	if n.SharedLength {
-		emin = 1
-	}
-	p("{ var %s = %s; int %s = %s == null ? 0 : %s.Count; int %s = d.Len(%d, 0); int %s = Math.Min(%s, %s);", bl, base, bn, bl, bl, l, n.MaxLen, common, bn, l)
-	p("  if (%s > %s && %d > 0 && %s - %s > d.R.Remaining / %d) throw new ErrUnexpectedEnd((%s - %s) + \" new elements need more input than remains\");", l, common, emin, l, common, max(emin, 1), l, common)
-	p("  var %s = d.TakeList();", ch)
-	p("  try")
-	p("  {")
-	p("  d.IndexSet(%s, -1, %s);", common, ch)
-	g.resize(n, a, lv, l, p)
-	p("  int %s = 0;", j)
-	p("  for (int %s = 0; %s < %s; %s++)", i, i, l, i)
-	p("  {")
-	p("    try")
-	p("    {")
-	p("      if (%s >= %s)", i, common)
-	p("      {")
-	b.WriteString(g.dec(n.Elem, a+"["+i+"]", in+"        "))
-	p("      }")
-	p("      else if (%s < %s.Count && %s[%s] == %s)", j, ch, ch, j, i)
-	p("      {")
-	p("        %s++;", j)
-	b.WriteString(g.delta(n.Elem, bl+"["+i+"]", a+"["+i+"]", in+"        "))
-	p("      }")
-	p("      else")
-	p("      {")
-	b.WriteString(g.cp(n.Elem, bl+"["+i+"]", a+"["+i+"]", in+"        "))
-	p("      }")
-	p("    }")
-	p("    catch (BitwireException x) { throw x.Within(\"[\" + %s + \"]\"); }", i)
-	p("  }")
-	p("  }")
-	p("  finally { d.GiveList(%s); }", ch)
-	p("}")
-	return b.String()
-}
-
-func (g *csGen) entityDelta(n *bitwire.NodeSchema, base, lv, in string) string {
-	var b strings.Builder
-	p := func(format string, args ...any) {
-		b.WriteString(in)
-		fmt.Fprintf(&b, format, args...)
-		b.WriteByte('\n')
-	}
-	c := g.names[*n.Elem.Ref]
-	bl, bn, l, rm, ad, ch, a, surv, na := g.v("bl"), g.v("bn"), g.v("l"), g.v("rm"), g.v("ad"), g.v("ch"), g.v("a"), g.v("surv"), g.v("na")
-	bi, ai, ri, ci, k, j := g.v("bi"), g.v("ai"), g.v("ri"), g.v("ci"), g.v("k"), g.v("j")
-	p("{ var %s = %s; int %s = %s == null ? 0 : %s.Count; int %s = d.Len(%d, 0);", bl, base, bn, bl, bl, l, n.MaxLen)
-	p("  var %s = d.TakeList(); var %s = d.TakeList(); var %s = d.TakeList();", rm, ad, ch)
-	p("  try")
-	p("  {")
-	p("  d.IndexSet(%s, -1, %s);", bn, rm)
-	p("  int %s = %s - %s.Count; int %s = %s - %s;", surv, bn, rm, na, l, surv)
-	p("  if (%s < 0) throw new ErrMalformed(%s + \" entities after removing \" + %s.Count + \" of \" + %s);", na, l, rm, bn)
-	p("  if (%s > 0 && %s > d.R.Remaining / %d) throw new ErrUnexpectedEnd(%s + \" new entities need more input than remains\");", na, na, max(1, n.Elem.MinBits), na)
-	p("  d.IndexSet(%s, %s, %s);", l, na, ad)
-	p("  d.IndexSet(%s, -1, %s);", surv, ch)
-	g.resize(n, a, lv, l, p)
-	p("  int %s = 0, %s = 0, %s = 0, %s = 0, %s = 0;", bi, ai, ri, ci, k)
-	p("  for (int %s = 0; %s < %s;)", j, j, l)
-	p("  {")
-	p("    if (%s < %s.Count && %s[%s] == %s) { %s++; %s++; continue; }", ai, ad, ad, ai, j, ai, j)
-	p("    if (%s < %s.Count && %s[%s] == %s) { %s++; %s++; continue; }", ri, rm, rm, ri, bi, ri, bi)
-	p("    if (%s >= %s) throw new ErrMalformed(\"entity set survivors run past the baseline\");", bi, bn)
-	p("    if (%s[%s] == null) %s[%s] = new %s();", a, j, a, j, c)
-	p("    if (%s < %s.Count && %s[%s] == %s)", ci, ch, ch, ci, k)
-	p("    {")
-	p("      %s++;", ci)
-	p("      try { %s.BwDecodeDelta(d, %s[%s], %s[%s], %d); }", c, bl, bi, a, j, n.Entity.IDField)
-	p("      catch (BitwireException x) { throw x.Within(\"[\" + %s + \"]\"); }", j)
-	p("    }")
-	p("    else %s.BwCopy(%s[%s], %s[%s]);", c, bl, bi, a, j)
-	p("    %s++; %s++; %s++;", j, bi, k)
-	p("  }")
-	p("  foreach (var %s in %s)", j, ad)
-	p("  {")
-	p("    if (%s[%s] == null) %s[%s] = new %s();", a, j, a, j, c)
-	p("    try { %s.BwDecode(d, %s[%s]); }", c, a, j)
-	p("    catch (BitwireException x) { throw x.Within(\"[\" + %s + \"]\"); }", j)
-	p("  }")
-	p("  }")
-	p("  finally { d.GiveList(%s); d.GiveList(%s); d.GiveList(%s); }", ch, ad, rm)
-	p("}")
-	return b.String()
-}
-
-func (g *csGen) mapDelta(n *bitwire.NodeSchema, base, lv, in string) string {
-	var b strings.Builder
-	p := func(format string, args ...any) {
-		b.WriteString(in)
-		fmt.Fprintf(&b, format, args...)
-		b.WriteByte('\n')
-	}
-	bm, ks, m, rm, ch, surv, i, k, ri, ci, cnt, total, nm, v, kk := g.v("bm"), g.v("ks"), g.v("m"), g.v("rm"), g.v("ch"), g.v("surv"), g.v("i"), g.v("k"), g.v("ri"), g.v("ci"), g.v("cnt"), g.v("tot"), g.v("nm"), g.v("v"), g.v("kk")
-	kt, vt := g.typ(n.Key), g.typ(n.Elem)
-	p("{ var %s = %s; var %s = %s == null ? new List<%s>() : new List<%s>(%s.Keys);", bm, base, ks, bm, kt, kt, bm)
-	if n.Key.Coding == "string" {
-		p("  %s.Sort(Codings.Utf8Compare);", ks)
-	} else {
-		p("  %s.Sort();", ks)
-	}
-	p("  var %s = d.TakeList(); var %s = d.TakeList();", rm, ch)
-	p("  try")
-	p("  {")
-	p("  d.IndexSet(%s.Count, -1, %s);", ks, rm)
-	p("  int %s = %s.Count - %s.Count;", surv, ks, rm)
-	p("  d.IndexSet(%s, -1, %s);", surv, ch)
-	p("  var %s = new %s();", nm, g.typ(n))
-	p("  int %s = 0, %s = 0, %s = 0;", k, ri, ci)
-	p("  for (int %s = 0; %s < %s.Count; %s++)", i, i, ks, i)
-	p("  {")
-	p("    if (%s < %s.Count && %s[%s] == %s) { %s++; continue; }", ri, rm, rm, ri, i, ri)
-	p("    %s %s = %s;", vt, v, g.zero(n.Elem))
-	p("    if (%s < %s.Count && %s[%s] == %s)", ci, ch, ch, ci, k)
-	p("    {")
-	p("      %s++;", ci)
-	p("      try")
-	p("      {")
-	b.WriteString(g.delta(n.Elem, bm+"["+ks+"["+i+"]]", v, in+"        "))
-	p("      }")
-	p("      catch (BitwireException x) { throw x.Within(\"[\" + %s[%s] + \"]\"); }", ks, i)
-	p("    }")
-	p("    else")
-	p("    {")
-	b.WriteString(g.cp(n.Elem, bm+"["+ks+"["+i+"]]", v, in+"      "))
-	p("    }")
-	p("    %s[%s[%s]] = %s;", nm, ks, i, v)
-	p("    %s++;", k)
-	p("  }")
-	p("  ulong %s = Codings.ReadBitlen(d.R, 5);", cnt)
-	p("  if (%s > 0 && %s > (ulong)(d.R.Remaining / %d)) throw new ErrUnexpectedEnd(%s + \" new entries need more input than remains\");", cnt, cnt, max(1, n.Key.MinBits+n.Elem.MinBits), cnt)
-	p("  ulong %s = (ulong)%s + %s;", total, surv, cnt)
-	if n.MaxLen > 0 {
-		p("  if (%s > %dUL) throw new ErrTooLong(%s + \" entries\");", total, n.MaxLen, total)
-	} else {
-		p("  if (%s > (ulong)d.MaxLen) throw new ErrTooLong(%s + \" entries\");", total, total)
-	}
-	kv, vv, prev := g.v("key"), g.v("val"), g.v("prev")
-	p("  %s %s = %s;", kt, prev, g.zero(n.Key))
-	p("  for (ulong %s = 0; %s < %s; %s++)", kk, kk, cnt, kk)
-	p("  {")
-	p("    %s %s = %s;", kt, kv, g.zero(n.Key))
-	p("    try")
-	p("    {")
-	b.WriteString(g.dec(n.Key, kv, in+"      "))
-	if n.Key.Coding == "float" {
-		p("      if (double.IsNaN(%s)) throw new ErrInvalidValue(\"NaN map key\");", kv)
-	}
-	p("      if (%s > 0 && !(%s)) throw new ErrMalformed(\"map key \" + %s + \" after \" + %s + \": keys must be in ascending order, each once\");", kk, csKeyBefore(n.Key, prev, kv), kv, prev)
-	p("      if (%s.ContainsKey(%s)) throw new ErrMalformed(\"duplicate map key \" + %s);", nm, kv, kv)
-	p("    }")
-	p("    catch (BitwireException x) { throw x.Within(\"{#\" + %s + \"}\"); }", kk)
-	p("    %s = %s;", prev, kv)
-	p("    %s %s = %s;", vt, vv, g.zero(n.Elem))
-	b.WriteString(g.dec(n.Elem, vv, in+"    "))
-	p("    %s[%s] = %s;", nm, kv, vv)
-	p("  }")
-	p("  if ((ulong)%s.Count != %s) throw new ErrMalformed(\"duplicate map key\");", nm, total)
-	p("  %s = %s;", lv, nm)
-	p("  }")
-	p("  finally { d.GiveList(%s); d.GiveList(%s); }", ch, rm)
-	p("}")
-	_ = m
-	return b.String()
-}
-
-// csKeyBefore is the C# test that map key a orders strictly before key b
-// (docs/wire-format.md, "Map"): numbers by value, strings by their UTF-8
-// bytes, false before true.
-func csKeyBefore(key *bitwire.NodeSchema, a, b string) string {
-	switch key.Coding {
-	case "string":
-		return fmt.Sprintf("Codings.Utf8Compare(%s, %s) < 0", a, b)
-	case "bool":
-		return fmt.Sprintf("!%s && %s", a, b)
-	}
-	return fmt.Sprintf("%s < %s", a, b)
 }

@@ -1,0 +1,671 @@
+package gen
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/bitwire/bitwire"
+)
+
+// dec returns statements decoding n into the lvalue lv.
+func (g *csGen) dec(n *bitwire.NodeSchema, lv, in string) string {
+	b := &csLines{in: in}
+	switch n.Coding {
+	case "bool":
+		b.p("%s = d.R.Bool();", lv)
+	case "bits":
+		if signed(n.Type) {
+			b.p("%s = %s;", lv, g.conv(n, fmt.Sprintf("Codings.SignExt(d.R.Read(%d), %d)", n.Bits.Width, n.Bits.Width)))
+		} else {
+			b.p("%s = %s;", lv, g.conv(n, fmt.Sprintf("d.R.Read(%d)", n.Bits.Width)))
+		}
+	case "range":
+		v := g.v("off")
+		b.p("{ ulong %s = d.R.Read(%d); if (%s > %sUL) throw new ErrOutOfRange(\"offset \" + %s + \" over the range\");", v, n.Range.Bits, v, rangeSpan(n), v)
+		if signed(n.Type) {
+			b.p("  %s = %s; }", lv, g.conv(n, fmt.Sprintf("(long)(unchecked((ulong)%s) + %s)", csLong(n.Range.Min), v)))
+		} else {
+			b.p("  %s = %s; }", lv, g.conv(n, fmt.Sprintf("%sUL + %s", n.Range.Min, v)))
+		}
+	case "q":
+		b.p("%s = %s;", lv, g.conv(n, g.quantizer(n)+".Read(d.R)"))
+	case "float":
+		if isF32(n.Type) {
+			b.p("%s = Codings.F32(d.R.Read(32));", lv)
+		} else {
+			b.p("%s = BitConverter.Int64BitsToDouble((long)d.R.Read(64));", lv)
+		}
+	case "fixed":
+		b.p("%s = %s;", lv, g.conv(n, fmt.Sprintf("d.Fixed(%s, %v)", fmtFloat(n.Fixed.Prec), isF32(n.Type))))
+	case "varint":
+		v := g.v("u")
+		b.p("{ ulong %s = Codings.ReadVarint(d.R, %d);", v, n.Varint.Group)
+		if signed(n.Type) {
+			b.p("  long s%s = Codings.Unzigzag(%s); if (!Codings.FitsSigned(s%s, %d)) throw new ErrOutOfRange(s%s + \" for a %d-bit integer\");", v, v, v, intSize(n.Type), v, intSize(n.Type))
+			b.p("  %s = %s; }", lv, g.conv(n, "s"+v))
+		} else {
+			b.p("  if (!Codings.FitsUnsigned(%s, %d)) throw new ErrOutOfRange(%s + \" for a %d-bit integer\");", v, intSize(n.Type), v, intSize(n.Type))
+			b.p("  %s = %s; }", lv, g.conv(n, v))
+		}
+	case "bitlen":
+		if signed(n.Type) {
+			b.p("%s = %s;", lv, g.conv(n, fmt.Sprintf("d.BitlenSigned(%d, %d)", n.Bitlen.Width, intSize(n.Type))))
+		} else {
+			b.p("%s = %s;", lv, g.conv(n, fmt.Sprintf("d.BitlenUnsigned(%d, %d)", n.Bitlen.Width, intSize(n.Type))))
+		}
+	case "string":
+		b.p("%s = Codings.ReadString(d.R, d.Len(%d, 8));", lv, n.MaxLen)
+	case "bytes":
+		b.p("%s = Codings.ReadBytes(d.R, d.Len(%d, 8), %s);", lv, n.MaxLen, lv)
+	case "quat":
+		qc := g.quatCoder(n)
+		b.p("%s.Read(d.R, d.P4); %s.Unpack(d.P4, d.Q4);", qc, qc)
+		b.WriteString(g.storeQuat(n, lv, in))
+	case "time":
+		v := g.v("z")
+		b.p("{ ulong %s = Codings.ReadBitlen(d.R, 6); ulong ns%s = d.R.Read(30); if (ns%s >= 1000000000UL) throw new ErrOutOfRange(ns%s + \" nanoseconds\");", v, v, v, v)
+		b.p("  %s = new Bitwire.Time(Codings.Unzigzag(%s), (int)ns%s); }", lv, v, v)
+	case "struct":
+		c := g.names[*n.Ref]
+		b.p("if (%s == null) %s = new %s();", lv, lv, c)
+		b.p("%s.BwDecode(d, %s);", c, lv)
+	case "array":
+		a := g.v("a")
+		b.p("{ var %s = %s; if (%s == null || %s.Length != %d) %s = %s = new %s[%d];", a, lv, a, a, n.Count, lv, a, g.typ(n.Elem), n.Count)
+		b.WriteString(g.decElems(n, a, strconv.Itoa(n.Count), in+"  "))
+		b.p("}")
+	case "slice":
+		a, l := g.v("a"), g.v("l")
+		emin := n.Elem.MinBits
+		if n.SharedLength {
+			emin = 1
+		}
+		b.p("{ int %s = d.Len(%d, %d); var %s = %s; if (%s == null) %s = %s = new %s();", l, n.MaxLen, emin, a, lv, a, lv, a, g.typ(n))
+		b.p("  if (%s.Count > %s) %s.RemoveRange(%s, %s.Count - %s);", a, l, a, l, a, l)
+		b.p("  while (%s.Count < %s) %s.Add(%s);", a, l, a, g.zero(n.Elem))
+		b.WriteString(g.decElems(n, a, l, in+"  "))
+		b.p("}")
+	case "ptr":
+		b.p("if (!d.R.Bool()) %s = null;", lv)
+		b.p("else")
+		b.p("{")
+		if csValueType(n.Elem) {
+			t := g.v("t")
+			b.p("  %s %s = default(%s);", g.typ(n.Elem), t, g.typ(n.Elem))
+			b.WriteString(g.dec(n.Elem, t, in+"  "))
+			b.p("  %s = %s;", lv, t)
+		} else {
+			b.WriteString(g.dec(n.Elem, lv, in+"  "))
+		}
+		b.p("}")
+	case "map":
+		m, l, i, k, v := g.v("m"), g.v("l"), g.v("i"), g.v("k"), g.v("v")
+		b.p("{ int %s = d.Len(%d, %d); var %s = %s; if (%s == null) %s = %s = new %s(); else %s.Clear();", l, n.MaxLen, n.Key.MinBits+n.Elem.MinBits, m, lv, m, lv, m, g.typ(n), m)
+		prev := g.v("prev")
+		b.p("  %s %s = %s;", g.typ(n.Key), prev, g.zero(n.Key))
+		b.p("  for (int %s = 0; %s < %s; %s++)", i, i, l, i)
+		b.p("  {")
+		b.p("    %s %s = %s;", g.typ(n.Key), k, g.zero(n.Key))
+		b.p("    try")
+		b.p("    {")
+		b.WriteString(g.dec(n.Key, k, in+"      "))
+		if n.Key.Coding == "float" {
+			b.p("      if (double.IsNaN(%s)) throw new ErrInvalidValue(\"NaN map key\");", k)
+		}
+		b.p("      if (%s > 0 && !(%s)) throw new ErrMalformed(\"map key \" + %s + \" after \" + %s + \": keys must be in ascending order, each once\");", i, csKeyBefore(n.Key, prev, k), k, prev)
+		b.p("    }")
+		b.p("    catch (BitwireException x) { throw x.Within(\"{#\" + %s + \"}\"); }", i)
+		b.p("    %s = %s;", prev, k)
+		b.p("    %s %s = %s;", g.typ(n.Elem), v, g.zero(n.Elem))
+		b.WriteString(g.dec(n.Elem, v, in+"    "))
+		b.p("    %s[%s] = %s;", m, k, v)
+		b.p("  }")
+		b.p("  if (%s.Count != %s) throw new ErrMalformed(\"duplicate map key\");", m, l) // as Go: checked once all are read
+		b.p("}")
+	default:
+		g.fail("coding %q", n.Coding)
+	}
+	return b.String()
+}
+
+func rangeSpan(n *bitwire.NodeSchema) string {
+	if signed(n.Type) {
+		lo, _ := strconv.ParseInt(n.Range.Min, 10, 64)
+		hi, _ := strconv.ParseInt(n.Range.Max, 10, 64)
+		return strconv.FormatUint(uint64(hi)-uint64(lo), 10)
+	}
+	lo, _ := strconv.ParseUint(n.Range.Min, 10, 64)
+	hi, _ := strconv.ParseUint(n.Range.Max, 10, 64)
+	return strconv.FormatUint(hi-lo, 10)
+}
+
+func (g *csGen) storeQuat(n *bitwire.NodeSchema, lv, in string) string {
+	ct := csScalar(n.Type)
+	if len(n.Quat.Fields) == 4 {
+		t := g.v("q")
+		return fmt.Sprintf("%s{ var %s = %s; %s.X = (%s)d.Q4[0]; %s.Y = (%s)d.Q4[1]; %s.Z = (%s)d.Q4[2]; %s.W = (%s)d.Q4[3]; %s = %s; }\n",
+			in, t, lv, t, ct, t, ct, t, ct, t, ct, lv, t)
+	}
+	a := g.v("qa")
+	return fmt.Sprintf("%s{ var %s = %s; if (%s == null || %s.Length != 4) %s = %s = new %s[4]; %s[0] = (%s)d.Q4[0]; %s[1] = (%s)d.Q4[1]; %s[2] = (%s)d.Q4[2]; %s[3] = (%s)d.Q4[3]; }\n",
+		in, a, lv, a, a, lv, a, ct, a, ct, a, ct, a, ct, a, ct)
+}
+
+func quatArgs(n *bitwire.NodeSchema, x string) string {
+	if len(n.Quat.Fields) == 4 {
+		return fmt.Sprintf("%s.X, %s.Y, %s.Z, %s.W", x, x, x, x)
+	}
+	return fmt.Sprintf("%s[0], %s[1], %s[2], %s[3]", x, x, x, x)
+}
+
+// decElems decodes count elements of the array or slice n into a.
+func (g *csGen) decElems(n *bitwire.NodeSchema, a, count, in string) string {
+	b := &csLines{in: in}
+	i := g.v("i")
+	if n.SharedLength {
+		el := n.Elem
+		z, pr, f := csGroupType(el)
+		b.p("d.Group(%s, %d, %v, %s, %s, %s);", count, csWidth(el), el.Coding == "fixed" || signed(el.Type), z, pr, f)
+		b.p("for (int %s = 0; %s < %s; %s++) %s[%s] = %s;", i, i, count, i, a, i, g.fromSignMag(el, "d.GNeg["+i+"]", "d.GMag["+i+"]"))
+		return b.String()
+	}
+	b.p("for (int %s = 0; %s < %s; %s++)", i, i, count, i)
+	b.p("{")
+	b.p("  try")
+	b.p("  {")
+	b.WriteString(g.dec(n.Elem, a+"["+i+"]", in+"    "))
+	b.p("  }")
+	b.p("  catch (BitwireException x) { throw x.Within(\"[\" + %s + \"]\"); }", i)
+	b.p("}")
+	return b.String()
+}
+
+// enc returns statements encoding the expression x of node n.
+func (g *csGen) enc(n *bitwire.NodeSchema, x, in string) string {
+	b := &csLines{in: in}
+	switch n.Coding {
+	case "bool":
+		b.p("e.W.Bool(%s);", x)
+	case "bits":
+		w := n.Bits.Width
+		if signed(n.Type) {
+			b.p("if (!Codings.FitsSigned((long)%s, %d)) throw new ErrOutOfRange(%s + \" does not fit %d bits\");", x, w, x, w)
+			b.p("e.W.Write((ulong)(long)%s, %d);", x, w)
+		} else {
+			b.p("if (!Codings.FitsUnsigned((ulong)%s, %d)) throw new ErrOutOfRange(%s + \" does not fit %d bits\");", x, w, x, w)
+			b.p("e.W.Write((ulong)%s, %d);", x, w)
+		}
+	case "range":
+		v := g.v("r")
+		if signed(n.Type) {
+			lo, hi := csLong(n.Range.Min), csLong(n.Range.Max)
+			b.p("{ long %s = (long)%s;", v, x)
+			if n.Clamp {
+				b.p("  if (%s < %s) %s = %s; else if (%s > %s) %s = %s;", v, lo, v, lo, v, hi, v, hi)
+			} else {
+				b.p("  if (%s < %s || %s > %s) throw new ErrOutOfRange(%s + \" outside %s..%s\");", v, lo, v, hi, v, n.Range.Min, n.Range.Max)
+			}
+			b.p("  e.W.Write((ulong)%s - unchecked((ulong)%s), %d); }", v, lo, n.Range.Bits)
+		} else {
+			lo, hi := n.Range.Min+"UL", n.Range.Max+"UL"
+			b.p("{ ulong %s = (ulong)%s;", v, x)
+			if n.Clamp {
+				b.p("  if (%s < %s) %s = %s; else if (%s > %s) %s = %s;", v, lo, v, lo, v, hi, v, hi)
+			} else {
+				b.p("  if (%s < %s || %s > %s) throw new ErrOutOfRange(%s + \" outside %s..%s\");", v, lo, v, hi, v, n.Range.Min, n.Range.Max)
+			}
+			b.p("  e.W.Write(%s - %s, %d); }", v, lo, n.Range.Bits)
+		}
+	case "q":
+		b.p("%s.Write(e.W, %s, %v);", g.quantizer(n), x, n.Clamp)
+	case "float":
+		if isF32(n.Type) {
+			b.p("e.W.Write(Codings.F32Bits(%s), 32);", x)
+		} else {
+			b.p("e.W.Write((ulong)BitConverter.DoubleToInt64Bits(%s), 64);", x)
+		}
+	case "fixed":
+		b.p("e.Fixed(%s, %s, %v);", x, fmtFloat(n.Fixed.Prec), isF32(n.Type))
+	case "varint":
+		if signed(n.Type) {
+			b.p("Codings.WriteVarint(e.W, Codings.Zigzag((long)%s), %d);", x, n.Varint.Group)
+		} else {
+			b.p("Codings.WriteVarint(e.W, (ulong)%s, %d);", x, n.Varint.Group)
+		}
+	case "bitlen":
+		if signed(n.Type) {
+			b.p("e.BitlenSigned((long)%s, %d);", x, n.Bitlen.Width)
+		} else {
+			b.p("e.BitlenUnsigned((ulong)%s, %d);", x, n.Bitlen.Width)
+		}
+	case "string":
+		b.p("Codings.WriteBytes(e, Codings.Utf8(%s), %d);", x, n.MaxLen)
+	case "bytes":
+		b.p("Codings.WriteBytes(e, %s, %d);", x, n.MaxLen)
+	case "quat":
+		qc := g.quatCoder(n)
+		if len(n.Quat.Fields) != 4 {
+			b.p("if (%s == null || %s.Length != 4) throw new ErrInvalidValue(\"quaternion of 4 components expected\");", x, x)
+		}
+		b.p("%s.Pack(%s, e.P4); %s.Write(e.W, e.P4);", qc, quatArgs(n, x), qc)
+	case "time":
+		v := g.v("t")
+		b.p("{ var %s = %s; Codings.WriteBitlen(e.W, Codings.Zigzag(%s.Sec), 6);", v, x, v)
+		b.p("  if (%s.Nsec < 0 || %s.Nsec >= 1000000000) throw new ErrOutOfRange(%s.Nsec + \" nanoseconds\");", v, v, v)
+		b.p("  e.W.Write((ulong)%s.Nsec, 30); }", v)
+	case "struct":
+		b.p("%s.BwEncode(e, %s);", g.names[*n.Ref], x)
+	case "array":
+		a := g.v("a")
+		b.p("{ var %s = %s; if (%s == null || %s.Length != %d) throw new ErrInvalidValue(\"array of %d elements expected\");", a, x, a, a, n.Count, n.Count)
+		b.WriteString(g.encElems(n, a, strconv.Itoa(n.Count), in+"  "))
+		b.p("}")
+	case "slice":
+		a, l := g.v("a"), g.v("l")
+		b.p("{ var %s = %s; int %s = %s == null ? 0 : %s.Count; Codings.Len(e, %s, %d);", a, x, l, a, a, l, n.MaxLen)
+		b.WriteString(g.encElems(n, a, l, in+"  "))
+		b.p("}")
+	case "ptr":
+		v := g.v("p")
+		b.p("{ var %s = %s; e.W.Bool(%s != null);", v, x, v)
+		b.p("  if (%s != null)", v)
+		b.p("  {")
+		if csValueType(n.Elem) {
+			b.WriteString(g.enc(n.Elem, v+".Value", in+"    "))
+		} else {
+			b.WriteString(g.enc(n.Elem, v, in+"    "))
+		}
+		b.p("  }")
+		b.p("}")
+	case "map":
+		m, l, ks, k := g.v("m"), g.v("l"), g.v("ks"), g.v("k")
+		b.p("{ var %s = %s; int %s = %s == null ? 0 : %s.Count; Codings.Len(e, %s, %d);", m, x, l, m, m, l, n.MaxLen)
+		b.p("  if (%s > 0)", l)
+		b.p("  {")
+		b.p("    var %s = new List<%s>(%s.Keys);", ks, g.typ(n.Key), m)
+		if n.Key.Coding == "string" {
+			b.p("    %s.Sort(Codings.Utf8Compare);", ks)
+		} else {
+			b.p("    %s.Sort();", ks)
+		}
+		b.p("    foreach (var %s in %s)", k, ks)
+		b.p("    {")
+		b.WriteString(g.enc(n.Key, k, in+"      "))
+		b.p("      try")
+		b.p("      {")
+		b.WriteString(g.enc(n.Elem, m+"["+k+"]", in+"        "))
+		b.p("      }")
+		b.p("      catch (BitwireException x) { throw x.Within(\"[\" + %s + \"]\"); }", k)
+		b.p("    }")
+		b.p("  }")
+		b.p("}")
+	default:
+		g.fail("coding %q", n.Coding)
+	}
+	return b.String()
+}
+
+func (g *csGen) encElems(n *bitwire.NodeSchema, a, count, in string) string {
+	b := &csLines{in: in}
+	i := g.v("i")
+	if n.SharedLength {
+		el := n.Elem
+		b.p("e.Ensure(%s);", count)
+		b.p("for (int %s = 0; %s < %s; %s++)", i, i, count, i)
+		b.p("{")
+		b.p("  try { %s; }", g.setGroup(el, i, a+"["+i+"]"))
+		b.p("  catch (BitwireException x) { throw x.Within(\"[\" + %s + \"]\"); }", i)
+		b.p("}")
+		b.p("e.Group(%s, %d, %v);", count, csWidth(el), el.Coding == "fixed" || signed(el.Type))
+		return b.String()
+	}
+	b.p("for (int %s = 0; %s < %s; %s++)", i, i, count, i)
+	b.p("{")
+	b.p("  try")
+	b.p("  {")
+	b.WriteString(g.enc(n.Elem, a+"["+i+"]", in+"    "))
+	b.p("  }")
+	b.p("  catch (BitwireException x) { throw x.Within(\"[\" + %s + \"]\"); }", i)
+	b.p("}")
+	return b.String()
+}
+
+// cp returns statements making lv a deep copy of src.
+func (g *csGen) cp(n *bitwire.NodeSchema, src, lv, in string) string {
+	b := &csLines{in: in}
+	switch n.Coding {
+	case "bytes":
+		b.p("%s = Codings.CopyBytes(%s, %s);", lv, src, lv)
+	case "quat":
+		if len(n.Quat.Fields) == 4 {
+			b.p("%s = %s;", lv, src)
+			break
+		}
+		a := g.v("qa")
+		sv := g.v("qs")
+		b.p("{ var %s = %s; var %s = %s; if (%s == null || %s.Length != 4) %s = %s = new %s[4]; %s[0] = %s[0]; %s[1] = %s[1]; %s[2] = %s[2]; %s[3] = %s[3]; }",
+			sv, src, a, lv, a, a, lv, a, csScalar(n.Type), a, sv, a, sv, a, sv, a, sv)
+	case "struct":
+		c := g.names[*n.Ref]
+		b.p("if (%s == null) %s = new %s();", lv, lv, c)
+		b.p("%s.BwCopy(%s, %s);", c, src, lv)
+	case "array":
+		a, s, i := g.v("a"), g.v("s"), g.v("i")
+		b.p("{ var %s = %s; var %s = %s; if (%s == null || %s.Length != %d) %s = %s = new %s[%d];", s, src, a, lv, a, a, n.Count, lv, a, g.typ(n.Elem), n.Count)
+		b.p("  for (int %s = 0; %s < %d; %s++)", i, i, n.Count, i)
+		b.p("  {")
+		b.WriteString(g.cp(n.Elem, s+"["+i+"]", a+"["+i+"]", in+"    "))
+		b.p("  }")
+		b.p("}")
+	case "slice":
+		a, s, i, l := g.v("a"), g.v("s"), g.v("i"), g.v("l")
+		b.p("{ var %s = %s; int %s = %s == null ? 0 : %s.Count; var %s = %s; if (%s == null) %s = %s = new %s();", s, src, l, s, s, a, lv, a, lv, a, g.typ(n))
+		b.p("  if (%s.Count > %s) %s.RemoveRange(%s, %s.Count - %s);", a, l, a, l, a, l)
+		b.p("  while (%s.Count < %s) %s.Add(%s);", a, l, a, g.zero(n.Elem))
+		b.p("  for (int %s = 0; %s < %s; %s++)", i, i, l, i)
+		b.p("  {")
+		b.WriteString(g.cp(n.Elem, s+"["+i+"]", a+"["+i+"]", in+"    "))
+		b.p("  }")
+		b.p("}")
+	case "ptr":
+		if csValueType(n.Elem) {
+			b.p("%s = %s;", lv, src)
+			break
+		}
+		s := g.v("s")
+		b.p("{ var %s = %s; if (%s == null) %s = null;", s, src, s, lv)
+		b.p("  else")
+		b.p("  {")
+		b.WriteString(g.cp(n.Elem, s, lv, in+"    "))
+		b.p("  }")
+		b.p("}")
+	case "map":
+		s, m, kv, v := g.v("s"), g.v("m"), g.v("kv"), g.v("v")
+		b.p("{ var %s = %s; var %s = %s; if (%s == null) %s = %s = new %s(); else %s.Clear();", s, src, m, lv, m, lv, m, g.typ(n), m)
+		b.p("  if (%s != null) foreach (var %s in %s)", s, kv, s)
+		b.p("  {")
+		b.p("    %s %s = %s;", g.typ(n.Elem), v, g.zero(n.Elem))
+		b.WriteString(g.cp(n.Elem, kv+".Value", v, in+"    "))
+		b.p("    %s[%s.Key] = %s;", m, kv, v)
+		b.p("  }")
+		b.p("}")
+	default: // value types and immutable strings
+		b.p("%s = %s;", lv, src)
+	}
+	return b.String()
+}
+
+// delta returns statements decoding the value delta of n against the
+// baseline expression base into lv.
+func (g *csGen) delta(n *bitwire.NodeSchema, base, lv, in string) string {
+	b := &csLines{in: in}
+	switch n.Coding {
+	case "struct":
+		if n.Composite {
+			return g.dec(n, lv, in)
+		}
+		c := g.names[*n.Ref]
+		b.p("if (%s == null) %s = new %s();", lv, lv, c)
+		b.p("%s.BwDecodeDelta(d, %s, %s, -1);", c, base, lv)
+		return b.String()
+	case "quat":
+		qc := g.quatCoder(n)
+		b.p("%s.ReadDelta(d, %d, %s, d.Q4, d.P4, d.P4b);", qc, g.slot(n), quatArgs(n, base))
+		b.WriteString(g.storeQuat(n, lv, in))
+		return b.String()
+	case "slice":
+		if n.Entity != nil {
+			return g.entityDelta(n, base, lv, in)
+		}
+		return g.sliceDelta(n, base, lv, in)
+	case "ptr":
+		b.p("if (!d.R.Bool()) %s = null;", lv)
+		b.p("else if (%s == null)", base)
+		b.p("{")
+		if csValueType(n.Elem) {
+			t := g.v("t")
+			b.p("  %s %s = default(%s);", g.typ(n.Elem), t, g.typ(n.Elem))
+			b.WriteString(g.dec(n.Elem, t, in+"  "))
+			b.p("  %s = %s;", lv, t)
+		} else {
+			b.WriteString(g.dec(n.Elem, lv, in+"  "))
+		}
+		b.p("}")
+		b.p("else")
+		b.p("{")
+		if csValueType(n.Elem) {
+			t := g.v("t")
+			b.p("  %s %s = default(%s);", g.typ(n.Elem), t, g.typ(n.Elem))
+			b.WriteString(g.delta(n.Elem, base+".Value", t, in+"  "))
+			b.p("  %s = %s;", lv, t)
+		} else {
+			b.WriteString(g.delta(n.Elem, base, lv, in+"  "))
+		}
+		b.p("}")
+		return b.String()
+	case "map":
+		return g.mapDelta(n, base, lv, in)
+	}
+	if dl := n.Delta; dl != nil {
+		diff := g.v("diff")
+		b.p("long %s;", diff)
+		b.p("if (d.Window(%d, %dL, %dL, out %s))", g.slot(n), dl.Lo, dl.Hi, diff)
+		b.p("{")
+		switch n.Coding {
+		case "q":
+			q := g.quantizer(n)
+			b.p("  %s = %s;", lv, g.conv(n, fmt.Sprintf("%s.Add(%s.Index(%s, %v), %s)", q, q, base, n.Clamp, diff)))
+		case "range":
+			k := g.v("k")
+			if signed(n.Type) {
+				lo, hi := csLong(n.Range.Min), csLong(n.Range.Max)
+				b.p("  long %s = (long)((ulong)(long)%s + (ulong)%s);", k, base, diff)
+				b.p("  if (%s < %s || %s > %s) throw new ErrOutOfRange(%s + \" outside %s..%s\");", k, lo, k, hi, k, n.Range.Min, n.Range.Max)
+			} else {
+				b.p("  ulong %s = (ulong)%s + (ulong)%s;", k, base, diff)
+				b.p("  if (%s < %sUL || %s > %sUL) throw new ErrOutOfRange(%s + \" outside %s..%s\");", k, n.Range.Min, k, n.Range.Max, k, n.Range.Min, n.Range.Max)
+			}
+			b.p("  %s = %s;", lv, g.conv(n, k))
+		case "bits":
+			k := g.v("k")
+			if signed(n.Type) {
+				b.p("  long %s = (long)((ulong)(long)%s + (ulong)%s);", k, base, diff)
+				b.p("  if (!Codings.FitsSigned(%s, %d)) throw new ErrOutOfRange(%s + \" does not fit %d bits\");", k, n.Bits.Width, k, n.Bits.Width)
+			} else {
+				b.p("  ulong %s = (ulong)%s + (ulong)%s;", k, base, diff)
+				b.p("  if (!Codings.FitsUnsigned(%s, %d)) throw new ErrOutOfRange(%s + \" does not fit %d bits\");", k, n.Bits.Width, k, n.Bits.Width)
+			}
+			b.p("  %s = %s;", lv, g.conv(n, k))
+		case "fixed":
+			ng, mg := g.v("neg"), g.v("mag")
+			b.p("  bool %s; ulong %s; Encoder.FixedMag(%s, %s, %v, out %s, out %s);", ng, mg, base, fmtFloat(n.Fixed.Prec), isF32(n.Type), ng, mg)
+			b.p("  %s = %s;", lv, g.conv(n, fmt.Sprintf("Decoder.FromFixed((%s ? (long)(0 - %s) : (long)%s) + %s, %s, %v)", ng, mg, mg, diff, fmtFloat(n.Fixed.Prec), isF32(n.Type))))
+		}
+		b.p("}")
+		b.p("else")
+		b.p("{")
+		b.WriteString(g.dec(n, lv, in+"  "))
+		b.p("}")
+		return b.String()
+	}
+	return g.dec(n, lv, in)
+}
+
+func (g *csGen) resize(n *bitwire.NodeSchema, a, lv, l string, b *csLines) {
+	b.p("  var %s = %s; if (%s == null) %s = %s = new %s();", a, lv, a, lv, a, g.typ(n))
+	b.p("  if (%s.Count > %s) %s.RemoveRange(%s, %s.Count - %s);", a, l, a, l, a, l)
+	b.p("  while (%s.Count < %s) %s.Add(%s);", a, l, a, g.zero(n.Elem))
+}
+
+func (g *csGen) sliceDelta(n *bitwire.NodeSchema, base, lv, in string) string {
+	b := &csLines{in: in}
+	bl, bn, l, common, ch, a, i, j := g.v("bl"), g.v("bn"), g.v("l"), g.v("c"), g.v("ch"), g.v("a"), g.v("i"), g.v("j")
+	emin := n.Elem.MinBits
+	if n.SharedLength {
+		emin = 1
+	}
+	b.p("{ var %s = %s; int %s = %s == null ? 0 : %s.Count; int %s = d.Len(%d, 0); int %s = Math.Min(%s, %s);", bl, base, bn, bl, bl, l, n.MaxLen, common, bn, l)
+	b.p("  if (%s > %s && %d > 0 && %s - %s > d.R.Remaining / %d) throw new ErrUnexpectedEnd((%s - %s) + \" new elements need more input than remains\");", l, common, emin, l, common, max(emin, 1), l, common)
+	b.p("  var %s = d.TakeList();", ch)
+	b.p("  try")
+	b.p("  {")
+	b.p("  d.IndexSet(%s, -1, %s);", common, ch)
+	g.resize(n, a, lv, l, b)
+	b.p("  int %s = 0;", j)
+	b.p("  for (int %s = 0; %s < %s; %s++)", i, i, l, i)
+	b.p("  {")
+	b.p("    try")
+	b.p("    {")
+	b.p("      if (%s >= %s)", i, common)
+	b.p("      {")
+	b.WriteString(g.dec(n.Elem, a+"["+i+"]", in+"        "))
+	b.p("      }")
+	b.p("      else if (%s < %s.Count && %s[%s] == %s)", j, ch, ch, j, i)
+	b.p("      {")
+	b.p("        %s++;", j)
+	b.WriteString(g.delta(n.Elem, bl+"["+i+"]", a+"["+i+"]", in+"        "))
+	b.p("      }")
+	b.p("      else")
+	b.p("      {")
+	b.WriteString(g.cp(n.Elem, bl+"["+i+"]", a+"["+i+"]", in+"        "))
+	b.p("      }")
+	b.p("    }")
+	b.p("    catch (BitwireException x) { throw x.Within(\"[\" + %s + \"]\"); }", i)
+	b.p("  }")
+	b.p("  }")
+	b.p("  finally { d.GiveList(%s); }", ch)
+	b.p("}")
+	return b.String()
+}
+
+func (g *csGen) entityDelta(n *bitwire.NodeSchema, base, lv, in string) string {
+	b := &csLines{in: in}
+	c := g.names[*n.Elem.Ref]
+	bl, bn, l, rm, ad, ch, a, surv, na := g.v("bl"), g.v("bn"), g.v("l"), g.v("rm"), g.v("ad"), g.v("ch"), g.v("a"), g.v("surv"), g.v("na")
+	bi, ai, ri, ci, k, j := g.v("bi"), g.v("ai"), g.v("ri"), g.v("ci"), g.v("k"), g.v("j")
+	b.p("{ var %s = %s; int %s = %s == null ? 0 : %s.Count; int %s = d.Len(%d, 0);", bl, base, bn, bl, bl, l, n.MaxLen)
+	b.p("  var %s = d.TakeList(); var %s = d.TakeList(); var %s = d.TakeList();", rm, ad, ch)
+	b.p("  try")
+	b.p("  {")
+	b.p("  d.IndexSet(%s, -1, %s);", bn, rm)
+	b.p("  int %s = %s - %s.Count; int %s = %s - %s;", surv, bn, rm, na, l, surv)
+	b.p("  if (%s < 0) throw new ErrMalformed(%s + \" entities after removing \" + %s.Count + \" of \" + %s);", na, l, rm, bn)
+	b.p("  if (%s > 0 && %s > d.R.Remaining / %d) throw new ErrUnexpectedEnd(%s + \" new entities need more input than remains\");", na, na, max(1, n.Elem.MinBits), na)
+	b.p("  d.IndexSet(%s, %s, %s);", l, na, ad)
+	b.p("  d.IndexSet(%s, -1, %s);", surv, ch)
+	g.resize(n, a, lv, l, b)
+	b.p("  int %s = 0, %s = 0, %s = 0, %s = 0, %s = 0;", bi, ai, ri, ci, k)
+	b.p("  for (int %s = 0; %s < %s;)", j, j, l)
+	b.p("  {")
+	b.p("    if (%s < %s.Count && %s[%s] == %s) { %s++; %s++; continue; }", ai, ad, ad, ai, j, ai, j)
+	b.p("    if (%s < %s.Count && %s[%s] == %s) { %s++; %s++; continue; }", ri, rm, rm, ri, bi, ri, bi)
+	b.p("    if (%s >= %s) throw new ErrMalformed(\"entity set survivors run past the baseline\");", bi, bn)
+	b.p("    if (%s[%s] == null) %s[%s] = new %s();", a, j, a, j, c)
+	b.p("    if (%s < %s.Count && %s[%s] == %s)", ci, ch, ch, ci, k)
+	b.p("    {")
+	b.p("      %s++;", ci)
+	b.p("      try { %s.BwDecodeDelta(d, %s[%s], %s[%s], %d); }", c, bl, bi, a, j, n.Entity.IDField)
+	b.p("      catch (BitwireException x) { throw x.Within(\"[\" + %s + \"]\"); }", j)
+	b.p("    }")
+	b.p("    else %s.BwCopy(%s[%s], %s[%s]);", c, bl, bi, a, j)
+	b.p("    %s++; %s++; %s++;", j, bi, k)
+	b.p("  }")
+	b.p("  foreach (var %s in %s)", j, ad)
+	b.p("  {")
+	b.p("    if (%s[%s] == null) %s[%s] = new %s();", a, j, a, j, c)
+	b.p("    try { %s.BwDecode(d, %s[%s]); }", c, a, j)
+	b.p("    catch (BitwireException x) { throw x.Within(\"[\" + %s + \"]\"); }", j)
+	b.p("  }")
+	b.p("  }")
+	b.p("  finally { d.GiveList(%s); d.GiveList(%s); d.GiveList(%s); }", ch, ad, rm)
+	b.p("}")
+	return b.String()
+}
+
+func (g *csGen) mapDelta(n *bitwire.NodeSchema, base, lv, in string) string {
+	b := &csLines{in: in}
+	bm, ks, m, rm, ch, surv, i, k, ri, ci, cnt, total, nm, v, kk := g.v("bm"), g.v("ks"), g.v("m"), g.v("rm"), g.v("ch"), g.v("surv"), g.v("i"), g.v("k"), g.v("ri"), g.v("ci"), g.v("cnt"), g.v("tot"), g.v("nm"), g.v("v"), g.v("kk")
+	kt, vt := g.typ(n.Key), g.typ(n.Elem)
+	b.p("{ var %s = %s; var %s = %s == null ? new List<%s>() : new List<%s>(%s.Keys);", bm, base, ks, bm, kt, kt, bm)
+	if n.Key.Coding == "string" {
+		b.p("  %s.Sort(Codings.Utf8Compare);", ks)
+	} else {
+		b.p("  %s.Sort();", ks)
+	}
+	b.p("  var %s = d.TakeList(); var %s = d.TakeList();", rm, ch)
+	b.p("  try")
+	b.p("  {")
+	b.p("  d.IndexSet(%s.Count, -1, %s);", ks, rm)
+	b.p("  int %s = %s.Count - %s.Count;", surv, ks, rm)
+	b.p("  d.IndexSet(%s, -1, %s);", surv, ch)
+	b.p("  var %s = new %s();", nm, g.typ(n))
+	b.p("  int %s = 0, %s = 0, %s = 0;", k, ri, ci)
+	b.p("  for (int %s = 0; %s < %s.Count; %s++)", i, i, ks, i)
+	b.p("  {")
+	b.p("    if (%s < %s.Count && %s[%s] == %s) { %s++; continue; }", ri, rm, rm, ri, i, ri)
+	b.p("    %s %s = %s;", vt, v, g.zero(n.Elem))
+	b.p("    if (%s < %s.Count && %s[%s] == %s)", ci, ch, ch, ci, k)
+	b.p("    {")
+	b.p("      %s++;", ci)
+	b.p("      try")
+	b.p("      {")
+	b.WriteString(g.delta(n.Elem, bm+"["+ks+"["+i+"]]", v, in+"        "))
+	b.p("      }")
+	b.p("      catch (BitwireException x) { throw x.Within(\"[\" + %s[%s] + \"]\"); }", ks, i)
+	b.p("    }")
+	b.p("    else")
+	b.p("    {")
+	b.WriteString(g.cp(n.Elem, bm+"["+ks+"["+i+"]]", v, in+"      "))
+	b.p("    }")
+	b.p("    %s[%s[%s]] = %s;", nm, ks, i, v)
+	b.p("    %s++;", k)
+	b.p("  }")
+	b.p("  ulong %s = Codings.ReadBitlen(d.R, 5);", cnt)
+	b.p("  if (%s > 0 && %s > (ulong)(d.R.Remaining / %d)) throw new ErrUnexpectedEnd(%s + \" new entries need more input than remains\");", cnt, cnt, max(1, n.Key.MinBits+n.Elem.MinBits), cnt)
+	b.p("  ulong %s = (ulong)%s + %s;", total, surv, cnt)
+	if n.MaxLen > 0 {
+		b.p("  if (%s > %dUL) throw new ErrTooLong(%s + \" entries\");", total, n.MaxLen, total)
+	} else {
+		b.p("  if (%s > (ulong)d.MaxLen) throw new ErrTooLong(%s + \" entries\");", total, total)
+	}
+	kv, vv, prev := g.v("key"), g.v("val"), g.v("prev")
+	b.p("  %s %s = %s;", kt, prev, g.zero(n.Key))
+	b.p("  for (ulong %s = 0; %s < %s; %s++)", kk, kk, cnt, kk)
+	b.p("  {")
+	b.p("    %s %s = %s;", kt, kv, g.zero(n.Key))
+	b.p("    try")
+	b.p("    {")
+	b.WriteString(g.dec(n.Key, kv, in+"      "))
+	if n.Key.Coding == "float" {
+		b.p("      if (double.IsNaN(%s)) throw new ErrInvalidValue(\"NaN map key\");", kv)
+	}
+	b.p("      if (%s > 0 && !(%s)) throw new ErrMalformed(\"map key \" + %s + \" after \" + %s + \": keys must be in ascending order, each once\");", kk, csKeyBefore(n.Key, prev, kv), kv, prev)
+	b.p("      if (%s.ContainsKey(%s)) throw new ErrMalformed(\"duplicate map key \" + %s);", nm, kv, kv)
+	b.p("    }")
+	b.p("    catch (BitwireException x) { throw x.Within(\"{#\" + %s + \"}\"); }", kk)
+	b.p("    %s = %s;", prev, kv)
+	b.p("    %s %s = %s;", vt, vv, g.zero(n.Elem))
+	b.WriteString(g.dec(n.Elem, vv, in+"    "))
+	b.p("    %s[%s] = %s;", nm, kv, vv)
+	b.p("  }")
+	b.p("  if ((ulong)%s.Count != %s) throw new ErrMalformed(\"duplicate map key\");", nm, total)
+	b.p("  %s = %s;", lv, nm)
+	b.p("  }")
+	b.p("  finally { d.GiveList(%s); d.GiveList(%s); }", ch, rm)
+	b.p("}")
+	_ = m
+	return b.String()
+}
+
+// csKeyBefore is the C# test that map key a orders strictly before key b
+// (docs/wire-format.md, "Map"): numbers by value, strings by their UTF-8
+// bytes, false before true.
+func csKeyBefore(key *bitwire.NodeSchema, a, b string) string {
+	switch key.Coding {
+	case "string":
+		return fmt.Sprintf("Codings.Utf8Compare(%s, %s) < 0", a, b)
+	case "bool":
+		return fmt.Sprintf("!%s && %s", a, b)
+	}
+	return fmt.Sprintf("%s < %s", a, b)
+}

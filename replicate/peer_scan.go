@@ -1,0 +1,269 @@
+package replicate
+
+import (
+	"slices"
+)
+
+// hotTrack is what a Peer's scan of the world reads of every entity slot
+// each tick, kept apart and small: whether the client holds, or is being
+// sent, the entity's current state.
+type hotTrack struct {
+	gen     uint32 // the incarnation this track is about
+	have    uint32 // tick of the newest acknowledged state of the client's view; 0: none
+	due     uint32 // the client's state is held only before this tick (Refresh); 0: never due
+	flight  uint32 // tick of the last send of the client's view; 0: none
+	wake    uint32 // a waiting entity is not looked at before this tick (unless it changes)
+	seen    uint32 // the tick it was last looked at
+	out     bool   // not relevant to the client this tick
+	waiting bool   // the client lacked its current state at the last scan
+}
+
+// track is the rest of a Peer's knowledge of one entity slot, read for
+// candidates and sends. Sends are counted from 1 per incarnation; the
+// client's current view of the entity began after send viewFrom (sends
+// before it were undone by a removal).
+type track struct {
+	acc      float32 // the accumulator at the end of tick accTick
+	accTick  uint32  // while waiting, acc grows by pr each tick after it
+	pr       float32 // the priority last computed
+	prTick   uint32  // when
+	prDue    uint32  // when to compute it again (PriorityEvery)
+	sends    uint32
+	viewFrom uint32
+	ackedN   uint32 // newest acknowledged send, valid when > viewFrom
+	acked    uint32 // its tick
+}
+
+// accAt returns the accumulator at tick.
+func (t *track) accAt(tick uint32) float32 {
+	if tick <= t.accTick {
+		return t.acc
+	}
+	return t.acc + t.pr*float32(tick-t.accTick)
+}
+
+// settle folds the growth up to tick into acc, before pr changes or the
+// entity stops waiting.
+func (t *track) settle(tick uint32) {
+	if tick > t.accTick {
+		t.acc += t.pr * float32(tick-t.accTick)
+		t.accTick = tick
+	}
+}
+
+// maxSleep bounds how many ticks a waiting entity is not looked at.
+const maxSleep = 64
+
+// scan runs once per tick, at the tick's first Encode: it raises the
+// accumulators of the entities the client lacks the current state of, and
+// lists them as candidates.
+func (p *Peer[E]) scan() {
+	s := p.s
+	tick := s.tick
+	if n := len(s.gens); len(p.tracks) < n {
+		p.tracks = slices.Grow(p.tracks, n-len(p.tracks))[:n]
+		p.hot = slices.Grow(p.hot, n-len(p.hot))[:n]
+	}
+	p.hi.reset()
+	p.lo.reset()
+	p.retry = p.retry[:0]
+	resend := p.resendAfter()
+	prio, relevant := p.cfg.Priority, p.cfg.Relevant
+	every := uint32(max(p.cfg.PriorityEvery, 1))
+	thr := p.threshold
+	p.scanThr = thr
+	n := len(s.gens)
+	hot, tracks := p.hot[:n], p.tracks[:n]
+	changed, ids, cur := s.changed[:n], s.ids[:n], s.cur[:n]
+	if relevant != nil {
+		p.applyRelevance(relevant, tick, every)
+	}
+	p.wait, p.attend = scanSlots(s.gens, changed, hot, tracks, tick, resend, every, p.wait, p.attend)
+	// The entities that are awake: their priority when it is due, their
+	// accumulator against the threshold.
+	for _, slot := range p.attend {
+		h, t := &hot[slot], &tracks[slot]
+		ch := changed[slot]
+		if prio == nil {
+			t.pr = 1
+		} else if t.prTick <= ch || tick >= t.prDue {
+			t.settle(tick - 1)
+			t.pr = max(prio(ids[slot], &cur[slot]), 0)
+			t.prTick, t.prDue = tick, tick+every
+		}
+		acc := t.accAt(tick)
+		h.seen = tick
+		if acc >= thr {
+			p.hi.list = append(p.hi.list, cand{slot: slot, acc: acc})
+			continue
+		}
+		// Below the threshold: it sleeps for half the ticks it needs to
+		// reach it, so that a threshold that falls meanwhile costs it at
+		// most that much of a delay.
+		h.wake = 0
+		if need := (thr - acc) / max(t.pr, 1e-9); need >= 4 {
+			h.wake = tick + uint32(min(need/2, maxSleep))
+		}
+	}
+	p.loListed = false
+	if p.window != nil {
+		// Ticks that left the one-second window give their bytes back.
+		gone := min(int(tick-p.lastTick), len(p.window))
+		if p.lastTick == 0 {
+			gone = len(p.window)
+		}
+		for k := 0; k < gone; k++ {
+			i := int((tick - uint32(k)) % uint32(len(p.window)))
+			p.wsum -= p.window[i]
+			p.window[i] = 0
+		}
+		p.tokens = min(p.tokens+p.perTick*float64(max(gone, 1)), 2*p.perTick+float64(p.cfg.Budget))
+	}
+	p.lastTick = tick
+}
+
+// scanSlots is the scan's pass over every entity slot: plain code over
+// plain slices, with no call in its loop (a call would make the compiler
+// keep the loop's values in memory), writing into lists grown up front. It
+// lists in wait every entity the client lacks the current state of, and in
+// attend those of them that are awake (see Peer.scan); it starts and stops
+// the waiting of entities, and resets the tracks of new incarnations.
+func scanSlots(gens, changed []uint32, hot []hotTrack, tracks []track, tick, resend, every uint32, wait, attend []int32) ([]int32, []int32) {
+	n := len(gens)
+	wait = slices.Grow(wait[:0], n)[:n]
+	attend = slices.Grow(attend[:0], n)[:n]
+	nw, na := 0, 0
+	hot, tracks, changed = hot[:n], tracks[:n], changed[:n]
+	for slot := 0; slot < n; slot++ {
+		gen := gens[slot]
+		if gen == 0 {
+			continue
+		}
+		h := &hot[slot]
+		if h.gen != gen {
+			*h = hotTrack{gen: gen}
+			tracks[slot] = track{prDue: tick + uint32(slot)%every}
+		}
+		// Ticks start at 1, so a have or flight of 0 is never current; a
+		// due of 0 is never reached.
+		ch := changed[slot]
+		if (h.have >= ch && (tick < h.due || h.due == 0)) || (h.flight >= ch && tick-h.flight <= resend) || h.out {
+			if h.waiting { // it stops waiting: its accumulator stops growing
+				h.waiting = false
+				t := &tracks[slot]
+				if tick-1 > t.accTick {
+					t.acc += t.pr * float32(tick-1-t.accTick)
+					t.accTick = tick - 1
+				}
+			}
+			continue // held, on its way, or not relevant
+		}
+		wait[nw] = int32(slot)
+		nw++
+		if !h.waiting {
+			h.waiting, h.wake = true, 0
+			tracks[slot].accTick = tick - 1
+		} else if tick < h.wake {
+			// Asleep: its accumulator, growing by its priority, cannot
+			// have reached the threshold yet. (A change does not wake it:
+			// in a busy world most entities change every few ticks, and
+			// its priority is computed again when it wakes.)
+			continue
+		}
+		attend[na] = int32(slot)
+		na++
+	}
+	return wait[:nw], attend[:na]
+}
+
+// candList is candidates of one tick, put in priority order a chunk at a
+// time as they are taken.
+type candList struct {
+	list    []cand
+	next    int // list[:next] are taken
+	ordered int // list[:ordered] are in priority order
+}
+
+func (l *candList) reset() { l.list, l.next, l.ordered = l.list[:0], 0, 0 }
+
+func (l *candList) take() (cand, bool) {
+	if l.next >= len(l.list) {
+		return cand{}, false
+	}
+	if l.next == l.ordered {
+		orderTop(l.list[l.next:], chunk)
+		l.ordered = min(l.next+chunk, len(l.list))
+	}
+	c := l.list[l.next]
+	l.next++
+	return c, true
+}
+
+// applyRelevance asks Relevant about every entity: one that stops being
+// relevant is removed from the client's view (reliably, like a removal),
+// and marked out so that the scan passes over it.
+func (p *Peer[E]) applyRelevance(relevant func(uint32, *E) bool, tick, every uint32) {
+	s := p.s
+	for slot, gen := range s.gens {
+		if gen == 0 {
+			continue
+		}
+		h, t := &p.hot[slot], &p.tracks[slot]
+		if h.gen != gen {
+			*h = hotTrack{gen: gen}
+			*t = track{prDue: tick + uint32(slot)%every}
+		}
+		h.out = !relevant(s.ids[slot], &s.cur[slot])
+		if h.out {
+			if t.sends > t.viewFrom {
+				p.addRemoval(s.ids[slot])
+				t.viewFrom = t.sends
+				h.have, h.flight = 0, 0
+			}
+			t.acc, t.accTick, h.waiting = 0, tick, false
+		}
+	}
+}
+
+// nextCand returns the next candidate in priority order: first those that
+// did not fit the previous packet of this tick, then those at or above the
+// threshold, then the others (listed only when those run out). The
+// threshold spares ordering the many candidates that no packet of the tick
+// will reach.
+func (p *Peer[E]) nextCand(retried *int) (cand, bool) {
+	if *retried < len(p.retry) {
+		c := p.retry[*retried]
+		*retried++
+		return c, true
+	}
+	if c, ok := p.hi.take(); ok {
+		return c, true
+	}
+	if !p.loListed {
+		p.listLow()
+	}
+	return p.lo.take()
+}
+
+// listLow lists the candidates of the tick below the threshold, which scan
+// left out: needed only when the packets of the tick take every candidate
+// above it.
+func (p *Peer[E]) listLow() {
+	p.loListed = true
+	s := p.s
+	// The threshold of this tick's scan, not the current one: a candidate
+	// at or above it is in hi (or retry) already. Those sent by an earlier
+	// packet of this tick are in flight now.
+	tick, thr := s.tick, p.scanThr
+	for _, slot := range p.wait {
+		h := &p.hot[slot]
+		if h.flight == tick {
+			continue
+		}
+		acc := p.tracks[slot].accAt(tick)
+		if h.seen == tick && acc >= thr {
+			continue // in hi
+		}
+		p.lo.list = append(p.lo.list, cand{slot: slot, acc: acc})
+	}
+}
