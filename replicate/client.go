@@ -52,9 +52,8 @@ type seqToken struct{ seq, token uint32 }
 
 // centity is a held entity: its states, oldest first from head on.
 type centity[E any] struct {
-	id   uint32
-	vers []version[E]
-	head int
+	id uint32
+	versions[E]
 }
 
 // decoded is an entity entry of the packet being decoded.
@@ -290,14 +289,7 @@ func (cl *Client[E]) commit(h Header, token uint32) {
 		}
 		ent := &cl.ents[slot]
 		ent.dropFrom(h.Tick)
-		var v *version[E]
-		if len(ent.vers) < BaselineDepth {
-			ent.vers = append(ent.vers, version[E]{})
-			v = &ent.vers[len(ent.vers)-1]
-		} else {
-			v = &ent.vers[ent.head]
-			ent.head = (ent.head + 1) % len(ent.vers)
-		}
+		v := ent.push(BaselineDepth)
 		v.tick = h.Tick
 		v.val, cl.vals[k] = cl.vals[k], v.val
 		cl.updated = append(cl.updated, d.id)
@@ -390,17 +382,10 @@ func (cl *Client[E]) alloc(id uint32) int32 {
 		cl.ents = append(cl.ents, centity[E]{})
 	}
 	ent := &cl.ents[slot]
-	ent.id, ent.vers, ent.head = id, ent.vers[:0], 0
+	ent.id = id
+	ent.reset()
 	cl.index[id] = slot
 	return slot
-}
-
-func (ent *centity[E]) newest() *version[E] {
-	i := ent.head - 1
-	if i < 0 {
-		i = len(ent.vers) - 1
-	}
-	return &ent.vers[i]
 }
 
 // find returns the state of exactly tick, or nil.

@@ -44,14 +44,7 @@ type entity[E any] struct {
 	id    uint32
 	full  []byte // Encode of the newest state, zero-padded
 	nbits int    // its length in bits
-	vers  []version[E]
-	head  int // index of the oldest version in vers once it is full
-}
-
-// version is a state of an entity from tick on, until the next version.
-type version[E any] struct {
-	tick uint32
-	val  E
+	versions[E]
 }
 
 // NewServer returns an empty Server of entities encoded by c.
@@ -153,8 +146,7 @@ func (s *Server[E]) alloc(id uint32) int32 {
 	s.ids[slot] = id
 	ent := &s.ents[slot]
 	ent.id = id
-	ent.vers = ent.vers[:0]
-	ent.head = 0
+	ent.reset()
 	ent.nbits = 0
 	ent.full = ent.full[:0]
 	s.index[id] = slot
@@ -170,24 +162,7 @@ func (s *Server[E]) nextVersion(ent *entity[E]) *version[E] {
 			return nv
 		}
 	}
-	if len(ent.vers) < s.cfg.versions {
-		ent.vers = append(ent.vers, version[E]{})
-		return &ent.vers[len(ent.vers)-1]
-	}
-	v := &ent.vers[ent.head]
-	ent.head++
-	if ent.head == len(ent.vers) {
-		ent.head = 0
-	}
-	return v
-}
-
-func (ent *entity[E]) newest() *version[E] {
-	i := ent.head - 1
-	if i < 0 {
-		i = len(ent.vers) - 1
-	}
-	return &ent.vers[i]
+	return ent.push(s.cfg.versions)
 }
 
 // at returns the state the entity had at tick: its newest version from
