@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bitwire/bitwire/bits"
+	"github.com/bitwire/bitwire/internal/golden"
 )
 
 // The frozen wire format: golden vectors of every coding, of deltas and of
@@ -370,12 +371,7 @@ func renderGolden(t *testing.T) string {
 func TestGolden(t *testing.T) {
 	path := filepath.Join("testdata", "golden", "codings.txt")
 	got := renderGolden(t)
-	if *updateGolden {
-		require.NoError(t, os.WriteFile(path, []byte(got), 0o644))
-	}
-	want, err := os.ReadFile(path)
-	require.NoError(t, err, "missing golden file: run go test . -run Golden -update once")
-	require.Equal(t, string(want), got, "the wire format changed: if on purpose, run go test . -run Golden -update and document it")
+	golden.Check(t, path, got, *updateGolden, "the wire format", "go test . -run Golden -update")
 
 	checkGoldenSchemas(t)
 
@@ -405,15 +401,10 @@ func checkGoldenSchemas(t *testing.T) {
 		js = append(js, '\n')
 		path := filepath.Join(dir, gc.name+".json")
 		want[gc.name+".json"] = true
-		if *updateGolden {
-			require.NoError(t, os.WriteFile(path, js, 0o644))
-		}
-		got, err := os.ReadFile(path)
-		require.NoError(t, err, "missing golden schema: run go test . -run Golden -update once")
-		require.Equal(t, string(got), string(js), "the schema of %s changed: if on purpose, run go test . -run Golden -update and say so in docs/schema.md", gc.name)
+		golden.Check(t, path, string(js), *updateGolden, "the schema of "+gc.name, "go test . -run Golden -update")
 
 		var s Schema
-		require.NoError(t, json.Unmarshal(got, &s))
+		require.NoError(t, json.Unmarshal(js, &s))
 		require.Equal(t, s.Fingerprint, fmt.Sprintf("%016x", fingerprint(&s)), gc.name)
 	}
 	entries, err := os.ReadDir(dir)

@@ -2,7 +2,6 @@ package snapshot
 
 import (
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"strconv"
 	"testing"
@@ -10,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bitwire/bitwire"
+	"github.com/bitwire/bitwire/internal/golden"
 )
 
 // TestGoldenPacketsSchema keeps the schema of the golden packets' state
@@ -22,15 +22,10 @@ func TestGoldenPacketsSchema(t *testing.T) {
 	require.NoError(t, err)
 	js = append(js, '\n')
 	path := filepath.Join("testdata", "golden", "schema.json")
-	if *updateGolden {
-		require.NoError(t, os.WriteFile(path, js, 0o644))
-	}
-	want, err := os.ReadFile(path)
-	require.NoError(t, err, "missing golden schema: run go test ./snapshot -run Golden -update once")
-	require.Equal(t, string(want), string(js), "the schema of the golden packets changed: if on purpose, run go test ./snapshot -run Golden -update and document it")
+	golden.Check(t, path, string(js), *updateGolden, "the schema of the golden packets", "go test ./snapshot -run Golden -update")
 
 	var s bitwire.Schema
-	require.NoError(t, json.Unmarshal(want, &s))
+	require.NoError(t, json.Unmarshal(js, &s))
 	fp, err := strconv.ParseUint(s.Fingerprint, 16, 64)
 	require.NoError(t, err)
 	require.Equal(t, c.Fingerprint(), fp)

@@ -4,7 +4,6 @@ import (
 	"encoding/hex"
 	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -12,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bitwire/bitwire"
+	"github.com/bitwire/bitwire/internal/golden"
 )
 
 // Golden snapshot packets: the header and body bytes of a short session
@@ -79,12 +79,7 @@ func TestGoldenPackets(t *testing.T) {
 	}
 	got := b.String()
 	path := filepath.Join("testdata", "golden", "packets.txt")
-	if *updateGolden {
-		require.NoError(t, os.WriteFile(path, []byte(got), 0o644))
-	}
-	want, err := os.ReadFile(path)
-	require.NoError(t, err, "missing golden file: run go test ./snapshot -run Golden -update once")
-	require.Equal(t, string(want), got, "the snapshot packet format changed: if on purpose, run go test ./snapshot -run Golden -update and document it")
+	golden.Check(t, path, got, *updateGolden, "the snapshot packet format", "go test ./snapshot -run Golden -update")
 }
 
 func baselineText(h Header) string {
