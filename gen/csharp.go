@@ -119,6 +119,19 @@ func (b *csLines) p(format string, args ...any) {
 // f writes formatted text as it is.
 func (b *csLines) f(format string, args ...any) { fmt.Fprintf(b, format, args...) }
 
+// elemLoop writes a loop of i over count elements around body (statements
+// already indented for it), whose errors name the element's index.
+func (b *csLines) elemLoop(i, count, body string) {
+	b.p("for (int %s = 0; %s < %s; %s++)", i, i, count, i)
+	b.p("{")
+	b.p("  try")
+	b.p("  {")
+	b.WriteString(body)
+	b.p("  }")
+	b.p("  catch (BitwireException x) { throw x.Within(\"[\" + %s + \"]\"); }", i)
+	b.p("}")
+}
+
 // csGen emits one class.
 type csGen struct {
 	s     *bitwire.Schema

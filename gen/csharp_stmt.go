@@ -169,14 +169,7 @@ func (g *csGen) decElems(n *bitwire.NodeSchema, a, count, in string) string {
 		b.p("for (int %s = 0; %s < %s; %s++) %s[%s] = %s;", i, i, count, i, a, i, g.fromSignMag(el, "d.GNeg["+i+"]", "d.GMag["+i+"]"))
 		return b.String()
 	}
-	b.p("for (int %s = 0; %s < %s; %s++)", i, i, count, i)
-	b.p("{")
-	b.p("  try")
-	b.p("  {")
-	b.WriteString(g.dec(n.Elem, a+"["+i+"]", in+"    "))
-	b.p("  }")
-	b.p("  catch (BitwireException x) { throw x.Within(\"[\" + %s + \"]\"); }", i)
-	b.p("}")
+	b.elemLoop(i, count, g.dec(n.Elem, a+"["+i+"]", in+"    "))
 	return b.String()
 }
 
@@ -319,14 +312,7 @@ func (g *csGen) encElems(n *bitwire.NodeSchema, a, count, in string) string {
 		b.p("e.Group(%s, %d, %v);", count, csWidth(el), el.Coding == "fixed" || signed(el.Type))
 		return b.String()
 	}
-	b.p("for (int %s = 0; %s < %s; %s++)", i, i, count, i)
-	b.p("{")
-	b.p("  try")
-	b.p("  {")
-	b.WriteString(g.enc(n.Elem, a+"["+i+"]", in+"    "))
-	b.p("  }")
-	b.p("  catch (BitwireException x) { throw x.Within(\"[\" + %s + \"]\"); }", i)
-	b.p("}")
+	b.elemLoop(i, count, g.enc(n.Elem, a+"["+i+"]", in+"    "))
 	return b.String()
 }
 
