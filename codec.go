@@ -484,6 +484,9 @@ func encodeDeltaRoot(p *plan, w *bits.Writer, b, c unsafe.Pointer, o *options) e
 		w.Truncate(start)
 		restartStats(h)
 		ar.quats = ar.quats[:0]
+		if ar.rt != nil && ar.rt.train != nil {
+			ar.rt.train.pending = ar.rt.train.pending[:0]
+		}
 		e = o.encoder(w, ar, h)
 		e.neg = true
 		_, err = e.encStructDelta(p, b, c, -1)
