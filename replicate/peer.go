@@ -152,6 +152,7 @@ type Peer[E any] struct {
 	deferred  []cand
 	rem       []uint32
 	chosen    []choice
+	entryBits int // what an entity's id and kind are costed at while chosen (entryEstimate)
 	scratch   bits.Writer
 	w         bits.Writer
 	r         bits.Reader
@@ -188,7 +189,7 @@ func (s *Server[E]) NewPeer(cfg PeerConfig[E]) (*Peer[E], error) {
 		return nil, fmt.Errorf("replicate: budget %d bytes, under the minimum %d with a %v trailer", cfg.Budget, MinBudget+guard.Overhead(), cfg.Integrity)
 	}
 	cfg.Key = nil // the guard holds its copy
-	p := &Peer[E]{s: s, cfg: cfg, recs: make([]record, recordRing), pendIdx: make(map[uint32]int), srtt: 3, guard: guard}
+	p := &Peer[E]{s: s, cfg: cfg, recs: make([]record, recordRing), pendIdx: make(map[uint32]int), srtt: 3, guard: guard, entryBits: entryEstimate}
 	switch {
 	case cfg.Refresh > 0:
 		p.refresh = uint32(cfg.Refresh)

@@ -107,7 +107,7 @@ func (p *Peer[E]) Encode(dst []byte) (out []byte, ok bool, err error) {
 			copyBits(&p.scratch, &p.r, ent.full, 0, ent.nbits)
 		}
 		n := p.scratch.Len() - off
-		cost := entryEstimate + n
+		cost := p.entryBits + n
 		if used+cost > limit {
 			p.scratch.Truncate(off)
 			deferred = append(deferred, c)
@@ -183,13 +183,18 @@ func (p *Peer[E]) Encode(dst []byte) (out []byte, ok bool, err error) {
 		fields.WriteBitlen(&p.w, uint64(s.tick-common-1), distWidth)
 	}
 	at = tally(&pb.Kinds, at, p.w.Len())
+	entries := at
 	p.writeIDs(nil, true)
 	at = tally(&pb.IDs, at, p.w.Len())
 	p.writeKinds(common, hasCommon)
 	at = tally(&pb.Kinds, at, p.w.Len())
+	entries = at - entries
 	src := p.scratch.Bytes()
 	for _, ch := range p.chosen {
 		copyBits(&p.w, &p.r, src, ch.off, ch.n)
+	}
+	if len(p.chosen) > 0 {
+		p.entryBits = max(1, (entries+len(p.chosen)-1)/len(p.chosen))
 	}
 	at = tally(&pb.Bodies, at, p.w.Len())
 	pb.Padding += int64(-at & 7)
@@ -267,8 +272,9 @@ func (p *Peer[E]) commonBase() (uint32, bool) {
 }
 
 // entryEstimate is what an entity's id and kind are costed at while it is
-// chosen: about their mean size in a busy packet. The packet is costed
-// exactly before it is written (exactBits).
+// chosen, before the Peer's first packet: about their mean size in a busy
+// packet. Later packets take the mean of the packet before, rounded up.
+// The packet is costed exactly before it is written (exactBits).
 const entryEstimate = 6
 
 func tally(n *int64, from, to int) int {
