@@ -1,8 +1,8 @@
 package entropy
 
 import (
-	"math/rand/v2"
 	mbits "math/bits"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/bitwire/bitwire/bits"
