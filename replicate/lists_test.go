@@ -3,6 +3,7 @@ package replicate
 import (
 	"errors"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -229,4 +230,26 @@ func TestPacketBitsSum(t *testing.T) {
 		require.Positive(t, b.Removals)
 		require.Positive(t, b.Bodies)
 	}
+}
+
+// Packets of the earlier versions (magic 0xB17F, 0xB27F) are refused with
+// ErrBadMagic, as is a snapshot packet's magic.
+func TestOldVersionsRefused(t *testing.T) {
+	c := bitwire.MustFor[listThing]()
+	pkt := craft(c, func(w *bits.Writer) {
+		writeCount(w, 0)
+		w.WriteBool(false)
+		writeCount(w, 0)
+		writeCount(w, 0)
+	})
+	cl, err := NewClient(c)
+	require.NoError(t, err)
+	for _, magic := range []uint16{0xB17F, 0xB27F, 0xB27E} {
+		old := slices.Clone(pkt)
+		old[0], old[1] = byte(magic), byte(magic>>8)
+		_, err := cl.Decode(old)
+		require.ErrorIs(t, err, ErrBadMagic, "magic %#04x", magic)
+	}
+	_, err = cl.Decode(pkt)
+	require.NoError(t, err)
 }
