@@ -431,3 +431,7 @@ func (t *QuatGrid) Value(i uint64) float64 { return t.e[i&(uint64(len(t.e))-1)].
 
 // Value32 returns float32(Value(i)).
 func (t *QuatGrid) Value32(i uint64) float32 { return t.e[i&(uint64(len(t.e))-1)].f32 }
+
+// Others returns the components other than the dropped one m (0..3), in
+// increasing order: where Unpack's a, b and c go.
+func (t *QuatGrid) Others(m uint64) *[3]uint8 { return &quatOthers[m&3] }
