@@ -51,7 +51,7 @@ type flatOp struct {
 	// The node's parameters the kernels need, copied at plan compile time
 	// so that a kernel reads its op alone (see kernel).
 	mem memKind
-	lim uint64 // the largest valid index: q's Steps(), a range's max-min
+	lim uint64 // the largest valid index: q's Steps(), a range's max-min; bitlen: the type's max
 	lo  uint64 // a range's min
 	// q on a float32: Value's terms, at + (kmin+i)·step inside the grid
 	// and v0, vN at its ends.
@@ -146,6 +146,7 @@ func (op *flatOp) kernel() int {
 			return op.width
 		}
 	case flatBitlenU:
+		op.lim = ^uint64(0) >> (64 - uint(n.mem.sizeBits())) // unsigned: the type's max
 		op.bw = uint(fields.BitlenPrefixBits(n.n))
 		if body := max(1<<op.bw-1, 1); int(op.bw)+body <= 57 {
 			return int(op.bw) + body
@@ -415,20 +416,23 @@ func decWords(fp *flatPlan, first unsafe.Pointer, count int, stride uintptr, dat
 			case flatBool:
 				*(*bool)(p) = x != 0
 			case flatQuat:
-				m, a, b, c, dd, ok := op.grid.Unpack(x)
-				if !ok {
-					return pos, k, errFlat
-				}
-				o := op.grid.Others(m)
 				if op.mem == mF32 {
-					g := op.grid
-					q := &op.n.qoff
-					*(*float32)(unsafe.Add(p, q[o[0]&3])) = g.Value32(a)
-					*(*float32)(unsafe.Add(p, q[o[1]&3])) = g.Value32(b)
-					*(*float32)(unsafe.Add(p, q[o[2]&3])) = g.Value32(c)
-					*(*float32)(unsafe.Add(p, q[m&3])) = float32(dd)
+					m, a, b, c, dd, ok := op.grid.Unpack32(x)
+					if !ok {
+						return pos, k, errFlat
+					}
+					o, q := op.grid.Others(m), &op.n.qoff
+					*(*float32)(unsafe.Add(p, q[o[0]&3])) = a
+					*(*float32)(unsafe.Add(p, q[o[1]&3])) = b
+					*(*float32)(unsafe.Add(p, q[o[2]&3])) = c
+					*(*float32)(unsafe.Add(p, q[m&3])) = dd
 				} else {
+					m, a, b, c, dd, ok := op.grid.Unpack(x)
+					if !ok {
+						return pos, k, errFlat
+					}
 					var q [4]float64
+					o := op.grid.Others(m)
 					q[o[0]&3], q[o[1]&3], q[o[2]&3], q[m&3] = op.grid.Value(a), op.grid.Value(b), op.grid.Value(c), dd
 					storeQuat(op.n, p, q)
 				}
@@ -436,11 +440,12 @@ func decWords(fp *flatPlan, first unsafe.Pointer, count int, stride uintptr, dat
 				// as in decFlats: the prefix, then the value below its
 				// leading 1 (one bit for 0 and 1)
 				w := load8(src, pos>>3) >> (pos & 7)
-				pw := w & (1<<op.bw - 1)
+				bw := op.bw & 63
+				pw := w & (1<<bw - 1) & 63
 				body := max(pw, 1)
-				u := w>>op.bw&(1<<body-1) | (1<<pw)&^1
-				pos += op.bw + uint(body)
-				if !fitsInt(op.mem, u) {
+				u := w>>bw&(1<<(body&63)-1) | (1<<pw)&^1
+				pos += bw + uint(body)
+				if u > op.lim {
 					return pos, k, errFlat
 				}
 				storeInt(p, op.mem, u)

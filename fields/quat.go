@@ -426,6 +426,18 @@ func (t *QuatGrid) Unpack(u uint64) (m uint64, a, b, c uint64, d float64, ok boo
 	return u & 3, a, b, c, d, d >= math.Float64frombits(max(ea.thr, eb.thr, ec.thr))
 }
 
+// Unpack32 is Unpack with the three values and the rebuilt component
+// rounded to float32, as a decoder into float32 components stores them.
+func (t *QuatGrid) Unpack32(u uint64) (m uint64, a, b, c, d float32, ok bool) {
+	n := t.n & 15
+	mask := uint64(1)<<n - 1
+	e := t.e[:mask+1]
+	ea, eb, ec := &e[u>>2&mask], &e[u>>(2+n)&mask], &e[u>>(2+2*n)&mask]
+	s := 1 - ea.sq - eb.sq - ec.sq
+	dd := math.Sqrt(s) // NaN for s < 0: fails the comparison
+	return u & 3, ea.f32, eb.f32, ec.f32, float32(dd), dd >= math.Float64frombits(max(ea.thr, eb.thr, ec.thr))
+}
+
 // Value returns the grid value of component index i as Quat.Unpack does.
 func (t *QuatGrid) Value(i uint64) float64 { return t.e[i&(uint64(len(t.e))-1)].val }
 
