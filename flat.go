@@ -51,7 +51,7 @@ type flatOp struct {
 	// The node's parameters the kernels need, copied at plan compile time
 	// so that a kernel reads its op alone (see kernel).
 	mem memKind
-	lim uint64 // the largest valid index: q's Steps(), a range's max-min; bitlen: the type's max
+	lim uint64 // the largest valid index: q's Steps(), a range's max-min; bitlen: the type's max; quat: a component's mask
 	lo  uint64 // a range's min
 	// q on a float32: Value's terms, at + (kmin+i)·step inside the grid
 	// and v0, vN at its ends.
@@ -61,7 +61,7 @@ type flatOp struct {
 	// (qmul != 0): the index of v in [qmin, qmax] is v·qmul + qoff.
 	qmul, qoff, qmin, qmax float64
 	grid                   *fields.QuatGrid // quat: the decoding tables; nil when too wide
-	bw                     uint             // bitlen: the prefix width
+	bw                     uint             // bitlen: the prefix width; quat: the bits of a component
 }
 
 // flatPlan is the flat form of a struct plan.
@@ -142,7 +142,9 @@ func (op *flatOp) kernel() int {
 	case flatBool:
 		return op.width
 	case flatQuat:
-		if op.grid = n.quat.Grid(); op.grid != nil {
+		op.bw = uint(op.width-2) / 3 // bits a component
+		op.lim = 1<<op.bw - 1
+		if op.grid = n.quat.Grid(); op.grid != nil && n.mem == mF32 {
 			return op.width
 		}
 	case flatBitlenU:
@@ -416,35 +418,30 @@ func decWords(fp *flatPlan, first unsafe.Pointer, count int, stride uintptr, dat
 			case flatBool:
 				*(*bool)(p) = x != 0
 			case flatQuat:
-				if op.mem == mF32 {
-					m, a, b, c, dd, ok := op.grid.Unpack32(x)
-					if !ok {
-						return pos, k, errFlat
-					}
-					o, q := op.grid.Others(m), &op.n.qoff
-					*(*float32)(unsafe.Add(p, q[o[0]&3])) = a
-					*(*float32)(unsafe.Add(p, q[o[1]&3])) = b
-					*(*float32)(unsafe.Add(p, q[o[2]&3])) = c
-					*(*float32)(unsafe.Add(p, q[m&3])) = dd
-				} else {
-					m, a, b, c, dd, ok := op.grid.Unpack(x)
-					if !ok {
-						return pos, k, errFlat
-					}
-					var q [4]float64
-					o := op.grid.Others(m)
-					q[o[0]&3], q[o[1]&3], q[o[2]&3], q[m&3] = op.grid.Value(a), op.grid.Value(b), op.grid.Value(c), dd
-					storeQuat(op.n, p, q)
+				// a quaternion of float32s (the others are not read here)
+				n, qm := op.bw&31, op.lim // the bits of a component, and their mask
+				y := x >> 2
+				i0 := y & qm
+				y >>= n
+				a, b, c, dd, ok := op.grid.Rebuild32(i0, y&qm, y>>n&qm)
+				m := x & 3
+				if !ok {
+					return pos, k, errFlat
 				}
+				o, q := op.grid.Others(m), &op.n.qoff
+				*(*float32)(unsafe.Add(p, q[o[0]&3])) = a
+				*(*float32)(unsafe.Add(p, q[o[1]&3])) = b
+				*(*float32)(unsafe.Add(p, q[o[2]&3])) = c
+				*(*float32)(unsafe.Add(p, q[m&3])) = dd
 			case flatBitlenU:
 				// as in decFlats: the prefix, then the value below its
 				// leading 1 (one bit for 0 and 1)
 				w := load8(src, pos>>3) >> (pos & 7)
 				bw := op.bw & 63
 				pw := w & (1<<bw - 1) & 63
-				body := max(pw, 1)
-				u := w>>bw&(1<<(body&63)-1) | (1<<pw)&^1
-				pos += bw + uint(body)
+				lead := uint64(1) << pw                // the leading 1, or 1 for 0 and 1
+				u := w>>bw&(max(lead, 2)-1) | lead&^1 // max(lead, 2) is 1 << max(pw, 1)
+				pos += bw + uint(max(pw, 1))
 				if u > op.lim {
 					return pos, k, errFlat
 				}

@@ -84,6 +84,9 @@ func TestQuatGridMatchesUnpack(t *testing.T) {
 			want, err := q.Unpack(u)
 			m, a, b, c, d, ok := g.Unpack(u)
 			require.Equal(t, err == nil, ok, "n=%d u=%#x", n, u)
+			mask := uint64(1)<<uint(n) - 1
+			a32, b32, c32, d32, ok32 := g.Rebuild32(u>>2&mask, u>>uint(2+n)&mask, u>>uint(2+2*n)&mask)
+			require.Equal(t, ok, ok32, "n=%d u=%#x", n, u)
 			if !ok {
 				return
 			}
@@ -91,6 +94,7 @@ func TestQuatGridMatchesUnpack(t *testing.T) {
 			got := [4]float64{}
 			got[o[0]], got[o[1]], got[o[2]], got[m] = g.Value(a), g.Value(b), g.Value(c), d
 			require.Equal(t, want, got, "n=%d u=%#x", n, u)
+			require.Equal(t, [4]float32{float32(want[o[0]]), float32(want[o[1]]), float32(want[o[2]]), float32(want[m])}, [4]float32{a32, b32, c32, d32})
 			require.Equal(t, float32(want[o[0]]), g.Value32(a))
 			require.Equal(t, float32(want[o[1]]), g.Value32(b))
 			require.Equal(t, float32(want[o[2]]), g.Value32(c))

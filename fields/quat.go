@@ -367,6 +367,8 @@ type QuatGrid struct {
 	n     uint
 	steps uint64
 	e     []quatEntry // 2^n entries; the last, off the grid, can never be valid
+	mask  uint64      // 2^n - 1
+	tab   *[1 << MaxQuatGridBits]quatEntry
 }
 
 type quatEntry struct {
@@ -394,9 +396,10 @@ func (q *Quat) Grid() *QuatGrid {
 	}
 	slot := &quatGrids[n]
 	slot.once.Do(func() {
-		t := &QuatGrid{n: uint(n), steps: q.steps, e: make([]quatEntry, 1<<uint(n))}
-		for i := range t.e {
-			e := &t.e[i]
+		tab := new([1 << MaxQuatGridBits]quatEntry)
+		t := &QuatGrid{n: uint(n), steps: q.steps, e: tab[:1<<uint(n)], mask: 1<<uint(n) - 1, tab: tab}
+		for i := range tab {
+			e := &tab[i]
 			e.thr = math.Float64bits(math.Inf(1))
 			if uint64(i) <= q.steps {
 				e.val = q.value(uint64(i))
@@ -426,16 +429,17 @@ func (t *QuatGrid) Unpack(u uint64) (m uint64, a, b, c uint64, d float64, ok boo
 	return u & 3, a, b, c, d, d >= math.Float64frombits(max(ea.thr, eb.thr, ec.thr))
 }
 
-// Unpack32 is Unpack with the three values and the rebuilt component
-// rounded to float32, as a decoder into float32 components stores them.
-func (t *QuatGrid) Unpack32(u uint64) (m uint64, a, b, c, d float32, ok bool) {
-	n := t.n & 15
-	mask := uint64(1)<<n - 1
-	e := t.e[:mask+1]
-	ea, eb, ec := &e[u>>2&mask], &e[u>>(2+n)&mask], &e[u>>(2+2*n)&mask]
-	s := 1 - ea.sq - eb.sq - ec.sq
-	dd := math.Sqrt(s) // NaN for s < 0: fails the comparison
-	return u & 3, ea.f32, eb.f32, ec.f32, float32(dd), dd >= math.Float64frombits(max(ea.thr, eb.thr, ec.thr))
+// Rebuild32 is Unpack of the component indices i0, i1 and i2 (the n-bit
+// fields above the 2-bit index of the dropped component) with the values
+// rounded to float32, as a decoder into float32 components stores them:
+// the three values, the rebuilt component, and ok exactly when Unpack
+// returns no error. It is small enough to be inlined.
+func (t *QuatGrid) Rebuild32(i0, i1, i2 uint64) (a, b, c, d float32, ok bool) {
+	const k = 1<<MaxQuatGridBits - 1 // every entry above the grid is invalid
+	e := t.tab
+	ea, eb, ec := &e[i0&k], &e[i1&k], &e[i2&k]
+	dd := math.Sqrt(1 - ea.sq - eb.sq - ec.sq) // NaN below 0: fails the comparison
+	return ea.f32, eb.f32, ec.f32, float32(dd), dd >= math.Float64frombits(max(ea.thr, eb.thr, ec.thr))
 }
 
 // Value returns the grid value of component index i as Quat.Unpack does.
