@@ -392,9 +392,17 @@ func decWords(fp *flatPlan, first unsafe.Pointer, count int, stride uintptr, dat
 	src := unsafe.Pointer(unsafe.SliceData(data))
 	ops := fp.ops
 	var v uint64 // the open run's bits not yet taken
-	k := 0
-	for ; k < count && pos <= stop; k++ {
-		base := unsafe.Add(first, uintptr(k)*stride)
+	// The outer loop's state, kept in memory (its address is taken): the
+	// leaves' loop then has the registers, and it is read once a struct
+	// rather than once a leaf.
+	l := &struct {
+		first    unsafe.Pointer
+		stride   uintptr
+		count, k int
+		stop     uint
+	}{first, stride, count, 0, stop}
+	for ; l.k < l.count && pos <= l.stop; l.k++ {
+		base := unsafe.Add(l.first, uintptr(l.k)*l.stride)
 		for i := range ops {
 			op := &ops[i]
 			p := unsafe.Add(base, op.off)
@@ -407,12 +415,12 @@ func decWords(fp *flatPlan, first unsafe.Pointer, count int, stride uintptr, dat
 			switch op.code {
 			case flatQ32:
 				if x > op.lim {
-					return pos, k, errFlat
+					return pos, l.k, errFlat
 				}
 				*(*float32)(p) = op.value32(x)
 			case flatRangeInt:
 				if x > op.lim {
-					return pos, k, errFlat
+					return pos, l.k, errFlat
 				}
 				storeInt(p, op.mem, op.lo+x)
 			case flatBool:
@@ -426,7 +434,7 @@ func decWords(fp *flatPlan, first unsafe.Pointer, count int, stride uintptr, dat
 				a, b, c, dd, ok := op.grid.Rebuild32(i0, y&qm, y>>n&qm)
 				m := x & 3
 				if !ok {
-					return pos, k, errFlat
+					return pos, l.k, errFlat
 				}
 				o, q := op.grid.Others(m), &op.n.qoff
 				*(*float32)(unsafe.Add(p, q[o[0]&3])) = a
@@ -439,15 +447,15 @@ func decWords(fp *flatPlan, first unsafe.Pointer, count int, stride uintptr, dat
 				w := load8(src, pos>>3) >> (pos & 7)
 				bw := op.bw & 63
 				pw := w & (1<<bw - 1) & 63
-				lead := uint64(1) << pw                // the leading 1, or 1 for 0 and 1
+				lead := uint64(1) << pw               // the leading 1, or 1 for 0 and 1
 				u := w>>bw&(max(lead, 2)-1) | lead&^1 // max(lead, 2) is 1 << max(pw, 1)
 				pos += bw + uint(max(pw, 1))
 				if u > op.lim {
-					return pos, k, errFlat
+					return pos, l.k, errFlat
 				}
 				storeInt(p, op.mem, u)
 			}
 		}
 	}
-	return pos, k, nil
+	return pos, l.k, nil
 }
