@@ -45,6 +45,7 @@ type flatOp struct {
 	n     *node
 	width int    // bits, for the fixed-width codings that runs are made of
 	mask  uint64 // 2^width - 1
+	last  bool   // the last leaf of the plan
 	count int    // the first leaf of a run: how many leaves it spans
 	bits  int    // and their bits
 
@@ -114,6 +115,7 @@ func flatten(p *plan) *flatPlan {
 		fp.ops[start].bits += op.width
 	}
 	fp.words = max(words, 0)
+	fp.ops[len(fp.ops)-1].last = true
 	return fp
 }
 
@@ -403,8 +405,9 @@ func decWords(fp *flatPlan, first unsafe.Pointer, count int, stride uintptr, dat
 	}{first, stride, count, 0, stop}
 	for ; l.k < l.count && pos <= l.stop; l.k++ {
 		base := unsafe.Add(l.first, uintptr(l.k)*l.stride)
-		for i := range ops {
-			op := &ops[i]
+		// The leaves, by a pointer that stops at the last: one register
+		// where an index and a length take two.
+		for op := &ops[0]; ; op = (*flatOp)(unsafe.Add(unsafe.Pointer(op), unsafe.Sizeof(*op))) {
 			p := unsafe.Add(base, op.off)
 			if op.count > 0 {
 				v = load8(src, pos>>3) >> (pos & 7)
@@ -454,6 +457,9 @@ func decWords(fp *flatPlan, first unsafe.Pointer, count int, stride uintptr, dat
 					return pos, l.k, errFlat
 				}
 				storeInt(p, op.mem, u)
+			}
+			if op.last {
+				break
 			}
 		}
 	}
