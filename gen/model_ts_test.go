@@ -316,6 +316,53 @@ func modelCorpus(t *testing.T, name string, c *bitwire.Codec[tsmWorld], n, damag
 	}
 	t.Logf("%s: %d full worlds, %d deltas (%d with teleports)", name, n, n-1, teleports)
 	lim := c.WithLimits(bitwire.Limits{MaxAllocPerByte: noBudget})
+	add := func(d cfCase, b []byte) (bool, error) {
+		var base, out tsmWorld
+		if err := lim.Unmarshal(fulls[*d.Base], &base); err != nil {
+			t.Fatal(err)
+		}
+		sawInvalidUTF8 = false
+		err := lim.UnmarshalDelta(b, &base, &out)
+		cs := cfCase{Kind: "damaged-delta", Msg: name, Base: d.Base, Delta: hex.EncodeToString(b)}
+		if err != nil {
+			cs.Err, cs.ErrMsg = modelSentinel(err), err.Error()
+		} else if cs.Want = canonOf(t, s, &out); sawInvalidUTF8 {
+			return false, nil
+		}
+		*cases = append(*cases, cs)
+		return true, err
+	}
+	// Every single bit flipped in a few deltas, and the flips anywhere
+	// that set an entity's id bit in its mask.
+	errs := map[string]int{}
+	idBits := 0
+	for k, d := range deltas {
+		b, _ := hex.DecodeString(d.Delta)
+		for x := 0; x < len(b)*8; x++ {
+			f := append([]byte(nil), b...)
+			f[x/8] ^= 1 << uint(x%8)
+			if k%400 != 7 {
+				if idBits >= 30 {
+					continue
+				}
+				var base, out tsmWorld
+				if err := lim.Unmarshal(fulls[*d.Base], &base); err != nil {
+					t.Fatal(err)
+				}
+				if err := lim.UnmarshalDelta(f, &base, &out); err == nil || !strings.Contains(err.Error(), "id field") {
+					continue
+				}
+				idBits++
+			}
+			if ok, err := add(d, f); ok && err != nil {
+				errs[modelSentinel(err)]++
+			}
+		}
+	}
+	if idBits == 0 {
+		t.Fatal("no damaged delta sets an id bit")
+	}
+	t.Logf("%s: single bit flips: errors %v, %d of them an id bit set", name, errs, idBits)
 	for i := 0; i < damaged; i++ {
 		d := deltas[r.Intn(len(deltas))]
 		b, _ := hex.DecodeString(d.Delta)
@@ -331,20 +378,9 @@ func modelCorpus(t *testing.T, name string, c *bitwire.Codec[tsmWorld], n, damag
 				b[x/8] ^= 1 << uint(x%8)
 			}
 		}
-		var base, out tsmWorld
-		if err := lim.Unmarshal(fulls[*d.Base], &base); err != nil {
-			t.Fatal(err)
-		}
-		sawInvalidUTF8 = false
-		err := lim.UnmarshalDelta(b, &base, &out)
-		cs := cfCase{Kind: "damaged-delta", Msg: name, Base: d.Base, Delta: hex.EncodeToString(b)}
-		if err != nil {
-			cs.Err, cs.ErrMsg = modelSentinel(err), err.Error()
-		} else if cs.Want = canonOf(t, s, &out); sawInvalidUTF8 {
+		if ok, _ := add(d, b); !ok {
 			i--
-			continue
 		}
-		*cases = append(*cases, cs)
 	}
 }
 
