@@ -684,6 +684,12 @@ export class Decoder {
       }
       case "range": {
         const w = rangeWidth(n);
+        if (!n.big && w > 53) {
+          // bounds within ±(2^53-1) but more than 2^53 values: the offset in a bigint
+          const off = r.readBig(w);
+          if (off > BigInt(n.max as number) - BigInt(n.min as number)) throw new ErrOutOfRange(`offset ${off} over the range`);
+          return Number(BigInt(n.min as number) + off);
+        }
         if (!n.big) {
           const off = r.read(w);
           if (off > (n.max as number) - (n.min as number)) throw new ErrOutOfRange(`offset ${off} over the range`);
@@ -968,7 +974,8 @@ export class Encoder {
           if (!n.clamp) throw new ErrOutOfRange(`${v} outside ${lo}..${hi}`);
           x = x < lo ? lo : hi;
         }
-        w.write(x - lo, width);
+        if (width > 53) w.writeBig(BigInt(x) - BigInt(lo), width);
+        else w.write(x - lo, width);
         return;
       }
       case "q": { const qq = q(n); w.write(qq.index(v, !!n.clamp), qq.bits); return; }
