@@ -65,6 +65,7 @@ type tsmWorld struct {
 	Big    int64     `net:"range,min=-9223372036854775808,max=9223372036854775807"`
 	U64    uint64    `net:"bits=64"`
 	Wide   int64     `net:"range,min=-1000000000000,max=1000000000000,dmin=-100,dmax=100"`
+	Span   int64     `net:"range,min=-8000000000000000,max=8000000000000000"` // numbers, but 2^54 keys
 	Score  int32
 	Stats  map[uint8]int16 `net:"maxlen=8"`
 }
@@ -105,7 +106,7 @@ func tsmRandBody(r *rand.Rand, id uint32) tsmBody {
 }
 
 func tsmRandWorld(r *rand.Rand) tsmWorld {
-	w := tsmWorld{Tick: r.Uint32(), Big: math.MaxInt64 - int64(r.Intn(50)), U64: math.MaxUint64 - uint64(r.Intn(50)),
+	w := tsmWorld{Tick: r.Uint32(), Big: math.MaxInt64 - int64(r.Intn(50)), U64: math.MaxUint64 - uint64(r.Intn(50)), Span: 8e15 - int64(r.Intn(50)),
 		Wide: r.Int63n(2_000_000_000_001) - 1_000_000_000_000, Score: int32(r.Intn(1000))}
 	q := tsmRandRot(r)
 	w.Look = tsmOrient{q[0], q[1], q[2], q[3]}
@@ -220,9 +221,16 @@ func tsmStep(r *rand.Rand, w tsmWorld, teleport bool) tsmWorld {
 		out.Big += int64(r.Intn(7) - 3)
 		out.U64 += uint64(r.Intn(7) - 3)
 		out.Wide = max(-1_000_000_000_000, min(1_000_000_000_000, w.Wide+int64(r.Intn(101)-50)))
+		out.Span = w.Span + int64(r.Intn(7)-3)
+		if out.Span > 8e15 { // past the ends: the keys wrap around
+			out.Span -= 16e15 + 1
+		} else if out.Span < -8e15 {
+			out.Span += 16e15 + 1
+		}
 	}
 	if jump() {
 		out.Big, out.U64, out.Wide = int64(r.Uint64()), r.Uint64(), r.Int63n(2_000_000_000_001)-1_000_000_000_000
+		out.Span = r.Int63n(16e15+1) - 8e15
 		out.Tick = r.Uint32()
 	}
 	if r.Intn(8) == 0 {
@@ -255,6 +263,33 @@ func tsmModel(t *testing.T, n int) *bitwire.Model {
 		t.Fatal(err)
 	}
 	return m
+}
+
+// flatModel returns file with every symbol of every table coded: ESC in
+// one bit, each other symbol in 1 + ceil(log2(S - 1)) bits. With it every
+// difference is a token, of every class up to 64.
+func flatModel(t *testing.T, file []byte) *bitwire.Model {
+	f := append([]byte(nil), file...)
+	for _, p := range modelTables(f) {
+		n := int(binary.BigEndian.Uint16(f[p+1:]))
+		f[p+3] = 1
+		for i := 1; i < n; i++ {
+			f[p+3+i] = byte(1 + bitsLen(n-2))
+		}
+	}
+	var m bitwire.Model
+	if err := m.UnmarshalBinary(reCRC(f)); err != nil {
+		t.Fatal(err)
+	}
+	return &m
+}
+
+func bitsLen(x int) int {
+	n := 0
+	for ; x > 0; x >>= 1 {
+		n++
+	}
+	return n
 }
 
 // modelSentinel is sentinel with ErrModel.
@@ -686,7 +721,15 @@ func TestTypeScriptModel(t *testing.T) {
 		cases = append(cases, cfCase{Kind: "model-swap", Msg: "MWorld", Base: swapped.Base, Delta: swapped.Delta, Key: base64.StdEncoding.EncodeToString(f), Err: "ErrModel"})
 	}
 
-	msgs := []gen.Message{gen.Named("MWorld", c.Schema())}
+	// the same world with every class coded (no escapes but absolute
+	// quaternions and masks of unseen changes)
+	wide := bitwire.MustFor[tsmWorld]().WithModel(flatModel(t, file))
+	if err := wide.ModelErr(); err != nil {
+		t.Fatal(err)
+	}
+	modelCorpus(t, "MWide", wide, casesPerType/4, casesPerType/4, r, &cases)
+
+	msgs := []gen.Message{gen.Named("MWorld", c.Schema()), gen.Named("MWide", wide.Schema())}
 	gm, gc := goldenModelCases(t)
 	if len(gm) == 0 {
 		t.Log("no golden model vectors (testdata/golden, delta-model-*) yet")
