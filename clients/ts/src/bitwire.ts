@@ -1155,7 +1155,7 @@ export class Code {
   /** the coded symbols sorted by (length, symbol) */
   sorted: Uint16Array;
   /** the next lookBits stream bits -> (symbol + 1) << 4 | length, 0 for a longer code or none */
-  look: Uint16Array;
+  look: Uint32Array;
   lookMask: number;
   /** lengths over 15, or over-subscribing the code space, are ErrModel */
   constructor(lens: Uint8Array) {
@@ -1174,7 +1174,7 @@ export class Code {
     }
     this.sorted = new Uint16Array(n);
     const lookBits = Math.min(maxLen, CODE_LOOK_BITS);
-    this.look = new Uint16Array(1 << lookBits);
+    this.look = new Uint32Array(1 << lookBits);
     this.lookMask = (1 << lookBits) - 1;
     const next = this.first.slice();
     let k = 0;
