@@ -65,9 +65,6 @@ func check(msgs []Message) error {
 			return fmt.Errorf("%w: message name %q is not a unique identifier", ErrSchema, m.Name)
 		}
 		seen[m.Name] = true
-		if err := checkModel(s); err != nil {
-			return fmt.Errorf("%w: %s: %w", ErrSchema, m.Name, err)
-		}
 		if s.Debug {
 			return fmt.Errorf("%w: %s: debug schemas (sentinels) are not supported by generated clients", ErrSchema, m.Name)
 		}
@@ -79,34 +76,11 @@ func check(msgs []Message) error {
 		} else if want := fmt.Sprintf("%016x", fp); s.Fingerprint != "" && want != s.Fingerprint {
 			return fmt.Errorf("%w: %s: the schema says fingerprint %s, its content hashes to %s", ErrSchema, m.Name, s.Fingerprint, want)
 		}
-	}
-	return nil
-}
-
-// checkModel checks the trained model a schema's deltas use, if any: its
-// file must load (bitwire.Model.UnmarshalBinary), be for the schema's
-// layout (the fingerprint without the model) and hash to the schema's
-// hash. A client that decoded with another model would misread every
-// delta instead of refusing it.
-func checkModel(s *bitwire.Schema) error {
-	if s.Model == nil {
-		return nil
-	}
-	var m bitwire.Model
-	if err := m.UnmarshalBinary(s.Model.File); err != nil {
-		return fmt.Errorf("the model file: %w", err)
-	}
-	plain := *s
-	plain.Model = nil
-	layout, err := bitwire.SchemaFingerprint(&plain)
-	if err != nil {
-		return err
-	}
-	if want := fmt.Sprintf("%016x", layout); m.Layout() != layout || s.Model.Layout != want {
-		return fmt.Errorf("the model is for layout %016x (the schema says %s), the schema's layout is %s", m.Layout(), s.Model.Layout, want)
-	}
-	if h := fmt.Sprintf("%016x", m.Hash()); s.Model.Hash != h {
-		return fmt.Errorf("the model file hashes to %s, the schema says %s", h, s.Model.Hash)
+		if s.Model != nil {
+			if _, err := checkModel(s); err != nil {
+				return fmt.Errorf("%s: %w", m.Name, err)
+			}
+		}
 	}
 	return nil
 }
