@@ -1304,6 +1304,8 @@ function modularRange(n: Node): [bigint, bigint] | null {
   }
   return null;
 }
+/** the number of magnitude slots of magnitudes of at most b bits (wire-format.md, "Tokens") */
+function tokenSlots(b: number): number { return b <= 1 ? b + 1 : 2 * b; }
 /** h = floor(R/2) of R = rm + 1 keys */
 function modularHalf(rm: bigint): bigint { return (rm >> 1n) + (rm & 1n); }
 
@@ -1324,13 +1326,13 @@ export function bindModel(t: StructPlan, m: Model, layout: bigint): ModelTables 
       if (n.k === "quat") {
         nodes.set(n, kinds.length);
         add(TK_QUAT_MODE, 5);
-        for (let i = 1; i < QUAT_TABLES; i++) add(TK_QUAT_DIFF, (n.n as number) + 2);
+        for (let i = 1; i < QUAT_TABLES; i++) add(TK_QUAT_DIFF, 1 + tokenSlots(n.n as number));
       } else if (n.dlo !== undefined && n.k !== "struct") {
         nodes.set(n, kinds.length);
-        add(TK_WINDOW, 2 + bitsRequired(Math.max(Math.abs(n.dlo), Math.abs(n.dhi as number))));
+        add(TK_WINDOW, 1 + tokenSlots(bitsRequired(Math.max(Math.abs(n.dlo), Math.abs(n.dhi as number)))));
       } else if ((mr = modularRange(n)) !== null) {
         nodes.set(n, kinds.length);
-        add(TK_MODULAR, 2 + bitsRequiredBig(modularHalf(mr[1])));
+        add(TK_MODULAR, 1 + tokenSlots(bitsRequiredBig(modularHalf(mr[1]))));
       }
     }
     walk(n.e);
@@ -1496,15 +1498,22 @@ export class DeltaDecoder extends Decoder {
   /** the magnitude and sign of the last token read */
   private tm: Mag = 0;
   private tneg = false;
-  /** reads a token of table c into tm and tneg; false for ESC */
+  /**
+   * reads a token of table c into tm and tneg; false for ESC. Symbol s + 1 is magnitude slot
+   * s: m itself below 4, else 2 or 3 (the top two bits) times 2^x and x low bits, x = s/2 - 1
+   */
   private token(c: Code): boolean {
     const r = this.r;
-    const s = c.read(r);
-    if (s === 0) return false;
-    const cl = s - 1;
+    const sym = c.read(r);
+    if (sym === 0) return false;
+    const s = sym - 1;
     this.tm = 0; this.tneg = false;
-    if (cl === 0) return true;
-    this.tm = cl <= 53 ? 2 ** (cl - 1) + r.read(cl - 1) : (1n << BigInt(cl - 1)) | r.readBig(cl - 1);
+    if (s === 0) return true;
+    if (s < 4) this.tm = s;
+    else {
+      const x = (s >> 1) - 1;
+      this.tm = x <= 50 ? (2 + (s & 1)) * 2 ** x + r.read(x) : (BigInt(2 + (s & 1)) << BigInt(x)) | r.readBig(x);
+    }
     this.tneg = r.bool();
     return true;
   }
