@@ -269,7 +269,7 @@ func tsmModel(t *testing.T, n int) *bitwire.Model {
 
 // tsmFlatModel returns file with every symbol of every table coded: ESC in
 // one bit, each other symbol in 1 + ceil(log2(S - 1)) bits. With it every
-// difference is a token, of every class up to 64.
+// difference is a token, of every slot (magnitudes up to 2^64 - 1).
 func tsmFlatModel(t *testing.T, file []byte) *bitwire.Model {
 	f := append([]byte(nil), file...)
 	for _, p := range tsmTables(f) {
@@ -723,7 +723,7 @@ func TestTypeScriptModel(t *testing.T) {
 		cases = append(cases, cfCase{Kind: "model-swap", Msg: "MWorld", Base: swapped.Base, Delta: swapped.Delta, Key: base64.StdEncoding.EncodeToString(f), Err: "ErrModel"})
 	}
 
-	// the same world with every class coded (no escapes but absolute
+	// the same world with every slot coded (no escapes but absolute
 	// quaternions and masks of unseen changes)
 	wide := bitwire.MustFor[tsmWorld]().WithModel(tsmFlatModel(t, file))
 	if err := wide.ModelErr(); err != nil {
