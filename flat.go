@@ -266,11 +266,20 @@ func (e *encoder) encFlats(fp *flatPlan, first unsafe.Pointer, count int, stride
 					fields.WriteBitlen(w, v, op.n.n)
 				}
 			case flatQuat:
-				u, err := op.n.quat.Pack(loadQuat(op.n, p))
-				if err != nil {
-					return err
+				var u uint64
+				ok := false
+				if op.grid != nil && op.mem == mF32 { // float32 components: Pack32 where it is sure
+					q := &op.n.qoff
+					u, ok = op.grid.Pack32(*(*float32)(unsafe.Add(p, q[0])), *(*float32)(unsafe.Add(p, q[1])),
+						*(*float32)(unsafe.Add(p, q[2])), *(*float32)(unsafe.Add(p, q[3])))
 				}
-				w.WriteBits(u, op.n.quat.Bits())
+				if !ok {
+					var err error
+					if u, err = op.n.quat.Pack(loadQuat(op.n, p)); err != nil {
+						return err
+					}
+				}
+				w.WriteBits(u, op.width)
 			default:
 				if err := e.encNode(op.n, p); err != nil {
 					return err
