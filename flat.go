@@ -92,8 +92,9 @@ const maxFlatOps = 1024
 // Consecutive fixed-width leaves (q on float32, ranges on signed integers,
 // bools, quaternions) are grouped into runs of at most maxRunBits bits,
 // which decFlat reads with one ReadBits: the typical entity is a few reads
-// rather than a dozen. (encFlat writes leaf by leaf: WriteBits is inlined,
-// and accumulating a run measured slower.)
+// rather than a dozen. encWords makes each run up in a register and stores
+// it at once; encFlats' own loop writes leaf by leaf (WriteBits is inlined,
+// and accumulating a run through the Writer measured slower).
 func flatten(p *plan) *flatPlan {
 	fp := &flatPlan{}
 	if !fp.addStruct(p, 0, 1) || len(fp.ops) == 0 {
