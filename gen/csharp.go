@@ -25,6 +25,10 @@ import (
 // slices to List<T>, arrays to T[], maps to Dictionary<K, V>, pointers to
 // structs to nullable references and pointers to value types to T?,
 // time.Time to Bitwire.Time, struct quaternions to Bitwire.Quatf/Quatd.
+//
+// A message whose schema has a model (bitwire.Codec.WithModel) decodes its
+// deltas with the model's tables, which the codec class holds, built from
+// the schema's model file when the code is generated (csharp_model.go).
 func CSharp(out io.Writer, ns string, msgs ...Message) error {
 	if err := check(msgs); err != nil {
 		return err
