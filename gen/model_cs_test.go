@@ -47,11 +47,11 @@ type mcBody struct {
 	Asleep bool
 }
 
-// mcPlayer has 15 fields, so its changed bits take two mask chunks (8 and
-// 7), and a table of every kind: windows on q, fixed, range and bits;
+// mcPlayer has 17 fields, so its changed bits take three mask chunks (8,
+// 8 and 1), and a table of every kind: windows on q, fixed, range and bits;
 // modular q (on a grid anchored at zero), ranges (one clamped, one over the
 // whole int64 range) and bits (signed, unsigned, 64 bits wide); a struct
-// quaternion.
+// quaternion; and a bitlen group (coded member by member in a delta).
 type mcPlayer struct {
 	Pos    mcVec
 	Yaw    float32 `net:"q,min=0,max=360,bits=10"`
@@ -68,11 +68,14 @@ type mcPlayer struct {
 	Name   string `net:"maxlen=8"`
 	Big    uint64 `net:"bits=64"`
 	BigR   int64  `net:"range,min=-9223372036854775808,max=9223372036854775807"`
+	G1     int32  `net:"bitlen,group=g"`
+	G2     uint16 `net:"bitlen,group=g"`
 }
 
 // mcWorld is the message: an entity set, a nested player, a pointer to
 // one, a pointer to a q value, a slice of quaternions, a map of ranged
-// values, a slice of structs matched by index and an array (in full).
+// values, a slice of structs matched by index, an array (in full) and a
+// slice of q values: 10 fields, two mask chunks.
 type mcWorld struct {
 	Tick   uint32 `net:"bits=32"`
 	Bodies []mcBody
@@ -82,6 +85,7 @@ type mcWorld struct {
 	Spins  [][4]float32    `net:"quat,bits=9"`
 	Marks  map[uint8]int16 `net:"range,min=-100,max=100"`
 	Trail  []mcVec         `net:"maxlen=6"`
+	Hist   []float32       `net:"q,min=0,max=10,prec=0.1"`
 	Arr    [2]mcVec
 }
 
@@ -141,6 +145,7 @@ func mcRandPlayer(r *rand.Rand) mcPlayer {
 		Lvl: uint8(r.Intn(32)), Off: int8(r.Intn(64) - 32), Fuel: float32(r.NormFloat64() * 50),
 		Score: int32(r.Intn(2001) - 1000), Seq: uint16(r.Intn(4096)), Crouch: r.Intn(2) == 0,
 		Name: strings.Repeat("n", r.Intn(9)), Big: r.Uint64(), BigR: int64(r.Uint64()),
+		G1: int32(signedSmall(r, 31)), G2: uint16(small(r, 16)),
 	}
 }
 
@@ -170,6 +175,9 @@ func mcRandWorld(r *rand.Rand) mcWorld {
 	}
 	for i := r.Intn(7); i > 0; i-- {
 		w.Trail = append(w.Trail, mcRandVec(r))
+	}
+	for i := r.Intn(5); i > 0; i-- {
+		w.Hist = append(w.Hist, float32(r.Float64()*10))
 	}
 	return w
 }
@@ -227,6 +235,9 @@ func mcStepPlayer(r *rand.Rand, p mcPlayer, tp float64) mcPlayer {
 	}
 	if pick(3) {
 		p.BigR += int64(r.Intn(7)) - 3
+	}
+	if pick(4) {
+		p.G1, p.G2 = n.G1, n.G2
 	}
 	if jump() {
 		p.Yaw, p.Pitch, p.HP, p.Ammo, p.Lvl, p.Off = n.Yaw, n.Pitch, n.HP, n.Ammo, n.Lvl, n.Off
@@ -323,6 +334,15 @@ func mcStep(r *rand.Rand, w mcWorld, tp float64) mcWorld {
 	}
 	if r.Intn(10) == 0 {
 		out.Arr[r.Intn(2)] = mcMove(r, w.Arr[0], tp)
+	}
+	out.Hist = append([]float32(nil), w.Hist...)
+	for i := range out.Hist {
+		if r.Intn(3) == 0 {
+			out.Hist[i] = clampF(float64(out.Hist[i])+r.NormFloat64(), 0, 10)
+		}
+	}
+	if r.Intn(8) == 0 {
+		out.Hist = append(out.Hist, float32(r.Float64()*10))
 	}
 	return out
 }
