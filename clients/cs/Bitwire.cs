@@ -1,6 +1,7 @@
 // The runtime of bitwire's generated C# clients: the LSB-first bit stream,
 // every value coding of docs/wire-format.md, the "any negative" flag and
-// shared-length groups, index sets, unions and the client side of package
+// shared-length groups, index sets, the canonical prefix codes of trained
+// models (deltas coded with a model), unions and the client side of package
 // snapshot (packet version 2, every integrity mode). C# 7.3 (Unity 2021+, Debian's mono), no unsafe code, no
 // dependencies. Generated code calls it with every parameter taken from the
 // schema. It is not generated itself.
