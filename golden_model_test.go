@@ -10,9 +10,9 @@ import (
 // The model file is in each case's schema (schemas/<case>.json, "model").
 
 // gmPlayer has a table of each kind: its mask (5 fields: S = 33), X's
-// window (±200 steps, E = 8: S = 10), Yaw's and HP's modular tables (R =
-// 1024, h = 512, C = 10: S = 12; R = 101, h = 50, C = 6: S = 8), and Rot's
-// 21 (mode S = 5, differences S = 11).
+// window (±200 steps, E = 8, 16 slots: S = 17), Yaw's and HP's modular
+// tables (R = 1024, h = 512, C = 10: S = 21; R = 101, h = 50, C = 6: S =
+// 13), and Rot's 21 (mode S = 5, differences S = 19).
 type gmPlayer struct {
 	X   float32 `net:"q,min=-128,max=128,prec=0.01,dmin=-2,dmax=2"`
 	Yaw float32 `net:"q,min=0,max=360,bits=10"`
@@ -40,13 +40,20 @@ var (
 		l[0], l[1], l[4], l[18], l[32] = 2, 2, 2, 3, 3
 		return l
 	}()
-	gmWindow  = []uint8{3, 0, 2, 2, 2, 3, 0, 0, 0, 0}       // ESC 3, classes 1..3 2, class 4 3
-	gmYaw     = []uint8{2, 0, 2, 2, 2, 0, 0, 0, 0, 0, 0, 0} // ESC 2, classes 1..3 2
-	gmHP      = []uint8{1, 0, 2, 2, 0, 0, 0, 0}             // ESC 1, classes 1..2 2
-	gmMode    = []uint8{2, 1, 3, 4, 4}                      // absolute 2, rank 0 1, rank 1 3, ranks 2, 3 4
-	gmDiff    = []uint8{3, 1, 2, 4, 4, 0, 0, 0, 0, 0, 0}    // ESC 3, class 0 1, 1 2, 2..3 4
-	gmDiffBig = []uint8{2, 2, 1, 0, 0, 0, 0, 0, 0, 0, 0}    // D1[c ≥ 1]: ESC 2, class 0 2, class 1 1
+	gmWindow  = lensOf(17, 3, 0, 3, 3, 3, 3, 3, 3, 3) // ESC and slots 1..7 (m = 1 .. 15) 3 bits
+	gmYaw     = lensOf(21, 2, 0, 2, 2, 2)             // ESC 2, slots 1..3 (m = 1, 2, 3) 2
+	gmHP      = lensOf(13, 1, 0, 2, 2)                // ESC 1, slots 1..2 2
+	gmMode    = []uint8{2, 1, 3, 4, 4}                // absolute 2, rank 0 1, rank 1 3, ranks 2, 3 4
+	gmDiff    = lensOf(19, 3, 1, 2, 4, 4)             // ESC 3, slot 0 1, 1 2, 2..3 4
+	gmDiffBig = lensOf(19, 2, 2, 1)                   // D1[c ≥ 1]: ESC 2, slot 0 2, slot 1 1
 )
+
+// lensOf returns n code lengths that start with l (the rest 0).
+func lensOf(n int, l ...uint8) []uint8 {
+	out := make([]uint8, n)
+	copy(out, l)
+	return out
+}
 
 // gmQuatTables returns a quaternion's 21 tables: the mode, D0[0..3] and
 // D2[0..7] gmDiff, D1[0] gmDiff and D1[1..7] gmDiffBig.

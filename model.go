@@ -258,11 +258,11 @@ func modelLayoutOf(p *plan) *modelLayout {
 				}
 			case n.hasD && n.code != cStruct:
 				l.nodes[n] = len(l.kinds)
-				add(tkWindow, 2+n.win.EscapeBits())
+				add(tkWindow, 1+fields.TokenSlots(n.win.EscapeBits()))
 			default:
 				if kmin, rm, ok := modularRange(n); ok {
 					l.nodes[n] = len(l.kinds)
-					add(tkModular, 2+mbits.Len64(modularHalf(rm)))
+					add(tkModular, 1+fields.TokenSlots(mbits.Len64(modularHalf(rm))))
 					l.mods[len(l.mods)-1] = modRange{kmin, rm, modularHalf(rm)}
 				}
 			}

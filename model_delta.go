@@ -329,7 +329,7 @@ func (e *encoder) encKeysModel(rt *modelRT, n *node, t int, kb uint64, errb erro
 	if rt.train != nil {
 		s := 0
 		if ok {
-			s = fields.TokenClass(m) + 1
+			s = fields.TokenSlot(m) + 1
 		}
 		rt.train.note(t, s)
 		return e.encNode(n, c)
@@ -419,7 +419,7 @@ func (e *encoder) writeQuatModel(rt *modelRT, n *node, qb uint64, okb bool, qc u
 		}
 		st.note(t0, rank+1)
 		for k := range 3 {
-			st.note(t0+1+fields.QuatDiffTable(rank, &d, k), fields.TokenClass(abs64(d[k]))+1)
+			st.note(t0+1+fields.QuatDiffTable(rank, &d, k), fields.TokenSlot(abs64(d[k]))+1)
 		}
 		return
 	}

@@ -164,11 +164,11 @@ func TestModelFileRoundTrip(t *testing.T) {
 	b, err := m.MarshalBinary()
 	require.NoError(t, err)
 	// 16 bytes of header; the root's mask (3 + 9) and Tick's modular table
-	// (3 + 34); the body's mask (3 + 33) (its ID, a plain uint32, has no
-	// table), X and Y
-	// (windows of ±200 steps: 3 + 10 each), N (a window of -8..7: 3 + 6),
-	// Rot (3 + 5, then 20 × (3 + 11)); Cam (3 + 5, 20 × (3 + 13)); a CRC.
-	require.Len(t, b, 16+12+37+36+13+13+9+8+20*14+8+20*16+4)
+	// (3 + 1 + 64 slots); the body's mask (3 + 33) (its ID, a plain uint32,
+	// has no table), X and Y (windows of ±200 steps, E = 8: 3 + 1 + 16
+	// each), N (a window of -8..7, E = 4: 3 + 1 + 8), Rot (3 + 5, then 20 ×
+	// (3 + 1 + 18)); Cam (3 + 5, 20 × (3 + 1 + 22)); a CRC.
+	require.Len(t, b, 16+12+68+36+20+20+12+8+20*22+8+20*26+4)
 	var m2 Model
 	require.NoError(t, m2.UnmarshalBinary(b))
 	require.Equal(t, *m, m2)
@@ -349,12 +349,13 @@ func modelOf(t testing.TB, layout uint64, kinds []uint8, lens ...[]uint8) *Model
 
 // Hand-built tables set the bits exactly. mOther has a mask table (one
 // field: ESC `10`, unchanged `11`, changed `0`) and X's window table (±200
-// steps, escape width 8: ESC and classes 1..3 two bits each).
+// steps, escape width 8, so 16 slots: ESC and slot 1 two bits, slots 2..5
+// three).
 func TestModelExactBits(t *testing.T) {
 	c := MustFor[mOther]()
 	m := modelOf(t, c.Fingerprint(), []uint8{tkMask, tkWindow},
 		[]uint8{2, 2, 1},
-		[]uint8{2, 0, 2, 2, 2, 0, 0, 0, 0, 0})
+		[]uint8{2, 0, 2, 3, 3, 3, 3, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0})
 	cm := c.WithModel(m)
 	require.NoError(t, cm.ModelErr())
 	base := mOther{X: 1}
@@ -363,10 +364,10 @@ func TestModelExactBits(t *testing.T) {
 		bits int
 	}{
 		{1, 2},        // mask `11`
-		{1.01, 1 + 3}, // mask `0`, class 1 (2 bits), sign
-		{0.97, 1 + 4}, // 3 steps, class 2: code, one low bit, sign
-		{1.06, 1 + 5}, // 6 steps, class 3: code, two low bits, sign
-		{1.5, 1 + 19}, // 50 steps: class 6 has no code: ESC, then X in 17 bits
+		{1.01, 1 + 3}, // mask `0`, slot 1 (2 bits), sign
+		{0.97, 1 + 4}, // 3 steps, slot 3: code, sign
+		{1.06, 1 + 5}, // 6 steps, slot 5: code, one low bit, sign
+		{1.5, 1 + 19}, // 50 steps: slot 11 has no code: ESC, then X in 17 bits
 		{-100, 1 + 19},
 	} {
 		cur := mOther{X: tc.x}
@@ -381,8 +382,8 @@ func TestModelExactBits(t *testing.T) {
 	}
 	// A table of another kind or size is refused.
 	for _, bad := range []*Model{
-		modelOf(t, c.Fingerprint(), []uint8{tkMask, tkModular}, []uint8{2, 2, 1}, []uint8{2, 0, 2, 2, 2, 0, 0, 0, 0, 0}),
-		modelOf(t, c.Fingerprint(), []uint8{tkMask, tkWindow}, []uint8{2, 2, 1}, []uint8{2, 0, 2, 2, 2, 0, 0, 0, 0}),
+		modelOf(t, c.Fingerprint(), []uint8{tkMask, tkModular}, []uint8{2, 2, 1}, []uint8{2, 0, 2, 3, 3, 3, 3, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}),
+		modelOf(t, c.Fingerprint(), []uint8{tkMask, tkWindow}, []uint8{2, 2, 1}, []uint8{2, 0, 2, 3, 3, 3, 3, 0, 0, 0, 0, 0, 0, 0, 0, 0}),
 		modelOf(t, c.Fingerprint(), []uint8{tkMask}, []uint8{2, 2, 1}),
 	} {
 		require.ErrorIs(t, c.WithModel(bad).ModelErr(), ErrModel)

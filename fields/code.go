@@ -151,46 +151,76 @@ func (c *Code) readSlow(r *bits.Reader, p uint64) (int, error) {
 	return 0, ErrMalformed
 }
 
-// ---- tokens: signed values by magnitude class ----
+// ---- tokens: signed values by magnitude slot ----
 
-// TokenClass returns the magnitude class of m: its bit length (0 for 0).
-func TokenClass(m uint64) int { return mbits.Len64(m) }
+// A token codes a signed value by the slot of its magnitude m: m itself
+// for m < 4, else 2·(c-1) plus the bit below m's leading one, c the bit
+// length of m (so two slots a bit length, as LZMA's distance slots); the
+// slot's symbol (slot + 1; symbol 0 is ESC), then the bits of m below its
+// top two (slot/2 - 1 of them, for slots 4 and up), then the sign when m
+// is not 0.
 
-// TokenBits returns the size of the token of magnitude m in c (symbol
-// class+1, the bits below the leading one, a sign when m is not 0), or -1
-// when its class has no codeword.
+// TokenSlot returns the slot of magnitude m.
+func TokenSlot(m uint64) int {
+	c := mbits.Len64(m)
+	if c <= 2 {
+		return int(m)
+	}
+	return 2*(c-1) + int(m>>uint(c-2)&1)
+}
+
+// TokenSlots returns the number of slots of the magnitudes of at most c
+// bits: c+1 for c ≤ 1, else 2c.
+func TokenSlots(c int) int {
+	if c <= 1 {
+		return c + 1
+	}
+	return 2 * c
+}
+
+// slotExtra returns the number of low bits of a magnitude in slot s.
+func slotExtra(s int) int {
+	if s < 4 {
+		return 0
+	}
+	return s>>1 - 1
+}
+
+// TokenBits returns the size of the token of magnitude m in c (its slot's
+// codeword, the low bits, a sign when m is not 0), or -1 when its slot has
+// no codeword.
 func TokenBits(c *Code, m uint64) int {
-	cl := mbits.Len64(m)
-	l := c.Len(cl + 1)
+	s := TokenSlot(m)
+	l := c.Len(s + 1)
 	if l == 0 {
 		return -1
 	}
-	if cl == 0 {
+	if m == 0 {
 		return l
 	}
-	return l + cl
+	return l + slotExtra(s) + 1
 }
 
 // WriteToken writes the token of magnitude m (negative when neg and m is
 // not 0) and reports true, or writes nothing and reports false when its
-// class has no codeword (the caller writes ESC and a plain coding).
+// slot has no codeword (the caller writes ESC and a plain coding).
 func WriteToken(w *bits.Writer, c *Code, m uint64, neg bool) bool {
-	cl := mbits.Len64(m)
-	if cl+1 >= len(c.lens) || c.lens[cl+1] == 0 {
+	s := TokenSlot(m)
+	if s+1 >= len(c.lens) || c.lens[s+1] == 0 {
 		return false
 	}
-	l := int(c.lens[cl+1])
-	if cl == 0 {
+	l := int(c.lens[s+1])
+	if m == 0 {
 		w.WriteBits(uint64(c.rev[1]), l)
 		return true
 	}
-	// the bits below the leading one, then the sign: cl bits
-	tail := m&(1<<(cl-1)-1) | b2u(neg)<<(cl-1)
-	if l+cl <= 64 {
-		w.WriteBits(uint64(c.rev[cl+1])|tail<<l, l+cl)
+	x := slotExtra(s)
+	tail := m&(1<<uint(x)-1) | b2u(neg)<<uint(x) // the low bits, then the sign
+	if l+x+1 <= 64 {
+		w.WriteBits(uint64(c.rev[s+1])|tail<<uint(l), l+x+1)
 	} else {
-		w.WriteBits(uint64(c.rev[cl+1]), l)
-		w.WriteBits(tail, cl)
+		w.WriteBits(uint64(c.rev[s+1]), l)
+		w.WriteBits(tail, x+1)
 	}
 	return true
 }
@@ -198,42 +228,51 @@ func WriteToken(w *bits.Writer, c *Code, m uint64, neg bool) bool {
 // WriteEsc writes c's ESC codeword (symbol 0).
 func WriteEsc(w *bits.Writer, c *Code) { c.Write(w, 0) }
 
+// slotBase returns the smallest magnitude of slot s.
+func slotBase(s int) uint64 {
+	if s < 4 {
+		return uint64(s)
+	}
+	return uint64(2|s&1) << uint(s>>1-1)
+}
+
 // ReadToken reads a token or ESC (esc true, nothing more read).
 func ReadToken(r *bits.Reader, c *Code) (m uint64, neg, esc bool, err error) {
 	// The fast path: a codeword in the lookup table, and its tail in the
 	// bits peeked at.
 	p := r.Peek(56)
 	if e := c.look[p&uint64(len(c.look)-1)]; e != 0 {
-		l, s := int(e&15), int(e>>4)-1
-		switch cl := s - 1; {
-		case s == 0:
+		l, sym := int(e&15), int(e>>4)-1
+		switch s := sym - 1; {
+		case sym == 0:
 			if r.Drop(l) {
 				return 0, false, true, nil
 			}
-		case cl == 0:
+		case s == 0:
 			if r.Drop(l) {
 				return 0, false, false, nil
 			}
-		case l+cl <= 56 && r.Drop(l+cl):
-			tail := p >> uint(l)
-			return 1<<(cl-1) | tail&(1<<(cl-1)-1), tail>>(cl-1)&1 != 0, false, nil
+		default:
+			if x := slotExtra(s); l+x+1 <= 56 && r.Drop(l+x+1) {
+				tail := p >> uint(l)
+				return slotBase(s) | tail&(1<<uint(x)-1), tail>>uint(x)&1 != 0, false, nil
+			}
 		}
 	}
-	s, err := c.Read(r)
-	if err != nil || s == 0 {
-		return 0, false, s == 0 && err == nil, err
+	sym, err := c.Read(r)
+	if err != nil || sym == 0 {
+		return 0, false, sym == 0 && err == nil, err
 	}
-	cl := s - 1
-	if cl == 0 {
+	s := sym - 1
+	if s == 0 {
 		return 0, false, false, nil
 	}
-	// the bits below the leading one, then the sign
-	tail, err := r.ReadBits(cl)
+	x := slotExtra(s)
+	tail, err := r.ReadBits(x + 1)
 	if err != nil {
 		return 0, false, false, err
 	}
-	m = 1<<(cl-1) | tail&(1<<(cl-1)-1)
-	return m, tail>>(cl-1) != 0, false, nil
+	return slotBase(s) | tail&(1<<uint(x)-1), tail>>uint(x) != 0, false, nil
 }
 
 // ---- training ----

@@ -8,7 +8,7 @@ import (
 
 // Model tables of a quaternion field (docs/wire-format.md, "Models"): a
 // mode table (symbol 0 the absolute form, 1..4 the relative ranks 0..3)
-// and twenty difference tables (symbol 0 ESC, s ≥ 1 magnitude class s-1):
+// and twenty difference tables (symbol 0 ESC, s ≥ 1 magnitude slot s-1):
 // the first difference by rank, the second and third by the magnitude
 // class of those before them.
 
@@ -46,8 +46,9 @@ func QuatDiffTable(rank int, e *[3]int64, k int) int {
 }
 
 // QuatDiffSymbols returns the number of symbols of a difference table of a
-// quaternion with n-bit components: ESC and classes 0..n.
-func QuatDiffSymbols(n int) int { return n + 2 }
+// quaternion with n-bit components: ESC and the slots of magnitudes of up
+// to n bits.
+func QuatDiffSymbols(n int) int { return 1 + TokenSlots(n) }
 
 // maxBitsCodes is the longest a quaternion delta may be with tables t:
 // the absolute form.

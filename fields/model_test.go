@@ -2,6 +2,7 @@ package fields
 
 import (
 	"errors"
+	mbits "math/bits"
 	"math/rand/v2"
 	"testing"
 
@@ -118,27 +119,34 @@ func TestTrainLengths(t *testing.T) {
 	}
 }
 
-// Tokens: exact sizes, and round trips of every class.
+// Tokens: slots, exact sizes, and round trips.
 func TestTokens(t *testing.T) {
-	// ESC 1, class 0: none, class 1: 2 bits, class 2: 3, class 3: 3.
-	c, err := NewCode([]uint8{1, 0, 2, 3, 3})
+	for m, slot := range map[uint64]int{0: 0, 1: 1, 2: 2, 3: 3, 4: 4, 5: 4, 6: 5, 7: 5, 8: 6, 11: 6, 12: 7, 15: 7, 16: 8, 1 << 63: 126, 1<<64 - 1: 127} {
+		require.Equal(t, slot, TokenSlot(m), "m=%d", m)
+		require.Equal(t, m>>max(0, TokenClassBits(m)-2)<<max(0, TokenClassBits(m)-2), slotBase(slot), "m=%d", m)
+	}
+	require.Equal(t, []int{1, 2, 4, 6, 128}, []int{TokenSlots(0), TokenSlots(1), TokenSlots(2), TokenSlots(3), TokenSlots(64)})
+	// ESC 2, slot 0: none, slot 1 (m = 1) 2 bits, slots 2..5 (m = 2, 3,
+	// 4..5, 6..7) 3 bits, slot 6 none.
+	c, err := NewCode([]uint8{2, 0, 2, 3, 3, 3, 3, 0})
 	require.NoError(t, err)
 	require.Equal(t, -1, TokenBits(c, 0))
 	require.Equal(t, 2+1, TokenBits(c, 1))   // code, sign
-	require.Equal(t, 3+1+1, TokenBits(c, 3)) // code, one low bit, sign
-	require.Equal(t, 3+2+1, TokenBits(c, 7))
+	require.Equal(t, 3+1, TokenBits(c, 3))   // code, sign
+	require.Equal(t, 3+1+1, TokenBits(c, 5)) // code, one low bit, sign
+	require.Equal(t, 3+1+1, TokenBits(c, 7))
 	require.Equal(t, -1, TokenBits(c, 8))
+	vals := []int64{1, -1, 2, -3, 5, -7, 4, 6}
 	var w bits.Writer
-	for _, v := range []int64{1, -1, 2, -3, 5, -7} {
-		m := abs64(v)
-		require.True(t, WriteToken(&w, c, m, v < 0))
+	for _, v := range vals {
+		require.True(t, WriteToken(&w, c, abs64(v), v < 0))
 	}
 	require.False(t, WriteToken(&w, c, 0, false))
 	require.False(t, WriteToken(&w, c, 9, false))
 	WriteEsc(&w, c)
 	var r bits.Reader
 	r.Reset(w.Bytes())
-	for _, v := range []int64{1, -1, 2, -3, 5, -7} {
+	for _, v := range vals {
 		m, neg, esc, err := ReadToken(&r, c)
 		require.NoError(t, err)
 		require.False(t, esc)
@@ -148,7 +156,33 @@ func TestTokens(t *testing.T) {
 	_, _, esc, err := ReadToken(&r, c)
 	require.NoError(t, err)
 	require.True(t, esc)
+	// Every magnitude of up to 64 bits round-trips in a code that has
+	// every slot.
+	lens := make([]uint8, 1+TokenSlots(64))
+	for i := range lens {
+		lens[i] = 8
+	}
+	c, err = NewCode(lens)
+	require.NoError(t, err)
+	rng := rand.New(rand.NewPCG(5, 5))
+	w = bits.Writer{}
+	var ms []uint64
+	for range 2000 {
+		m := rng.Uint64() >> rng.IntN(64)
+		ms = append(ms, m)
+		require.True(t, WriteToken(&w, c, m, m&1 == 0))
+	}
+	r.Reset(w.Bytes())
+	for _, want := range ms {
+		m, neg, _, err := ReadToken(&r, c)
+		require.NoError(t, err)
+		require.Equal(t, want, m)
+		require.Equal(t, want != 0 && want&1 == 0, neg)
+	}
 }
+
+// TokenClassBits is the bit length of m.
+func TokenClassBits(m uint64) int { return mbits.Len64(m) }
 
 // Quaternion tables trained on recorded deltas round-trip random deltas
 // (teleports included) and spend fewer bits than the adaptive code on
@@ -187,7 +221,7 @@ func TestQuatCodesRoundTrip(t *testing.T) {
 		} else {
 			counts[0][rank+1]++
 			for k := range 3 {
-				counts[1+QuatDiffTable(rank, &e, k)][TokenClass(abs64(e[k]))+1]++
+				counts[1+QuatDiffTable(rank, &e, k)][TokenSlot(abs64(e[k]))+1]++
 			}
 		}
 		pairs = append(pairs, pair{b, c})
