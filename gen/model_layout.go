@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/bitwire/bitwire"
+	"github.com/bitwire/bitwire/fields"
 )
 
 // A schema's model (docs/wire-format.md, "Models"): the generators read the
@@ -91,15 +92,15 @@ func modelLayoutOf(s *bitwire.Schema) *modelLayout {
 			l.nodes[n] = len(l.kinds)
 			add(tkQuatMode, 5)
 			for range quatTables - 1 {
-				add(tkQuatDiff, 2+n.Quat.Bits)
+				add(tkQuatDiff, 1+fields.TokenSlots(n.Quat.Bits))
 			}
 		case n.Delta != nil && n.Coding != "struct":
 			l.nodes[n] = len(l.kinds)
-			add(tkWindow, 2+mbits.Len64(max(absI64(n.Delta.Lo), absI64(n.Delta.Hi))))
+			add(tkWindow, 1+fields.TokenSlots(mbits.Len64(max(absI64(n.Delta.Lo), absI64(n.Delta.Hi)))))
 		default:
 			if _, rm, ok := modularRange(n); ok {
 				l.nodes[n] = len(l.kinds)
-				add(tkModular, 2+mbits.Len64(rm>>1+rm&1))
+				add(tkModular, 1+fields.TokenSlots(mbits.Len64(rm>>1+rm&1)))
 			}
 		}
 		walk(n.Elem)
