@@ -18,6 +18,7 @@ import (
 
 	"github.com/bitwire/bitwire"
 	"github.com/bitwire/bitwire/bits"
+	"github.com/bitwire/bitwire/fields"
 	"github.com/bitwire/bitwire/gen"
 )
 
@@ -538,7 +539,7 @@ func mhModel(t *testing.T) *bitwire.Codec[mhSpin] {
 	table(1, 2, 2, 2)
 	table(4, 1, 2, 0, 0, 0)
 	for range 20 {
-		table(5, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+		table(5, append([]byte{1}, make([]byte, fields.TokenSlots(9))...)...) // ESC alone: 1 + slots(9) symbols
 	}
 	f = binary.BigEndian.AppendUint32(f, crc32.ChecksumIEEE(f))
 	var m bitwire.Model

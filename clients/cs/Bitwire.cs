@@ -814,16 +814,22 @@ namespace Bitwire
         }
         // ---- deltas coded with a model (wire-format.md, "Models") ----
         /// <summary>A token of table c (wire-format.md, "Tokens"): false for ESC (nothing more read), else true
-        /// with the magnitude and its sign.</summary>
+        /// with the magnitude and its sign. Symbol s codes magnitude slot s - 1: the magnitude itself below 4, else
+        /// two slots a bit length (the slot's low bit is the bit below the leading one), the x = slot / 2 - 1 bits
+        /// below the top two following; then a sign bit unless the magnitude is 0.</summary>
         public bool Token(Code c, out ulong m, out bool neg)
         {
             m = 0; neg = false;
-            int s = c.Read(R);
-            if (s == 0) return false;
-            int cl = s - 1;
-            if (cl == 0) return true;
-            m = 1UL << (cl - 1);
-            if (cl > 1) m |= R.Read(cl - 1);
+            int sym = c.Read(R);
+            if (sym == 0) return false;
+            int s = sym - 1;
+            if (s == 0) return true;
+            if (s < 4) m = (ulong)s;
+            else
+            {
+                int x = (s >> 1) - 1;
+                m = (2UL | (ulong)(s & 1)) << x | R.Read(x);
+            }
             neg = R.Bool();
             return true;
         }
