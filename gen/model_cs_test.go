@@ -597,6 +597,112 @@ func mhCases(t *testing.T, c *bitwire.Codec[mhSpin], msg string) []cfCase {
 	return cases
 }
 
+// mbMod has a hand-built model (mbModel) whose modular tables code the
+// slots at the ends of each field's difference range, so that a token just
+// inside and just outside each bound can be written.
+type mbMod struct {
+	N int    `net:"range,min=-3,max=4"` // R = 8, h = 4: d in -3..4; C = 3, 6 slots
+	U uint64 `net:"bits=64"`            // R = 2^64, h = 2^63: d in -(2^63-1)..2^63; C = 64, 128 slots
+}
+
+// mbModel returns mbMod's codec with a model: the mask (ESC `110`, mask 0
+// `111`, masks 1, 2, 3 `00`, `01`, `10`), N's modular table coding every
+// slot in 3 bits (ESC `000`, symbol s `s`), U's coding ESC `00` and slots
+// 125, 126, 127 (`01`, `10`, `11`).
+func mbModel(t *testing.T) *bitwire.Codec[mbMod] {
+	c := bitwire.MustFor[mbMod]()
+	f := []byte("BWM\x02")
+	f = binary.BigEndian.AppendUint64(f, c.Fingerprint())
+	f = binary.BigEndian.AppendUint32(f, 3)
+	table := func(kind byte, lens ...byte) {
+		f = append(f, kind)
+		f = binary.BigEndian.AppendUint16(f, uint16(len(lens)))
+		f = append(f, lens...)
+	}
+	table(1, 3, 3, 2, 2, 2)
+	table(3, 3, 3, 3, 3, 3, 3, 3)
+	u := make([]byte, 1+fields.TokenSlots(64))
+	u[0], u[126], u[127], u[128] = 2, 2, 2, 2
+	table(3, u...)
+	f = binary.BigEndian.AppendUint32(f, crc32.ChecksumIEEE(f))
+	var m bitwire.Model
+	if err := m.UnmarshalBinary(f); err != nil {
+		t.Fatal(err)
+	}
+	cm := c.WithModel(&m)
+	if err := cm.ModelErr(); err != nil {
+		t.Fatal(err)
+	}
+	return cm
+}
+
+// mbCases are mbMod's deltas against the baseline {0, 0}, each a mask
+// symbol then one hand-written token: the ends of each field's range of
+// differences decode, one past them is ErrMalformed, and so is a
+// difference of 0. Go's verdict on each is checked against the one written
+// here, and the C# client must agree with Go.
+func mbCases(t *testing.T, c *bitwire.Codec[mbMod], msg string) []cfCase {
+	s := c.Schema()
+	base := mbMod{}
+	full, err := c.Marshal(&base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	msb := func(w *bits.Writer, code uint64, n int) { // a code, most significant bit first
+		for i := n - 1; i >= 0; i-- {
+			w.WriteBits(code>>uint(i)&1, 1)
+		}
+	}
+	// token writes mask symbol mask, then table code `code` (n bits), the
+	// x low bits of m and the sign.
+	token := func(mask, code uint64, n int, m uint64, x int, neg bool) string {
+		w := bits.NewWriter(nil)
+		msb(w, mask, 2)
+		msb(w, code, n)
+		w.WriteBits(m&(1<<uint(x)-1), x)
+		if m != 0 {
+			w.WriteBits(map[bool]uint64{false: 0, true: 1}[neg], 1)
+		}
+		return hex.EncodeToString(w.Bytes())
+	}
+	const h = uint64(1) << 63
+	deltas := []struct {
+		d, want string
+		out     mbMod
+	}{
+		{token(0, 5, 3, 4, 1, false), "", mbMod{N: 4}},                // N: +4 (slot 4, low bit 0) = h
+		{token(0, 5, 3, 5, 1, false), "ErrMalformed", mbMod{}},        // N: +5
+		{token(0, 4, 3, 3, 0, true), "", mbMod{N: -3}},                // N: -3 (slot 3) = -(R-h-1)
+		{token(0, 5, 3, 4, 1, true), "ErrMalformed", mbMod{}},         // N: -4
+		{token(0, 1, 3, 0, 0, false), "ErrMalformed", mbMod{}},        // N: 0 (slot 0)
+		{token(1, 2, 2, h, 62, false), "", mbMod{U: h}},               // U: +2^63 (slot 126) = h
+		{token(1, 2, 2, h+1, 62, false), "ErrMalformed", mbMod{}},     // U: +2^63+1
+		{token(1, 1, 2, h-1, 61, true), "", mbMod{U: h + 1}},          // U: -(2^63-1) (slot 125)
+		{token(1, 2, 2, h, 62, true), "ErrMalformed", mbMod{}},        // U: -2^63
+		{token(1, 3, 2, 1<<64-1, 62, false), "ErrMalformed", mbMod{}}, // U: +2^64-1 (slot 127)
+	}
+	b := 0
+	cases := []cfCase{{Msg: msg, Full: hex.EncodeToString(full), Want: canonOf(t, s, &base)}}
+	for _, dl := range deltas {
+		db, _ := hex.DecodeString(dl.d)
+		var out mbMod
+		cs := cfCase{Msg: msg, Base: &b, Delta: dl.d}
+		if err := c.UnmarshalDelta(db, &base, &out); err != nil {
+			cs.Kind, cs.Err, cs.ErrMsg = "damaged-delta", sentinel(err), err.Error()
+		} else {
+			cs.Want = canonOf(t, s, &out)
+			if out != dl.out {
+				t.Fatalf("delta %s: Go decodes %+v, want %+v", dl.d, out, dl.out)
+			}
+		}
+		if cs.Err != dl.want {
+			t.Fatalf("delta %s: Go says %q (%s), want %q", dl.d, cs.Err, cs.ErrMsg, dl.want)
+		}
+		cases = append(cases, cs)
+	}
+	return cases
+}
+
 // Mirrors of the types of the golden model vectors (golden_model_test.go
 // in package bitwire): the same layout under other names, so that Go can
 // encode their baselines here.
@@ -734,9 +840,11 @@ func TestCSharpModel(t *testing.T) {
 	cases = append(cases, mcAllocCase(t, c, "MWorld"))
 	hand := mhModel(t)
 	cases = append(cases, mhCases(t, hand, "MHand")...)
+	bounds := mbModel(t)
+	cases = append(cases, mbCases(t, bounds, "MBounds")...)
 	gmsgs, gcases := goldenModelMessages(t)
 	cases = append(cases, gcases...)
-	msgs := append([]gen.Message{gen.Named("MWorld", c.Schema()), gen.Named("MPlain", plain.Schema()), gen.Named("MHand", hand.Schema())}, gmsgs...)
+	msgs := append([]gen.Message{gen.Named("MWorld", c.Schema()), gen.Named("MPlain", plain.Schema()), gen.Named("MHand", hand.Schema()), gen.Named("MBounds", bounds.Schema())}, gmsgs...)
 	var src strings.Builder
 	if err := gen.CSharp(&src, "Conf", msgs...); err != nil {
 		t.Fatal(err)
