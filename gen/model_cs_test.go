@@ -522,10 +522,10 @@ type mhSpin struct {
 
 // mhModel returns mhSpin's codec with a model whose tables are written
 // here: the mask (ESC `00`, unchanged `01`, changed `10`, and `11` begins
-// no code), the quaternion's mode (absolute `0`, rank 0 `10`) and
-// difference tables that code nothing but ESC (`0`), so that a relative
-// form (at least 2 + 3·10 bits) is always longer than the absolute one
-// (1 + 29).
+// no code), the quaternion's mode (absolute `0`, rank 0 `10`) and 20
+// difference tables alike: ESC `0`, slots 0..4 `10`, `110`, `1110`,
+// `11110`, `111110`. A relative form may take at most L_0 + 2 + 3N = 30
+// bits; with these tables one of exactly 30 and one of 31 can be written.
 func mhModel(t *testing.T) *bitwire.Codec[mhSpin] {
 	c := bitwire.MustFor[mhSpin]()
 	f := []byte("BWM\x02")
@@ -539,7 +539,9 @@ func mhModel(t *testing.T) *bitwire.Codec[mhSpin] {
 	table(1, 2, 2, 2)
 	table(4, 1, 2, 0, 0, 0)
 	for range 20 {
-		table(5, append([]byte{1}, make([]byte, fields.TokenSlots(9))...)...) // ESC alone: 1 + slots(9) symbols
+		d := make([]byte, 1+fields.TokenSlots(9))
+		copy(d, []byte{1, 2, 3, 4, 5, 6})
+		table(5, d...)
 	}
 	f = binary.BigEndian.AppendUint32(f, crc32.ChecksumIEEE(f))
 	var m bitwire.Model
@@ -554,9 +556,10 @@ func mhModel(t *testing.T) *bitwire.Codec[mhSpin] {
 }
 
 // mhCases are mhSpin's baseline (the identity) and deltas against it:
-// one Go encodes (absolute), a relative form longer than the absolute one
-// (ErrMalformed), and mask bits that begin no code with fewer than 15 bits
-// left (ErrUnexpectedEnd, as Go's reader says) and with 16 (ErrMalformed).
+// one Go encodes, relative forms of 33 and 31 bits, longer than the
+// absolute one (ErrMalformed), one of exactly 30 bits (it decodes), and
+// mask bits that begin no code with fewer than 15 bits left
+// (ErrUnexpectedEnd, as Go's reader says) and with 16 (ErrMalformed).
 func mhCases(t *testing.T, c *bitwire.Codec[mhSpin], msg string) []cfCase {
 	s := c.Schema()
 	base := mhSpin{Rot: [4]float32{0, 0, 0, 1}}
@@ -577,10 +580,30 @@ func mhCases(t *testing.T, c *bitwire.Codec[mhSpin], msg string) []cfCase {
 	long.WriteBits(0, 1)  // positive
 	long.WriteBits(0, 10) // e1: ESC, 0
 	long.WriteBits(0, 10) // e2: ESC, 0
+	// at30 and at31: e0 and e1 escaped (+1, 11 bits, and +1 or 0, 11 or
+	// 10), e2 a token (+3: `11110` and the sign, 6; +4: `111110`, one low
+	// bit and the sign, 8): 2 + 28 and 2 + 29 bits after the mask.
+	at := func(e1, e2bits uint64, n int) string {
+		w := bits.NewWriter(nil)
+		w.WriteBits(1, 2) // mask: changed (`10`)
+		w.WriteBits(1, 2) // mode: rank 0 (`10`)
+		w.WriteBits(0, 1) // e0: ESC
+		w.WriteBits(1, 9) // |e0| = 1
+		w.WriteBits(0, 1) // positive
+		w.WriteBits(0, 1) // e1: ESC
+		w.WriteBits(e1, 9)
+		if e1 != 0 {
+			w.WriteBits(0, 1)
+		}
+		w.WriteBits(e2bits, n) // e2's code, stream order, then its low bits and sign
+		return hex.EncodeToString(w.Bytes())
+	}
+	at30 := at(1, 0b001111, 6)   // `11110`, sign 0
+	at31 := at(0, 0b00011111, 8) // `111110`, low bit 0, sign 0
 	b := 0
 	cases := []cfCase{{Msg: msg, Full: hex.EncodeToString(full), Want: canonOf(t, s, &base)}}
-	want := map[string]string{hex.EncodeToString(enc): "", hex.EncodeToString(long.Bytes()): "ErrMalformed", "ff": "ErrUnexpectedEnd", "ffff": "ErrMalformed"}
-	for _, d := range []string{hex.EncodeToString(enc), hex.EncodeToString(long.Bytes()), "ff", "ffff"} {
+	want := map[string]string{hex.EncodeToString(enc): "", hex.EncodeToString(long.Bytes()): "ErrMalformed", at30: "", at31: "ErrMalformed", "ff": "ErrUnexpectedEnd", "ffff": "ErrMalformed"}
+	for _, d := range []string{hex.EncodeToString(enc), hex.EncodeToString(long.Bytes()), at30, at31, "ff", "ffff"} {
 		db, _ := hex.DecodeString(d)
 		var out mhSpin
 		cs := cfCase{Msg: msg, Base: &b, Delta: d}
