@@ -128,8 +128,10 @@ func uniform(r *rand.Rand, lo, hi float64) float32 {
 
 // MakePerson returns workload 1's value: a 16-character name, a 10-digit
 // phone number and a birthday with nanoseconds, in UTC.
-func MakePerson() Person {
-	r := newRand()
+func MakePerson() Person { return makePerson(newRand()) }
+
+// makePerson returns a Person as MakePerson does, from r.
+func makePerson(r *rand.Rand) Person {
 	return Person{
 		Name:     randString(r, 16, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"),
 		BirthDay: time.Unix(r.Int64N(2_000_000_000), r.Int64N(1e9)).UTC(),

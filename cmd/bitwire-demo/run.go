@@ -49,6 +49,10 @@ type Config struct {
 	// copies (0: all).
 	refresh    int
 	forgeUntil uint32
+	// sent, in tests, is called with every replication packet the server
+	// sends, from the Peers' goroutines (the packet is valid during the
+	// call only).
+	sent func(pkt []byte)
 }
 
 // refreshTicks is the Peers' refresh, in ticks.

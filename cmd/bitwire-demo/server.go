@@ -71,6 +71,7 @@ type peer struct {
 	sent      []int   // this tick's packet sizes
 	perSecond []int64 // bytes by simulated second
 	err       error
+	onSend    func(pkt []byte) // Config.sent
 }
 
 // encodingAcct accumulates the sizes of one encoding's packets.
@@ -146,7 +147,7 @@ func newServer(cfg Config, conn *net.UDPConn, codec *bitwire.Codec[Entity], trut
 	}
 	s.pub = newPublisher(srv, s.world)
 	for c, a := range clientAddrs {
-		pr := &peer{addr: a, buf: make([]byte, 0, 2*budget)}
+		pr := &peer{addr: a, buf: make([]byte, 0, 2*budget), onSend: cfg.sent}
 		pr.p, err = srv.NewPeer(replicate.PeerConfig[Entity]{
 			Priority:      priorityFunc(&pr.own, &pr.x, &pr.z),
 			PriorityEvery: priorityEvery,
@@ -337,6 +338,9 @@ func (p *peer) send(conn *net.UDPConn, sec int) {
 		p.buf = pkt[:0]
 		p.sent = append(p.sent, len(pkt))
 		p.perSecond[sec] += int64(len(pkt))
+		if p.onSend != nil {
+			p.onSend(pkt)
+		}
 		if _, err := conn.WriteToUDP(pkt, p.addr); err != nil && !errors.Is(err, net.ErrClosed) {
 			p.err = fmt.Errorf("send: %w", err)
 			return
