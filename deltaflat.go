@@ -65,8 +65,9 @@ type deltaPlan struct {
 
 // dleaf is a leaf in one of a delta plan's lists by kind.
 type dleaf struct {
-	i    int  // its operation
-	mark bool // it has a changed bit (false: a leaf of a composite)
+	bit  uint64 // 1 << its operation
+	i    int    // its operation
+	mark bool   // it has a changed bit (false: a leaf of a composite)
 	off  uintptr
 	n    *node
 }
@@ -95,7 +96,7 @@ func flattenDelta(p *plan) *deltaPlan {
 			continue
 		}
 		op.end = i + 1
-		l := dleaf{i: i, mark: op.mark, off: op.off, n: op.n}
+		l := dleaf{bit: 1 << uint(i), i: i, mark: op.mark, off: op.off, n: op.n}
 		list := &dp.others
 		switch op.kind {
 		case dopQ32:
@@ -218,7 +219,8 @@ func (e *encoder) encStructDeltaFlat(dp *deltaPlan, b, c unsafe.Pointer, skip in
 	var mask uint64 // the changed leaves
 	// Judge, kind by kind: a key per side of each leaf not equal bit for
 	// bit (a leaf of a composite needs its current key in any case).
-	for _, l := range dp.q32 {
+	for x := range dp.q32 {
+		l := &dp.q32[x]
 		pb, pc := ptrAt(b, l.off), ptrAt(c, l.off)
 		same := *(*uint32)(pb) == *(*uint32)(pc)
 		if same && l.mark {
@@ -248,10 +250,11 @@ func (e *encoder) encStructDeltaFlat(dp *deltaPlan, b, c unsafe.Pointer, skip in
 		}
 		k.b = kb
 		if kb != kc {
-			mask |= 1 << uint(l.i)
+			mask |= l.bit
 		}
 	}
-	for _, l := range dp.rng {
+	for x := range dp.rng {
+		l := &dp.rng[x]
 		vb, vc := loadInt(ptrAt(b, l.off), l.n.mem), loadInt(ptrAt(c, l.off), l.n.mem)
 		if vb == vc && l.mark {
 			continue
@@ -261,10 +264,11 @@ func (e *encoder) encStructDeltaFlat(dp *deltaPlan, b, c unsafe.Pointer, skip in
 		}
 		keys[l.i&(maxDeltaOps-1)].c = vc
 		if vb != vc {
-			mask |= 1 << uint(l.i)
+			mask |= l.bit
 		}
 	}
-	for _, l := range dp.bools {
+	for x := range dp.bools {
+		l := &dp.bools[x]
 		vc := *(*bool)(ptrAt(c, l.off))
 		var kc uint64
 		if vc {
@@ -272,10 +276,11 @@ func (e *encoder) encStructDeltaFlat(dp *deltaPlan, b, c unsafe.Pointer, skip in
 		}
 		keys[l.i&(maxDeltaOps-1)].c = kc
 		if *(*bool)(ptrAt(b, l.off)) != vc {
-			mask |= 1 << uint(l.i)
+			mask |= l.bit
 		}
 	}
-	for _, l := range dp.quats {
+	for x := range dp.quats {
+		l := &dp.quats[x]
 		n := l.n
 		pb, pc := ptrAt(b, l.off), ptrAt(c, l.off)
 		if l.mark && memEqual(pb, pc, n.size) {
@@ -291,14 +296,15 @@ func (e *encoder) encStructDeltaFlat(dp *deltaPlan, b, c unsafe.Pointer, skip in
 		}
 		keys[l.i&(maxDeltaOps-1)] = deltaKey{qb, qc}
 		if qb != qc {
-			mask |= 1 << uint(l.i)
+			mask |= l.bit
 		}
 	}
 	so := -1
 	if skip >= 0 {
 		so = dp.top[skip]
 	}
-	for _, l := range dp.others {
+	for x := range dp.others {
+		l := &dp.others[x]
 		if l.i != so && !eqNode(l.n, ptrAt(b, l.off), ptrAt(c, l.off), 0) {
 			return false, false // written by the general path
 		}
@@ -308,11 +314,11 @@ func (e *encoder) encStructDeltaFlat(dp *deltaPlan, b, c unsafe.Pointer, skip in
 	ops := dp.ops
 	marks := dp.marks
 	if so >= 0 {
-		marks &^= 1 << uint(so)
+		marks &^= 1 << (uint(so) & 63)
 	}
 	for _, i := range dp.structs { // innermost first
 		if op := &ops[i]; mask&op.in != 0 {
-			mask |= 1 << uint(i)
+			mask |= 1 << (uint(i) & 63)
 			marks |= op.sub
 		}
 	}
@@ -323,10 +329,10 @@ func (e *encoder) encStructDeltaFlat(dp *deltaPlan, b, c unsafe.Pointer, skip in
 	var done uint64 // the changed bits written or passed
 	for todo != 0 {
 		i := mbits.TrailingZeros64(todo)
-		bit := uint64(1) << uint(i)
+		bit := uint64(1) << (uint(i) & 63)
 		todo &^= bit
 		z := mbits.OnesCount64(marks &^ done & (bit - 1))
-		w.WriteBits(1<<uint(z), z+1) // z zeros, then a one
+		w.WriteBits(1<<(uint(z)&63), z+1) // z zeros, then a one
 		done = bit<<1 - 1
 		op := &ops[i&(maxDeltaOps-1)]
 		n := op.n

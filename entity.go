@@ -116,12 +116,15 @@ func (e *encoder) encEntityDeltaFused(n *node, b, c unsafe.Pointer) (bool, error
 	i, j := 0, 0
 	for i < sb.len && j < sc.len {
 		pb, pc := ptrAt(sb.data, uintptr(i)*n.stride), ptrAt(sc.data, uintptr(j)*n.stride)
-		if pod && memEqual(pb, pc, n.stride) {
-			run := 1 + equalRun(ptrAt(pb, n.stride), ptrAt(pc, n.stride), min(sb.len-i, sc.len-j)-1, n.stride)
-			survivors += run
-			i += run
-			j += run
-			continue
+		// A first word that differs (a changed element, usually) needs no
+		// call; else a run of equal elements is skipped at once.
+		if pod && (n.stride < 8 || firstWord(pb) == firstWord(pc)) {
+			if run := equalRun(pb, pc, min(sb.len-i, sc.len-j), n.stride); run > 0 {
+				survivors += run
+				i += run
+				j += run
+				continue
+			}
 		}
 		ib, ic := loadInt(ptrAt(pb, idOff), idMem), loadInt(ptrAt(pc, idOff), idMem)
 		switch {

@@ -145,3 +145,8 @@ func differ32(a, b []byte) bool {
 	return (le.Uint64(x)^le.Uint64(y))|(le.Uint64(x[8:])^le.Uint64(y[8:]))|
 		(le.Uint64(x[16:])^le.Uint64(y[16:]))|(le.Uint64(x[24:])^le.Uint64(y[24:])) != 0
 }
+
+// firstWord returns the first eight bytes at p, which must hold them.
+func firstWord(p unsafe.Pointer) uint64 {
+	return binary.LittleEndian.Uint64(unsafe.Slice((*byte)(p), 8))
+}
