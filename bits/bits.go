@@ -95,7 +95,7 @@ func (w *Writer) WriteBytes(p []byte) {
 		for k := 0; k < words; k += 8 {
 			v := binary.LittleEndian.Uint64(p[k:])
 			w.buf = binary.LittleEndian.AppendUint64(w.buf, w.scratch|v<<sh)
-			w.scratch = v >> (64 - sh)
+			w.scratch = v >> ((64 - sh) & 63) // sh is 1..63
 		}
 	}
 	p = p[words:]
