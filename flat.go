@@ -1,6 +1,8 @@
 package bitwire
 
 import (
+	"encoding/binary"
+	"errors"
 	"unsafe"
 
 	"github.com/bitwire/bitwire/fields"
@@ -43,14 +45,34 @@ type flatOp struct {
 	n     *node
 	width int    // bits, for the fixed-width codings that runs are made of
 	mask  uint64 // 2^width - 1
+	last  bool   // the last leaf of the plan
 	count int    // the first leaf of a run: how many leaves it spans
 	bits  int    // and their bits
+
+	// The node's parameters the kernels need, copied at plan compile time
+	// so that a kernel reads its op alone (see kernel).
+	mem memKind
+	lim uint64 // the largest valid index: q's Steps(), a range's max-min; bitlen: the type's max; quat: a component's mask
+	lo  uint64 // a range's min
+	// q on a float32: Value's terms, at + (kmin+i)·step inside the grid
+	// and v0, vN at its ends.
+	qat, qk, qstep float64
+	q0, qN         float32
+	// q on a float32 where fields.Quantizer.Float32Scale proves it
+	// (qmul != 0): the index of v in [qmin, qmax] is v·qmul + qoff.
+	qmul, qoff, qmin, qmax float64
+	grid                   *fields.QuatGrid // quat: the decoding tables; nil when too wide
+	bw                     uint             // bitlen: the prefix width; quat: the bits of a component
 }
 
 // flatPlan is the flat form of a struct plan.
 type flatPlan struct {
 	ops   []flatOp
 	depth int // struct nesting the leaves span: 1 when none is in a nested struct
+	// words is the most bits one struct takes when decWords can read every
+	// leaf (each a run of fixed-width leaves, a quaternion with a table
+	// or an unsigned bitlen integer of up to 57 bits), else 0.
+	words int
 }
 
 // maxFlatOps bounds a flat plan: an array of structs is unrolled into its
@@ -73,9 +95,15 @@ func flatten(p *plan) *flatPlan {
 		return nil
 	}
 	start := -1 // the first leaf of the open run
+	words := 0
 	for i := range fp.ops {
 		op := &fp.ops[i]
 		op.mask = 1<<uint(op.width) - 1
+		if b := op.kernel(); b > 0 && words >= 0 {
+			words += b
+		} else {
+			words = -1
+		}
 		if op.width == 0 {
 			start = -1
 			continue
@@ -86,7 +114,49 @@ func flatten(p *plan) *flatPlan {
 		fp.ops[start].count++
 		fp.ops[start].bits += op.width
 	}
+	fp.words = max(words, 0)
+	fp.ops[len(fp.ops)-1].last = true
 	return fp
+}
+
+// kernel copies into op the parameters of its node that the kernels use,
+// and returns the most bits decWords reads for it, or 0 when decWords
+// cannot read it.
+func (op *flatOp) kernel() int {
+	n := op.n
+	op.mem = n.mem
+	switch op.code {
+	case flatQ32:
+		q := &n.q
+		op.lim = q.Steps()
+		op.qk, op.qstep = float64(q.KMin()), q.Step()
+		if !q.ZeroAnchored() {
+			op.qat = q.Min()
+		}
+		op.q0, op.qN = float32(q.Value(0)), float32(q.Value(q.Steps()))
+		if mul, off, ok := q.Float32Scale(); ok {
+			op.qmul, op.qoff, op.qmin, op.qmax = mul, off, q.Min(), q.Max()
+		}
+		return op.width
+	case flatRangeInt:
+		op.lim, op.lo = uint64(n.irng.Max())-uint64(n.irng.Min()), uint64(n.irng.Min())
+		return op.width
+	case flatBool:
+		return op.width
+	case flatQuat:
+		op.bw = uint(op.width-2) / 3 // bits a component
+		op.lim = 1<<op.bw - 1
+		if op.grid = n.quat.Grid(); op.grid != nil && n.mem == mF32 {
+			return op.width
+		}
+	case flatBitlenU:
+		op.lim = ^uint64(0) >> (64 - uint(n.mem.sizeBits())) // unsigned: the type's max
+		op.bw = uint(fields.BitlenPrefixBits(n.n))
+		if body := max(1<<op.bw-1, 1); int(op.bw)+body <= 57 {
+			return int(op.bw) + body
+		}
+	}
+	return 0
 }
 
 // maxRunBits bounds a run: what one ReadBits takes from a full cache.
@@ -159,19 +229,26 @@ func (e *encoder) encFlats(fp *flatPlan, first unsafe.Pointer, count int, stride
 			p := unsafe.Add(base, op.off)
 			switch op.code {
 			case flatQ32:
-				q := &op.n.q
-				x, err := q.Index(float64(*(*float32)(p)))
-				if err != nil {
-					return err
+				v := float64(*(*float32)(p))
+				var x uint64
+				if op.qmul != 0 { // proven at plan compile time: Index is this product and sum
+					if !(v >= op.qmin && v <= op.qmax) { // NaN too
+						return errFlat
+					}
+					x = uint64(int64(float64(v*op.qmul) + op.qoff)) // float64: no fused multiply-add
+				} else {
+					var err error
+					if x, err = op.n.q.Index(v); err != nil {
+						return err
+					}
 				}
-				w.WriteBits(x, q.Bits())
+				w.WriteBits(x, op.width)
 			case flatRangeInt:
-				r := &op.n.irng
-				v := int64(loadInt(p, op.n.mem))
-				if v < r.Min() || v > r.Max() {
-					return ErrOutOfRange
+				x := loadInt(p, op.mem) - op.lo
+				if x > op.lim {
+					return errFlat
 				}
-				w.WriteBits(uint64(v)-uint64(r.Min()), r.Bits())
+				w.WriteBits(x, op.width)
 			case flatBool:
 				var b uint64
 				if *(*bool)(p) {
@@ -179,7 +256,15 @@ func (e *encoder) encFlats(fp *flatPlan, first unsafe.Pointer, count int, stride
 				}
 				w.WriteBits(b, 1)
 			case flatBitlenU:
-				fields.WriteBitlen(w, loadInt(p, op.n.mem), op.n.n)
+				// fields.WriteBitlen, written out: the prefix p, then the
+				// value above it, whose leading 1 WriteBits drops.
+				v := loadInt(p, op.mem)
+				hb := uint(fields.HighBit(v))
+				if n := op.bw + max(hb, 1); n <= 64 {
+					w.WriteBits(uint64(hb)|v<<(op.bw&63), int(n))
+				} else {
+					fields.WriteBitlen(w, v, op.n.n)
+				}
 			case flatQuat:
 				u, err := op.n.quat.Pack(loadQuat(op.n, p))
 				if err != nil {
@@ -203,13 +288,32 @@ func (d *decoder) decFlat(fp *flatPlan, base unsafe.Pointer) error {
 	return d.decFlats(fp, base, 1, 0)
 }
 
+// errFlat is the flat path's error: the general path then runs again and
+// returns the real one.
+var errFlat = errors.New("bitwire: flat path")
+
 // decFlats is decFlat of count structs stride bytes apart, in one loop: an
-// array or slice of them costs no call per element.
+// array or slice of them costs no call per element. While the input holds
+// a whole struct's worth of bits past the next one (and 8 bytes more),
+// decWords reads the structs straight from the input; the rest go through
+// the Reader.
 func (d *decoder) decFlats(fp *flatPlan, first unsafe.Pointer, count int, stride uintptr) error {
 	r := d.r
+	k := 0
+	if fp.words > 0 {
+		data, pos := r.Source()
+		if stop := len(data)*8 - fp.words - 64; pos <= stop {
+			next, done, err := decWords(fp, first, count, stride, data, uint(pos), uint(stop))
+			if err != nil {
+				return err
+			}
+			r.SkipTo(int(next))
+			k = done
+		}
+	}
 	ops := fp.ops
 	var v uint64 // the open run's bits not yet taken
-	for k := 0; k < count; k++ {
+	for ; k < count; k++ {
 		base := unsafe.Add(first, uintptr(k)*stride)
 		for i := range ops {
 			op := &ops[i]
@@ -224,17 +328,15 @@ func (d *decoder) decFlats(fp *flatPlan, first unsafe.Pointer, count int, stride
 			v >>= uint(op.width) & 63
 			switch op.code {
 			case flatQ32:
-				q := &op.n.q
-				if x > q.Steps() {
-					return ErrOutOfRange
+				if x > op.lim {
+					return errFlat
 				}
-				*(*float32)(p) = float32(q.Value(x))
+				*(*float32)(p) = op.value32(x)
 			case flatRangeInt:
-				rng := &op.n.irng
-				if x > uint64(rng.Max())-uint64(rng.Min()) {
-					return ErrOutOfRange
+				if x > op.lim {
+					return errFlat
 				}
-				storeInt(p, op.n.mem, uint64(rng.Min())+x)
+				storeInt(p, op.mem, op.lo+x)
 			case flatBool:
 				*(*bool)(p) = x != 0
 			case flatQuat:
@@ -251,10 +353,10 @@ func (d *decoder) decFlats(fp *flatPlan, first unsafe.Pointer, count int, stride
 				if err != nil {
 					return err
 				}
-				if !fitsInt(op.n.mem, u) {
-					return ErrOutOfRange
+				if !fitsInt(op.mem, u) {
+					return errFlat
 				}
-				storeInt(p, op.n.mem, u)
+				storeInt(p, op.mem, u)
 			default:
 				if err := d.decNode(op.n, p); err != nil {
 					return err
@@ -263,4 +365,103 @@ func (d *decoder) decFlats(fp *flatPlan, first unsafe.Pointer, count int, stride
 		}
 	}
 	return nil
+}
+
+// value32 is float32(Quantizer.Value(x)) for x <= lim, from the op's copy
+// of its terms.
+func (op *flatOp) value32(x uint64) float32 {
+	if x-1 < op.lim-1 { // 0 < x < lim
+		// float64(...) keeps the product rounded alone: no fused multiply-add.
+		return float32(op.qat + float64((op.qk+float64(x))*op.qstep))
+	}
+	if x == 0 {
+		return op.q0
+	}
+	return op.qN
+}
+
+// load8 returns the 8 bytes at byte o of p, little-endian.
+func load8(p unsafe.Pointer, o uint) uint64 {
+	return binary.LittleEndian.Uint64((*[8]byte)(unsafe.Add(p, o))[:])
+}
+
+// decWords reads structs of fp (fp.words > 0) from data, starting at bit
+// pos, while structs remain and pos <= stop, which the caller sets so that
+// a struct starting there ends, with 8 bytes to spare, inside data: every
+// run of leaves is then one 8-byte load from data, without a bounds check.
+// It returns the next bit and how many structs it read.
+func decWords(fp *flatPlan, first unsafe.Pointer, count int, stride uintptr, data []byte, pos, stop uint) (uint, int, error) {
+	src := unsafe.Pointer(unsafe.SliceData(data))
+	ops := fp.ops
+	var v uint64 // the open run's bits not yet taken
+	// The outer loop's state, kept in memory (its address is taken): the
+	// leaves' loop then has the registers, and it is read once a struct
+	// rather than once a leaf.
+	l := &struct {
+		first    unsafe.Pointer
+		stride   uintptr
+		count, k int
+		stop     uint
+	}{first, stride, count, 0, stop}
+	for ; l.k < l.count && pos <= l.stop; l.k++ {
+		base := unsafe.Add(l.first, uintptr(l.k)*l.stride)
+		// The leaves, by a pointer that stops at the last: one register
+		// where an index and a length take two.
+		for op := &ops[0]; ; op = (*flatOp)(unsafe.Add(unsafe.Pointer(op), unsafe.Sizeof(*op))) {
+			p := unsafe.Add(base, op.off)
+			if op.count > 0 {
+				v = load8(src, pos>>3) >> (pos & 7)
+				pos += uint(op.bits)
+			}
+			x := v & op.mask
+			v >>= uint(op.width) & 63
+			switch op.code {
+			case flatQ32:
+				if x > op.lim {
+					return pos, l.k, errFlat
+				}
+				*(*float32)(p) = op.value32(x)
+			case flatRangeInt:
+				if x > op.lim {
+					return pos, l.k, errFlat
+				}
+				storeInt(p, op.mem, op.lo+x)
+			case flatBool:
+				*(*bool)(p) = x != 0
+			case flatQuat:
+				// a quaternion of float32s (the others are not read here)
+				n, qm := op.bw&31, op.lim // the bits of a component, and their mask
+				y := x >> 2
+				i0 := y & qm
+				y >>= n
+				a, b, c, dd, ok := op.grid.Rebuild32(i0, y&qm, y>>n&qm)
+				m := x & 3
+				if !ok {
+					return pos, l.k, errFlat
+				}
+				o, q := op.grid.Others(m), &op.n.qoff
+				*(*float32)(unsafe.Add(p, q[o[0]&3])) = a
+				*(*float32)(unsafe.Add(p, q[o[1]&3])) = b
+				*(*float32)(unsafe.Add(p, q[o[2]&3])) = c
+				*(*float32)(unsafe.Add(p, q[m&3])) = dd
+			case flatBitlenU:
+				// as in decFlats: the prefix, then the value below its
+				// leading 1 (one bit for 0 and 1)
+				w := load8(src, pos>>3) >> (pos & 7)
+				bw := op.bw & 63
+				pw := w & (1<<bw - 1) & 63
+				lead := uint64(1) << pw               // the leading 1, or 1 for 0 and 1
+				u := w>>bw&(max(lead, 2)-1) | lead&^1 // max(lead, 2) is 1 << max(pw, 1)
+				pos += bw + uint(max(pw, 1))
+				if u > op.lim {
+					return pos, l.k, errFlat
+				}
+				storeInt(p, op.mem, u)
+			}
+			if op.last {
+				break
+			}
+		}
+	}
+	return pos, l.k, nil
 }

@@ -361,3 +361,24 @@ func (r *Reader) CheckPadding() bool {
 	}
 	return r.take(rem) == 0
 }
+
+// Source returns the input and the position of the next bit to read, for a
+// decoder that reads whole words of the input itself (a bit at position p
+// is bit p%8 of data[p/8]); SkipTo then moves the Reader past what it read.
+// The slice aliases the input and must not be changed.
+func (r *Reader) Source() (data []byte, pos int) { return r.data, r.Pos() }
+
+// SkipTo moves the Reader to bit pos of its input, which must lie between
+// Pos() and the end; a pos outside that range panics, as it is always a
+// bug in the caller.
+func (r *Reader) SkipTo(pos int) {
+	if pos < r.Pos() || pos > r.total {
+		panic("bits: SkipTo outside Pos()..end")
+	}
+	r.next, r.cache, r.n = pos>>3, 0, 0
+	if k := pos & 7; k != 0 { // a byte remains: pos < total
+		r.refill()
+		r.cache >>= uint(k)
+		r.n -= k
+	}
+}

@@ -306,3 +306,48 @@ func TestPeek(t *testing.T) {
 		t.Fatal("Skip past the end after Peek: no error")
 	}
 }
+
+func TestReaderSourceSkipTo(t *testing.T) {
+	data := []byte{0xa5, 0x3c, 0xff, 0x01, 0x80, 0x7e, 0x11, 0x22, 0x33, 0x44, 0x55}
+	for start := 0; start <= len(data)*8; start++ {
+		for to := start; to <= len(data)*8; to++ {
+			r := NewReader(data)
+			if start > 0 {
+				if _, err := r.ReadBits(start % 57); err != nil {
+					t.Fatal(err)
+				}
+				_ = r.Skip(start - start%57)
+			}
+			d, pos := r.Source()
+			if pos != start || len(d) != len(data) {
+				t.Fatalf("Source at %d: pos %d, %d bytes", start, pos, len(d))
+			}
+			r.SkipTo(to)
+			ref := NewReader(data)
+			_ = ref.Skip(to)
+			if r.Pos() != to || r.Remaining() != ref.Remaining() {
+				t.Fatalf("SkipTo(%d) from %d: Pos %d", to, start, r.Pos())
+			}
+			for r.Remaining() > 0 {
+				n := min(r.Remaining(), 13)
+				a, err1 := r.ReadBits(n)
+				b, err2 := ref.ReadBits(n)
+				if a != b || err1 != nil || err2 != nil {
+					t.Fatalf("SkipTo(%d) from %d: read %#x, want %#x", to, start, a, b)
+				}
+			}
+		}
+	}
+	r := NewReader(data)
+	r.SkipTo(20)
+	for _, bad := range []int{19, len(data)*8 + 1} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Fatalf("SkipTo(%d) at 20 did not panic", bad)
+				}
+			}()
+			r.SkipTo(bad)
+		}()
+	}
+}

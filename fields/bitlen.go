@@ -33,6 +33,10 @@ func BitlenWidth(sizeBits int) int {
 // bitlenWidth limits a prefix width to 0..6. Widths outside are a bug in the
 // caller; clamping in both the writer and the reader keeps them consistent
 // and keeps bits.Writer from panicking.
+// BitlenPrefixBits returns the bits of the prefix that WriteBitlen and
+// ReadBitlen write and read for a prefix width w: w limited to 0..6.
+func BitlenPrefixBits(w int) int { return bitlenWidth(w) }
+
 func bitlenWidth(w int) int {
 	if w < 0 {
 		return 0

@@ -3,6 +3,7 @@ package fields
 import (
 	"fmt"
 	"math"
+	mbits "math/bits"
 
 	"github.com/bitwire/bitwire/bits"
 )
@@ -440,4 +441,55 @@ func (q *Quantizer) IndexQuick(v float64) (i uint64, ok bool) {
 		return uint64(k), clear
 	}
 	return 0, false
+}
+
+// Float32Scale returns mul and off such that, for every float32 v in
+// [Min(), Max()],
+//
+//	Index(float64(v)) == uint64(int64(float64(v)*mul + off))
+//
+// (a product and a sum, each rounded alone), and ok, when q is a grid on
+// which that can be proven; ok is false otherwise, and Index must be used.
+// It is proven when the grid's own product is exact and its division
+// agrees with it:
+//
+//   - the grid starts at 0 or is anchored at zero, is not fine and takes
+//     Index's product path (so Index computes (v·inv + off) and, near a
+//     rounding boundary, floor(v/step + 0.5) - kmin);
+//   - inv = 1/step is an integer N of at most 29 significant bits, so v·N
+//     is exact for a float32 v (24 bits);
+//   - step·N is within 2^-54·3/4 of 1, so v/step rounds to v·N exactly:
+//     the quotient v·N/(1+e) lies closer to v·N than half the spacing of
+//     float64s next to it (at least 2^-54 of it);
+//   - x = v·N lies, unless x + 0.5 is an integer (a tie, exact either
+//     way), farther from the rounding boundaries (the half-integers) than
+//     one ulp of the largest sum: x + 0.5 is a multiple of
+//     min(1/2, ulp32(v)), and |x| >= 1/4 wherever it nears a boundary,
+//     which bounds ulp32(v) from below. Then rounding x + 0.5 and
+//     x + 0.5 - kmin cannot cross an integer, and both floors agree.
+func (q *Quantizer) Float32Scale() (mul, off float64, ok bool) {
+	if !q.quick || q.fine || q.at != 0 {
+		return 0, 0, false
+	}
+	n := q.inv
+	if n < 1 || n != math.Trunc(n) || n > 1<<53 {
+		return 0, 0, false
+	}
+	u := uint64(n)
+	if 64-mbits.LeadingZeros64(u)-mbits.TrailingZeros64(u) > 29 {
+		return 0, 0, false
+	}
+	if e := math.FMA(q.step, n, -1); !(math.Abs(e) < 0.75/(1<<54)) {
+		return 0, 0, false
+	}
+	// The least ulp of a float32 of magnitude 1/(4N) or more.
+	_, exp := math.Frexp(0.25 / n) // 0.25/n = f·2^exp, f in [0.5, 1)
+	spacing := math.Ldexp(1, exp-1-23)
+	// The largest sum: |x + 0.5 - kmin| <= steps + |kmin| + 1.
+	top := float64(q.steps) + math.Abs(q.kmin) + 1
+	_, texp := math.Frexp(top)
+	if !(min(0.5, spacing) > math.Ldexp(1, texp-52)) {
+		return 0, 0, false
+	}
+	return n, q.off, true
 }

@@ -3,6 +3,7 @@ package fields
 import (
 	"errors"
 	"math"
+	"sync"
 
 	"github.com/bitwire/bitwire/bits"
 )
@@ -354,3 +355,99 @@ func (q *Quat) rebuild(idx [3]uint64) (float64, bool) {
 	big := max(math.Abs(a), math.Abs(b), math.Abs(c)) // grid points: never NaN
 	return d, d >= big+quatMargin
 }
+
+// QuatTable holds, for every component index of a Quat of up to
+// MaxQuatGridBits bits a component, what Unpack computes from it: the
+// grid value (as a float64 and rounded to a float32), its square, and the
+// least the rebuilt component must reach to exceed it by the encoder's
+// margin. A decoder reads three entries instead of computing them; the
+// results are Unpack's, bit for bit. Tables are built once per width and
+// shared; they are never changed.
+type QuatGrid struct {
+	n     uint
+	steps uint64
+	e     []quatEntry // 2^n entries; the last, off the grid, can never be valid
+	mask  uint64      // 2^n - 1
+	tab   *[1 << MaxQuatGridBits]quatEntry
+}
+
+type quatEntry struct {
+	val float64 // (i - steps/2)·step, as Unpack computes it
+	sq  float64 // float64(val*val)
+	thr uint64  // the bits of |val| + 1e-6 (+Inf off the grid): positive floats order as their bits
+	f32 float32 // float32(val)
+}
+
+// MaxQuatGridBits is the widest component a QuatGrid is built for: 2^10
+// entries of 32 bytes.
+const MaxQuatGridBits = 10
+
+var quatGrids [MaxQuatGridBits + 1]struct {
+	once sync.Once
+	t    *QuatGrid
+}
+
+// Grid returns the shared table of q's width, or nil when q is wider than
+// MaxQuatGridBits (or not made by NewQuat).
+func (q *Quat) Grid() *QuatGrid {
+	n := q.n
+	if n < 2 || n > MaxQuatGridBits {
+		return nil
+	}
+	slot := &quatGrids[n]
+	slot.once.Do(func() {
+		tab := new([1 << MaxQuatGridBits]quatEntry)
+		t := &QuatGrid{n: uint(n), steps: q.steps, e: tab[:1<<uint(n)], mask: 1<<uint(n) - 1, tab: tab}
+		for i := range tab {
+			e := &tab[i]
+			e.thr = math.Float64bits(math.Inf(1))
+			if uint64(i) <= q.steps {
+				e.val = q.value(uint64(i))
+				e.sq = float64(e.val * e.val)
+				e.thr = math.Float64bits(math.Abs(e.val) + quatMargin)
+			}
+			e.f32 = float32(e.val)
+		}
+		slot.t = t
+	})
+	return slot.t
+}
+
+// Unpack decodes the 2+3n bits u (bits above them ignored) as Quat.Unpack
+// does: it returns the dropped component's index m, the three other
+// entries' indices (in component order) and the rebuilt component d, and
+// ok exactly when Quat.Unpack returns no error. Read the values with Value
+// or Value32.
+func (t *QuatGrid) Unpack(u uint64) (m uint64, a, b, c uint64, d float64, ok bool) {
+	n := t.n & 15
+	mask := uint64(1)<<n - 1
+	e := t.e[:mask+1]
+	a, b, c = u>>2&mask, u>>(2+n)&mask, u>>(2+2*n)&mask
+	ea, eb, ec := &e[a], &e[b], &e[c]
+	s := 1 - ea.sq - eb.sq - ec.sq
+	d = math.Sqrt(s) // NaN for s < 0: fails the comparison
+	return u & 3, a, b, c, d, d >= math.Float64frombits(max(ea.thr, eb.thr, ec.thr))
+}
+
+// Rebuild32 is Unpack of the component indices i0, i1 and i2 (the n-bit
+// fields above the 2-bit index of the dropped component) with the values
+// rounded to float32, as a decoder into float32 components stores them:
+// the three values, the rebuilt component, and ok exactly when Unpack
+// returns no error. It is small enough to be inlined.
+func (t *QuatGrid) Rebuild32(i0, i1, i2 uint64) (a, b, c, d float32, ok bool) {
+	const k = 1<<MaxQuatGridBits - 1 // every entry above the grid is invalid
+	e := t.tab
+	ea, eb, ec := &e[i0&k], &e[i1&k], &e[i2&k]
+	dd := math.Sqrt(1 - ea.sq - eb.sq - ec.sq) // NaN below 0: fails the comparison
+	return ea.f32, eb.f32, ec.f32, float32(dd), dd >= math.Float64frombits(max(ea.thr, eb.thr, ec.thr))
+}
+
+// Value returns the grid value of component index i as Quat.Unpack does.
+func (t *QuatGrid) Value(i uint64) float64 { return t.e[i&(uint64(len(t.e))-1)].val }
+
+// Value32 returns float32(Value(i)).
+func (t *QuatGrid) Value32(i uint64) float32 { return t.e[i&(uint64(len(t.e))-1)].f32 }
+
+// Others returns the components other than the dropped one m (0..3), in
+// increasing order: where Unpack's a, b and c go.
+func (t *QuatGrid) Others(m uint64) *[3]uint8 { return &quatOthers[m&3] }

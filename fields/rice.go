@@ -52,17 +52,7 @@ func RiceMaxBits(k, width int) int {
 // not checked here, on the hot path of deltas).
 func WriteRice(w *bits.Writer, v int64, k, width int) {
 	m := abs64(v)
-	if q := m >> uint(k); q < RiceEscape {
-		// q ones, a zero, then the k low bits, in one write when they fit.
-		n := int(q) + 1 + k
-		u := uint64(1)<<q - 1 | (m&(1<<uint(k)-1))<<(q+1)
-		if n <= 64 {
-			w.WriteBits(u, n)
-		} else {
-			w.WriteBits(uint64(1)<<q-1, int(q)+1)
-			w.WriteBits(m&(1<<uint(k)-1), k)
-		}
-	} else {
+	if !writeRiceShort(w, m, k) {
 		w.WriteBits(1<<RiceEscape-1, RiceEscape)
 		w.WriteBits(m, width)
 	}
@@ -75,24 +65,11 @@ func WriteRice(w *bits.Writer, v int64, k, width int) {
 // An escape holding a magnitude that the unary form could have spelt, and
 // a negative zero, are ErrMalformed: each value has one spelling.
 func ReadRice(r *bits.Reader, k, width int) (int64, error) {
-	// The unary prefix, at most RiceEscape bits, read through a peek.
-	p := r.Peek(RiceEscape + 1)
-	q := mbits.TrailingZeros64(^p)
-	var m uint64
-	if q < RiceEscape {
-		if err := r.Skip(q + 1); err != nil {
-			return 0, err
-		}
-		lo, err := r.ReadBits(k)
-		if err != nil {
-			return 0, err
-		}
-		m = uint64(q)<<uint(k) | lo
-	} else {
-		if err := r.Skip(RiceEscape); err != nil {
-			return 0, err
-		}
-		var err error
+	m, short, err := readRiceShort(r, k)
+	if err != nil {
+		return 0, err
+	}
+	if !short {
 		if m, err = r.ReadBits(width); err != nil {
 			return 0, err
 		}
@@ -111,6 +88,88 @@ func ReadRice(r *bits.Reader, k, width int) (int64, error) {
 		return -int64(m), nil
 	}
 	return int64(m), nil
+}
+
+// writeRiceShort writes m's quotient m>>k in unary (that many 1 bits, then
+// a 0) and its k low bits, when the quotient is below RiceEscape, and
+// reports whether it did; otherwise it writes nothing.
+func writeRiceShort(w *bits.Writer, m uint64, k int) bool {
+	q := m >> uint(k)
+	if q >= RiceEscape {
+		return false
+	}
+	// q ones, a zero, then the k low bits, in one write when they fit.
+	n := int(q) + 1 + k
+	u := uint64(1)<<q - 1 | (m&(1<<uint(k)-1))<<(q+1)
+	if n <= 64 {
+		w.WriteBits(u, n)
+	} else {
+		w.WriteBits(uint64(1)<<q-1, int(q)+1)
+		w.WriteBits(m&(1<<uint(k)-1), k)
+	}
+	return true
+}
+
+// readRiceShort reads what writeRiceShort writes: m and true; or, after
+// the escape (RiceEscape 1 bits, consumed), false.
+func readRiceShort(r *bits.Reader, k int) (uint64, bool, error) {
+	// The unary prefix, at most RiceEscape bits, read through a peek.
+	p := r.Peek(RiceEscape + 1)
+	q := mbits.TrailingZeros64(^p)
+	if q >= RiceEscape {
+		return 0, false, r.Skip(RiceEscape)
+	}
+	if err := r.Skip(q + 1); err != nil {
+		return 0, false, err
+	}
+	lo, err := r.ReadBits(k)
+	if err != nil {
+		return 0, false, err
+	}
+	return uint64(q)<<uint(k) | lo, true, nil
+}
+
+// The unsigned Rice code with a bit-length escape codes non-negative values
+// (gaps between ascending ids, counts) where an occasional value is far
+// larger than the others: the same unary quotient and k low bits as the
+// signed code, no sign bit, and after the escape the value as an unsigned
+// bitlen of prefix width w (see WriteBitlen) instead of a fixed width, so
+// that a large value costs about its length rather than the widest.
+// A parameter that adapts follows RiceMean, fed AddCapped.
+
+// RiceBitlenBits returns the size of m in the unsigned Rice code with
+// parameter k and a bitlen escape of prefix width w.
+func RiceBitlenBits(m uint64, k, w int) int {
+	if q := m >> uint(k); q < RiceEscape {
+		return int(q) + 1 + k
+	}
+	return RiceEscape + BitlenBits(m, w)
+}
+
+// WriteRiceBitlen writes m in the unsigned Rice code with parameter k and
+// a bitlen escape of prefix width w; HighBit(m) must fit in w bits.
+func WriteRiceBitlen(wr *bits.Writer, m uint64, k, w int) {
+	if !writeRiceShort(wr, m, k) {
+		wr.WriteBits(1<<RiceEscape-1, RiceEscape)
+		WriteBitlen(wr, m, w)
+	}
+}
+
+// ReadRiceBitlen reads a value written by WriteRiceBitlen with the same k
+// and w. An escape holding a value that the unary form could have spelt is
+// ErrMalformed: each value has one spelling.
+func ReadRiceBitlen(r *bits.Reader, k, w int) (uint64, error) {
+	m, short, err := readRiceShort(r, k)
+	if err != nil || short {
+		return m, err
+	}
+	if m, err = ReadBitlen(r, w); err != nil {
+		return 0, err
+	}
+	if m>>uint(k) < RiceEscape {
+		return 0, ErrMalformed
+	}
+	return m, nil
 }
 
 func abs64(v int64) uint64 {
@@ -145,3 +204,10 @@ func (a *RiceMean) Add(m uint64) {
 		a.m16 -= (a.m16 - x) >> 2
 	}
 }
+
+// AddCapped moves the mean toward m capped at RiceEscape<<k, k the
+// parameter m was coded with: one value escaped far beyond the others
+// (the jump between two ranges of ids) then moves the parameter no more
+// than a value just at the escape would, instead of spoiling the values
+// after it.
+func (a *RiceMean) AddCapped(m uint64, k int) { a.Add(min(m, RiceEscape<<uint(k))) }

@@ -14,6 +14,8 @@ import (
 	"testing"
 
 	"github.com/bitwire/bitwire"
+	"github.com/bitwire/bitwire/bits"
+	"github.com/bitwire/bitwire/fields"
 	"github.com/bitwire/bitwire/gen"
 	"github.com/bitwire/bitwire/replicate"
 	"github.com/bitwire/bitwire/snapshot"
@@ -101,27 +103,7 @@ func replCorpus[E any](t *testing.T, name string, st int, cfg replStream, r *ran
 	world := map[uint32]E{}
 	var inflight [][]byte
 	deliver := func(p []byte) {
-		cs := cfCase{Kind: "repl", Msg: name, Stream: st, Packet: hex.EncodeToString(p), Max: cfg.maxEnts, Expiry: cfg.expiry, Mode: cfg.mode, Key: hex.EncodeToString(key)}
-		info, err := cl.Decode(p)
-		if err != nil {
-			cs.Err, cs.ErrMsg = replSentinel(err), err.Error()
-		} else {
-			var b strings.Builder
-			fmt.Fprintf(&b, "seq %d tick %d removed %v set", info.Seq, info.Tick, info.Removed)
-			for _, id := range info.Updated {
-				e, tick, ok := cl.Get(id)
-				if !ok {
-					t.Fatalf("updated id %d not held", id)
-				}
-				fmt.Fprintf(&b, " %d@%d=%s", id, tick, canonOf(t, s, e))
-			}
-			var held []uint32
-			cl.Range(func(id uint32, _ uint32, _ *E) bool { held = append(held, id); return true })
-			slices.Sort(held)
-			fmt.Fprintf(&b, " held %v", held)
-			cs.Want = b.String()
-		}
-		cs.Ack = hex.EncodeToString(replicate.AppendAck(nil, cl.Ack()))
+		cs, err := replCase(t, s, cl, name, st, cfg, key, p)
 		if err == nil && r.Intn(5) > 0 { // the ack may be lost
 			peer.Ack(cl.Ack())
 		}
@@ -202,6 +184,139 @@ func replCorpus[E any](t *testing.T, name string, st int, cfg replStream, r *ran
 	}
 }
 
+// replCase is what Go's client makes of packet p of stream st: the states
+// it set, the ids it removed and holds, or the error; and its ack.
+func replCase[E any](t *testing.T, s *bitwire.Schema, cl *replicate.Client[E], name string, st int, cfg replStream, key, p []byte) (cfCase, error) {
+	cs := cfCase{Kind: "repl", Msg: name, Stream: st, Packet: hex.EncodeToString(p), Max: cfg.maxEnts, Expiry: cfg.expiry, Mode: cfg.mode, Key: hex.EncodeToString(key)}
+	info, err := cl.Decode(p)
+	if err != nil {
+		cs.Err, cs.ErrMsg = replSentinel(err), err.Error()
+	} else {
+		var b strings.Builder
+		fmt.Fprintf(&b, "seq %d tick %d removed %v set", info.Seq, info.Tick, info.Removed)
+		for _, id := range info.Updated {
+			e, tick, ok := cl.Get(id)
+			if !ok {
+				t.Fatalf("updated id %d not held", id)
+			}
+			fmt.Fprintf(&b, " %d@%d=%s", id, tick, canonOf(t, s, e))
+		}
+		var held []uint32
+		cl.Range(func(id uint32, _ uint32, _ *E) bool { held = append(held, id); return true })
+		slices.Sort(held)
+		fmt.Fprintf(&b, " held %v", held)
+		cs.Want = b.String()
+	}
+	cs.Ack = hex.EncodeToString(replicate.AppendAck(nil, cl.Ack()))
+	return cs, err
+}
+
+// replLists writes the lists of a replication packet as docs/wire-format.md
+// ("Lists") says, so that packets can be made that break their rules.
+type replLists struct{ w bits.Writer }
+
+func (l *replLists) count(n int) {
+	l.w.WriteBool(n != 0)
+	if n != 0 {
+		fields.WriteBitlen(&l.w, uint64(n-1), 5)
+	}
+}
+
+// values writes values of one list (one running mean).
+func (l *replLists) values(m *fields.RiceMean, vs ...uint64) {
+	for _, v := range vs {
+		k := m.K()
+		fields.WriteRiceBitlen(&l.w, v, k, 5)
+		m.AddCapped(v, k)
+	}
+}
+
+// replCrafted appends a stream of packets made by hand, each breaking one
+// rule of the lists or kinds (docs/wire-format.md, "Lists"), then one that
+// keeps them all; every packet goes to one fresh client.
+func replCrafted(t *testing.T, st int, cases *[]cfCase) {
+	c := bitwire.MustFor[cfPlayer]()
+	cl, err := replicate.NewClient(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fp := c.Fingerprint()
+	full := func(l *replLists) {
+		if err := c.Encode(&l.w, &cfPlayer{Health: 7, Weapon: 3}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const tick = 9
+	// one entity, id 5, after the removals and the common baseline
+	entity := func(l *replLists, common int) {
+		l.count(0)
+		l.w.WriteBool(common >= 0)
+		if common >= 0 {
+			fields.WriteBitlen(&l.w, uint64(tick-common-1), 5)
+		}
+		l.count(1)
+		l.values(new(fields.RiceMean), 5)
+	}
+	for i, body := range []func(l *replLists){
+		func(l *replLists) { entity(l, -1); l.count(0); full(l) }, // a delta against a common baseline the packet lacks
+		func(l *replLists) { // a kind past the entities
+			entity(l, -1)
+			l.count(1)
+			var at, v fields.RiceMean
+			l.values(&at, 1)
+			l.values(&v, 0)
+			full(l)
+		},
+		func(l *replLists) { // an own baseline that is the common one
+			entity(l, 6)
+			l.count(1)
+			var at, v fields.RiceMean
+			l.values(&at, 0)
+			l.values(&v, 3)
+			full(l)
+		},
+		func(l *replLists) { // an own baseline before tick 0
+			entity(l, -1)
+			l.count(1)
+			var at, v fields.RiceMean
+			l.values(&at, 0)
+			l.values(&v, tick+1)
+			full(l)
+		},
+		func(l *replLists) { // an id past 2^32 - 1
+			l.count(2)
+			l.values(new(fields.RiceMean), 1<<32-2, 5)
+		},
+		func(l *replLists) { l.count(1000) }, // a count over the bits left
+		func(l *replLists) { // a gap escaped that the unary form spells
+			l.count(1)
+			l.w.WriteBits(1<<6-1, 6)
+			fields.WriteBitlen(&l.w, 5, 5)
+			l.w.WriteBool(false)
+			l.count(0)
+			l.count(0)
+		},
+		func(l *replLists) { // well formed: a full state of id 5
+			entity(l, -1)
+			l.count(1)
+			var at, v fields.RiceMean
+			l.values(&at, 0)
+			l.values(&v, 0)
+			full(l)
+		},
+	} {
+		var l replLists
+		l.w.WriteBits(replicate.Magic, 16)
+		l.w.WriteBits(uint64(uint32(fp)^uint32(fp>>32)), 32)
+		l.w.WriteBits(uint64(i+1), 32)
+		l.w.WriteBits(tick, 32)
+		l.w.WriteBits(0, 2)
+		body(&l)
+		cs, _ := replCase(t, c.Schema(), cl, "Player", st, replStream{}, nil, l.w.Bytes())
+		*cases = append(*cases, cs)
+	}
+}
+
 // damageRepl returns a copy of p with one kind of damage (the kinds in
 // turn); bits are flipped
 // only in packets with a trailer (modes 1 and 2), which catches them:
@@ -259,6 +374,12 @@ func replCases(t *testing.T) []cfCase {
 	replCorpus(t, "Player", 4, replStream{entities: 20, budget: 60, ticks: 1200, outage: [2]int{30, 1090}}, r, player, movePlayer, &cases)
 	// a client that holds at most 30 entities
 	replCorpus(t, "Player", 5, replStream{entities: 40, budget: 1200, ticks: 30, maxEnts: 30, mode: 2}, r, player, movePlayer, &cases)
+	// forged packets ahead without spoofed acks (stream 2 has both, and
+	// its spoofed acks may leave every packet let through after a forgery
+	// without a baseline): the client re-anchors backward
+	replCorpus(t, "Player", 6, replStream{entities: 20, budget: 300, ticks: 80, forge: true}, r, player, movePlayer, &cases)
+	// packets made by hand that break the rules of the lists
+	replCrafted(t, 7, &cases)
 	kinds := map[string]int{}
 	for _, c := range cases {
 		k := "accepted"

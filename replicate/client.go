@@ -60,7 +60,16 @@ type centity[E any] struct {
 type decoded struct {
 	id   uint32
 	slot int32 // -1: not held before this packet
+	kind uint8
+	base uint32 // the baseline's tick, for a delta
 }
+
+// The kinds of entity entries.
+const (
+	kindCommon = iota // a delta against the common baseline
+	kindOwn           // a delta against its own baseline
+	kindFull          // a full state
+)
 
 // Info describes an accepted packet. Its slices belong to the Client and
 // are valid until the next Decode.
@@ -159,15 +168,16 @@ func (cl *Client[E]) Decode(packet []byte) (Info, error) {
 func (cl *Client[E]) read(h Header) error {
 	r := &cl.r
 	cl.rem, cl.dec = cl.rem[:0], cl.dec[:0]
-	prev := int64(-1)
 	held := len(cl.index)
-	for {
-		id, more, err := readID(r, &prev)
+	n, err := readCount(r)
+	if err != nil {
+		return err
+	}
+	q := newIDSeq()
+	for range n {
+		id, err := q.read(r)
 		if err != nil {
 			return err
-		}
-		if !more {
-			break
 		}
 		cl.rem = append(cl.rem, id)
 		if _, ok := cl.index[id]; ok {
@@ -184,70 +194,85 @@ func (cl *Client[E]) read(h Header) error {
 			return err
 		}
 	}
-	prev = -1
+	if n, err = readCount(r); err != nil {
+		return err
+	}
+	q = newIDSeq()
 	ri := 0 // removals are ascending, like the entities: one merge pass
-	for k := 0; ; k++ {
-		id, more, err := readID(r, &prev)
+	for range n {
+		id, err := q.read(r)
 		if err != nil {
 			return err
-		}
-		if !more {
-			break
 		}
 		for ri < len(cl.rem) && cl.rem[ri] < id {
 			ri++
 		}
-		removedHere := ri < len(cl.rem) && cl.rem[ri] == id
-		// The kind: 1 a delta against the common baseline, 01 a delta
-		// against its own, 00 a full state (bits in reading order).
-		delta, err := r.ReadBool()
+		slot, ok := cl.index[id]
+		if !ok || (ri < len(cl.rem) && cl.rem[ri] == id) {
+			slot = -1
+		}
+		cl.dec = append(cl.dec, decoded{id: id, slot: slot, kind: kindCommon, base: common})
+	}
+	// The kinds: the entities that are not deltas against the common
+	// baseline, by index, each with 0 for a full state or tick - baseline.
+	if n, err = readCount(r); err != nil {
+		return err
+	}
+	var at, vals riceSeq
+	last := -1
+	for range n {
+		g, err := at.read(r)
 		if err != nil {
 			return err
 		}
-		baseTick := common
-		if delta && !hasCommon {
-			return fmt.Errorf("%w: id %d: a delta against the common baseline of a packet without one", bitwire.ErrMalformed, id)
+		if g >= uint64(len(cl.dec)-last-1) {
+			return fmt.Errorf("%w: a kind past the %d entities", bitwire.ErrMalformed, len(cl.dec))
 		}
-		if !delta {
-			if delta, err = r.ReadBool(); err != nil {
-				return err
-			}
-			if delta {
-				if baseTick, err = readBase(r, h.Tick); err != nil {
-					return err
-				}
-			}
+		last += 1 + int(g)
+		d := &cl.dec[last]
+		v, err := vals.read(r)
+		switch {
+		case err != nil:
+			return err
+		case v == 0:
+			d.kind = kindFull
+		case v > uint64(h.Tick):
+			return fmt.Errorf("%w: id %d: baseline %d ticks before tick %d", bitwire.ErrMalformed, d.id, v, h.Tick)
+		case hasCommon && h.Tick-uint32(v) == common:
+			return fmt.Errorf("%w: id %d: its own baseline is the common one", bitwire.ErrMalformed, d.id)
+		default:
+			d.kind, d.base = kindOwn, h.Tick-uint32(v)
 		}
-		slot, ok := cl.index[id]
-		if !ok || removedHere {
-			slot = -1
-		}
+	}
+	for k := range cl.dec {
+		d := &cl.dec[k]
 		if k == len(cl.vals) {
 			var zero E
 			cl.vals = append(cl.vals, zero)
 		}
 		v := &cl.vals[k]
-		if delta {
-			var base *E
-			if slot >= 0 {
-				base = cl.ents[slot].find(baseTick)
-			}
-			if base == nil {
-				return fmt.Errorf("%w: id %d against tick %d", ErrNoBaseline, id, baseTick)
-			}
-			err = cl.c.DecodeDelta(r, base, v)
-			if err != nil {
-				return fmt.Errorf("id %d: %w", id, err)
-			}
-		} else {
+		if d.kind == kindFull {
 			if err := cl.c.Decode(r, v); err != nil {
-				return fmt.Errorf("id %d: %w", id, err)
+				return fmt.Errorf("id %d: %w", d.id, err)
 			}
-			if slot < 0 {
+			if d.slot < 0 {
 				held++
 			}
+			continue
 		}
-		cl.dec = append(cl.dec, decoded{id: id, slot: slot})
+		if d.kind == kindCommon && !hasCommon {
+			return fmt.Errorf("%w: id %d: a delta against the common baseline of a packet without one", bitwire.ErrMalformed, d.id)
+		}
+		var base *E
+		if d.slot >= 0 {
+			base = cl.ents[d.slot].find(d.base)
+		}
+		if base == nil {
+			return fmt.Errorf("%w: id %d against tick %d", ErrNoBaseline, d.id, d.base)
+		}
+		if err := cl.c.DecodeDelta(r, base, v); err != nil {
+			return fmt.Errorf("id %d: %w", d.id, err)
+		}
 	}
 	if !r.CheckPadding() {
 		return fmt.Errorf("%w (%d bits left)", bitwire.ErrTrailingData, r.Remaining())

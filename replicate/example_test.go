@@ -56,9 +56,9 @@ func Example() {
 	_, _, held := client.Get(7)
 	fmt.Println("box 7 held:", held)
 	// Output:
-	// tick 1: packet 1, 503 bytes, 100 entities, 0 removed
-	// tick 2: packet 2, 328 bytes, 100 entities, 0 removed
-	// tick 3: packet 3, 326 bytes, 99 entities, 1 removed
+	// tick 1: packet 1, 431 bytes, 100 entities, 0 removed
+	// tick 2: packet 2, 242 bytes, 100 entities, 0 removed
+	// tick 3: packet 3, 243 bytes, 99 entities, 1 removed
 	// box 50 at x=3.00, from tick 3
 	// box 7 held: false
 }

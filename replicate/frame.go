@@ -17,11 +17,12 @@ import (
 // whole packet after the body, so the entity coding does not see them.
 
 // Magic is the first 16 bits of every replication packet (written low bit
-// first: the packet starts with the bytes 0x7F 0xB2). It differs from
+// first: the packet starts with the bytes 0x7F 0xB3). It differs from
 // package snapshot's, so a receiver never mistakes one for the other. A
-// change of the header takes a new magic: 0xB17F was the first version,
-// without the integrity mode and the trailer.
-const Magic = 0xB27F
+// change of the format takes a new magic: 0xB17F was the first version,
+// without the integrity mode and the trailer; 0xB27F the second, whose
+// lists spent a bit per entry and at least six per id gap.
+const Magic = 0xB37F
 
 // AckMagic is the first 16 bits of an encoded Ack (bytes 0xA7 0xB2);
 // 0xB1A7 was the first version, without tokens.
@@ -35,11 +36,13 @@ const (
 	modeBits        = 2
 	headerBits      = magicBits + fingerprintBits + seqBits + tickBits + modeBits
 	headerBytes     = (headerBits + 7) / 8
-	// idWidth is the prefix width of the bit-length code of id gaps: five
-	// bits hold the highest set bit of any uint32.
-	idWidth = 5
-	// distWidth is the prefix width of tick - baseline - 1.
-	distWidth = 5
+	// countWidth is the prefix width of the bit-length code of a list's
+	// count - 1, valueWidth that of the escape of its values (id gaps,
+	// kinds) and distWidth that of the common baseline's tick - baseline -
+	// 1: five bits hold the highest set bit of any uint32.
+	countWidth = 5
+	valueWidth = 5
+	distWidth  = 5
 	// AckSize is the size of an encoded Ack in bytes, without a
 	// missing-baseline report; AckSizeMissing with one.
 	AckSize        = 19
@@ -110,36 +113,106 @@ func ParseHeader(packet []byte) (Header, error) {
 	return readHeader(&r)
 }
 
-// An id list is a run of entries, each announced by a 1 bit and ended by a
-// 0 bit; each entry's id is coded as its gap from the previous entry's
-// (id - previous - 1; the first entry's gap is its id), in a bit-length
-// code with a 5-bit prefix. Ids therefore ascend strictly.
+// Lists (removals, entities, and the entities that are not deltas against
+// the common baseline) are coded as a count, then their values: each list
+// an unsigned Rice code whose parameter follows a running mean of the
+// values before it in the list (fields.RiceMean, fed AddCapped), with an
+// escape to a bit-length code, so that dense ids cost a bit or two, sparse
+// ones about the log of their spacing, and a jump between two ranges of
+// ids about its length. Ids are coded as their gap from the previous
+// entry's (id - previous - 1; the first entry's gap is its id), so they
+// ascend strictly.
 
-// idBits is the cost of an entry's announcing bit and id gap.
-func idBits(gap uint32) int { return 1 + fields.BitlenBits(uint64(gap), idWidth) }
+// riceSeq codes the values of one list: the running mean and its
+// parameter.
+type riceSeq struct{ mean fields.RiceMean }
 
-func writeID(w *bits.Writer, id uint32, prev *int64) {
-	w.WriteBool(true)
-	fields.WriteBitlen(w, uint64(int64(id)-*prev-1), idWidth)
-	*prev = int64(id)
+func (q *riceSeq) write(w *bits.Writer, v uint64) {
+	k := q.mean.K()
+	fields.WriteRiceBitlen(w, v, k, valueWidth)
+	q.mean.AddCapped(v, k)
 }
 
-// readID reads the next entry's id; more is false at the end of the list.
-func readID(r *bits.Reader, prev *int64) (id uint32, more bool, err error) {
-	more, err = r.ReadBool()
-	if err != nil || !more {
-		return 0, false, err
-	}
-	g, err := fields.ReadBitlen(r, idWidth)
+// bits returns the size of v and advances as write would.
+func (q *riceSeq) bits(v uint64) int {
+	k := q.mean.K()
+	q.mean.AddCapped(v, k)
+	return fields.RiceBitlenBits(v, k, valueWidth)
+}
+
+func (q *riceSeq) read(r *bits.Reader) (uint64, error) {
+	k := q.mean.K()
+	v, err := fields.ReadRiceBitlen(r, k, valueWidth)
 	if err != nil {
-		return 0, false, err
+		return 0, err
 	}
-	v := *prev + 1 + int64(g)
-	if v > int64(^uint32(0)) {
-		return 0, false, fmt.Errorf("replicate: %w: id gap past 2^32", bitwire.ErrMalformed)
+	q.mean.AddCapped(v, k)
+	return v, nil
+}
+
+// A count is a 0 bit for none, or a 1 bit and count - 1 as an unsigned
+// bitlen with a 5-bit prefix.
+func countBits(n int) int {
+	if n == 0 {
+		return 1
 	}
-	*prev = v
-	return uint32(v), true, nil
+	return 1 + fields.BitlenBits(uint64(n-1), countWidth)
+}
+
+func writeCount(w *bits.Writer, n int) {
+	w.WriteBool(n != 0)
+	if n != 0 {
+		fields.WriteBitlen(w, uint64(n-1), countWidth)
+	}
+}
+
+// readCount reads a count of entries that take at least one bit each: one
+// greater than the bits left is ErrUnexpectedEnd, so that a decoder never
+// allocates for more entries than the packet can hold.
+func readCount(r *bits.Reader) (int, error) {
+	some, err := r.ReadBool()
+	if err != nil || !some {
+		return 0, err
+	}
+	n, err := fields.ReadBitlen(r, countWidth)
+	if err != nil {
+		return 0, err
+	}
+	if n >= uint64(r.Remaining()) {
+		return 0, fmt.Errorf("replicate: %w: a list of %d entries in %d bits", bitwire.ErrUnexpectedEnd, n+1, r.Remaining())
+	}
+	return int(n) + 1, nil
+}
+
+// idSeq codes the ids of one list as gaps.
+type idSeq struct {
+	riceSeq
+	prev int64
+}
+
+func newIDSeq() idSeq { return idSeq{prev: -1} }
+
+func (q *idSeq) write(w *bits.Writer, id uint32) {
+	q.riceSeq.write(w, uint64(int64(id)-q.prev-1))
+	q.prev = int64(id)
+}
+
+func (q *idSeq) bits(id uint32) int {
+	n := q.riceSeq.bits(uint64(int64(id) - q.prev - 1))
+	q.prev = int64(id)
+	return n
+}
+
+func (q *idSeq) read(r *bits.Reader) (uint32, error) {
+	g, err := q.riceSeq.read(r)
+	if err != nil {
+		return 0, err
+	}
+	if g > uint64(^uint32(0)) || q.prev+1+int64(g) > int64(^uint32(0)) {
+		return 0, fmt.Errorf("replicate: %w: id gap past 2^32", bitwire.ErrMalformed)
+	}
+	q.prev += 1 + int64(g)
+	return uint32(q.prev), nil
 }
 
 // copyBits appends n bits of src, starting at bit off, to w.

@@ -106,6 +106,21 @@ type PeerStats struct {
 	BadAcks  int   // acks, or their masks or reports, refused for a token that does not match
 	Missing  int   // missing-baseline reports taken (their packets' entities resent in full)
 	Refresh  int   // entities sent in full because their Refresh was due
+	// Bits splits the bits of the packets by what they carry.
+	Bits PacketBits
+}
+
+// PacketBits splits the bits of the packets a Peer sent by what they carry
+// (docs/wire-format.md, "Replication packets"); the fields sum to 8 times
+// PeerStats.Bytes.
+type PacketBits struct {
+	Header   int64 // the fixed headers
+	Removals int64 // the removal lists
+	IDs      int64 // the entity id lists
+	Kinds    int64 // the common baselines and the lists of entities that are not deltas against them
+	Bodies   int64 // the entities' messages
+	Padding  int64 // zero bits to the byte boundary
+	Trailer  int64 // integrity trailers
 }
 
 // Peer is the server's side of one client: what the client holds of each
@@ -137,6 +152,7 @@ type Peer[E any] struct {
 	deferred  []cand
 	rem       []uint32
 	chosen    []choice
+	entryBits int // what an entity's id and kind are costed at while chosen (entryEstimate)
 	scratch   bits.Writer
 	w         bits.Writer
 	r         bits.Reader
@@ -173,7 +189,7 @@ func (s *Server[E]) NewPeer(cfg PeerConfig[E]) (*Peer[E], error) {
 		return nil, fmt.Errorf("replicate: budget %d bytes, under the minimum %d with a %v trailer", cfg.Budget, MinBudget+guard.Overhead(), cfg.Integrity)
 	}
 	cfg.Key = nil // the guard holds its copy
-	p := &Peer[E]{s: s, cfg: cfg, recs: make([]record, recordRing), pendIdx: make(map[uint32]int), srtt: 3, guard: guard}
+	p := &Peer[E]{s: s, cfg: cfg, recs: make([]record, recordRing), pendIdx: make(map[uint32]int), srtt: 3, guard: guard, entryBits: entryEstimate}
 	switch {
 	case cfg.Refresh > 0:
 		p.refresh = uint32(cfg.Refresh)

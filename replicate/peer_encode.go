@@ -49,11 +49,10 @@ func (p *Peer[E]) Encode(dst []byte) (out []byte, ok bool, err error) {
 		limitBytes = min(limitBytes, room)
 	}
 	limit := (limitBytes - p.guard.Overhead()) * 8
-	// The two end-of-list bits and the common-baseline bit. The common
-	// baseline itself is free: it is named only when a delta refers to
-	// it, and that delta then saves more than it costs (1 bit instead of
-	// 2 plus the distance costed below).
-	used := headerBits + 3
+	// The counts of the three lists (when empty) and the common-baseline
+	// bit. The common baseline itself is free: it is named only when a
+	// delta refers to it, and that delta then saves more than it costs.
+	used := headerBits + 3*countBits(0) + 1
 
 	// Removals first: they are small and must not wait behind priorities.
 	p.rem = p.rem[:0]
@@ -64,20 +63,23 @@ func (p *Peer[E]) Encode(dst []byte) (out []byte, ok bool, err error) {
 			}
 		}
 		slices.Sort(p.rem)
-		prev := int64(-1)
+		q := newIDSeq()
 		for i, id := range p.rem {
-			c := idBits(uint32(int64(id) - prev - 1))
+			c := q.bits(id)
 			if used+c > headerBits+(limit-headerBits)/2 {
 				p.rem = p.rem[:i]
 				break
 			}
 			used += c
-			prev = int64(id)
 		}
+		used += countBits(len(p.rem)) - countBits(0)
 	}
+	// The entities are costed at an estimate of their entries (id and
+	// kind, whose exact size depends on the whole list) plus their bodies;
+	// the packet is then costed exactly, and the lowest in priority dropped
+	// while it is over the limit.
 
-	// Entities by priority, each written to scratch; its id is costed at
-	// the id itself, which no gap exceeds.
+	// Entities by priority, each written to scratch.
 	p.scratch.Reset(p.scratch.Bytes()[:0])
 	p.chosen = p.chosen[:0]
 	retried, skips := 0, 0
@@ -95,11 +97,9 @@ func (p *Peer[E]) Encode(dst []byte) (out []byte, ok bool, err error) {
 		if h.have != 0 && t.sends-t.ackedN < BaselineDepth && t.acked < s.tick && !refresh {
 			base = ent.at(t.acked)
 		}
-		// The body goes to scratch; its kind (and baseline) is written when
-		// the packet is assembled, and costed here at its longest form.
-		kindBits := 2
+		// The body goes to scratch; its id and kind (and baseline) are
+		// written when the packet is assembled.
 		if base != nil {
-			kindBits = 2 + fields.BitlenBits(uint64(s.tick-t.acked-1), distWidth)
 			if err := s.c.EncodeDelta(&p.scratch, base, &ent.newest().val); err != nil {
 				return dst, false, fmt.Errorf("replicate: id %d: %w", ent.id, err)
 			}
@@ -107,7 +107,7 @@ func (p *Peer[E]) Encode(dst []byte) (out []byte, ok bool, err error) {
 			copyBits(&p.scratch, &p.r, ent.full, 0, ent.nbits)
 		}
 		n := p.scratch.Len() - off
-		cost := idBits(ent.id) + kindBits + n
+		cost := p.entryBits + n
 		if used+cost > limit {
 			p.scratch.Truncate(off)
 			deferred = append(deferred, c)
@@ -141,15 +141,30 @@ func (p *Peer[E]) Encode(dst []byte) (out []byte, ok bool, err error) {
 			return dst, false, fmt.Errorf("replicate: internal: id %d chosen twice for one packet", p.chosen[i].id)
 		}
 	}
+	common, hasCommon := p.commonBase()
+	for used = p.exactBits(common, hasCommon); used > limit && len(p.chosen) > 0; used = p.exactBits(common, hasCommon) {
+		// Over the limit: the estimates of the entries were short. Drop
+		// the lowest in priority; it waits for the next packet.
+		low := 0
+		for i, ch := range p.chosen {
+			if ch.acc < p.chosen[low].acc {
+				low = i
+			}
+		}
+		p.retry = append(p.retry, cand{slot: p.chosen[low].slot, acc: p.chosen[low].acc})
+		p.chosen = slices.Delete(p.chosen, low, low+1)
+		common, hasCommon = p.commonBase()
+	}
+	if len(p.chosen) == 0 && len(p.rem) == 0 {
+		return dst, false, nil
+	}
 	if len(p.pending) > 0 {
 		for _, ch := range p.chosen {
 			if _, ok := p.pendIdx[ch.id]; ok && ch.full {
 				p.dropRemoval(ch.id)
-				if i, found := slices.BinarySearch(p.rem, ch.id); found {
-					p.rem = slices.Delete(p.rem, i, i+1)
-				}
 			}
 		}
+		p.rem = slices.DeleteFunc(p.rem, p.carriedByFull)
 	}
 
 	p.seq++
@@ -158,33 +173,33 @@ func (p *Peer[E]) Encode(dst []byte) (out []byte, ok bool, err error) {
 	p.w.ResetAppend(dst)
 	defer p.w.ResetAppend(nil)
 	writeHeader(&p.w, Header{Fingerprint: s.fp, Seq: seq, Tick: s.tick, Integrity: p.guard.Mode()})
-	prev := int64(-1)
-	for _, id := range p.rem {
-		writeID(&p.w, id, &prev)
-	}
-	p.w.WriteBool(false)
-	common, hasCommon := p.commonBase()
+	pb := &p.stats.Bits
+	at := p.w.Len()
+	pb.Header += int64(at - start*8)
+	p.writeIDs(p.rem, false)
+	at = tally(&pb.Removals, at, p.w.Len())
 	p.w.WriteBool(hasCommon)
 	if hasCommon {
 		fields.WriteBitlen(&p.w, uint64(s.tick-common-1), distWidth)
 	}
-	prev = -1
+	at = tally(&pb.Kinds, at, p.w.Len())
+	entries := at
+	p.writeIDs(nil, true)
+	at = tally(&pb.IDs, at, p.w.Len())
+	p.writeKinds(common, hasCommon)
+	at = tally(&pb.Kinds, at, p.w.Len())
+	entries = at - entries
 	src := p.scratch.Bytes()
 	for _, ch := range p.chosen {
-		writeID(&p.w, ch.id, &prev)
-		switch {
-		case ch.full:
-			p.w.WriteBits(0b00, 2)
-		case hasCommon && ch.base == common:
-			p.w.WriteBool(true)
-		default:
-			p.w.WriteBits(0b10, 2) // 0, then 1, low bit first
-			fields.WriteBitlen(&p.w, uint64(s.tick-ch.base-1), distWidth)
-		}
 		copyBits(&p.w, &p.r, src, ch.off, ch.n)
 	}
-	p.w.WriteBool(false)
+	if len(p.chosen) > 0 {
+		p.entryBits = max(1, (entries+len(p.chosen)-1)/len(p.chosen))
+	}
+	at = tally(&pb.Bodies, at, p.w.Len())
+	pb.Padding += int64(-at & 7)
 	out, token := p.guard.Seal(p.w.Bytes(), start)
+	pb.Trailer += int64(len(out)*8 - (at + -at&7))
 	size := len(out) - start
 	if size > limitBytes {
 		return dst, false, fmt.Errorf("replicate: internal: packet of %d bytes over the limit %d", size, limitBytes)
@@ -254,6 +269,109 @@ func (p *Peer[E]) commonBase() (uint32, bool) {
 		}
 	}
 	return cand, any
+}
+
+// entryEstimate is what an entity's id and kind are costed at while it is
+// chosen, before the Peer's first packet: about their mean size in a busy
+// packet. Later packets take the mean of the packet before, rounded up.
+// The packet is costed exactly before it is written (exactBits).
+const entryEstimate = 6
+
+func tally(n *int64, from, to int) int {
+	*n += int64(to - from)
+	return to
+}
+
+// exception reports whether ch is an entry of the kinds list (not a delta
+// against the common baseline), and its value there: 0 for a full state,
+// tick - baseline for a delta against its own baseline.
+func exception(ch *choice, tick, common uint32, hasCommon bool) (uint64, bool) {
+	switch {
+	case ch.full:
+		return 0, true
+	case hasCommon && ch.base == common:
+		return 0, false
+	}
+	return uint64(tick - ch.base), true
+}
+
+// carriedByFull reports whether the packet's removals leave out id: a full
+// state of it replaces whatever the client holds, so a pending removal of
+// it is carried by the full state.
+func (p *Peer[E]) carriedByFull(id uint32) bool {
+	i, ok := slices.BinarySearchFunc(p.chosen, id, func(ch choice, id uint32) int { return cmpID(ch.id, id) })
+	return ok && p.chosen[i].full
+}
+
+// exactBits returns the size of the packet of p.rem (less those carried by
+// a full state) and p.chosen (sorted by id), without its padding and trailer.
+func (p *Peer[E]) exactBits(common uint32, hasCommon bool) int {
+	n := headerBits
+	nrem := 0
+	q := newIDSeq()
+	for _, id := range p.rem {
+		if !p.carriedByFull(id) {
+			n += q.bits(id)
+			nrem++
+		}
+	}
+	n += countBits(nrem) + 1
+	if hasCommon {
+		n += fields.BitlenBits(uint64(p.s.tick-common-1), distWidth)
+	}
+	n += countBits(len(p.chosen))
+	q = newIDSeq()
+	nexc := 0
+	var at, vals riceSeq
+	last := -1
+	for i := range p.chosen {
+		ch := &p.chosen[i]
+		n += q.bits(ch.id) + ch.n
+		if v, ok := exception(ch, p.s.tick, common, hasCommon); ok {
+			n += at.bits(uint64(i-last-1)) + vals.bits(v)
+			last = i
+			nexc++
+		}
+	}
+	return n + countBits(nexc)
+}
+
+// writeIDs writes the list of ids, or with entities those of p.chosen.
+func (p *Peer[E]) writeIDs(ids []uint32, entities bool) {
+	q := newIDSeq()
+	if !entities {
+		writeCount(&p.w, len(ids))
+		for _, id := range ids {
+			q.write(&p.w, id)
+		}
+		return
+	}
+	writeCount(&p.w, len(p.chosen))
+	for i := range p.chosen {
+		q.write(&p.w, p.chosen[i].id)
+	}
+}
+
+// writeKinds writes the list of the entities that are not deltas against
+// the common baseline: each its index's gap in the entity list and its
+// value (see exception).
+func (p *Peer[E]) writeKinds(common uint32, hasCommon bool) {
+	n := 0
+	for i := range p.chosen {
+		if _, ok := exception(&p.chosen[i], p.s.tick, common, hasCommon); ok {
+			n++
+		}
+	}
+	writeCount(&p.w, n)
+	var at, vals riceSeq
+	last := -1
+	for i := range p.chosen {
+		if v, ok := exception(&p.chosen[i], p.s.tick, common, hasCommon); ok {
+			at.write(&p.w, uint64(i-last-1))
+			vals.write(&p.w, v)
+			last = i
+		}
+	}
 }
 
 func cmpID(a, b uint32) int {

@@ -1058,7 +1058,7 @@ namespace Bitwire
 
     /// <summary>
     /// The client side of one replicate.Peer (Go's replicate.Client, packet
-    /// version 2): checks the header, the integrity mode and trailer, accepts
+    /// version 3): checks the header, the integrity mode and trailer, accepts
     /// packets in order within the bounded sequence window (re-anchoring
     /// backward too without a MAC, as Go's), keeps the last BaselineDepth
     /// states of every entity it holds (with their ticks) as baselines,
@@ -1071,11 +1071,11 @@ namespace Bitwire
     /// </summary>
     public sealed class ReplicaClient<T> where T : class
     {
-        public const ushort Magic = 0xB27F;
+        public const ushort Magic = 0xB37F;
         public const int HeaderBits = 114, BaselineDepth = 8, RecoverAfter = 8, AckWindow = 32;
         public const uint MaxAhead = 1024;
         sealed class Held { public uint Id; public readonly T[] Vals = new T[BaselineDepth]; public readonly uint[] Ticks = new uint[BaselineDepth]; public int N, Head; }
-        struct Staged { public uint Id; public int Slot; public T Val; }
+        struct Staged { public uint Id; public int Slot; public T Val; public int Kind; public uint Base; }
         struct SeqToken { public uint Seq, Token; }
         readonly string root; readonly uint fp; readonly int max; readonly Func<T> make;
         readonly Message.DecodeFn<T> decode; readonly Message.DeltaFn<T> delta; readonly Limits lim;
@@ -1182,13 +1182,42 @@ namespace Bitwire
             }
             return body;
         }
-        uint ReadID(ref long prev)
+        /// <summary>The values of one list (packet version 3): unsigned Rice codes whose parameter follows the running
+        /// mean of the values before them (each capped at the escape when it moves the mean); the escape, six 1 bits,
+        /// is followed by the value as a bitlen of prefix width 5.</summary>
+        struct Seq
         {
-            ulong g = Codings.ReadBitlen(r, 5);
-            long v = prev + 1 + (long)g;
-            if (v > uint.MaxValue) throw new ErrMalformed("replicate: id gap past 2^32");
-            prev = v;
-            return (uint)v;
+            uint mean;
+            public ulong Read(BitReader r)
+            {
+                int k = Decoder.RiceK(mean);
+                int q = 0;
+                while (q < 6 && r.Bool()) q++;
+                ulong m;
+                if (q < 6) m = ((ulong)q << k) | r.Read(k);
+                else
+                {
+                    m = Codings.ReadBitlen(r, 5);
+                    if ((m >> k) < 6) throw new ErrMalformed("escaped Rice value that fits unescaped");
+                }
+                mean = Decoder.MeanAdd(mean, Math.Min(m, 6UL << k));
+                return m;
+            }
+        }
+        /// <summary>A list's count: a 0 bit for none, else a 1 bit and count - 1 as a bitlen of prefix width 5, at most the bits left.</summary>
+        int ReadCount()
+        {
+            if (!r.Bool()) return 0;
+            ulong n = Codings.ReadBitlen(r, 5);
+            if (n >= (ulong)r.Remaining) throw new ErrUnexpectedEnd("replicate: a list of " + (n + 1) + " entries in " + r.Remaining + " bits");
+            return (int)n + 1;
+        }
+        uint ReadID(ref Seq q, ref long prev)
+        {
+            ulong g = q.Read(r);
+            if (g > uint.MaxValue || prev + 1 + (long)g > uint.MaxValue) throw new ErrMalformed("replicate: id gap past 2^32");
+            prev += 1 + (long)g;
+            return (uint)prev;
         }
         uint ReadBase(uint t)
         {
@@ -1292,47 +1321,60 @@ namespace Bitwire
         {
             int held = index.Count;
             long prev = -1;
-            while (r.Bool())
+            var q = new Seq();
+            for (int n = ReadCount(); n > 0; n--)
             {
-                uint id = ReadID(ref prev);
+                uint id = ReadID(ref q, ref prev);
                 rem.Add(id);
                 if (index.ContainsKey(id)) held--;
             }
             uint common = 0;
             bool hasCommon = r.Bool();
             if (hasCommon) common = ReadBase(h.Tick);
+            // the entities: ids, then the kinds of those that are not deltas
+            // against the common baseline (0 common, 1 own, 2 full), then the bodies
             prev = -1;
+            q = new Seq();
             int ri = 0;
-            while (r.Bool())
+            for (int n = ReadCount(); n > 0; n--)
             {
-                uint id = ReadID(ref prev);
+                uint id = ReadID(ref q, ref prev);
                 while (ri < rem.Count && rem[ri] < id) ri++;
                 bool removedHere = ri < rem.Count && rem[ri] == id;
-                bool isDelta = r.Bool();
-                uint baseTick = common;
-                if (isDelta && !hasCommon) throw new ErrMalformed("id " + id + ": a delta against the common baseline of a packet without one");
-                if (!isDelta)
-                {
-                    isDelta = r.Bool();
-                    if (isDelta) baseTick = ReadBase(h.Tick);
-                }
                 int slot = -1;
                 if (!removedHere && !index.TryGetValue(id, out slot)) slot = -1;
-                Held e = slot >= 0 ? slots[slot] : null;
-                T v = Scratch();
-                dec.Add(new Staged { Id = id, Slot = slot, Val = v });
-                if (isDelta)
+                dec.Add(new Staged { Id = id, Slot = slot, Val = Scratch(), Kind = 0, Base = common });
+            }
+            var at = new Seq();
+            var vals = new Seq();
+            int last = -1;
+            for (int n = ReadCount(); n > 0; n--)
+            {
+                ulong g = at.Read(r);
+                if (g >= (ulong)(dec.Count - last - 1)) throw new ErrMalformed("a kind past the " + dec.Count + " entities");
+                last += 1 + (int)g;
+                var d = dec[last];
+                ulong v = vals.Read(r);
+                if (v == 0) d.Kind = 2;
+                else if (v > h.Tick) throw new ErrMalformed("id " + d.Id + ": baseline " + v + " ticks before tick " + h.Tick);
+                else if (hasCommon && h.Tick - (uint)v == common) throw new ErrMalformed("id " + d.Id + ": its own baseline is the common one");
+                else { d.Kind = 1; d.Base = h.Tick - (uint)v; }
+                dec[last] = d;
+            }
+            foreach (var d in dec)
+            {
+                Held e = d.Slot >= 0 ? slots[d.Slot] : null;
+                if (d.Kind == 2)
                 {
-                    int bi = -1;
-                    if (e != null) for (int i = 0; i < e.N; i++) { int j = (e.Head + i) % BaselineDepth; if (e.Ticks[j] == baseTick) { bi = j; break; } }
-                    if (bi < 0) throw new ErrNoBaseline("replicate: entity baseline not held: id " + id + " against tick " + baseTick);
-                    Message.DecodeDeltaFrom(root, r, e.Vals[bi], v, delta, lim);
-                }
-                else
-                {
-                    Message.DecodeFrom(root, r, v, decode, lim);
+                    Message.DecodeFrom(root, r, d.Val, decode, lim);
                     if (e == null) held++;
+                    continue;
                 }
+                if (d.Kind == 0 && !hasCommon) throw new ErrMalformed("id " + d.Id + ": a delta against the common baseline of a packet without one");
+                int bi = -1;
+                if (e != null) for (int i = 0; i < e.N; i++) { int j = (e.Head + i) % BaselineDepth; if (e.Ticks[j] == d.Base) { bi = j; break; } }
+                if (bi < 0) throw new ErrNoBaseline("replicate: entity baseline not held: id " + d.Id + " against tick " + d.Base);
+                Message.DecodeDeltaFrom(root, r, e.Vals[bi], d.Val, delta, lim);
             }
             if (!r.CheckPadding()) throw new ErrTrailingData(r.Remaining + " bits left");
             if (held > max) throw new ErrTooManyEntities("replicate: too many entities: " + held + ", limit " + max);

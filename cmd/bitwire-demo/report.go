@@ -39,9 +39,12 @@ type Summary struct {
 	LeafBits       int64             `json:"leaf_bits"`   // of which in leaf fields; the rest is structure
 	TopFields      []FieldSummary    `json:"top_fields"`  // the costliest leaf fields
 	PacketBits     int64             `json:"packet_bits"` // all datagrams sent, headers included
-	Series         []SecondSummary   `json:"series"`
-	NodeClients    []NodeSummary     `json:"node,omitempty"` // each Node client (-node)
-	Attacks        AttackSummary     `json:"attacks"`
+	// Split is where the bits of the datagrams went (replicate.PacketBits,
+	// summed over the Peers), in kbit/s per client.
+	Split       PacketSplit     `json:"packet_split_kbps"`
+	Series      []SecondSummary `json:"series"`
+	NodeClients []NodeSummary   `json:"node,omitempty"` // each Node client (-node)
+	Attacks     AttackSummary   `json:"attacks"`
 }
 
 // AttackSummary is what the forger and the spoofer did, and what the
@@ -58,6 +61,17 @@ type AttackSummary struct {
 	RecoveryMean   float64     `json:"recovery_mean_ticks"`
 	RecoveryMeanMs float64     `json:"recovery_mean_ms"`
 	RecoveryMaxMs  float64     `json:"recovery_max_ms"`
+}
+
+// PacketSplit is replicate.PacketBits in kbit/s per client.
+type PacketSplit struct {
+	Header   float64 `json:"header"`
+	Removals float64 `json:"removals"`
+	IDs      float64 `json:"ids"`
+	Kinds    float64 `json:"kinds"`
+	Bodies   float64 `json:"bodies"`
+	Padding  float64 `json:"padding"`
+	Trailer  float64 `json:"trailer"`
 }
 
 // TickTimes is the server's wall-clock time per tick (stepping the world,
@@ -226,6 +240,17 @@ func summarize(cfg Config, srv *server, clients []*client, stats *bitwire.Stats,
 		pc.RemovalEntries += st.Removals
 		s.Attacks.MissingReports += st.Missing
 		s.Attacks.Refreshes += st.Refresh
+		if seconds > 0 {
+			k := func(bits int64) float64 { return float64(bits) / 1000 / n / seconds }
+			b, sp := st.Bits, &s.Split
+			sp.Header += k(b.Header)
+			sp.Removals += k(b.Removals)
+			sp.IDs += k(b.IDs)
+			sp.Kinds += k(b.Kinds)
+			sp.Bodies += k(b.Bodies)
+			sp.Padding += k(b.Padding)
+			sp.Trailer += k(b.Trailer)
+		}
 	}
 	if ticks > 0 {
 		pc.PacketsPerTick = float64(s.Encodings[2].Packets) / n / float64(ticks)
@@ -417,10 +442,13 @@ func printReport(w io.Writer, s *Summary) {
 		other("(other leaf fields)", s.LeafBits-top)
 		other("(structure)", s.BodyBits-s.LeafBits)
 		other("all bodies", s.BodyBits)
-		if s.PacketBits > 0 {
-			fmt.Fprintf(w, "structure: changed bits of structs, presence bits of the kind pointers.\n")
-			fmt.Fprintf(w, "bodies are %.1f%% of the bytes sent; packet headers, ids, removals and padding the other %.1f%%\n",
-				100*float64(s.BodyBits)/float64(s.PacketBits), 100-100*float64(s.BodyBits)/float64(s.PacketBits))
+		fmt.Fprintf(w, "structure: changed bits of structs, presence bits of the kind pointers. The table counts every body encoded,\n")
+		fmt.Fprintf(w, "including those a packet then had no room for.\n")
+		if sp := s.Split; sp.Header > 0 {
+			all := sp.Header + sp.Removals + sp.IDs + sp.Kinds + sp.Bodies + sp.Padding + sp.Trailer
+			fmt.Fprintf(w, "packets sent, kbit/s per client (replicate.PacketBits): bodies %.2f (%.1f%%), headers %.2f, ids %.2f, kinds and baselines %.2f,\n",
+				sp.Bodies, 100*sp.Bodies/all, sp.Header, sp.IDs, sp.Kinds)
+			fmt.Fprintf(w, "                                                        removals %.2f, padding %.2f, trailers %.2f\n", sp.Removals, sp.Padding, sp.Trailer)
 		}
 	}
 }

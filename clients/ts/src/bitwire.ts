@@ -1678,8 +1678,8 @@ export class ErrStale extends BitwireError { constructor(d = "stale or duplicate
 export class ErrFuture extends BitwireError { constructor(d = "sequence number too far ahead") { super("ErrFuture", d); } }
 export class ErrTooManyEntities extends BitwireError { constructor(d = "too many entities") { super("ErrTooManyEntities", d); } }
 
-/** the magic of replication packets, version 2 (they start with 7F B2), and of their acks (A7 B2) */
-export const REPLICATE_MAGIC = 0xb27f, REPLICATE_ACK_MAGIC = 0xb2a7;
+/** the magic of replication packets, version 3 (they start with 7F B3), and of their acks (A7 B2) */
+export const REPLICATE_MAGIC = 0xb37f, REPLICATE_ACK_MAGIC = 0xb2a7;
 /** as Go's replicate constants */
 export const BASELINE_DEPTH = 8, REPLICATE_MAX_AHEAD = 1024, REPLICATE_RECOVER_AFTER = 8, REPLICATE_ACK_WINDOW = 32;
 const REPLICA_HEADER_BITS = 114;
@@ -1734,11 +1734,45 @@ export interface ReplicaInfo { seq: number; tick: number; updated: number[]; rem
  */
 export interface ReplicaOptions { mode?: number; key?: Uint8Array; maxEntities?: number; expiry?: number; }
 
-function readGapID(r: BitReader, prev: number): number {
-  const g = readBitlen(r, 5);
-  const v = prev + 1 + Number(g);
-  if (typeof g === "bigint" || v > 0xffffffff) throw new ErrMalformed("replicate: id gap past 2^32");
-  return v;
+/**
+ * the values of one list of a replication packet (version 3): unsigned
+ * Rice codes whose parameter follows the running mean of the values before
+ * them, each value capped at the escape when it moves the mean; the escape
+ * (six 1 bits) is followed by the value as a bitlen of prefix width 5
+ */
+class ReplicaSeq {
+  private mean = 0;
+  read(r: BitReader): number {
+    const k = riceK(this.mean);
+    let q = 0;
+    while (q < 6 && r.bool()) q++;
+    let m: number;
+    if (q < 6) m = q * 2 ** k + r.read(k);
+    else {
+      m = readBitlen(r, 5) as number;
+      if (Math.floor(m / 2 ** k) < 6) throw new ErrMalformed("escaped Rice value that fits unescaped");
+    }
+    this.mean = meanAdd(this.mean, Math.min(m, 6 * 2 ** k));
+    return m;
+  }
+}
+/** a list's count: a 0 bit for none, else a 1 bit and count - 1 as a bitlen of prefix width 5, at most the bits left */
+function readReplicaCount(r: BitReader): number {
+  if (!r.bool()) return 0;
+  const n = readBitlen(r, 5) as number;
+  if (n >= r.remaining()) throw new ErrUnexpectedEnd(`replicate: a list of ${n + 1} entries in ${r.remaining()} bits`);
+  return n + 1;
+}
+/** the ids of a list, as gaps (id - previous - 1) */
+function readReplicaIDs(r: BitReader, n: number, each: (id: number) => void): void {
+  const q = new ReplicaSeq();
+  let prev = -1;
+  for (let i = 0; i < n; i++) {
+    const v = prev + 1 + q.read(r);
+    if (v > 0xffffffff) throw new ErrMalformed("replicate: id gap past 2^32");
+    prev = v;
+    each(v);
+  }
 }
 function readReplicaBase(r: BitReader, tick: number): number {
   const d = Number(readBitlen(r, 5));
@@ -1748,7 +1782,7 @@ function readReplicaBase(r: BitReader, tick: number): number {
 
 /**
  * The client side of one replicate.Peer (Go's replicate.Client, packet
- * version 2): checks the header, the integrity mode and trailer, accepts
+ * version 3): checks the header, the integrity mode and trailer, accepts
  * packets in order within the bounded sequence window (re-anchoring
  * backward too without a MAC, as Go's), keeps the last BASELINE_DEPTH
  * states of every entity it holds (with their ticks) as baselines, applies
@@ -1870,42 +1904,50 @@ export class ReplicaClient<T> {
     const dec: { id: number; slot: number; v: T }[] = [];
     try {
       let held = this.index.size;
-      let prev = -1;
-      while (r.bool()) {
-        const id = readGapID(r, prev);
-        prev = id;
+      readReplicaIDs(r, readReplicaCount(r), (id) => {
         rem.push(id);
         if (this.index.has(id)) held--;
-      }
+      });
       let common = 0;
       const hasCommon = r.bool();
       if (hasCommon) common = readReplicaBase(r, h.tick);
-      prev = -1;
       let ri = 0;
-      while (r.bool()) {
-        const id = readGapID(r, prev);
-        prev = id;
+      // the entities: ids, then the kinds of those that are not deltas
+      // against the common baseline, then the bodies
+      const ents: { id: number; slot: number; kind: number; base: number }[] = [];
+      readReplicaIDs(r, readReplicaCount(r), (id) => {
         while (ri < rem.length && rem[ri] < id) ri++;
         const removedHere = ri < rem.length && rem[ri] === id;
-        let delta = r.bool();
-        let baseTick = common;
-        if (delta && !hasCommon) throw new ErrMalformed(`id ${id}: a delta against the common baseline of a packet without one`);
-        if (!delta) {
-          delta = r.bool();
-          if (delta) baseTick = readReplicaBase(r, h.tick);
-        }
         const slot = removedHere ? undefined : this.index.get(id);
-        const ent = slot === undefined ? undefined : this.slots[slot];
+        ents.push({ id, slot: slot ?? -1, kind: 0, base: common });
+      });
+      const nk = readReplicaCount(r);
+      const at = new ReplicaSeq(), vals = new ReplicaSeq();
+      let last = -1;
+      for (let i = 0; i < nk; i++) {
+        const g = at.read(r);
+        if (g >= ents.length - last - 1) throw new ErrMalformed(`a kind past the ${ents.length} entities`);
+        last += 1 + g;
+        const d = ents[last];
+        const v = vals.read(r);
+        if (v === 0) d.kind = 2;
+        else if (v > h.tick) throw new ErrMalformed(`id ${d.id}: baseline ${v} ticks before tick ${h.tick}`);
+        else if (hasCommon && h.tick - v === common) throw new ErrMalformed(`id ${d.id}: its own baseline is the common one`);
+        else { d.kind = 1; d.base = h.tick - v; }
+      }
+      for (const { id, slot, kind, base } of ents) {
+        const ent = slot < 0 ? undefined : this.slots[slot];
         let v: T;
-        if (delta) {
-          const i = ent ? ent.ticks.indexOf(baseTick) : -1;
-          if (!ent || i < 0) throw new ErrNoBaseline(`replicate: entity baseline not held: id ${id} against tick ${baseTick}`);
-          v = decodeDeltaFrom<T>(this.t, r, ent.vals[i]);
-        } else {
+        if (kind === 2) {
           v = decodeFrom<T>(this.t, r);
           if (!ent) held++;
+        } else {
+          if (kind === 0 && !hasCommon) throw new ErrMalformed(`id ${id}: a delta against the common baseline of a packet without one`);
+          const i = ent ? ent.ticks.indexOf(base) : -1;
+          if (!ent || i < 0) throw new ErrNoBaseline(`replicate: entity baseline not held: id ${id} against tick ${base}`);
+          v = decodeDeltaFrom<T>(this.t, r, ent.vals[i]);
         }
-        dec.push({ id, slot: slot ?? -1, v });
+        dec.push({ id, slot, v });
       }
       if (!checkPadding(r)) throw new ErrTrailingData(`${r.remaining()} bits left`);
       if (held > this.max) throw new ErrTooManyEntities(`replicate: too many entities: ${held}, limit ${this.max}`);
