@@ -70,6 +70,9 @@ type dleaf struct {
 	mark bool   // it has a changed bit (false: a leaf of a composite)
 	off  uintptr
 	n    *node
+	// a q leaf whose index Float32Scale proves to be one product and sum:
+	// mul (0: not proven), off, and the range [lo, hi] where it holds
+	mul, qoff, lo, hi float64
 }
 
 // maxDeltaOps bounds a delta plan: the changed bits live in one word.
@@ -97,6 +100,11 @@ func flattenDelta(p *plan) *deltaPlan {
 		}
 		op.end = i + 1
 		l := dleaf{bit: 1 << uint(i), i: i, mark: op.mark, off: op.off, n: op.n}
+		if op.kind == dopQ32 {
+			if mul, off, ok := op.n.q.Float32Scale(); ok {
+				l.mul, l.qoff, l.lo, l.hi = mul, off, op.n.q.Min(), op.n.q.Max()
+			}
+		}
 		list := &dp.others
 		switch op.kind {
 		case dopQ32:
@@ -228,24 +236,32 @@ func (e *encoder) encStructDeltaFlat(dp *deltaPlan, b, c unsafe.Pointer, skip in
 		}
 		q := &l.n.q
 		k := &keys[l.i&(maxDeltaOps-1)]
-		xc := float64(*(*float32)(pc))
-		kc, ok := q.IndexQuick(xc)
-		if !ok {
-			var err error
-			if kc, err = q.Index(xc); err != nil {
-				return false, false
+		xc, xb := float64(*(*float32)(pc)), float64(*(*float32)(pb))
+		var kc, kb uint64
+		if l.mul != 0 && xc >= l.lo && xc <= l.hi {
+			kc = uint64(int64(float64(xc*l.mul) + l.qoff)) // float64: no fused multiply-add
+		} else {
+			var ok bool
+			if kc, ok = q.IndexQuick(xc); !ok {
+				var err error
+				if kc, err = q.Index(xc); err != nil {
+					return false, false
+				}
 			}
 		}
 		k.c = kc
 		if same {
 			continue
 		}
-		xb := float64(*(*float32)(pb))
-		kb, ok := q.IndexQuick(xb)
-		if !ok {
-			var err error
-			if kb, err = q.Index(xb); err != nil {
-				return false, false
+		if l.mul != 0 && xb >= l.lo && xb <= l.hi {
+			kb = uint64(int64(float64(xb*l.mul) + l.qoff))
+		} else {
+			var ok bool
+			if kb, ok = q.IndexQuick(xb); !ok {
+				var err error
+				if kb, err = q.Index(xb); err != nil {
+					return false, false
+				}
 			}
 		}
 		k.b = kb
