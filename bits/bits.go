@@ -290,6 +290,20 @@ func (r *Reader) Peek(n int) uint64 {
 	return r.cache & (1<<uint(n) - 1)
 }
 
+// Drop consumes n bits (0..56) when they are already in the reader's
+// cache (a Peek of at least n bits just put them there, if the input has
+// them) and reports whether it did; when it reports false it consumed
+// nothing, and ReadBits or Skip tell the caller why. It is the inlinable
+// step a table decoder takes after a Peek.
+func (r *Reader) Drop(n int) bool {
+	if uint(n) > uint(r.n) {
+		return false
+	}
+	r.cache >>= uint(n) & 63
+	r.n -= n
+	return true
+}
+
 // ReadBool reads one bit.
 func (r *Reader) ReadBool() (bool, error) {
 	if r.n > 0 { // a cached bit: the fast path (ReadBool is not inlined: cost 95 > 80)

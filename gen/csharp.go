@@ -29,6 +29,11 @@ func CSharp(out io.Writer, ns string, msgs ...Message) error {
 	if err := check(msgs); err != nil {
 		return err
 	}
+	for _, m := range msgs {
+		if m.Schema.Model != nil {
+			return fmt.Errorf("%w: %s: the schema's deltas use a trained model; the C# runtime does not implement models yet", ErrSchema, m.Name)
+		}
+	}
 	if !isIdent(strings.ReplaceAll(ns, ".", "_")) {
 		return fmt.Errorf("%w: namespace %q", ErrSchema, ns)
 	}
