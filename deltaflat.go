@@ -3,6 +3,8 @@ package bitwire
 import (
 	mbits "math/bits"
 	"unsafe"
+
+	"github.com/bitwire/bitwire/fields"
 )
 
 // The fast path of struct deltas: a struct whose fields are scalar leaves,
@@ -73,6 +75,9 @@ type dleaf struct {
 	// a q leaf whose index Float32Scale proves to be one product and sum:
 	// mul (0: not proven), off, and the range [lo, hi] where it holds
 	mul, qoff, lo, hi float64
+	// a quaternion of float32 components whose width has tables: Pack32
+	// first, Pack where it is not sure
+	grid *fields.QuatGrid
 }
 
 // maxDeltaOps bounds a delta plan: the changed bits live in one word.
@@ -104,6 +109,9 @@ func flattenDelta(p *plan) *deltaPlan {
 			if mul, off, ok := op.n.q.Float32Scale(); ok {
 				l.mul, l.qoff, l.lo, l.hi = mul, off, op.n.q.Min(), op.n.q.Max()
 			}
+		}
+		if op.kind == dopQuat && op.n.mem == mF32 {
+			l.grid = op.n.quat.Grid()
 		}
 		list := &dp.others
 		switch op.kind {
@@ -302,12 +310,12 @@ func (e *encoder) encStructDeltaFlat(dp *deltaPlan, b, c unsafe.Pointer, skip in
 		if l.mark && memEqual(pb, pc, n.size) {
 			continue
 		}
-		qc, err := n.quat.Pack(loadQuat(n, pc))
-		if err != nil {
+		qc, ok := packQuatLeaf(l, pc)
+		if !ok {
 			return false, false
 		}
-		qb, err := n.quat.Pack(loadQuat(n, pb))
-		if err != nil {
+		qb, ok := packQuatLeaf(l, pb)
+		if !ok {
 			return false, false
 		}
 		keys[l.i&(maxDeltaOps-1)] = deltaKey{qb, qc}
@@ -384,6 +392,21 @@ func (e *encoder) encStructDeltaFlat(dp *deltaPlan, b, c unsafe.Pointer, skip in
 	}
 	w.WriteBits(0, mbits.OnesCount64(marks&^done))
 	return mask != 0, true
+}
+
+// packQuatLeaf is Pack of the quaternion leaf l of the struct at p: by
+// Pack32 where it is sure (float32 components), else by Pack; ok is false
+// when Pack returns an error.
+func packQuatLeaf(l *dleaf, p unsafe.Pointer) (uint64, bool) {
+	if g := l.grid; g != nil {
+		o := &l.n.qoff
+		if u, ok := g.Pack32(*(*float32)(ptrAt(p, o[0])), *(*float32)(ptrAt(p, o[1])),
+			*(*float32)(ptrAt(p, o[2])), *(*float32)(ptrAt(p, o[3]))); ok {
+			return u, true
+		}
+	}
+	u, err := l.n.quat.Pack(loadQuat(l.n, p))
+	return u, err == nil
 }
 
 // writeQuatLeaf writes a changed quaternion against its baseline, from
