@@ -151,18 +151,27 @@ var quatModeOrder = [2][5]uint8{
 	{quatModeAbsolute, 0, 1, 2, 3},
 }
 
-// quatModeCode returns the code of a mode (low bit first) and its length.
+// modeCode returns the code of a mode (low bit first) and its length, from
+// quatModeCodes.
 func (s *QuatDeltaState) modeCode(mode int) (uint64, int) {
-	order := &quatModeOrder[s.afterAbs&1]
-	i := 0
-	for i < 4 && int(order[i]) != mode {
-		i++
-	}
-	if i == 4 {
-		return 0b1111, 4
-	}
-	return 1<<uint(i) - 1, i + 1
+	c := &quatModeCodes[s.afterAbs&1][mode&7]
+	return uint64(c.code), int(c.n)
 }
+
+// quatModeCodes is quatModeOrder inverted: the code of each mode after
+// each kind of quaternion (built from it once, so the two cannot differ).
+var quatModeCodes = func() (t [2][8]struct{ code, n uint8 }) {
+	for a, order := range quatModeOrder {
+		for i, mode := range order {
+			code, n := uint8(1)<<uint(i)-1, uint8(i+1)
+			if i == 4 {
+				code, n = 0b1111, 4
+			}
+			t[a][mode] = struct{ code, n uint8 }{code, n}
+		}
+	}
+	return t
+}()
 
 // readMode reads a mode code.
 func (s *QuatDeltaState) readMode(r *bits.Reader) (int, error) {
