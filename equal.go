@@ -1,7 +1,6 @@
 package bitwire
 
 import (
-	"encoding/binary"
 	mbits "math/bits"
 	"reflect"
 	"unsafe"
@@ -108,26 +107,34 @@ func equalRun(a, b unsafe.Pointer, count int, stride uintptr) int {
 // (one vectorised memory comparison each), then compares 32 bytes at a
 // time (four words at once), then a word at a time, and places the
 // difference in its word by the trailing zeros of the words' exclusive or
-// (little-endian loads: byte k of the word is bits 8k to 8k+7). A
+// (native loads; on a little-endian machine byte k of the word is bits 8k
+// to 8k+7, on a big-endian one the leading zeros place it). A
 // difference in the first 32 bytes (a changed first element) is found
 // a word at a time, without a call.
 func firstDiff(a, b []byte) int {
 	const block = 256
 	n := len(a)
+	if n == 0 {
+		return 0
+	}
 	b = b[:n]
-	le := binary.LittleEndian
+	// Words are loaded through pointers, always 8 bytes inside both slices.
+	pa, pb := unsafe.Pointer(&a[0]), unsafe.Pointer(&b[0])
 	i := 0
-	if n >= 32 && !differ32(a, b) { // a changed first element: no call
+	if n >= 32 && !differ32(pa, pb) { // a changed first element: no call
 		i = 32
 		for i+block <= n && string(a[i:i+block]) == string(b[i:i+block]) {
 			i += block
 		}
 	}
-	for i+32 <= n && !differ32(a[i:], b[i:]) {
+	for i+32 <= n && !differ32(unsafe.Add(pa, i), unsafe.Add(pb, i)) {
 		i += 32
 	}
 	for ; i+8 <= n; i += 8 {
-		if d := le.Uint64(a[i:]) ^ le.Uint64(b[i:]); d != 0 {
+		if d := *(*uint64)(unsafe.Add(pa, i)) ^ *(*uint64)(unsafe.Add(pb, i)); d != 0 {
+			if bigEndian { // byte k of the word is bits 56-8k to 63-8k
+				return i + mbits.LeadingZeros64(d)/8
+			}
 			return i + mbits.TrailingZeros64(d)/8
 		}
 	}
@@ -137,16 +144,18 @@ func firstDiff(a, b []byte) int {
 	return i
 }
 
-// differ32 reports whether the first 32 bytes of a and b differ, comparing
-// four words at once.
-func differ32(a, b []byte) bool {
-	le := binary.LittleEndian
-	x, y := a[:32], b[:32]
-	return (le.Uint64(x)^le.Uint64(y))|(le.Uint64(x[8:])^le.Uint64(y[8:]))|
-		(le.Uint64(x[16:])^le.Uint64(y[16:]))|(le.Uint64(x[24:])^le.Uint64(y[24:])) != 0
+// bigEndian is whether words load big-endian (firstDiff's native loads).
+var bigEndian = func() bool { x := uint16(1); return *(*byte)(unsafe.Pointer(&x)) == 0 }()
+
+// differ32 reports whether the 32 bytes at a and b differ, comparing four
+// words at once.
+func differ32(a, b unsafe.Pointer) bool {
+	x, y := (*[4]uint64)(a), (*[4]uint64)(b)
+	return (x[0]^y[0])|(x[1]^y[1])|(x[2]^y[2])|(x[3]^y[3]) != 0
 }
 
-// firstWord returns the first eight bytes at p, which must hold them.
+// firstWord returns the first eight bytes at p, which must hold them, as a
+// native word (for comparisons).
 func firstWord(p unsafe.Pointer) uint64 {
-	return binary.LittleEndian.Uint64(unsafe.Slice((*byte)(p), 8))
+	return *(*uint64)(p)
 }
