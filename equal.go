@@ -112,7 +112,7 @@ func equalRun(a, b unsafe.Pointer, count int, stride uintptr) int {
 // difference in the first 32 bytes (a changed first element) is found
 // a word at a time, without a call.
 func firstDiff(a, b []byte) int {
-	const block = 256
+	const block = 512
 	n := len(a)
 	if n == 0 {
 		return 0
