@@ -51,6 +51,11 @@ type dop struct {
 	end  int    // the operation after it and, for dopStruct and dopComposite, after its last leaf
 	in   uint64 // dopStruct, dopComposite: the mask of the operations inside it
 	sub  uint64 // dopStruct: the changed bits of its own fields
+	// A leaf's key is written as key - lo in width bits (in a composite,
+	// any leaf; on its own, plain ones: not a quaternion or a window).
+	lo    uint64
+	width uint
+	plain bool
 }
 
 // deltaPlan is the flat delta form of a struct plan. Operation i owns bit
@@ -96,6 +101,19 @@ func flattenDelta(p *plan) *deltaPlan {
 	}
 	for _, i := range dp.top {
 		dp.marks |= 1 << uint(i)
+	}
+	for i := range dp.ops {
+		op := &dp.ops[i]
+		switch op.kind {
+		case dopQ32:
+			op.width, op.plain = uint(op.n.q.Bits()), !op.n.hasD
+		case dopRangeInt:
+			op.width, op.lo, op.plain = uint(op.n.irng.Bits()), uint64(op.n.irng.Min()), true
+		case dopBool:
+			op.width, op.plain = 1, true
+		case dopQuat:
+			op.width = uint(op.n.quat.Bits())
+		}
 	}
 	for i := len(dp.ops) - 1; i >= 0; i-- {
 		op := &dp.ops[i]
@@ -355,39 +373,45 @@ func (e *encoder) encStructDeltaFlat(dp *deltaPlan, b, c unsafe.Pointer, skip in
 		i := mbits.TrailingZeros64(todo)
 		bit := uint64(1) << (uint(i) & 63)
 		todo &^= bit
-		z := mbits.OnesCount64(marks &^ done & (bit - 1))
-		w.WriteBits(1<<(uint(z)&63), z+1) // z zeros, then a one
+		z := uint(mbits.OnesCount64(marks&^done&(bit-1))) & 63 // zeros before its one
 		done = bit<<1 - 1
 		op := &ops[i&(maxDeltaOps-1)]
 		n := op.n
 		k := &keys[i&(maxDeltaOps-1)]
+		if op.plain && z+1+op.width <= 64 { // the zeros, the one and the key at once
+			w.WriteBits(1<<z|(k.c-op.lo)<<(z+1), int(z+1+op.width))
+			continue
+		}
 		switch op.kind {
 		case dopStruct: // its fields follow
-		case dopComposite:
+			w.WriteBits(1<<z, int(z+1))
+		case dopComposite: // the zeros, the one and the leaves, gathered a word at a time
+			acc, na := uint64(1)<<z, z+1
 			for j := i + 1; j < op.end; j++ {
-				k := &keys[j&(maxDeltaOps-1)]
-				switch l := &ops[j]; l.kind {
-				case dopQ32:
-					w.WriteBits(k.c, l.n.q.Bits())
-				case dopRangeInt:
-					w.WriteBits(k.c-uint64(l.n.irng.Min()), l.n.irng.Bits())
-				case dopBool:
-					w.WriteBits(k.c, 1)
-				default:
-					w.WriteBits(k.c, l.n.quat.Bits())
+				l := &ops[j]
+				if na+l.width > 64 {
+					w.WriteBits(acc, int(na))
+					acc, na = 0, 0
 				}
+				acc |= (keys[j&(maxDeltaOps-1)].c - l.lo) << (na & 63)
+				na += l.width
 			}
-		case dopQ32:
-			if n.hasD && e.writeWindow(n, k.b, k.c) {
-				continue
-			}
-			w.WriteBits(k.c, n.q.Bits())
-		case dopRangeInt:
-			w.WriteBits(k.c-uint64(n.irng.Min()), n.irng.Bits())
-		case dopBool:
-			w.WriteBits(k.c, 1)
+			w.WriteBits(acc, int(na))
 		default:
-			e.writeQuatLeaf(n, k)
+			w.WriteBits(1<<z, int(z+1))
+			switch op.kind {
+			case dopQ32:
+				if n.hasD && e.writeWindow(n, k.b, k.c) {
+					continue
+				}
+				w.WriteBits(k.c, n.q.Bits())
+			case dopRangeInt:
+				w.WriteBits(k.c-uint64(n.irng.Min()), n.irng.Bits())
+			case dopBool:
+				w.WriteBits(k.c, 1)
+			default:
+				e.writeQuatLeaf(n, k)
+			}
 		}
 	}
 	w.WriteBits(0, mbits.OnesCount64(marks&^done))
