@@ -68,6 +68,7 @@ type deltaPlan struct {
 	// the leaves by kind, in order, so that judging them needs no dispatch
 	q32, rng, bools, quats, others []dleaf
 	marks                          uint64 // the changed bits of the struct's own fields
+	otherBits                      uint64 // the operations of others
 }
 
 // dleaf is a leaf in one of a delta plan's lists by kind.
@@ -130,6 +131,9 @@ func flattenDelta(p *plan) *deltaPlan {
 		}
 		if op.kind == dopQuat && op.n.mem == mF32 {
 			l.grid = op.n.quat.Grid()
+		}
+		if op.kind == dopOther {
+			dp.otherBits |= l.bit
 		}
 		list := &dp.others
 		switch op.kind {
@@ -341,14 +345,17 @@ func (e *encoder) encStructDeltaFlat(dp *deltaPlan, b, c unsafe.Pointer, skip in
 			mask |= l.bit
 		}
 	}
-	so := -1
+	so, others := -1, dp.otherBits
 	if skip >= 0 {
 		so = dp.top[skip]
+		others &^= 1 << (uint(so) & 63)
 	}
-	for x := range dp.others {
-		l := &dp.others[x]
-		if l.i != so && !eqNode(l.n, ptrAt(b, l.off), ptrAt(c, l.off), 0) {
-			return false, false // written by the general path
+	if others != 0 {
+		for x := range dp.others {
+			l := &dp.others[x]
+			if l.i != so && !eqNode(l.n, ptrAt(b, l.off), ptrAt(c, l.off), 0) {
+				return false, false // written by the general path
+			}
 		}
 	}
 	// The changed bits to write: the struct's fields' and, in each changed
