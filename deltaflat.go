@@ -1,6 +1,7 @@
 package bitwire
 
 import (
+	"math"
 	mbits "math/bits"
 	"unsafe"
 
@@ -79,7 +80,7 @@ type dleaf struct {
 	off  uintptr
 	n    *node
 	// a q leaf whose index Float32Scale proves to be one product and sum:
-	// mul (0: not proven), off, and the range [lo, hi] where it holds
+	// mul, off, and the range [lo, hi] where it holds (empty: not proven)
 	mul, qoff, lo, hi float64
 	// a quaternion of float32 components whose width has tables: Pack32
 	// first, Pack where it is not sure
@@ -124,6 +125,7 @@ func flattenDelta(p *plan) *deltaPlan {
 		}
 		op.end = i + 1
 		l := dleaf{bit: 1 << uint(i), i: i, mark: op.mark, off: op.off, n: op.n}
+		l.lo, l.hi = math.Inf(1), math.Inf(-1) // an empty range: not proven
 		if op.kind == dopQ32 {
 			if mul, off, ok := op.n.q.Float32Scale(); ok {
 				l.mul, l.qoff, l.lo, l.hi = mul, off, op.n.q.Min(), op.n.q.Max()
@@ -268,7 +270,7 @@ func (e *encoder) encStructDeltaFlat(dp *deltaPlan, b, c unsafe.Pointer, skip in
 		k := &keys[l.i&(maxDeltaOps-1)]
 		xc, xb := float64(*(*float32)(pc)), float64(*(*float32)(pb))
 		var kc, kb uint64
-		if l.mul != 0 && xc >= l.lo && xc <= l.hi {
+		if xc >= l.lo && xc <= l.hi {
 			kc = uint64(int64(float64(xc*l.mul) + l.qoff)) // float64: no fused multiply-add
 		} else {
 			var ok bool
@@ -283,7 +285,7 @@ func (e *encoder) encStructDeltaFlat(dp *deltaPlan, b, c unsafe.Pointer, skip in
 		if same {
 			continue
 		}
-		if l.mul != 0 && xb >= l.lo && xb <= l.hi {
+		if xb >= l.lo && xb <= l.hi {
 			kb = uint64(int64(float64(xb*l.mul) + l.qoff))
 		} else {
 			var ok bool
