@@ -63,14 +63,18 @@ type dop struct {
 // i of the masks.
 type deltaPlan struct {
 	ops     []dop
-	top     []int // the operation of each field of the struct
-	structs []int // the struct and composite operations, innermost first
-	depth   int   // struct nesting the operations span, the struct itself being 1
+	top     []int     // the operation of each field of the struct
+	structs []dstruct // the struct and composite operations, innermost first
+	depth   int       // struct nesting the operations span, the struct itself being 1
 	// the leaves by kind, in order, so that judging them needs no dispatch
 	q32, rng, bools, quats, others []dleaf
 	marks                          uint64 // the changed bits of the struct's own fields
 	otherBits                      uint64 // the operations of others
 }
+
+// dstruct is a struct or composite operation as the judging needs it: its
+// bit, the operations inside it and (a struct) its fields' changed bits.
+type dstruct struct{ bit, in, sub uint64 }
 
 // dleaf is a leaf in one of a delta plan's lists by kind.
 type dleaf struct {
@@ -120,7 +124,7 @@ func flattenDelta(p *plan) *deltaPlan {
 	for i := len(dp.ops) - 1; i >= 0; i-- {
 		op := &dp.ops[i]
 		if op.kind >= dopStruct {
-			dp.structs = append(dp.structs, i)
+			dp.structs = append(dp.structs, dstruct{bit: 1 << uint(i), in: op.in, sub: op.sub})
 			continue
 		}
 		op.end = i + 1
@@ -367,10 +371,10 @@ func (e *encoder) encStructDeltaFlat(dp *deltaPlan, b, c unsafe.Pointer, skip in
 	if so >= 0 {
 		marks &^= 1 << (uint(so) & 63)
 	}
-	for _, i := range dp.structs { // innermost first
-		if op := &ops[i]; mask&op.in != 0 {
-			mask |= 1 << (uint(i) & 63)
-			marks |= op.sub
+	for x := range dp.structs { // innermost first
+		if st := &dp.structs[x]; mask&st.in != 0 {
+			mask |= st.bit
+			marks |= st.sub
 		}
 	}
 	// Write them: before each changed one, the unchanged ones since the
