@@ -15,33 +15,57 @@ import (
 // encStructDeltaModel writes a struct's masks, then each changed field's
 // delta. It reports whether any field changed. A struct other than the
 // root that did not change writes nothing. Shallow structs are judged while
-// their fields are written (to a scratch writer, since the masks come
-// first); others, Stats and errors take encStructDeltaCompare.
+// their fields are written, and the masks (which come first) are inserted
+// before the fields once known; others, Stats and errors take
+// encStructDeltaCompare.
 func (e *encoder) encStructDeltaModel(p *plan, b, c unsafe.Pointer, skip int) (bool, error) {
 	if e.stats != 0 || p.nest > maxShallow {
 		return e.encStructDeltaCompare(p, b, c, skip)
 	}
-	sw := e.ar.writer()
-	se := *e // with the scratch writer (a local copy: see encEntityDeltaFused)
-	se.w = sw
 	var small [1]uint64
 	ch := fieldSet(small[:])
 	mark := len(e.ar.words)
 	if len(p.fields) > 64 {
 		ch = e.ar.takeSet(len(p.fields))
 	}
-	dirty, err := se.encFieldsJudged(p, b, c, skip, ch)
-	if err == nil && (dirty || e.depth == 1) {
-		e.writeMasks(p, ch)
-		e.w.WriteFrom(sw)
-		e.flagged = se.flagged
+	at, flagged, depth := e.w.Len(), e.flagged, e.depth
+	dirty, err := e.encFieldsJudged(p, b, c, skip, ch)
+	switch {
+	case err != nil:
+		e.w.Truncate(at)
+		e.flagged, e.depth = flagged, depth
+		e.ar.words = e.ar.words[:mark]
+		return e.encStructDeltaCompare(p, b, c, skip) // places the error
+	case dirty || e.depth == 1:
+		e.insertMasks(p, ch, at)
+	default:
+		e.w.Truncate(at)
+		e.flagged = flagged
 	}
 	e.ar.words = e.ar.words[:mark]
-	e.ar.release(sw)
-	if err != nil {
-		return e.encStructDeltaCompare(p, b, c, skip) // places the error
-	}
 	return dirty, nil
+}
+
+// insertMasks inserts (or, training, notes) the mask symbols of a struct's
+// changed fields ch at bit position at, before the fields' deltas.
+func (e *encoder) insertMasks(p *plan, ch fieldSet, at int) {
+	rt := e.ar.rt
+	t0, nf := rt.lay.table(p.uid), len(p.fields)
+	for j := 0; j*maskChunk < nf; j++ {
+		k := min(maskChunk, nf-j*maskChunk)
+		m := ch.chunk(j)
+		if rt.train != nil {
+			rt.train.note(t0+j, int(m)+1)
+			continue
+		}
+		v, l := rt.codes[t0+j].Codeword(int(m) + 1)
+		if l == 0 {
+			ev, el := rt.codes[t0+j].Codeword(0)
+			v, l = ev|m<<uint(el), el+k // ESC, then one bit a field
+		}
+		e.w.Insert(at, v, l)
+		at += l
+	}
 }
 
 // encFieldsJudged writes the delta of each changed field of a struct,

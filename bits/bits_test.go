@@ -351,3 +351,50 @@ func TestReaderSourceSkipTo(t *testing.T) {
 		}()
 	}
 }
+
+// TestInsert checks Insert against a list of bits, for prefixes and
+// inserted codes of every size and position (in the pending word or
+// further back, after Truncate left a partial byte), then more writes.
+func TestInsert(t *testing.T) {
+	rng := rand.New(rand.NewSource(713))
+	for iter := 0; iter < 3000; iter++ {
+		var w Writer
+		var want []byte // one bit a byte
+		put := func(v uint64, n int) {
+			w.WriteBits(v, n)
+			for k := 0; k < n; k++ {
+				want = append(want, byte(v>>k&1))
+			}
+		}
+		for range rng.Intn(40) {
+			put(rng.Uint64(), rng.Intn(65))
+		}
+		if len(want) > 0 && rng.Intn(3) == 0 {
+			k := rng.Intn(len(want))
+			w.Truncate(k)
+			want = want[:k]
+		}
+		at := rng.Intn(len(want) + 1)
+		n := rng.Intn(65)
+		v := rng.Uint64()
+		w.Insert(at, v, n)
+		ins := make([]byte, n)
+		for k := range ins {
+			ins[k] = byte(v >> k & 1)
+		}
+		want = append(want[:at:at], append(ins, want[at:]...)...)
+		for range rng.Intn(5) {
+			put(rng.Uint64(), rng.Intn(65))
+		}
+		if w.Len() != len(want) {
+			t.Fatalf("iter %d: Len %d, want %d", iter, w.Len(), len(want))
+		}
+		r := NewReader(w.Bytes())
+		for k, b := range want {
+			got, err := r.ReadBits(1)
+			if err != nil || got != uint64(b) {
+				t.Fatalf("iter %d: bit %d = %d (%v), want %d (insert of %d bits at %d)", iter, k, got, err, b, n, at)
+			}
+		}
+	}
+}

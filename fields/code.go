@@ -115,6 +115,16 @@ func (c *Code) Len(s int) int {
 // Lens returns the lengths the code was built from (not to be modified).
 func (c *Code) Lens() []uint8 { return c.lens }
 
+// Codeword returns symbol s's codeword as WriteBits takes it (stream
+// order, low bit first) and its length, 0 when it has none (or s is not a
+// symbol).
+func (c *Code) Codeword(s int) (v uint64, n int) {
+	if uint(s) >= uint(len(c.lens)) {
+		return 0, 0
+	}
+	return uint64(c.rev[s]), int(c.lens[s])
+}
+
 // Write writes symbol s, which must have a codeword.
 func (c *Code) Write(w *bits.Writer, s int) { w.WriteBits(uint64(c.rev[s]), int(c.lens[s])) }
 
