@@ -2,6 +2,7 @@ package bitwire
 
 import (
 	"fmt"
+	mbits "math/bits"
 	"unsafe"
 
 	"github.com/bitwire/bitwire/fields"
@@ -276,25 +277,34 @@ func (d *decoder) decStructDeltaModel(p *plan, b, dst unsafe.Pointer, skip int) 
 	if skip >= 0 && ch.has(skip) {
 		return fmt.Errorf("%w: the id field %s marked changed", ErrMalformed, p.fields[skip].name)
 	}
+	if size := rt.lay.podSize(p.uid); size > 0 && nf <= 64 && !d.debug {
+		// Pointer-free fields: copy the unchanged ones (the whole baseline
+		// when that is fewer copies), then read the changed ones, each
+		// found by its bit.
+		if same := ^ch[0] & (1<<uint(nf) - 1); b != dst && same != 0 {
+			if mbits.OnesCount64(same) > 2 {
+				copyPod(dst, b, size)
+			} else {
+				for m := same; m != 0; m &= m - 1 {
+					f := &p.fields[mbits.TrailingZeros64(m)]
+					copyPod(ptrAt(dst, f.off), ptrAt(b, f.off), f.node.size)
+				}
+			}
+		}
+		for m := ch[0]; m != 0; m &= m - 1 {
+			f := &p.fields[mbits.TrailingZeros64(m)]
+			if err := d.decFieldModel(rt, f.node, ptrAt(b, f.off), ptrAt(dst, f.off)); err != nil {
+				return wrapField(err, f.name, d.r.Pos())
+			}
+		}
+		return nil
+	}
 	for i := range p.fields {
 		f := &p.fields[i]
 		n := f.node
 		pb, pd := ptrAt(b, f.off), ptrAt(dst, f.off)
 		if ch.has(i) {
-			var err error
-			switch {
-			case n.code == cQuat:
-				err = d.decQuatDelta(n, pb, pd)
-			case n.row.step != nil: // a leaf that may have a table
-				if t := rt.lay.table(n.uid); t >= 0 {
-					err = d.decScalarModel(rt, n, t, pb, pd)
-					break
-				}
-				err = d.decValueDelta(n, pb, pd)
-			default:
-				err = d.decValueDelta(n, pb, pd)
-			}
-			if err != nil {
+			if err := d.decFieldModel(rt, n, pb, pd); err != nil {
 				return wrapField(err, f.name, d.r.Pos())
 			}
 		} else {
@@ -315,6 +325,19 @@ func (d *decoder) decStructDeltaModel(p *plan, b, dst unsafe.Pointer, skip int) 
 	}
 	d.ar.words = d.ar.words[:mark]
 	return nil
+}
+
+// decFieldModel reads the delta of a changed field of node n.
+func (d *decoder) decFieldModel(rt *modelRT, n *node, pb, pd unsafe.Pointer) error {
+	switch {
+	case n.code == cQuat:
+		return d.decQuatDelta(n, pb, pd)
+	case n.row.step != nil: // a leaf that may have a table
+		if t := rt.lay.table(n.uid); t >= 0 {
+			return d.decScalarModel(rt, n, t, pb, pd)
+		}
+	}
+	return d.decValueDelta(n, pb, pd)
 }
 
 // encScalarModel writes a changed scalar with table t: a window's or a

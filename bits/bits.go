@@ -337,6 +337,16 @@ func (r *Reader) Peek(n int) uint64 {
 	return r.cache & (1<<uint(n) - 1)
 }
 
+// Lookahead is Peek(56) for table decoders, small enough to be inlined:
+// its low 56 bits are what Peek(56) returns, and the bits above are later
+// bits of the input or zeros (never bits from past its end).
+func (r *Reader) Lookahead() uint64 {
+	if r.n < 56 {
+		r.refill()
+	}
+	return r.cache
+}
+
 // Drop consumes n bits (0..56) when they are already in the reader's
 // cache (a Peek of at least n bits just put them there, if the input has
 // them) and reports whether it did; when it reports false it consumed

@@ -398,3 +398,22 @@ func TestInsert(t *testing.T) {
 		}
 	}
 }
+
+// TestLookahead checks that Lookahead's low 56 bits are Peek(56)'s at
+// every position of random inputs of every short length.
+func TestLookahead(t *testing.T) {
+	rng := rand.New(rand.NewSource(56))
+	for iter := 0; iter < 300; iter++ {
+		data := make([]byte, rng.Intn(40))
+		rng.Read(data)
+		r, q := NewReader(data), NewReader(data)
+		for r.Remaining() > 0 {
+			k := 1 + rng.Intn(min(20, r.Remaining()))
+			if got, want := r.Lookahead()&(1<<56-1), q.Peek(56); got != want {
+				t.Fatalf("iter %d at %d: Lookahead %x, Peek %x", iter, r.Pos(), got, want)
+			}
+			require.NoError(t, r.Skip(k))
+			require.NoError(t, q.Skip(k))
+		}
+	}
+}

@@ -132,7 +132,7 @@ func (c *Code) Write(w *bits.Writer, s int) { w.WriteBits(uint64(c.rev[s]), int(
 // ErrMalformed; a codeword cut off by the end of the input, or no input,
 // is bits.ErrUnexpectedEnd (as Skip reports it).
 func (c *Code) Read(r *bits.Reader) (int, error) {
-	p := r.Peek(CodeMaxLen)
+	p := r.Lookahead()
 	if e := c.look[p&uint64(len(c.look)-1)]; e != 0 {
 		if !r.Drop(int(e & 15)) {
 			return 0, r.Skip(int(e & 15)) // cut off by the end of the input
@@ -250,7 +250,7 @@ func slotBase(s int) uint64 {
 func ReadToken(r *bits.Reader, c *Code) (m uint64, neg, esc bool, err error) {
 	// The fast path: a codeword in the lookup table, and its tail in the
 	// bits peeked at.
-	p := r.Peek(56)
+	p := r.Lookahead() & (1<<56 - 1)
 	if e := c.look[p&uint64(len(c.look)-1)]; e != 0 {
 		l, sym := int(e&15), int(e>>4)-1
 		switch s := sym - 1; {
