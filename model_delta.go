@@ -52,6 +52,16 @@ func (e *encoder) encStructDeltaModel(p *plan, b, c unsafe.Pointer, skip int) (b
 func (e *encoder) insertMasks(p *plan, ch fieldSet, at int) {
 	rt := e.ar.rt
 	t0, nf := rt.lay.table(p.uid), len(p.fields)
+	if nf <= maskChunk && rt.train == nil { // one symbol, the common case
+		c := rt.codes[t0]
+		v, l := c.Codeword(int(ch[0]) + 1)
+		if l == 0 {
+			ev, el := c.Codeword(0)
+			v, l = ev|ch[0]<<uint(el), el+nf
+		}
+		e.w.Insert(at, v, l)
+		return
+	}
 	for j := 0; j*maskChunk < nf; j++ {
 		k := min(maskChunk, nf-j*maskChunk)
 		m := ch.chunk(j)

@@ -134,13 +134,17 @@ func (w *Writer) Insert(at int, v uint64, n int) {
 	if end-at <= 64 { // a short tail: read it, then write v and it
 		i, r := at>>3, uint(at&7)
 		var lo uint64
-		for k, c := range w.buf[i:] { // at most 8 bytes
-			lo |= uint64(c) << (uint(k*8) & 63)
+		if i+8 <= cap(w.buf) { // one load: the bytes past len are masked off below
+			lo = binary.LittleEndian.Uint64(w.buf[i : i+8 : cap(w.buf)])
+		} else {
+			for k, c := range w.buf[i:] { // at most 8 bytes
+				lo |= uint64(c) << (uint(k*8) & 63)
+			}
 		}
 		bp := (len(w.buf)-i)*8 - int(r) // its bits in buf, 1..64
 		tail := lo >> r
 		if bp < 64 {
-			tail |= w.scratch << (uint(bp) & 63)
+			tail = tail&(1<<(uint(bp)&63)-1) | w.scratch<<(uint(bp)&63)
 		}
 		tn := end - at
 		w.Truncate(at)
