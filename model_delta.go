@@ -282,6 +282,10 @@ func (d *decoder) decStructDeltaModel(p *plan, b, dst unsafe.Pointer, skip int) 
 				return err
 			}
 		}
+		if nf <= maskChunk { // one symbol, the common case
+			ch[0] = m
+			break
+		}
 		ch.setChunk(j, m)
 	}
 	if skip >= 0 && ch.has(skip) {
