@@ -465,6 +465,10 @@ func (d *decoder) decScalarModel(rt *modelRT, n *node, t int, b, dst unsafe.Poin
 	default:
 		u = ub - m
 	}
+	if n.code == cQ { // u ≤ rm, the largest index: storeKey without its call
+		storeFloat(dst, n.mem, n.q.Value(u+kmin))
+		return nil
+	}
 	return storeKey(n, dst, u+kmin)
 }
 
