@@ -89,8 +89,9 @@ func (p *Peer[E]) Encode(dst []byte) (out []byte, ok bool, err error) {
 		if !more {
 			break
 		}
-		ent := &s.ents[c.slot]
-		h, t := &p.hot[c.slot], &p.tracks[c.slot]
+		slot := c.slot()
+		ent := &s.ents[slot]
+		h, t := &p.hot[slot], &p.tracks[slot]
 		off := p.scratch.Len()
 		var base *E
 		refresh := h.due != 0 && s.tick >= h.due
@@ -115,7 +116,7 @@ func (p *Peer[E]) Encode(dst []byte) (out []byte, ok bool, err error) {
 			continue
 		}
 		used += cost
-		p.chosen = append(p.chosen, choice{slot: c.slot, id: ent.id, off: off, n: n, full: base == nil, refresh: refresh, base: t.acked, acc: c.acc})
+		p.chosen = append(p.chosen, choice{slot: slot, id: ent.id, off: off, n: n, full: base == nil, refresh: refresh, base: t.acked, acc: c.acc()})
 	}
 	if len(p.chosen) > 0 {
 		low := p.chosen[0].acc
@@ -151,7 +152,7 @@ func (p *Peer[E]) Encode(dst []byte) (out []byte, ok bool, err error) {
 				low = i
 			}
 		}
-		p.retry = append(p.retry, cand{slot: p.chosen[low].slot, acc: p.chosen[low].acc})
+		p.retry = append(p.retry, newCand(p.chosen[low].slot, p.chosen[low].acc))
 		p.chosen = slices.Delete(p.chosen, low, low+1)
 		common, hasCommon = p.commonBase()
 	}

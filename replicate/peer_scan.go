@@ -94,7 +94,7 @@ func (p *Peer[E]) scan() {
 		acc := t.accAt(tick)
 		h.seen = tick
 		if acc >= thr {
-			p.hi.list = append(p.hi.list, cand{slot: slot, acc: acc})
+			p.hi.list = append(p.hi.list, newCand(slot, acc))
 			continue
 		}
 		// Below the threshold: it sleeps for half the ticks it needs to
@@ -188,7 +188,7 @@ func (l *candList) reset() { l.list, l.next, l.ordered = l.list[:0], 0, 0 }
 
 func (l *candList) take() (cand, bool) {
 	if l.next >= len(l.list) {
-		return cand{}, false
+		return 0, false
 	}
 	if l.next == l.ordered {
 		orderTop(l.list[l.next:], chunk)
@@ -264,6 +264,6 @@ func (p *Peer[E]) listLow() {
 		if h.seen == tick && acc >= thr {
 			continue // in hi
 		}
-		p.lo.list = append(p.lo.list, cand{slot: slot, acc: acc})
+		p.lo.list = append(p.lo.list, newCand(slot, acc))
 	}
 }
