@@ -145,8 +145,7 @@ type Peer[E any] struct {
 	// threshold is an accumulator most of the tick's packets will not
 	// reach: three quarters of the lowest sent in the last packet.
 	threshold float32
-	wait      []int32 // this tick's slots the client lacks the current state of
-	attend    []int32 // those of them awake
+	attend    []int32 // this tick's slots the client lacks the current state of that are awake
 	scanThr   float32 // the threshold this tick's scan used
 	loListed  bool    // lo holds this tick's candidates below the threshold
 	retry     []cand
