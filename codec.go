@@ -467,7 +467,7 @@ func encodeDeltaRoot(p *plan, w *bits.Writer, b, c unsafe.Pointer, o *options) e
 	}
 	ar := arenas.Get().(*arena)
 	defer func() {
-		ar.buf, ar.quats, ar.saved, ar.rt = ar.buf[:0], ar.quats[:0], ar.saved[:0], nil
+		ar.buf, ar.quats, ar.saved, ar.rt, ar.words = ar.buf[:0], ar.quats[:0], ar.saved[:0], nil, ar.words[:0]
 		arenas.Put(ar)
 	}()
 	if o != nil && o.model != nil {
@@ -484,6 +484,9 @@ func encodeDeltaRoot(p *plan, w *bits.Writer, b, c unsafe.Pointer, o *options) e
 		w.Truncate(start)
 		restartStats(h)
 		ar.quats = ar.quats[:0]
+		if ar.rt != nil && ar.rt.train != nil {
+			ar.rt.train.pending = ar.rt.train.pending[:0]
+		}
 		e = o.encoder(w, ar, h)
 		e.neg = true
 		_, err = e.encStructDelta(p, b, c, -1)
@@ -503,7 +506,7 @@ func decodeDeltaRoot(p *plan, r *bits.Reader, b, v unsafe.Pointer, o *options) e
 	}
 	ar := arenas.Get().(*arena)
 	defer func() {
-		ar.buf, ar.quats, ar.saved, ar.rt = ar.buf[:0], ar.quats[:0], ar.saved[:0], nil
+		ar.buf, ar.quats, ar.saved, ar.rt, ar.words = ar.buf[:0], ar.quats[:0], ar.saved[:0], nil, ar.words[:0]
 		arenas.Put(ar)
 	}()
 	if o != nil && o.model != nil {

@@ -48,10 +48,12 @@ func (n *node) setDelta(path string) error {
 
 type arena struct {
 	buf     []int32
-	writers []*bits.Writer // spare scratch writers
-	quats   []deltaSlot    // the adaptive state of each node coded so far
-	saved   []deltaSlot    // a stack of quats saved by saveQuats
-	rt      *modelRT       // the codec's model (static tables) or trainer, or nil
+	writers []*bits.Writer        // spare scratch writers
+	quats   []deltaSlot           // the adaptive state of each node coded so far
+	saved   []deltaSlot           // a stack of quats saved by saveQuats
+	rt      *modelRT              // the codec's model (code tables) or trainer, or nil
+	words   []uint64              // scratch bit sets (changed fields of model-coded structs)
+	keys    [maxDeltaOps]deltaKey // encStructDeltaFlat's keys
 }
 
 // saveQuats saves the quaternion states before a pass that may be undone
@@ -94,9 +96,9 @@ func (a *arena) slot(n *node) *deltaSlot {
 	}
 	sl := deltaSlot{n: key}
 	if n.code == cQuat {
-		sl.quat = a.rt.quatState(n)
+		sl.quat = fields.NewQuatDeltaState()
 	} else {
-		sl.win = a.rt.winState(n)
+		sl.win = n.win.NewState()
 	}
 	a.quats = append(a.quats, sl)
 	return &a.quats[len(a.quats)-1]
@@ -139,12 +141,25 @@ func (e *encoder) encStructDelta(p *plan, b, c unsafe.Pointer, skip int) (bool, 
 	if e.depth > e.maxDepth {
 		return false, &limitError{ErrInvalidValue, "nesting (a cyclic value?)", e.depth, e.maxDepth}
 	}
+	if e.ar.rt != nil {
+		dirty, err := e.encStructDeltaModel(p, b, c, skip)
+		if err == nil {
+			e.depth--
+		}
+		return dirty, err
+	}
 	if e.stats != 0 {
 		if err := e.encStructDeltaStats(p, b, c, skip); err != nil {
 			return false, err
 		}
 		e.depth--
 		return true, nil
+	}
+	if dp := p.dflat; dp != nil && deltaFlatOn && e.ar.rt == nil && !e.debug && e.depth+dp.depth-1 <= e.maxDepth {
+		if changed, ok := e.encStructDeltaFlat(dp, b, c, skip); ok {
+			e.depth--
+			return changed, nil
+		}
 	}
 	dirty := false
 	for i := range p.fields {
@@ -290,6 +305,13 @@ func (d *decoder) decStructDelta(p *plan, b, dst unsafe.Pointer, skip int) error
 	if d.depth > d.maxDepth {
 		return &limitError{ErrMalformed, "nesting", d.depth, d.maxDepth}
 	}
+	if d.ar.rt != nil {
+		if err := d.decStructDeltaModel(p, b, dst, skip); err != nil {
+			return err
+		}
+		d.depth--
+		return nil
+	}
 	fields := p.fields
 	for i := range fields {
 		f := &fields[i]
@@ -388,6 +410,11 @@ func (e *encoder) encValueDelta(n *node, b, c unsafe.Pointer) error {
 		_, err := e.encMapDelta(n, b, c)
 		return err
 	}
+	if rt := e.ar.rt; rt != nil {
+		if t := rt.lay.table(n.uid); t >= 0 {
+			return e.encScalarModel(rt, n, t, b, c)
+		}
+	}
 	if n.hasD {
 		kb, err := scalarKey(n, b)
 		if err != nil {
@@ -409,9 +436,6 @@ func (e *encoder) encValueDelta(n *node, b, c unsafe.Pointer) error {
 // (fields.Window). It reports whether it did; if not, the caller writes the
 // value in full.
 func (e *encoder) writeWindow(n *node, kb, kc uint64) bool {
-	if rt := e.ar.rt; rt != nil && rt.train != nil {
-		n.win.Record(rt.train.wins[uintptr(unsafe.Pointer(n))], kb, kc)
-	}
 	return n.win.Write(e.w, &e.ar.slot(n).win, kb, kc)
 }
 
@@ -448,6 +472,11 @@ func (d *decoder) decValueDelta(n *node, b, dst unsafe.Pointer) error {
 		return d.decValueDelta(n.elem, pb, *pd)
 	case cMap:
 		return d.decMapDelta(n, b, dst)
+	}
+	if rt := d.ar.rt; rt != nil {
+		if t := rt.lay.table(n.uid); t >= 0 {
+			return d.decScalarModel(rt, n, t, b, dst)
+		}
 	}
 	if n.hasD {
 		diff, in, err := n.win.Read(d.r, &d.ar.slot(n).win)
@@ -494,15 +523,22 @@ func (e *encoder) encQuatDelta(n *node, b, c unsafe.Pointer) (bool, error) {
 // (fields.Quat.WriteDelta); okb tells whether the baseline could be packed
 // at all.
 func (e *encoder) writeQuatDelta(n *node, qb uint64, okb bool, qc uint64) {
-	if rt := e.ar.rt; rt != nil && rt.train != nil {
-		n.quat.Record(rt.train.quats[uintptr(unsafe.Pointer(n))], qb, okb, qc)
+	if rt := e.ar.rt; rt != nil {
+		e.writeQuatModel(rt, n, qb, okb, qc)
+		return
 	}
 	n.quat.WriteDelta(e.w, &e.ar.slot(n).quat, qb, okb, qc)
 }
 
 func (d *decoder) decQuatDelta(n *node, b, dst unsafe.Pointer) error {
 	bq := loadQuat(n, b)
-	u, err := n.quat.ReadDelta(d.r, &d.ar.slot(n).quat, &bq)
+	var u uint64
+	var err error
+	if rt := d.ar.rt; rt != nil {
+		u, err = n.quat.ReadDeltaCodes(d.r, rt.quats[n.uid-rt.lay.base], &bq)
+	} else {
+		u, err = n.quat.ReadDelta(d.r, &d.ar.slot(n).quat, &bq)
+	}
 	if err != nil {
 		return err
 	}

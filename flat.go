@@ -48,6 +48,8 @@ type flatOp struct {
 	last  bool   // the last leaf of the plan
 	count int    // the first leaf of a run: how many leaves it spans
 	bits  int    // and their bits
+	sh    uint   // where the leaf's bits start in its run
+	end   uint   // the last leaf of a run: the run's bits (encWords stores the run after it)
 
 	// The node's parameters the kernels need, copied at plan compile time
 	// so that a kernel reads its op alone (see kernel).
@@ -73,6 +75,9 @@ type flatPlan struct {
 	// leaf (each a run of fixed-width leaves, a quaternion with a table
 	// or an unsigned bitlen integer of up to 57 bits), else 0.
 	words int
+	// enc: encWords writes the structs (words > 0, and each piece it
+	// stores, a run or a bitlen integer, is at most 56 bits).
+	enc bool
 }
 
 // maxFlatOps bounds a flat plan: an array of structs is unrolled into its
@@ -87,8 +92,9 @@ const maxFlatOps = 1024
 // Consecutive fixed-width leaves (q on float32, ranges on signed integers,
 // bools, quaternions) are grouped into runs of at most maxRunBits bits,
 // which decFlat reads with one ReadBits: the typical entity is a few reads
-// rather than a dozen. (encFlat writes leaf by leaf: WriteBits is inlined,
-// and accumulating a run measured slower.)
+// rather than a dozen. encWords makes each run up in a register and stores
+// it at once; encFlats' own loop writes leaf by leaf (WriteBits is inlined,
+// and accumulating a run through the Writer measured slower).
 func flatten(p *plan) *flatPlan {
 	fp := &flatPlan{}
 	if !fp.addStruct(p, 0, 1) || len(fp.ops) == 0 {
@@ -111,10 +117,21 @@ func flatten(p *plan) *flatPlan {
 		if start < 0 || fp.ops[start].bits+op.width > maxRunBits {
 			start = i
 		}
+		op.sh = uint(fp.ops[start].bits)
 		fp.ops[start].count++
 		fp.ops[start].bits += op.width
 	}
 	fp.words = max(words, 0)
+	fp.enc = fp.words > 0
+	for i := range fp.ops {
+		op := &fp.ops[i]
+		if op.width > 0 && (i+1 == len(fp.ops) || fp.ops[i+1].width == 0 || fp.ops[i+1].count > 0) {
+			op.end = op.sh + uint(op.width) // the run's bits
+		}
+		if op.code == flatBitlenU && int(op.bw)+max(1<<op.bw-1, 1) > maxRunBits {
+			fp.enc = false
+		}
+	}
 	fp.ops[len(fp.ops)-1].last = true
 	return fp
 }
@@ -221,8 +238,25 @@ func (e *encoder) encFlat(fp *flatPlan, base unsafe.Pointer) error {
 // array or slice of them costs no call per element.
 func (e *encoder) encFlats(fp *flatPlan, first unsafe.Pointer, count int, stride uintptr) error {
 	w := e.w
+	k := 0
+	if fp.enc && count > 1 {
+		// encWords writes straight into the writer's storage, as many
+		// structs as fit with their most bits and 8 bytes to spare; the
+		// window grows for at most 64 structs at a time.
+		for k < count {
+			buf, pos := w.Window(min(count-k, 64)*(fp.words/8+1) + 16)
+			next, done, err := encWords(fp, unsafe.Add(first, uintptr(k)*stride), count-k, stride,
+				buf, uint(pos), uint(len(buf)*8-fp.words-64))
+			w.Commit(buf, int(next))
+			if err != nil {
+				return err
+			}
+			k += done
+		}
+		return nil
+	}
 	ops := fp.ops
-	for k := 0; k < count; k++ {
+	for ; k < count; k++ {
 		base := unsafe.Add(first, uintptr(k)*stride)
 		for i := range ops {
 			op := &ops[i]
@@ -266,11 +300,20 @@ func (e *encoder) encFlats(fp *flatPlan, first unsafe.Pointer, count int, stride
 					fields.WriteBitlen(w, v, op.n.n)
 				}
 			case flatQuat:
-				u, err := op.n.quat.Pack(loadQuat(op.n, p))
-				if err != nil {
-					return err
+				var u uint64
+				ok := false
+				if op.grid != nil && op.mem == mF32 { // float32 components: Pack32 where it is sure
+					q := &op.n.qoff
+					u, ok = op.grid.Pack32(*(*float32)(unsafe.Add(p, q[0])), *(*float32)(unsafe.Add(p, q[1])),
+						*(*float32)(unsafe.Add(p, q[2])), *(*float32)(unsafe.Add(p, q[3])))
 				}
-				w.WriteBits(u, op.n.quat.Bits())
+				if !ok {
+					var err error
+					if u, err = op.n.quat.Pack(loadQuat(op.n, p)); err != nil {
+						return err
+					}
+				}
+				w.WriteBits(u, op.width)
 			default:
 				if err := e.encNode(op.n, p); err != nil {
 					return err
@@ -378,6 +421,103 @@ func (op *flatOp) value32(x uint64) float32 {
 		return op.q0
 	}
 	return op.qN
+}
+
+// encWords writes structs of fp (fp.enc) into buf from bit pos (the bits
+// below it kept), while structs remain and pos <= stop, which the caller
+// sets so that a struct starting there ends, with 8 bytes to spare, inside
+// buf: every piece (a run of fixed-width leaves, made up in a register, or
+// a bitlen integer) is then one unaligned 8-byte store, without a bounds
+// check. It returns the next bit and how many structs it wrote; on an
+// error the caller rewinds, and the general path reports it.
+func encWords(fp *flatPlan, first unsafe.Pointer, count int, stride uintptr, buf []byte, pos, stop uint) (uint, int, error) {
+	dst := unsafe.Pointer(unsafe.SliceData(buf))
+	ops := fp.ops
+	acc := uint64(0)
+	if pos&7 != 0 {
+		acc = uint64(buf[pos>>3]) & (1<<(pos&7) - 1) // the bits already in pos's byte
+	}
+	var run uint64 // the open run's leaves so far
+	// as in decWords: the outer loop's state in memory
+	l := &struct {
+		first    unsafe.Pointer
+		stride   uintptr
+		count, k int
+		stop     uint
+	}{first, stride, count, 0, stop}
+	for ; l.k < l.count && pos <= l.stop; l.k++ {
+		base := unsafe.Add(l.first, uintptr(l.k)*l.stride)
+		for op := &ops[0]; ; op = (*flatOp)(unsafe.Add(unsafe.Pointer(op), unsafe.Sizeof(*op))) {
+			p := unsafe.Add(base, op.off)
+			var x uint64
+			switch op.code {
+			case flatQ32:
+				v := float64(*(*float32)(p))
+				if op.qmul != 0 { // as in encFlats
+					if !(v >= op.qmin && v <= op.qmax) { // NaN too
+						return pos, l.k, errFlat
+					}
+					x = uint64(int64(float64(v*op.qmul) + op.qoff)) // float64: no fused multiply-add
+				} else {
+					var err error
+					if x, err = op.n.q.Index(v); err != nil {
+						return pos, l.k, err
+					}
+				}
+			case flatRangeInt:
+				x = loadInt(p, op.mem) - op.lo
+				if x > op.lim {
+					return pos, l.k, errFlat
+				}
+			case flatBool:
+				if *(*bool)(p) {
+					x = 1
+				}
+			case flatQuat: // float32 components with a table: Pack32, or Pack
+				q := &op.n.qoff
+				var ok bool
+				x, ok = op.grid.Pack32(*(*float32)(unsafe.Add(p, q[0])), *(*float32)(unsafe.Add(p, q[1])),
+					*(*float32)(unsafe.Add(p, q[2])), *(*float32)(unsafe.Add(p, q[3])))
+				if !ok {
+					var err error
+					if x, err = op.n.quat.Pack(loadQuat(op.n, p)); err != nil {
+						return pos, l.k, err
+					}
+				}
+			case flatBitlenU:
+				// its own piece: the prefix, then the value below its
+				// leading 1 (one bit for 0 and 1), as in encFlats
+				v := loadInt(p, op.mem)
+				hb := uint(fields.HighBit(v))
+				bw := op.bw & 63
+				n := bw + max(hb, 1) // at most 56
+				word := acc | (uint64(hb)|v<<bw)&(1<<n-1)<<(pos&7)
+				store8(dst, pos>>3, word)
+				acc = word >> ((pos&7 + n) &^ 7 & 63)
+				pos += n // x stays 0: the leaf is in no run
+			}
+			run |= x << (op.sh & 63)
+			if n := op.end; n > 0 {
+				// the run is whole: one store of it above the pending bits
+				word := acc | run<<(pos&7)
+				store8(dst, pos>>3, word)
+				acc = word >> ((pos&7 + n) &^ 7 & 63)
+				pos += n
+				run = 0
+				if op.last { // the last leaf ends a run, or is a bitlen integer
+					break
+				}
+			} else if op.last {
+				break
+			}
+		}
+	}
+	return pos, l.k, nil
+}
+
+// store8 writes v to the 8 bytes at byte o of p, little-endian.
+func store8(p unsafe.Pointer, o uint, v uint64) {
+	binary.LittleEndian.PutUint64((*[8]byte)(unsafe.Add(p, o))[:], v)
 }
 
 // load8 returns the 8 bytes at byte o of p, little-endian.

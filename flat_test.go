@@ -315,3 +315,87 @@ func TestFlatSlicePathMatchesGeneralPath(t *testing.T) {
 		t.Fatal("no encoding failed: the wild values do not reach the error paths")
 	}
 }
+
+// wordCrate has only leaves that encWords and decWords code: q on float32
+// (one grid proven multiply-only, one not), ranges, bools, an unsigned
+// bitlen integer and a float32 quaternion with a table.
+type wordCrate struct {
+	ID    uint32
+	X     float32    `net:"q,min=-512,max=512,prec=0.01"`
+	Y     float32    `net:"q,min=1,max=64,prec=0.01"` // not proven: Index
+	HP    int16      `net:"range,min=-50,max=200"`
+	Rot   [4]float32 `net:"quat,bits=9"`
+	Awake bool
+	Small [4]float32 `net:"quat,bits=3"`
+}
+
+type wordWorld struct {
+	Lead   uint8 `net:"bits=3"` // moves the crates off byte alignment
+	Tick   uint32
+	Crates []wordCrate `net:",maxlen=300"`
+}
+
+// TestFlatWordEncoderMatchesGeneralPath checks encWords against the general
+// path: the same bytes after any prefix and into any capacity (windows of
+// 64 crates, grown as they go), and the same error for a bad value anywhere
+// in the slice (NaN and out-of-range floats, a range overflow, quaternions
+// off unit length, NaN, or at ties, which Pack32 leaves to Pack).
+func TestFlatWordEncoderMatchesGeneralPath(t *testing.T) {
+	c := MustFor[wordWorld]()
+	fp := c.p.fields[2].node.elem.sub.flat
+	if fp == nil || !fp.enc {
+		t.Fatal("wordCrate is not written by encWords")
+	}
+	rng := rand.New(rand.NewPCG(21, 22))
+	var errs, ties int
+	for i := 0; i < 600; i++ {
+		v := wordWorld{Lead: uint8(rng.IntN(8)), Tick: rng.Uint32(), Crates: make([]wordCrate, rng.IntN(300))}
+		for k := range v.Crates {
+			r := [4]float64{rng.NormFloat64(), rng.NormFloat64(), rng.NormFloat64(), rng.NormFloat64()}
+			n := math.Sqrt(r[0]*r[0] + r[1]*r[1] + r[2]*r[2] + r[3]*r[3])
+			rot := [4]float32{float32(r[0] / n), float32(r[1] / n), float32(r[2] / n), float32(r[3] / n)}
+			v.Crates[k] = wordCrate{ID: rng.Uint32() >> uint(rng.IntN(33)), X: float32(rng.Float64()*1024 - 512),
+				Y: float32(1 + rng.Float64()*63), HP: int16(rng.IntN(251) - 50), Rot: rot, Awake: rng.IntN(2) == 0,
+				Small: rot}
+			if rng.IntN(50) == 0 {
+				v.Crates[k].Rot = [4]float32{0.5, -0.5, 0.5, 0.5} // ties: Pack decides
+				ties++
+			}
+		}
+		if len(v.Crates) > 0 && rng.IntN(3) == 0 {
+			bad := &v.Crates[rng.IntN(len(v.Crates))]
+			switch rng.IntN(6) {
+			case 0:
+				bad.X = float32(math.NaN())
+			case 1:
+				bad.Y = 70
+			case 2:
+				bad.HP = 201
+			case 3:
+				bad.Rot[rng.IntN(4)] *= 1.1
+			case 4:
+				bad.Small[rng.IntN(4)] = float32(math.Inf(-1))
+			case 5:
+				bad.Rot = [4]float32{}
+			}
+		}
+		l := rng.IntN(5)
+		dst := make([]byte, l, l+rng.IntN(3000))
+		for k := range dst {
+			dst[k] = byte(rng.Uint32())
+		}
+		got, gotErr := c.Append(dst, &v)
+		var want []byte
+		var wantErr error
+		withoutFlat(c.p, func() { want, wantErr = c.Append(append([]byte(nil), dst...), &v) })
+		if errString(gotErr) != errString(wantErr) || string(got) != string(want) {
+			t.Fatalf("encode %d: flat %x, %v; general %x, %v", i, got, gotErr, want, wantErr)
+		}
+		if gotErr != nil {
+			errs++
+		}
+	}
+	if errs == 0 || ties == 0 {
+		t.Fatal("the error paths or Pack's fallback were not reached")
+	}
+}

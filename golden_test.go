@@ -206,7 +206,7 @@ type gUint8s struct {
 
 func goldenCases() []goldenCase {
 	q := func(x, y, z, w float32) [4]float32 { return [4]float32{x, y, z, w} }
-	return []goldenCase{
+	return append([]goldenCase{
 		fullCase("bool", gBool{A: true, C: true}),
 		fullCase("bits", gBits{U: 0xABC, S: -3, N: -2}),
 		fullCase("range", gRange{A: -100, B: 1007, C: 42}),
@@ -267,7 +267,7 @@ func goldenCases() []goldenCase {
 		deltaCase("delta-quat-after-absolute",
 			gSpinners{S: []Spinner{{Rot: q(0, 0, 0, 1)}, {Rot: q(0.6, 0, 0.8, 0)}, {Rot: q(0.5, 0.5, 0.5, 0.5)}}},
 			gSpinners{S: []Spinner{{Rot: q(0.5, -0.5, 0.5, 0.5)}, {Rot: q(0, 0.6, 0, 0.8)}, {Rot: q(0.51, 0.5, 0.49, 0.5)}}}),
-	}
+	}, goldenModelCases()...)
 }
 
 func unionCase() goldenCase {
@@ -405,7 +405,9 @@ func checkGoldenSchemas(t *testing.T) {
 
 		var s Schema
 		require.NoError(t, json.Unmarshal(js, &s))
-		require.Equal(t, s.Fingerprint, fmt.Sprintf("%016x", fingerprint(&s)), gc.name)
+		fp, err := SchemaFingerprint(&s) // with the model's hash mixed in, when it has one
+		require.NoError(t, err, gc.name)
+		require.Equal(t, s.Fingerprint, fmt.Sprintf("%016x", fp), gc.name)
 	}
 	entries, err := os.ReadDir(dir)
 	require.NoError(t, err)

@@ -6,22 +6,22 @@ import (
 	"fmt"
 	"hash/crc32"
 	"hash/fnv"
+	mbits "math/bits"
 	"unsafe"
 
 	"github.com/bitwire/bitwire/bits"
 	"github.com/bitwire/bitwire/fields"
 )
 
-// Models: static code tables for deltas, trained offline on recorded
+// Models: canonical prefix codes for deltas, trained offline on recorded
 // (baseline, current) pairs (Trainer) and shipped with client and server.
-// A codec with a model (Codec.WithModel) codes the differences of every
-// windowed field with one fixed Rice parameter and every quaternion field
-// with a fixed mode order and fixed parameters by context
-// (fields.QuatTable), instead of the parameters that adapt within each
-// message: no state at all crosses values. The delta-coded fields are
-// numbered in the order a depth-first walk of the plan first meets them
-// (modelNodes); docs/wire-format.md, "Models", gives the file format and
-// how the tables are used.
+// A codec with a model (Codec.WithModel) codes, in deltas, the changed bits
+// of each struct as mask symbols, windowed and bounded scalars as tokens
+// of their difference, and quaternions with a mode table and difference
+// tables by context, instead of the codes that adapt within each message:
+// no state at all crosses values. The tables are numbered by a depth-first
+// walk of the plan (modelLayoutOf); docs/wire-format.md, "Models", gives
+// the file format and how the tables are used.
 
 var (
 	// ErrModel: a model file that is corrupt, of another version, or for
@@ -35,17 +35,29 @@ var (
 // modelMagic and modelVersion open a model file.
 const (
 	modelMagic   = "BWM"
-	modelVersion = 1
+	modelVersion = 2
 )
+
+// The kinds of model tables (wire-format.md, "Models").
+const (
+	tkMask     = 1 // the changed bits of a chunk of up to 8 fields
+	tkWindow   = 2 // the difference of a windowed scalar
+	tkModular  = 3 // the difference of a bounded scalar, modulo its range
+	tkQuatMode = 4 // a quaternion's mode
+	tkQuatDiff = 5 // a quaternion's difference
+)
+
+// maskChunk is the number of fields one mask symbol covers.
+const maskChunk = 8
 
 // Model holds the trained tables of one message layout. The zero Model
 // holds no tables and is refused by WithModel; fill it with
 // Trainer.Model or UnmarshalBinary.
 type Model struct {
-	layout uint64             // the fingerprint of the layout trained on
-	wins   []uint8            // the Rice parameter of each windowed field
-	quats  []fields.QuatTable // the table of each quaternion field
-	hash   uint64             // FNV-1a 64 of MarshalBinary's bytes
+	layout uint64         // the fingerprint of the layout trained on
+	kinds  []uint8        // each table's kind
+	codes  []*fields.Code // each table's code
+	hash   uint64         // FNV-1a 64 of MarshalBinary's bytes
 }
 
 // Layout returns the fingerprint of the codec (without a model or debug
@@ -56,37 +68,36 @@ func (m *Model) Layout() uint64 { return m.layout }
 // goes into the fingerprint of a codec that uses the model.
 func (m *Model) Hash() uint64 { return m.hash }
 
-// quatTableSize is the bytes of one quaternion table in a model file.
-const quatTableSize = 5 + 4 + 2*fields.QuatClasses
-
-// MarshalBinary returns the model file: "BWM", a version byte (1), the
-// layout fingerprint (8 bytes, big-endian), the number of windowed fields
-// and of quaternion fields (2 bytes each, big-endian), one parameter byte
-// per windowed field, 25 bytes per quaternion field (Order, K0, K1, K2),
-// and a CRC-32 (IEEE, big-endian) of all the bytes before it.
+// MarshalBinary returns the model file (version 2): "BWM", a version byte,
+// the layout fingerprint (8 bytes), the number of tables (4 bytes), each
+// table's kind (1 byte), number of symbols S (2 bytes) and S code lengths
+// (a byte each), and a CRC-32 (IEEE) of all the bytes before it; integers
+// big-endian (docs/wire-format.md, "Models").
 func (m *Model) MarshalBinary() ([]byte, error) {
-	b := make([]byte, 0, 3+1+8+4+len(m.wins)+quatTableSize*len(m.quats)+4)
+	n := 3 + 1 + 8 + 4 + 4
+	for _, c := range m.codes {
+		n += 3 + c.N()
+	}
+	b := make([]byte, 0, n)
 	b = append(b, modelMagic...)
 	b = append(b, modelVersion)
 	b = binary.BigEndian.AppendUint64(b, m.layout)
-	b = binary.BigEndian.AppendUint16(b, uint16(len(m.wins)))
-	b = binary.BigEndian.AppendUint16(b, uint16(len(m.quats)))
-	b = append(b, m.wins...)
-	for i := range m.quats {
-		t := &m.quats[i]
-		b = append(b, t.Order[:]...)
-		b = append(b, t.K0[:]...)
-		b = append(b, t.K1[:]...)
-		b = append(b, t.K2[:]...)
+	b = binary.BigEndian.AppendUint32(b, uint32(len(m.codes)))
+	for i, c := range m.codes {
+		b = append(b, m.kinds[i])
+		b = binary.BigEndian.AppendUint16(b, uint16(c.N()))
+		b = append(b, c.Lens()...)
 	}
 	return binary.BigEndian.AppendUint32(b, crc32.ChecksumIEEE(b)), nil
 }
 
 // UnmarshalBinary loads a model file written by MarshalBinary. A file of
-// another version, of the wrong length, with a bad checksum or with a table
-// no writer produces (a parameter above 20, a mode order that is not a
-// permutation) is refused with an error wrapping ErrModel, and m is left
-// unchanged. Whether the model fits a codec is checked by WithModel.
+// another version (version 1 files held Rice parameters: retrain), of the
+// wrong length, with a bad checksum, a kind outside 1..5, fewer than two
+// symbols in a table, or lengths that are no prefix code (a length above
+// 15, an over-subscribed code, an ESC length outside 1..5) is refused with
+// an error wrapping ErrModel, and m is left unchanged. Whether the model
+// fits a codec is checked by WithModel.
 func (m *Model) UnmarshalBinary(b []byte) error {
 	if len(b) < 3+1+8+4+4 || string(b[:3]) != modelMagic {
 		return fmt.Errorf("%w: not a model file", ErrModel)
@@ -98,31 +109,37 @@ func (m *Model) UnmarshalBinary(b []byte) error {
 	if crc32.ChecksumIEEE(body) != binary.BigEndian.Uint32(b[len(b)-4:]) {
 		return fmt.Errorf("%w: checksum mismatch", ErrModel)
 	}
-	nw := int(binary.BigEndian.Uint16(b[12:]))
-	nq := int(binary.BigEndian.Uint16(b[14:]))
-	if len(body) != 16+nw+quatTableSize*nq {
-		return fmt.Errorf("%w: %d bytes for %d windows and %d quaternions", ErrModel, len(b), nw, nq)
-	}
 	out := Model{layout: binary.BigEndian.Uint64(b[4:])}
+	nt := binary.BigEndian.Uint32(b[12:])
 	p := body[16:]
-	out.wins = append([]uint8(nil), p[:nw]...)
-	for _, k := range out.wins {
-		if k > fields.RiceMaxK {
-			return fmt.Errorf("%w: window parameter %d", ErrModel, k)
-		}
+	if uint64(nt)*3 > uint64(len(p)) {
+		return fmt.Errorf("%w: %d tables in %d bytes", ErrModel, nt, len(b))
 	}
-	p = p[nw:]
-	out.quats = make([]fields.QuatTable, nq)
-	for i := range out.quats {
-		t := &out.quats[i]
-		copy(t.Order[:], p[0:5])
-		copy(t.K0[:], p[5:9])
-		copy(t.K1[:], p[9:9+fields.QuatClasses])
-		copy(t.K2[:], p[9+fields.QuatClasses:quatTableSize])
-		p = p[quatTableSize:]
-		if !t.Valid(fields.RiceMaxK) {
-			return fmt.Errorf("%w: quaternion table %d", ErrModel, i)
+	for i := range int(nt) {
+		if len(p) < 3 {
+			return fmt.Errorf("%w: table %d cut off", ErrModel, i)
 		}
+		kind, s := p[0], int(binary.BigEndian.Uint16(p[1:]))
+		p = p[3:]
+		if kind < tkMask || kind > tkQuatDiff {
+			return fmt.Errorf("%w: table %d: kind %d", ErrModel, i, kind)
+		}
+		if s < 2 || s > len(p) {
+			return fmt.Errorf("%w: table %d: %d symbols", ErrModel, i, s)
+		}
+		c, err := fields.NewCode(p[:s])
+		if err != nil {
+			return fmt.Errorf("%w: table %d: %v", ErrModel, i, err)
+		}
+		if l := c.Len(0); l < 1 || l > fields.CodeEscMaxLen {
+			return fmt.Errorf("%w: table %d: ESC length %d", ErrModel, i, l)
+		}
+		p = p[s:]
+		out.kinds = append(out.kinds, kind)
+		out.codes = append(out.codes, c)
+	}
+	if len(p) != 0 {
+		return fmt.Errorf("%w: %d bytes after the tables", ErrModel, len(p))
 	}
 	out.setHash()
 	*m = out
@@ -136,22 +153,119 @@ func (m *Model) setHash() {
 	m.hash = h.Sum64()
 }
 
-// modelNodes returns the delta-coded leaves of p in the order a depth-first
-// walk over fields (and then element, key and value nodes) first meets
-// them: the windowed scalars and the quaternions, each type's nodes once.
-func modelNodes(p *plan) (wins, quats []*node) {
-	seen := map[*plan]bool{}
+// ---- the tables of a layout ----
+
+// modelLayout lists the tables of a plan in their order (wire-format.md,
+// "Models", "Tables and their numbering") and where each node's and each
+// struct type's tables start.
+type modelLayout struct {
+	kinds []uint8
+	syms  []int
+	nodes map[*node]int // a leaf's first table
+	plans map[*plan]int // a struct type's first mask table
+	mods  []modRange    // by table: a modular table's key range
+	// The same by uid (the coders' lookup): tab[uid - base] is the first
+	// table of the node or plan of that uid, -1 for none.
+	base int32
+	tab  []int32
+}
+
+// table returns the first table of the node or plan with this uid, or -1.
+func (l *modelLayout) table(uid int32) int {
+	if i := uid - l.base; uint32(i) < uint32(len(l.tab)) {
+		return int(l.tab[i])
+	}
+	return -1
+}
+
+// index fills in base and tab.
+func (l *modelLayout) index() {
+	lo, hi := int32(1<<31-1), int32(0)
+	for n := range l.nodes {
+		lo, hi = min(lo, n.uid), max(hi, n.uid)
+	}
+	for p := range l.plans {
+		lo, hi = min(lo, p.uid), max(hi, p.uid)
+	}
+	l.base = lo
+	l.tab = make([]int32, hi-lo+1)
+	for i := range l.tab {
+		l.tab[i] = -1
+	}
+	for n, t := range l.nodes {
+		l.tab[n.uid-lo] = int32(t)
+	}
+	for p, t := range l.plans {
+		l.tab[p.uid-lo] = int32(t)
+	}
+}
+
+// modularRange returns the keys kmin..kmin+rm of a scalar coded with a
+// modular table (q, range and bits without a window).
+func modularRange(n *node) (kmin, rm uint64, ok bool) {
+	if n.hasD {
+		return 0, 0, false
+	}
+	switch n.code {
+	case cQ:
+		return 0, n.q.Steps(), true
+	case cRange:
+		if n.mem.signed() {
+			return uint64(n.irng.Min()), uint64(n.irng.Max() - n.irng.Min()), true
+		}
+		return n.urng.Min(), n.urng.Max() - n.urng.Min(), true
+	case cBits:
+		rm = 1<<uint(n.n) - 1
+		if n.n >= 64 {
+			rm = ^uint64(0)
+		}
+		if n.mem.signed() {
+			kmin = -(rm>>1 + 1)
+		}
+		return kmin, rm, true
+	}
+	return 0, 0, false
+}
+
+// modRange is the key range of a modular table's scalar: keys kmin ..
+// kmin+rm, h = modularHalf(rm).
+type modRange struct{ kmin, rm, h uint64 }
+
+// modularHalf returns h = floor(R/2) for R = rm + 1 keys.
+func modularHalf(rm uint64) uint64 { return rm>>1 + rm&1 }
+
+// modelLayoutOf walks p as wire-format.md says.
+func modelLayoutOf(p *plan) *modelLayout {
+	l := &modelLayout{nodes: map[*node]int{}, plans: map[*plan]int{}}
+	add := func(kind uint8, syms int) {
+		l.kinds = append(l.kinds, kind)
+		l.syms = append(l.syms, syms)
+		l.mods = append(l.mods, modRange{})
+	}
 	var walkPlan func(p *plan)
 	var walk func(n *node)
 	walk = func(n *node) {
 		if n == nil {
 			return
 		}
-		switch {
-		case n.code == cQuat:
-			quats = append(quats, n)
-		case n.hasD && n.code != cStruct:
-			wins = append(wins, n)
+		if _, seen := l.nodes[n]; !seen {
+			switch {
+			case n.code == cQuat:
+				l.nodes[n] = len(l.kinds)
+				add(tkQuatMode, 5)
+				for range fields.QuatTables - 1 {
+					add(tkQuatDiff, fields.QuatDiffSymbols(n.quat.ComponentBits()))
+				}
+			case n.hasD && n.code != cStruct:
+				l.nodes[n] = len(l.kinds)
+				add(tkWindow, 1+fields.TokenSlots(n.win.EscapeBits()))
+			default:
+				if kmin, rm, ok := modularRange(n); ok {
+					l.nodes[n] = len(l.kinds)
+					add(tkModular, 1+fields.TokenSlots(mbits.Len64(modularHalf(rm))))
+					l.mods[len(l.mods)-1] = modRange{kmin, rm, modularHalf(rm)}
+				}
+			}
 		}
 		walk(n.elem)
 		walk(n.key)
@@ -160,63 +274,72 @@ func modelNodes(p *plan) (wins, quats []*node) {
 		}
 	}
 	walkPlan = func(p *plan) {
-		if seen[p] {
+		if _, seen := l.plans[p]; seen {
 			return
 		}
-		seen[p] = true
+		l.plans[p] = len(l.kinds)
+		for j := 0; j*maskChunk < len(p.fields); j++ {
+			add(tkMask, 1+1<<min(maskChunk, len(p.fields)-j*maskChunk))
+		}
 		for i := range p.fields {
 			walk(p.fields[i].node)
 		}
 	}
 	walkPlan(p)
-	return wins, quats
+	l.index()
+	return l
 }
 
-// modelRT is a model bound to a plan: each node's table by address.
+// modelRT is a model bound to a plan, or a trainer's recording.
 type modelRT struct {
-	wins  map[uintptr]uint8
-	quats map[uintptr]*fields.QuatTable
-	err   error // the model does not fit: every delta method fails with it
+	lay   *modelLayout
+	codes []*fields.Code      // by table number; nil when training
+	mods  []modRange          // by table number (lay.mods)
+	quats []*fields.QuatCodes // by uid - lay.base: a quaternion's tables
+	err   error               // the model does not fit: every delta method fails with it
 	train *trainStats
 }
 
-// trainStats is what a Trainer has recorded, per node.
+// trainStats is what a Trainer has recorded: each table's symbol counts,
+// and the symbols of the pair being added (counted once it is encoded).
 type trainStats struct {
-	wins  map[uintptr]*fields.RiceCost
-	quats map[uintptr]*fields.QuatStats
-	pairs int
+	counts  [][]uint64
+	pending []uint64 // table<<32 | symbol
+	pairs   int
 }
+
+// note records symbol s of table t.
+func (st *trainStats) note(t, s int) { st.pending = append(st.pending, uint64(t)<<32|uint64(s)) }
 
 // bindModel binds m to plan p whose layout fingerprint is fp.
 func bindModel(p *plan, fp uint64, m *Model) *modelRT {
-	rt := &modelRT{}
-	wins, quats := modelNodes(p)
+	rt := &modelRT{lay: modelLayoutOf(p)}
+	rt.mods = rt.lay.mods
 	switch {
 	case m == nil || m.hash == 0:
 		rt.err = fmt.Errorf("%w: an empty model", ErrModel)
 	case m.layout != fp:
 		rt.err = fmt.Errorf("%w: trained for layout %016x, not %016x", ErrModel, m.layout, fp)
-	case len(m.wins) != len(wins) || len(m.quats) != len(quats):
-		rt.err = fmt.Errorf("%w: %d windows and %d quaternions, the layout has %d and %d", ErrModel, len(m.wins), len(m.quats), len(wins), len(quats))
+	case len(m.codes) != len(rt.lay.kinds):
+		rt.err = fmt.Errorf("%w: %d tables, the layout has %d", ErrModel, len(m.codes), len(rt.lay.kinds))
 	}
 	if rt.err != nil {
 		return rt
 	}
-	rt.wins = make(map[uintptr]uint8, len(wins))
-	rt.quats = make(map[uintptr]*fields.QuatTable, len(quats))
-	for i, n := range wins {
-		if int(m.wins[i]) > n.win.EscapeBits() {
-			rt.err = fmt.Errorf("%w: window %d: parameter %d above its %d escape bits", ErrModel, i, m.wins[i], n.win.EscapeBits())
+	for i, c := range m.codes {
+		if m.kinds[i] != rt.lay.kinds[i] || c.N() != rt.lay.syms[i] {
+			rt.err = fmt.Errorf("%w: table %d: kind %d with %d symbols, the layout's is kind %d with %d", ErrModel, i, m.kinds[i], c.N(), rt.lay.kinds[i], rt.lay.syms[i])
 			return rt
 		}
-		rt.wins[uintptr(unsafe.Pointer(n))] = m.wins[i]
 	}
-	for i, n := range quats {
-		if !m.quats[i].Valid(n.quat.ComponentBits()) {
-			rt.err = fmt.Errorf("%w: quaternion %d: a parameter above its %d component bits", ErrModel, i, n.quat.ComponentBits())
-			return rt
+	rt.codes = m.codes
+	rt.quats = make([]*fields.QuatCodes, len(rt.lay.tab))
+	for n, t := range rt.lay.nodes {
+		if n.code == cQuat {
+			qc := new(fields.QuatCodes)
+			copy(qc.Tab[:], m.codes[t:t+fields.QuatTables])
+			rt.quats[n.uid-rt.lay.base] = qc
 		}
-		rt.quats[uintptr(unsafe.Pointer(n))] = &m.quats[i]
 	}
 	return rt
 }
@@ -233,16 +356,15 @@ func modelFingerprint(fp, h uint64) uint64 {
 }
 
 // WithModel returns a codec of the same plan whose deltas (MarshalDelta,
-// AppendDelta, UnmarshalDelta, EncodeDelta, DecodeDelta) use the static
-// tables of m; full messages are unchanged. Its Fingerprint mixes in the
-// model's hash, so that peers with different models, or one without, see a
+// AppendDelta, UnmarshalDelta, EncodeDelta, DecodeDelta) use the tables of
+// m; full messages are unchanged. Its Fingerprint mixes in the model's
+// hash, so that peers with different models, or one without, see a
 // protocol mismatch. WithModel(nil) returns a codec without a model.
 //
-// A model trained for another layout (or empty, or with a parameter the
-// layout's fields cannot use) is not refused here, since WithModel returns
-// a codec: every delta method of the returned codec fails with an error
-// wrapping ErrModel instead, as does ModelErr, which callers loading a
-// model file should check once.
+// A model trained for another layout (or empty) is not refused here,
+// since WithModel returns a codec: every delta method of the returned
+// codec fails with an error wrapping ErrModel instead, as does ModelErr,
+// which callers loading a model file should check once.
 func (c *Codec[T]) WithModel(m *Model) *Codec[T] {
 	cp := *c
 	cp.o.model = nil
@@ -286,70 +408,121 @@ type Trainer[T any] struct {
 
 // NewTrainer returns a trainer for the codec's layout.
 func (c *Codec[T]) NewTrainer() *Trainer[T] {
-	st := &trainStats{wins: map[uintptr]*fields.RiceCost{}, quats: map[uintptr]*fields.QuatStats{}}
-	wins, quats := modelNodes(c.p)
-	for _, n := range wins {
-		st.wins[uintptr(unsafe.Pointer(n))] = new(fields.RiceCost)
-	}
-	for _, n := range quats {
-		st.quats[uintptr(unsafe.Pointer(n))] = new(fields.QuatStats)
+	lay := modelLayoutOf(c.p)
+	st := &trainStats{counts: make([][]uint64, len(lay.kinds))}
+	for i, s := range lay.syms {
+		st.counts[i] = make([]uint64, s)
 	}
 	t := &Trainer[T]{c: c, st: st}
-	t.o.model = &modelRT{train: st}
+	t.o.model = &modelRT{lay: lay, mods: lay.mods, train: st}
 	return t
 }
 
-// Add records the differences that a delta from base to cur codes: each
-// changed windowed value and each changed quaternion, with its context.
-// A pair that the codec cannot encode is not recorded and its error is
-// returned. Values that the encoder codes twice (a message it restarts to
-// set the sign flag, a fused pass over a slice that it redoes) are
-// recorded twice: a small bias of weight, never of correctness.
+// Add records the symbols that a delta from base to cur codes with a
+// model: each struct's changed-field masks, each changed windowed or
+// bounded scalar's difference class, each changed quaternion's mode and
+// difference classes in their contexts. Each pair is recorded once. A pair
+// that the codec cannot encode is not recorded and its error is returned.
 func (t *Trainer[T]) Add(base, cur *T) error {
+	t.st.pending = t.st.pending[:0]
 	t.w.Reset(t.w.Bytes()[:0])
 	if err := encodeDeltaRoot(t.c.p, &t.w, unsafe.Pointer(base), unsafe.Pointer(cur), &t.o); err != nil {
 		return err
+	}
+	for _, x := range t.st.pending {
+		t.st.counts[x>>32][uint32(x)]++
 	}
 	t.st.pairs++
 	return nil
 }
 
-// Model returns the model that codes the recorded pairs in the fewest bits
-// (each parameter chosen to minimize the recorded differences' bits, the
-// quaternion modes ordered by frequency). Fields that saw no differences
-// get default parameters. Before any pair was added it fails with
-// ErrNoTraining.
+// Model returns the model trained on the recorded pairs: a Huffman code
+// per table of the recorded symbols' counts, smoothed so that small
+// recordings generalize (below), each code at most 15 bits long and its
+// ESC at most 5. Before any pair was added it fails with ErrNoTraining.
+//
+// Smoothing: a symbol's weight is 4 × its count, plus a pseudo-count of 1
+// for every magnitude class up to one above the largest recorded (so a
+// slightly larger difference than any recorded still has a codeword) and
+// for every quaternion mode; a quaternion difference table also gets the
+// distribution pooled over all of the quaternion's difference tables as
+// 16 pseudo-samples (a rare context borrows from the common ones). ESC
+// weighs 1 plus 4 × its count. Masks get no pseudo-counts: an unseen mask
+// costs ESC and one bit a field.
 func (t *Trainer[T]) Model() (*Model, error) {
 	if t.st.pairs == 0 {
 		return nil, ErrNoTraining
 	}
-	m := &Model{layout: t.c.lfps[0]}
-	wins, quats := modelNodes(t.c.p)
-	for _, n := range wins {
-		c := t.st.wins[uintptr(unsafe.Pointer(n))]
-		m.wins = append(m.wins, c.Best(n.win.EscapeBits(), uint8(min(fields.BitsRequired(uint64(n.win.Hi()-n.win.Lo())/32), n.win.EscapeBits()))))
+	lay := t.o.model.lay
+	m := &Model{layout: t.c.lfps[0], kinds: lay.kinds}
+	group := make([][][]uint64, len(lay.kinds)) // a difference table's quaternion's
+	for n, t0 := range lay.nodes {
+		if n.code == cQuat {
+			for j := t0 + 1; j < t0+fields.QuatTables; j++ {
+				group[j] = t.st.counts[t0+1 : t0+fields.QuatTables]
+			}
+		}
 	}
-	for _, n := range quats {
-		m.quats = append(m.quats, t.st.quats[uintptr(unsafe.Pointer(n))].Table(n.quat.ComponentBits()))
+	for i, cnt := range t.st.counts {
+		w := make([]uint64, len(cnt))
+		for s, x := range cnt {
+			w[s] = 4 * x
+		}
+		w[0]++
+		switch lay.kinds[i] {
+		case tkWindow, tkModular:
+			smoothClasses(w, cnt, 1)
+		case tkQuatMode:
+			for s := range w {
+				w[s]++
+			}
+		case tkQuatDiff:
+			smoothQuatDiff(w, group[i])
+		}
+		c, err := fields.NewCode(fields.TrainLengths(w))
+		if err != nil {
+			return nil, err // not reached: TrainLengths gives prefix codes
+		}
+		m.codes = append(m.codes, c)
 	}
 	m.setHash()
 	return m, nil
 }
 
-// ---- the delta coders' side ----
-
-// winState returns the state a message starts windowed node n with.
-func (rt *modelRT) winState(n *node) fields.WindowState {
-	if rt != nil && rt.wins != nil {
-		return n.win.NewStaticState(int(rt.wins[uintptr(unsafe.Pointer(n))]))
+// smoothClasses adds a pseudo-count to each class symbol from class lo to
+// one above the largest recorded.
+func smoothClasses(w, cnt []uint64, lo int) {
+	top := -1
+	for s := 1; s < len(cnt); s++ {
+		if cnt[s] > 0 {
+			top = s
+		}
 	}
-	return n.win.NewState()
+	for s := lo + 1; s <= top+1 && s < len(w); s++ {
+		w[s]++
+	}
 }
 
-// quatState returns the state a message starts quaternion node n with.
-func (rt *modelRT) quatState(n *node) fields.QuatDeltaState {
-	if rt != nil && rt.quats != nil {
-		return fields.NewQuatDeltaStateTable(rt.quats[uintptr(unsafe.Pointer(n))])
+// smoothQuatDiff smooths a difference table of a quaternion whose
+// difference tables' counts are group: their pooled distribution as 16
+// pseudo-samples, and a pseudo-count for each class from 0 to one above
+// the largest recorded in any of them.
+func smoothQuatDiff(w []uint64, group [][]uint64) {
+	pooled := make([]uint64, len(w))
+	var total uint64
+	for _, cnt := range group {
+		for s, x := range cnt {
+			pooled[s] += x
+			total += x
+		}
 	}
-	return fields.NewQuatDeltaState()
+	if total == 0 {
+		return
+	}
+	for s, x := range pooled {
+		if x > 0 && s > 0 {
+			w[s] += (16*x + total - 1) / total
+		}
+	}
+	smoothClasses(w, pooled, 0)
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bitwire/bitwire/bits"
+	"github.com/bitwire/bitwire/fields"
 )
 
 type mBody struct {
@@ -150,8 +151,10 @@ func TestModelEscapes(t *testing.T) {
 		require.NoError(t, err)
 		require.NoError(t, c.UnmarshalDelta(d0, &b, &want))
 		require.Equal(t, want, got)
-		// Each value costs at most its plain coding plus a few bits.
-		require.LessOrEqual(t, len(data), len(d0)+len(cur.Bodies)*2+2)
+		// Each value costs at most its plain coding plus ESC (at most 5
+		// bits): per body its mask and four values, and the root's mask
+		// and camera.
+		require.LessOrEqual(t, 8*len(data), 8*len(d0)+5*(5*len(cur.Bodies)+2)+8)
 	}
 }
 
@@ -160,8 +163,12 @@ func TestModelFileRoundTrip(t *testing.T) {
 	m := trainOn(t, c, 5, 0.05)
 	b, err := m.MarshalBinary()
 	require.NoError(t, err)
-	// 16 bytes of header, 3 windows, 2 quaternion tables, a CRC.
-	require.Len(t, b, 16+3+2*quatTableSize+4)
+	// 16 bytes of header; the root's mask (3 + 9) and Tick's modular table
+	// (3 + 1 + 64 slots); the body's mask (3 + 33) (its ID, a plain uint32,
+	// has no table), X and Y (windows of ±200 steps, E = 8: 3 + 1 + 16
+	// each), N (a window of -8..7, E = 4: 3 + 1 + 8), Rot (3 + 5, then 20 ×
+	// (3 + 1 + 18)); Cam (3 + 5, 20 × (3 + 1 + 22)); a CRC.
+	require.Len(t, b, 16+12+68+36+20+20+12+8+20*22+8+20*26+4)
 	var m2 Model
 	require.NoError(t, m2.UnmarshalBinary(b))
 	require.Equal(t, *m, m2)
@@ -327,26 +334,58 @@ func TestModelSchema(t *testing.T) {
 	require.Equal(t, modelFingerprint(c.WithDebug(true).Fingerprint(), m.Hash()), c.WithModel(m).WithDebug(true).Fingerprint())
 }
 
-// A model's parameter sets the bits exactly: a one-step move with K = 0 is
-// changed 1, window 1, unary 10, sign 0 (5 bits); with K = 3, changed 1,
-// window 1, 0, 001, sign 0 (7 bits), whatever came before in the message.
+// modelOf builds a model of the given tables (kinds and code lengths)
+// for codec c's layout.
+func modelOf(t testing.TB, layout uint64, kinds []uint8, lens ...[]uint8) *Model {
+	m := &Model{layout: layout, kinds: kinds}
+	for _, l := range lens {
+		code, err := fields.NewCode(l)
+		require.NoError(t, err)
+		m.codes = append(m.codes, code)
+	}
+	m.setHash()
+	return m
+}
+
+// Hand-built tables set the bits exactly. mOther has a mask table (one
+// field: ESC `10`, unchanged `11`, changed `0`) and X's window table (±200
+// steps, escape width 8, so 16 slots: ESC and slot 1 two bits, slots 2..5
+// three).
 func TestModelExactBits(t *testing.T) {
 	c := MustFor[mOther]()
-	base, cur := mOther{X: 1}, mOther{X: 1.01}
+	m := modelOf(t, c.Fingerprint(), []uint8{tkMask, tkWindow},
+		[]uint8{2, 2, 1},
+		[]uint8{2, 0, 2, 3, 3, 3, 3, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0})
+	cm := c.WithModel(m)
+	require.NoError(t, cm.ModelErr())
+	base := mOther{X: 1}
 	for _, tc := range []struct {
-		k    uint8
+		x    float32
 		bits int
-	}{{0, 5}, {3, 7}} {
-		m := &Model{layout: c.Fingerprint(), wins: []uint8{tc.k}}
-		m.setHash()
-		cm := c.WithModel(m)
-		require.NoError(t, cm.ModelErr())
+	}{
+		{1, 2},        // mask `11`
+		{1.01, 1 + 3}, // mask `0`, slot 1 (2 bits), sign
+		{0.97, 1 + 4}, // 3 steps, slot 3: code, sign
+		{1.06, 1 + 5}, // 6 steps, slot 5: code, one low bit, sign
+		{1.5, 1 + 19}, // 50 steps: slot 11 has no code: ESC, then X in 17 bits
+		{-100, 1 + 19},
+	} {
+		cur := mOther{X: tc.x}
 		var w bits.Writer
 		require.NoError(t, cm.EncodeDelta(&w, &base, &cur))
-		require.Equal(t, tc.bits, w.Len(), "K=%d", tc.k)
+		require.Equal(t, tc.bits, w.Len(), "X=%g", tc.x)
+		var got mOther
+		var r bits.Reader
+		r.Reset(w.Bytes())
+		require.NoError(t, cm.DecodeDelta(&r, &base, &got))
+		require.InDelta(t, tc.x, got.X, 0.005)
 	}
-	// A parameter above the window's escape width (8 bits) is refused.
-	m := &Model{layout: c.Fingerprint(), wins: []uint8{9}}
-	m.setHash()
-	require.ErrorIs(t, c.WithModel(m).ModelErr(), ErrModel)
+	// A table of another kind or size is refused.
+	for _, bad := range []*Model{
+		modelOf(t, c.Fingerprint(), []uint8{tkMask, tkModular}, []uint8{2, 2, 1}, []uint8{2, 0, 2, 3, 3, 3, 3, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}),
+		modelOf(t, c.Fingerprint(), []uint8{tkMask, tkWindow}, []uint8{2, 2, 1}, []uint8{2, 0, 2, 3, 3, 3, 3, 0, 0, 0, 0, 0, 0, 0, 0, 0}),
+		modelOf(t, c.Fingerprint(), []uint8{tkMask}, []uint8{2, 2, 1}),
+	} {
+		require.ErrorIs(t, c.WithModel(bad).ModelErr(), ErrModel)
+	}
 }

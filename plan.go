@@ -107,6 +107,7 @@ func (m memKind) sizeBits() int {
 
 // node is one compiled coding: a scalar leaf or a container.
 type node struct {
+	uid    int32 // unique among the plans and nodes of the process (see plan.uid)
 	code   code
 	row    *coder // the coding's row (coders.go)
 	sgn    bool   // an adaptive value with a sign bit under the message's flag
@@ -233,11 +234,13 @@ type plan struct {
 	typ    reflect.Type
 	name   string
 	fields []field
+	uid    int32 // unique among the plans and nodes of the process (a model's tables are found by it)
 
 	// filled in once the whole type graph is compiled
-	hasSigned bool      // some signed bitlen/fixed value is reachable: the message has a sign flag
-	flat      *flatPlan // the fast path's flat list of leaves; nil when it does not apply (flat.go)
-	minBits   int       // fewest bits an encoding of this struct takes
+	hasSigned bool       // some signed bitlen/fixed value is reachable: the message has a sign flag
+	flat      *flatPlan  // the fast path's flat list of leaves; nil when it does not apply (flat.go)
+	dflat     *deltaPlan // the delta fast path's operations; nil when it does not apply (deltaflat.go)
+	minBits   int        // fewest bits an encoding of this struct takes
 	// nest is how many structs and pointers deep a value of this struct
 	// goes (maxShallow+1 for deeper or recursive types); 0 until known
 	nest int
@@ -251,7 +254,15 @@ type planKey struct {
 var (
 	compileMu sync.Mutex
 	plans     = map[planKey]*plan{}
+	uids      int32 // the last uid given (under compileMu)
 )
+
+// newUID returns the next uid of a plan or node; the caller holds
+// compileMu.
+func newUID() int32 {
+	uids++
+	return uids
+}
 
 // compiler compiles one type graph; plans are published only on success.
 type compiler struct {
@@ -297,6 +308,7 @@ func compileRoot(t reflect.Type) (*plan, error) {
 		for i := range q.fields {
 			q.fields[i].dk = deltaKindOf(q.fields[i].node)
 		}
+		q.dflat = flattenDelta(q)
 	}
 	for _, q := range c.order {
 		nestOf(q, map[*plan]bool{})
@@ -320,7 +332,7 @@ func (c *compiler) structPlan(t reflect.Type, inh spec, inhKey string) (*plan, e
 	if p, ok := c.building[key]; ok {
 		return p, nil // recursive type: the plan is being built
 	}
-	p := &plan{typ: t, name: t.Name()}
+	p := &plan{typ: t, name: t.Name(), uid: newUID()}
 	c.building[key] = p
 	c.order = append(c.order, p)
 	groups := map[string]*fieldGroup{}
@@ -386,7 +398,7 @@ func (c *compiler) node(path string, t reflect.Type, s spec, inhKey string) (*no
 		c.open[t] = true
 		defer delete(c.open, t)
 	}
-	nd := &node{typ: t, spec: s, clamp: s.clamp, idField: -1, pod: !hasPointers(t), size: t.Size()}
+	nd := &node{typ: t, spec: s, clamp: s.clamp, idField: -1, pod: !hasPointers(t), size: t.Size(), uid: newUID()}
 	if err := c.fill(nd, path, t, s, inhKey); err != nil {
 		return nil, err
 	}

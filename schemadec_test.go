@@ -36,6 +36,7 @@ type sdec struct {
 	neg, flagged bool
 	quats        map[*NodeSchema]*sdecQuat // quaternion nodes' states
 	wins         map[*NodeSchema]*uint32   // windowed nodes' running means
+	model        *sdecModel                // the schema's model (deltas), or nil
 }
 
 var errSchemaDec = errors.New("schema decoder: bad input")
@@ -559,12 +560,18 @@ func sdecDelta(s *Schema, r *bits.Reader, t int, base map[string]any) (v any, er
 		}
 	}()
 	d := &sdec{s: s, r: r}
+	if s.Model != nil {
+		d.model = sdecLoadModel(s)
+	}
 	return d.structDelta(t, base, true, -1), nil
 }
 
 // structDelta reads a changed bit per field (but skip, an entity's id) and
 // the changed fields' value deltas. Group members are ordinary fields here.
 func (d *sdec) structDelta(t int, base map[string]any, top bool, skip int) map[string]any {
+	if d.model != nil {
+		return d.structDeltaModel(t, base, top, skip)
+	}
 	out := map[string]any{}
 	for i, f := range d.s.Types[t].Fields {
 		if i == skip {
@@ -608,6 +615,11 @@ func (d *sdec) valueDelta(n *NodeSchema, b any) any {
 	case "map":
 		bm, _ := b.(map[any]any)
 		return d.mapDelta(n, bm)
+	}
+	if d.model != nil {
+		if _, ok := d.model.first[n]; ok {
+			return d.scalarModel(n, b)
+		}
 	}
 	if w := n.Delta; w != nil && d.read(1) == 1 {
 		// Rice-coded with the node's running mean, which starts at
@@ -899,11 +911,19 @@ func (d *sdec) quatDelta(n *NodeSchema, b [4]float64) any {
 	st := d.quatState(n)
 	start := d.r.Pos()
 	pos := 0 // the mode code: pos ones then a zero, or four ones
-	for pos < 4 && d.read(1) == 1 {
+	for d.model == nil && pos < 4 && d.read(1) == 1 {
 		pos++
 	}
 	order := [][5]int{{0, 1, 4, 2, 3}, {4, 0, 1, 2, 3}}[st.afterAbs]
 	mode := order[pos] // rank 0..3, or 4: absolute
+	t0, maxBits := 0, 3+2+3*nb
+	if d.model != nil { // the mode table instead (the loop above read nothing)
+		t0 = d.model.first[n]
+		maxBits = int(d.model.lens[t0][0]) + 2 + 3*nb
+		if mode = d.sym(t0) - 1; mode < 0 {
+			mode = 4
+		}
+	}
 	if mode == 4 {
 		st.afterAbs = 1
 		return d.quat(n, d.read(2+3*nb)) // (the one-spelling check is the codec's)
@@ -967,14 +987,18 @@ func (d *sdec) quatDelta(n *NodeSchema, b [4]float64) any {
 		default:
 			kk = riceK(16 * uint32((abs(e[0])+abs(e[1])+1)/2))
 		}
-		e[k] = d.rice(kk, nb)
+		if d.model != nil {
+			e[k] = d.quatDiffModel(t0, mode, k, nb, e)
+		} else {
+			e[k] = d.rice(kk, nb)
+		}
 		v := all[c] + e[k]
 		if v < 0 || v > steps {
 			panic(errSchemaDec)
 		}
 		q |= uint64(v) << uint(2+k*nb)
 	}
-	if d.r.Pos()-start > 3+2+3*nb {
+	if d.r.Pos()-start > maxBits {
 		panic(errSchemaDec)
 	}
 	x := uint32(16 * ((abs(e[0]) + abs(e[1]) + abs(e[2]) + 1) / 3))
@@ -1059,6 +1083,17 @@ func TestSchemaDecoderReadsDeltas(t *testing.T) {
 
 	r := rand.New(rand.NewSource(8))
 	sc := MustFor[fuzzScene]()
+	// A model trained on other scenes codes every other delta.
+	tr := sc.NewTrainer()
+	tf := fuzz.New().RandSource(rand.New(rand.NewSource(9))).NilChance(0.2).NumElements(0, 6).Funcs(sceneFuncs...)
+	for range 200 {
+		var a, b fuzzScene
+		tf.Fuzz(&a)
+		tf.Fuzz(&b)
+		require.NoError(t, tr.Add(&a, &b))
+	}
+	model, err := tr.Model()
+	require.NoError(t, err)
 	for i := 0; i < 300; i++ {
 		var a, b fuzzScene
 		f := fuzz.New().RandSource(r).NilChance(0.2).NumElements(0, 6).Funcs(sceneFuncs...)
@@ -1075,6 +1110,11 @@ func TestSchemaDecoderReadsDeltas(t *testing.T) {
 			b.Offsets = append(append([]int32(nil), a.Offsets...), -7, 9)
 		}
 		c := sc.WithDebug(i%5 == 4)
+		if i%2 == 1 {
+			c = sc.WithModel(model).WithDebug(i%5 == 4)
+			require.NoError(t, c.ModelErr())
+			require.NotNil(t, c.Schema().Model)
+		}
 		qa := a
 		qa.Cubes = append([]Cube(nil), a.Cubes...)
 		qa.Players = append([]DeltaPlayer(nil), a.Players...)

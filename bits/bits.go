@@ -13,6 +13,7 @@ package bits
 import (
 	"encoding/binary"
 	"errors"
+	"slices"
 	"sync"
 )
 
@@ -85,10 +86,20 @@ func (w *Writer) flush() {
 // WriteBytes writes each byte of p as 8 bits, in order. It is the same as
 // calling WriteBits(uint64(c), 8) for every byte, only faster.
 func (w *Writer) WriteBytes(p []byte) {
-	for len(p) >= 8 {
-		w.WriteBits(binary.LittleEndian.Uint64(p), 64)
-		p = p[8:]
+	// Whole words: appended as they are when the pending bits are none,
+	// else shifted in over them, a word out for each word in.
+	words := len(p) &^ 7
+	if w.n == 0 {
+		w.buf = append(w.buf, p[:words]...)
+	} else {
+		sh := uint(w.n) & 63
+		for k := 0; k < words; k += 8 {
+			v := binary.LittleEndian.Uint64(p[k:])
+			w.buf = binary.LittleEndian.AppendUint64(w.buf, w.scratch|v<<sh)
+			w.scratch = v >> ((64 - sh) & 63) // sh is 1..63
+		}
 	}
+	p = p[words:]
 	for _, c := range p {
 		w.WriteBits(uint64(c), 8)
 	}
@@ -141,6 +152,32 @@ func (w *Writer) ResetAppend(dst []byte) {
 	w.buf = dst
 	w.scratch = 0
 	w.n = 0
+}
+
+// Window returns the writer's storage for a caller that writes whole words
+// itself: buf holds every bit written so far (the pending ones flushed into
+// bytes, the last byte's bits past them zero) followed by at least extra
+// more bytes of unspecified content, and n is Len(). The caller may change
+// any bit of buf from bit n on (bit i is bit i%8 of buf[i/8]) and must then
+// call Commit. Window grows the storage as append does when it must.
+func (w *Writer) Window(extra int) (buf []byte, n int) {
+	n = w.Len()
+	w.buf = slices.Grow(w.buf, 8+max(extra, 0))
+	buf = w.buf[:cap(w.buf)]
+	binary.LittleEndian.PutUint64(buf[len(w.buf):], w.scratch)
+	return buf, n
+}
+
+// Commit ends a Window: the writer then holds the first n bits of buf, the
+// slice Window returned (its bits past n are ignored), with n at least the
+// Len() Window returned and at most 8·len(buf).
+func (w *Writer) Commit(buf []byte, n int) {
+	w.buf = buf[:n>>3]
+	w.n = n & 7
+	w.scratch = 0
+	if w.n != 0 {
+		w.scratch = uint64(buf[n>>3]) & (1<<uint(w.n) - 1)
+	}
 }
 
 var writerPool = sync.Pool{New: func() any { return new(Writer) }}
@@ -278,6 +315,20 @@ func (r *Reader) Peek(n int) uint64 {
 		r.refill()
 	}
 	return r.cache & (1<<uint(n) - 1)
+}
+
+// Drop consumes n bits (0..56) when they are already in the reader's
+// cache (a Peek of at least n bits just put them there, if the input has
+// them) and reports whether it did; when it reports false it consumed
+// nothing, and ReadBits or Skip tell the caller why. It is the inlinable
+// step a table decoder takes after a Peek.
+func (r *Reader) Drop(n int) bool {
+	if uint(n) > uint(r.n) {
+		return false
+	}
+	r.cache >>= uint(n) & 63
+	r.n -= n
+	return true
 }
 
 // ReadBool reads one bit.

@@ -1,6 +1,7 @@
 package bits
 
 import (
+	"encoding/binary"
 	"errors"
 	"math/rand"
 	"testing"
@@ -349,5 +350,52 @@ func TestReaderSourceSkipTo(t *testing.T) {
 			}()
 			r.SkipTo(bad)
 		}()
+	}
+}
+
+// TestWindowCommit writes random pieces, some through WriteBits and some
+// straight into a Window (whole-word stores, as the flat encoder makes
+// them, with garbage past the written bits), and checks the result against
+// a writer that took every piece through WriteBits.
+func TestWindowCommit(t *testing.T) {
+	rng := rand.New(rand.NewSource(5))
+	for round := 0; round < 300; round++ {
+		var ref Writer
+		var w Writer
+		if round%3 == 0 {
+			w.ResetAppend(make([]byte, 3, 5)) // after existing bytes, little room
+			ref.ResetAppend(make([]byte, 3))
+		}
+		for range rng.Intn(40) {
+			if rng.Intn(2) == 0 {
+				v, n := rng.Uint64(), rng.Intn(65)
+				ref.WriteBits(v, n)
+				w.WriteBits(v, n)
+				continue
+			}
+			pieces := rng.Intn(20)
+			buf, pos := w.Window(pieces*8 + 8)
+			require.Equal(t, ref.Len(), pos)
+			require.GreaterOrEqual(t, len(buf), (pos+7)/8+pieces*8+8)
+			for i := range buf[(pos+7)/8:] {
+				buf[(pos+7)/8+i] = byte(rng.Uint32()) // unspecified content
+			}
+			for range pieces {
+				n := 1 + rng.Intn(56)
+				v := rng.Uint64() & (1<<uint(n) - 1)
+				ref.WriteBits(v, n)
+				// keep the bits below pos, write v above them, 8 bytes at once
+				o := pos >> 3
+				word := binary.LittleEndian.Uint64(buf[o:])&(1<<uint(pos&7)-1) | v<<uint(pos&7)
+				binary.LittleEndian.PutUint64(buf[o:], word)
+				pos += n
+			}
+			if pos&7 != 0 {
+				buf[pos>>3] |= byte(rng.Uint32()) << uint(pos&7) // ignored: past n
+			}
+			w.Commit(buf, pos)
+			require.Equal(t, ref.Len(), w.Len())
+		}
+		require.Equal(t, ref.Bytes(), w.Bytes(), "round %d", round)
 	}
 }

@@ -117,3 +117,137 @@ func TestQuatGridMatchesUnpack(t *testing.T) {
 		}
 	}
 }
+
+// TestPack32MatchesPack checks the float32 packer against Pack: wherever
+// Pack32 reports ok it must return Pack's code, and wherever Pack fails it
+// must not report ok (its caller then asks Pack, which returns the error).
+// Inputs: every decodable code of the narrow widths (decoded to float32,
+// negated, nudged by a few ulps, with components permuted and signs
+// flipped), the float32s around every rounding boundary of a 9-bit grid,
+// random rotations (also off unit length), ties, near-zero, subnormal, NaN
+// and infinite components and random bit patterns. It also requires the
+// fast path to serve nearly every random rotation, so that it cannot pass
+// by refusing everything.
+func TestPack32MatchesPack(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 0))
+	inf, nan := float32(math.Inf(1)), float32(math.NaN())
+	for n := 2; n <= MaxQuatGridBits; n++ {
+		q, err := NewQuat(n)
+		require.NoError(t, err)
+		g := q.Grid()
+		var served, tried, fails int
+		check := func(v [4]float32) bool {
+			want, err := q.Pack([4]float64{float64(v[0]), float64(v[1]), float64(v[2]), float64(v[3])})
+			got, ok := g.Pack32(v[0], v[1], v[2], v[3])
+			tried++
+			if err != nil {
+				fails++
+				if ok {
+					t.Fatalf("n=%d v=%v: Pack fails (%v), Pack32 gives %#x", n, v, err, got)
+				}
+				return false
+			}
+			if ok {
+				served++
+				if got != want {
+					t.Fatalf("n=%d v=%v: Pack32 gives %#x, Pack %#x", n, v, got, want)
+				}
+			}
+			return ok
+		}
+		// every code of the narrow widths, some codes of the others
+		mask := uint64(1)<<uint(n) - 1
+		codes := 1 << uint(2+3*n)
+		for i := 0; i < min(codes, 1<<20); i++ {
+			u := uint64(i)
+			if codes > 1<<20 {
+				u = rng.Uint64() & (1<<uint(2+3*n) - 1)
+			}
+			if max(u>>2&mask, u>>uint(2+n)&mask, u>>uint(2+2*n)&mask) > mask-1 {
+				continue // off the grid
+			}
+			r, err := q.Unpack(u)
+			if err != nil {
+				continue
+			}
+			v := [4]float32{float32(r[0]), float32(r[1]), float32(r[2]), float32(r[3])}
+			check(v)
+			check([4]float32{-v[0], -v[1], -v[2], -v[3]})
+			check([4]float32{v[3], -v[2], v[1], v[0]}) // permuted, one sign flipped
+			for range 2 {
+				w := v
+				for j := range w {
+					w[j] = math.Float32frombits(math.Float32bits(w[j]) + uint32(rng.IntN(7)) - 3)
+				}
+				check(w)
+			}
+		}
+		// random rotations, at unit length as float32 makes them and off it
+		var unitServed int
+		for range 200000 {
+			r := randomRotation(rng)
+			v := [4]float32{float32(r[0]), float32(r[1]), float32(r[2]), float32(r[3])}
+			if check(v) {
+				unitServed++
+			}
+			s := 1 + (rng.Float64()*2-1)*1.2e-3 // squared norms up to 2.4e-3 off: some refused
+			check([4]float32{float32(r[0] * s), float32(r[1] * s), float32(r[2] * s), float32(r[3] * s)})
+		}
+		// Pack32 leaves to Pack only rounding boundaries and the codes
+		// whose margin fails, rare on all but the coarsest grids.
+		if n >= 5 {
+			require.Greater(t, unitServed, 200000*95/100, "n=%d: Pack32 refuses too many rotations", n)
+		}
+		// ties, near-zero, subnormal and bad components
+		h := float32(math.Sqrt2 / 2)
+		specials := []float32{0, float32(math.Copysign(0, -1)), 1, -1, 0.5, -0.5, h, -h, 1e-30, -1e-30,
+			math.Float32frombits(1), math.Float32frombits(0x807fffff), inf, -inf, nan, 1e30, float32(rng.Float64())}
+		for _, a := range specials {
+			for _, b := range specials {
+				check([4]float32{a, b, 0, 0})
+				check([4]float32{0, a, 0, b})
+				check([4]float32{a, b, 0.5, 0.5})
+				check([4]float32{0.5, a, -0.5, b})
+				check([4]float32{a, h, b, h})
+				check([4]float32{h, -h, a, b})
+				check([4]float32{a, 1, b, 1e-20})
+			}
+		}
+		for range 100000 {
+			check([4]float32{math.Float32frombits(rng.Uint32()), math.Float32frombits(rng.Uint32()),
+				math.Float32frombits(rng.Uint32()), math.Float32frombits(rng.Uint32())})
+			a, b := float32(rng.Float64()*0.7), float32(rng.Float64()*0.7)
+			c := float32(math.Sqrt(max(0, 1-2*float64(a)*float64(a)-float64(b)*float64(b))))
+			check([4]float32{a, -a, b, c}) // two equal magnitudes
+			check([4]float32{c, b, c, -a})
+		}
+		require.Greater(t, fails, 0)
+		t.Logf("n=%d: %d inputs, %d served by Pack32, %d refused by Pack", n, tried, served, fails)
+	}
+	// The float32s around every rounding boundary of the 9-bit grid, in
+	// each position, at unit length.
+	q, err := NewQuat(9)
+	require.NoError(t, err)
+	g := q.Grid()
+	for i := 0; i <= 510; i++ {
+		bnd := (float64(i) - 255 - 0.5) * q.step             // between index i-1 and i
+		for _, f := range []float64{bnd, bnd * (1 - 1e-7)} { // on the unit scale, and near it
+			c := float32(f)
+			for k := -4; k <= 4; k++ {
+				x := math.Float32frombits(math.Float32bits(c) + uint32(k))
+				if c == 0 {
+					continue
+				}
+				y, z := float32(rng.Float64()*0.3), float32(rng.Float64()*0.3)
+				w := float32(math.Sqrt(max(0, 1-float64(x)*float64(x)-float64(y)*float64(y)-float64(z)*float64(z))))
+				for _, v := range [][4]float32{{x, y, z, w}, {y, x, z, w}, {y, z, x, w}, {w, y, z, x}} {
+					want, err := q.Pack([4]float64{float64(v[0]), float64(v[1]), float64(v[2]), float64(v[3])})
+					got, ok := g.Pack32(v[0], v[1], v[2], v[3])
+					if ok && (err != nil || got != want) {
+						t.Fatalf("v=%v: Pack32 gives %#x, Pack %#x, %v", v, got, want, err)
+					}
+				}
+			}
+		}
+	}
+}

@@ -1,154 +1,164 @@
 package fields
 
-import mbits "math/bits"
+import (
+	mbits "math/bits"
 
-// Static codes: with a trained model (the root package's Model), a delta
-// carries no adaptive state at all. A windowed field codes its differences
-// with one fixed Rice parameter; a quaternion field codes its mode with a
-// fixed order of the five mode codes and its three differences with fixed
-// parameters chosen by context (QuatTable). Training picks each parameter
-// to minimize the bits of the recorded differences (RiceCost).
+	"github.com/bitwire/bitwire/bits"
+)
 
-// QuatClasses is the number of magnitude classes the second and third
-// differences of a quaternion are conditioned on.
+// Model tables of a quaternion field (docs/wire-format.md, "Models"): a
+// mode table (symbol 0 the absolute form, 1..4 the relative ranks 0..3)
+// and twenty difference tables (symbol 0 ESC, s ≥ 1 magnitude slot s-1):
+// the first difference by rank, the second and third by the magnitude
+// class of those before them.
+
+// QuatClasses is the number of contexts of the second and third
+// differences: magnitude classes 0..QuatClasses-1 (the last one for all
+// larger).
 const QuatClasses = 8
 
-// MagClass returns the magnitude class of m: its bit length, at most
+// QuatTables is the number of tables of one quaternion field: the mode,
+// then 4 + 2·QuatClasses difference tables.
+const QuatTables = 1 + 4 + 2*QuatClasses
+
+// MagClass returns the context class of m: its bit length, at most
 // QuatClasses - 1.
 func MagClass(m uint64) int { return min(mbits.Len64(m), QuatClasses-1) }
 
-// QuatTable is a quaternion field's static code: Order lists the mode at
-// each code position (codes 0, 10, 110, 1110, 1111; modes 0..3 the
-// relative ranks, 4 absolute), K0 the parameter of the first difference by
-// mode (rank), K1 that of the second by MagClass(|e0|), K2 that of the
-// third by MagClass((|e0| + |e1| + 1) / 2).
-type QuatTable struct {
-	Order [5]uint8
-	K0    [4]uint8
-	K1    [QuatClasses]uint8
-	K2    [QuatClasses]uint8
+// QuatCodes are a quaternion field's tables: Tab[0] the mode table, then
+// Tab[1+k] the difference table number k (QuatDiffTable).
+type QuatCodes struct {
+	Tab [QuatTables]*Code
 }
 
-// Valid reports whether t can code a quaternion whose components take n
-// bits: Order a permutation of 0..4, every parameter at most n.
-func (t *QuatTable) Valid(n int) bool {
-	var seen [5]bool
-	for _, m := range t.Order {
-		if m > 4 || seen[m] {
-			return false
+// QuatDiffTable returns the number (0..4+2·QuatClasses-1) of the table of
+// difference k of a relative quaternion of rank rank whose differences
+// before k are e: rank for k = 0; 4 + MagClass(|e0|) for k = 1; 4 +
+// QuatClasses + MagClass((|e0| + |e1| + 1) / 2) for k = 2.
+func QuatDiffTable(rank int, e *[3]int64, k int) int {
+	switch k {
+	case 0:
+		return rank
+	case 1:
+		return 4 + MagClass(abs64(e[0]))
+	}
+	return 4 + QuatClasses + MagClass((abs64(e[0])+abs64(e[1])+1)/2)
+}
+
+// QuatDiffSymbols returns the number of symbols of a difference table of a
+// quaternion with n-bit components: ESC and the slots of magnitudes of up
+// to n bits.
+func QuatDiffSymbols(n int) int { return 1 + TokenSlots(n) }
+
+// maxBitsCodes is the longest a quaternion delta may be with tables t:
+// the absolute form.
+func (q *Quat) maxBitsCodes(t *QuatCodes) int { return t.Tab[0].Len(0) + q.Bits() }
+
+// DeltaMaxBitsCodes returns the largest size of a quaternion delta coded
+// with t (without its changed bit): ESC of the mode table and Bits() bits.
+func (q *Quat) DeltaMaxBitsCodes(t *QuatCodes) int { return q.maxBitsCodes(t) }
+
+// diffBits is the size of difference v in table c: its token, or ESC, n
+// bits and a sign.
+func (q *Quat) diffBits(c *Code, v int64) int {
+	m := abs64(v)
+	if b := TokenBits(c, m); b >= 0 {
+		return b
+	}
+	b := c.Len(0) + q.n
+	if m != 0 {
+		b++
+	}
+	return b
+}
+
+// WriteDeltaCodes writes cur (packed) against base (packed; baseOK false
+// when it could not be) with the tables t: the relative form when the
+// baseline packs, its rank has a codeword and it is no longer than the
+// absolute form; else ESC and the packed value.
+func (q *Quat) WriteDeltaCodes(w *bits.Writer, t *QuatCodes, base uint64, baseOK bool, cur uint64) {
+	mode := t.Tab[0]
+	if baseOK {
+		rank, e := q.quatDiffs(base, cur)
+		if ml := mode.Len(rank + 1); ml > 0 {
+			size := ml
+			for k := range 3 {
+				size += q.diffBits(t.Tab[1+QuatDiffTable(rank, &e, k)], e[k])
+			}
+			if size <= q.maxBitsCodes(t) {
+				mode.Write(w, rank+1)
+				for k := range 3 {
+					c := t.Tab[1+QuatDiffTable(rank, &e, k)]
+					m := abs64(e[k])
+					if !WriteToken(w, c, m, e[k] < 0) {
+						WriteEsc(w, c)
+						w.WriteBits(m, q.n)
+						if m != 0 {
+							w.WriteBool(e[k] < 0)
+						}
+					}
+				}
+				return
+			}
 		}
-		seen[m] = true
 	}
-	for _, k := range t.K0 {
-		if int(k) > n {
-			return false
+	mode.Write(w, 0)
+	w.WriteBits(cur, q.Bits())
+}
+
+// ReadDeltaCodes reads what WriteDeltaCodes wrote against the baseline
+// base, as ReadDelta does for the adaptive code.
+func (q *Quat) ReadDeltaCodes(r *bits.Reader, t *QuatCodes, base *[4]float64) (uint64, error) {
+	start := r.Pos()
+	mode, err := t.Tab[0].Read(r)
+	if err != nil {
+		return 0, err
+	}
+	if mode == 0 {
+		return r.ReadBits(q.Bits())
+	}
+	qb, err := q.Pack(*base)
+	if err != nil {
+		return 0, errBaseline(err)
+	}
+	return q.readRelative(r, nil, t, qb, mode-1, start)
+}
+
+// readDiffCodes reads difference k of a relative quaternion with tables t.
+func (q *Quat) readDiffCodes(r *bits.Reader, t *QuatCodes, rank int, e *[3]int64, k int) (int64, error) {
+	m, neg, esc, err := ReadToken(r, t.Tab[1+QuatDiffTable(rank, e, k)])
+	if err != nil {
+		return 0, err
+	}
+	if esc {
+		if m, err = r.ReadBits(q.n); err != nil {
+			return 0, err
+		}
+		if m != 0 {
+			if neg, err = r.ReadBool(); err != nil {
+				return 0, err
+			}
 		}
 	}
-	for i := range t.K1 {
-		if int(t.K1[i]) > n || int(t.K2[i]) > n {
-			return false
-		}
+	if neg {
+		return -int64(m), nil
 	}
-	return true
+	return int64(m), nil
 }
 
-// RiceCost counts, for each parameter k, the bits that Rice codes with
-// parameter k would spend on the values added.
-type RiceCost [RiceMaxK + 1]uint64
-
-// Add adds the cost of v with escape width width.
-func (c *RiceCost) Add(v int64, width int) {
-	for k := range c {
-		c[k] += uint64(RiceBits(v, k, width))
-	}
-}
-
-// Best returns the parameter, at most maxK, of the least cost (the smallest
-// on ties); def when nothing was added.
-func (c *RiceCost) Best(maxK int, def uint8) uint8 {
-	maxK = min(maxK, RiceMaxK)
-	if c[0] == 0 {
-		return min(def, uint8(maxK))
-	}
-	best := 0
-	for k := 1; k <= maxK; k++ {
-		if c[k] < c[best] {
-			best = k
-		}
-	}
-	return uint8(best)
-}
-
-// QuatStats is what training records of one quaternion field.
-type QuatStats struct {
-	Mode   [5]uint64
-	K0     [4]RiceCost
-	K1, K2 [QuatClasses]RiceCost
-}
-
-// Record records the symbols of cur (packed) against base (packed; baseOK
-// false when it could not be), as the adaptive code would choose its mode.
-func (q *Quat) Record(st *QuatStats, base uint64, baseOK bool, cur uint64) {
+// DeltaSymbols returns what a model records of cur against base: relative
+// false for the absolute form (no baseline, or a relative form longer
+// than the adaptive code's choice allows), else the rank and the three
+// differences.
+func (q *Quat) DeltaSymbols(base uint64, baseOK bool, cur uint64) (rank int, e [3]int64, relative bool) {
 	if !baseOK {
-		st.Mode[quatModeAbsolute]++
-		return
+		return 0, e, false
 	}
-	rank, e := q.quatDiffs(base, cur)
+	rank, e = q.quatDiffs(base, cur)
 	s := NewQuatDeltaState()
 	size := 2
 	for i := range 3 {
 		size += RiceBits(e[i], s.params(e, i), q.n)
 	}
-	if size > 3+q.Bits() {
-		st.Mode[quatModeAbsolute]++
-		return
-	}
-	st.Mode[rank]++
-	st.K0[rank].Add(e[0], q.n)
-	st.K1[MagClass(abs64(e[0]))].Add(e[1], q.n)
-	st.K2[MagClass((abs64(e[0])+abs64(e[1])+1)/2)].Add(e[2], q.n)
-}
-
-// Table returns the static code that spends the fewest bits on what st
-// recorded, for components of n bits: modes ordered by decreasing count
-// (the adaptive order on ties), each parameter the cheapest (at most n).
-func (st *QuatStats) Table(n int) QuatTable {
-	var t QuatTable
-	t.Order = quatModeOrder[0]
-	// A stable insertion sort by decreasing count.
-	for i := 1; i < 5; i++ {
-		for j := i; j > 0 && st.Mode[t.Order[j]] > st.Mode[t.Order[j-1]]; j-- {
-			t.Order[j], t.Order[j-1] = t.Order[j-1], t.Order[j]
-		}
-	}
-	for i := range t.K0 {
-		t.K0[i] = st.K0[i].Best(n, 1)
-	}
-	for i := range t.K1 {
-		d := uint8(max(i-1, 0))
-		t.K1[i] = st.K1[i].Best(n, d)
-		t.K2[i] = st.K2[i].Best(n, d)
-	}
-	return t
-}
-
-// NewQuatDeltaStateTable returns the state of a quaternion field coded with
-// the static table t: it never changes.
-func NewQuatDeltaStateTable(t *QuatTable) QuatDeltaState {
-	return QuatDeltaState{static: true, tab: *t}
-}
-
-// Record adds the difference of cur from base to c when it lies in the
-// window (its escape width EscapeBits()).
-func (w Window) Record(c *RiceCost, base, cur uint64) {
-	diff := int64(cur - base)
-	if diff >= w.lo && diff <= w.hi {
-		c.Add(diff, w.esc)
-	}
-}
-
-// NewStaticState returns the state of a window coded with the fixed Rice
-// parameter k (at most EscapeBits()): it never changes.
-func (w Window) NewStaticState(k int) WindowState {
-	return WindowState{fixed: uint8(min(k, w.esc)) + 1}
+	return rank, e, size <= 3+q.Bits()
 }

@@ -366,9 +366,12 @@ func (q *Quat) rebuild(idx [3]uint64) (float64, bool) {
 type QuatGrid struct {
 	n     uint
 	steps uint64
-	e     []quatEntry // 2^n entries; the last, off the grid, can never be valid
-	mask  uint64      // 2^n - 1
-	tab   *[1 << MaxQuatGridBits]quatEntry
+	// Pack32's terms, 2^32 times the Quat's: 1/step and steps/2 + 0.5 (a
+	// component's index is the floor of c/step + steps/2 + 0.5).
+	inv32, mid32 float64
+	e            []quatEntry // 2^n entries; the last, off the grid, can never be valid
+	mask         uint64      // 2^n - 1
+	tab          *[1 << MaxQuatGridBits]quatEntry
 }
 
 type quatEntry struct {
@@ -397,7 +400,7 @@ func (q *Quat) Grid() *QuatGrid {
 	slot := &quatGrids[n]
 	slot.once.Do(func() {
 		tab := new([1 << MaxQuatGridBits]quatEntry)
-		t := &QuatGrid{n: uint(n), steps: q.steps, e: tab[:1<<uint(n)], mask: 1<<uint(n) - 1, tab: tab}
+		t := &QuatGrid{n: uint(n), steps: q.steps, inv32: q.inv * (1 << 32), mid32: q.mid * (1 << 32), e: tab[:1<<uint(n)], mask: 1<<uint(n) - 1, tab: tab}
 		for i := range tab {
 			e := &tab[i]
 			e.thr = math.Float64bits(math.Inf(1))
@@ -440,6 +443,73 @@ func (t *QuatGrid) Rebuild32(i0, i1, i2 uint64) (a, b, c, d float32, ok bool) {
 	ea, eb, ec := &e[i0&k], &e[i1&k], &e[i2&k]
 	dd := math.Sqrt(1 - ea.sq - eb.sq - ec.sq) // NaN below 0: fails the comparison
 	return ea.f32, eb.f32, ec.f32, float32(dd), dd >= math.Float64frombits(max(ea.thr, eb.thr, ec.thr))
+}
+
+// Pack32 is Quat.Pack of the float32 components x, y, z, w for the inputs
+// whose result it can be sure of, with ok true; for the others (a squared
+// norm further than 1e-3 from 1, NaN or infinite, which Pack refuses; a
+// component whose scaled value lies within 2^-19 of a rounding boundary;
+// indices that break the decoder's margin, which Pack then moves) it
+// returns ok false, and the caller asks Pack. Its arithmetic:
+//
+//   - the squared norm is Pack's, to the bit (float32 squares are exact in a
+//     float64, and the sum is taken in Pack's order), so its test is Pack's;
+//   - the dropped component is the largest magnitude, lowest index on ties,
+//     as one integer max of the float32 magnitudes' bits (which order as the
+//     magnitudes do, so as the float64s Pack compares) shifted above the
+//     complement of the component's index;
+//   - each index is the floor of y = c·k + mid, k = ±inv/√norm2 (one square
+//     root, one division), computed 2^32 times larger (a power of two:
+//     the same roundings), so that the integer part of 2^32·y is the index
+//     and its low 32 bits the fraction. y is within a few ulps of the real
+//     R = c/(step·√norm2) + mid, under 1e-12 for R below 2^10, and Pack
+//     returns floor(R) too wherever R lies further than that from an
+//     integer (its quick path only where its own guard of 1e-6 holds, its
+//     exact path by a product or a division in float64). So where y's
+//     fraction lies 2^-19 or more from 0 and from 1, both are floor(R);
+//   - Pack keeps these indices exactly when the decoder accepts them (its
+//     surelyClear and clear are conservative forms of the decoder's rule,
+//     which they fall back on), and the check here is the decoder's rule,
+//     read from the tables as Unpack computes it (an index off the grid
+//     has an infinite threshold).
+//
+// TestPack32MatchesPack checks it against Pack on every code of the narrow
+// widths, random rotations, ties, near-zero components and bad inputs.
+func (t *QuatGrid) Pack32(x, y, z, w float32) (u uint64, ok bool) {
+	c := [4]float64{float64(x), float64(y), float64(z), float64(w)}
+	// float64(...) keeps each product rounded alone: no fused multiply-add.
+	norm2 := float64(c[0]*c[0]) + float64(c[1]*c[1]) + float64(c[2]*c[2]) + float64(c[3]*c[3])
+	const sign32 = 1 << 31
+	k0 := uint64(math.Float32bits(x)&^sign32)<<2 | 3
+	k1 := uint64(math.Float32bits(y)&^sign32)<<2 | 2
+	k2 := uint64(math.Float32bits(z)&^sign32)<<2 | 1
+	k3 := uint64(math.Float32bits(w)&^sign32)<<2 | 0
+	m := (3 - max(k0, k1, k2, k3)) & 3
+	// ±2^32·inv/√norm2, negative when the dropped component is, so that it
+	// is positive after scaling.
+	k := math.Float64frombits(math.Float64bits(t.inv32/math.Sqrt(norm2)) ^ math.Float64bits(c[m])&signBit)
+	o := &quatOthers[m]
+	// 2^32·y, truncated: y is positive when norm2 passes (a component
+	// other than the largest is at most 1/√2 of the unit, y at least
+	// about 1/2), so truncation is the floor. A NaN's or a far value's
+	// garbage is refused below all the same.
+	ya := int64(float64(c[o[0]&3]*k) + t.mid32)
+	yb := int64(float64(c[o[1]&3]*k) + t.mid32)
+	yc := int64(float64(c[o[2]&3]*k) + t.mid32)
+	// The fractions less the guard, as uint32s: in range exactly when at
+	// most 2^32 - 2·guard.
+	const guard = 1 << 13 // 2^-19 in units of 2^-32
+	frac := max(uint32(ya)-guard, uint32(yb)-guard, uint32(yc)-guard)
+	const km = 1<<MaxQuatGridBits - 1 // keeps any index inside the table
+	a, b, cc := uint64(ya>>32)&km, uint64(yb>>32)&km, uint64(yc>>32)&km
+	e := t.tab
+	ea, eb, ec := &e[a], &e[b], &e[cc]
+	d := math.Sqrt(1 - ea.sq - eb.sq - ec.sq) // NaN below 0: fails the comparison
+	n := t.n & 15
+	u = m | a<<2 | b<<((2+n)&63) | cc<<((2+2*n)&63)
+	ok = math.Abs(norm2-1) <= quatNormTolerance && frac <= 1<<32-2*guard &&
+		d >= math.Float64frombits(max(ea.thr, eb.thr, ec.thr))
+	return u, ok
 }
 
 // Value returns the grid value of component index i as Quat.Unpack does.

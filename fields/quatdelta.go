@@ -41,9 +41,6 @@ import (
 type QuatDeltaState struct {
 	mean     RiceMean
 	afterAbs uint8 // 1 when the node's last quaternion was absolute
-	rank     uint8 // the mode of the quaternion being coded (static tables)
-	static   bool  // coded with tab, a trained model's table
-	tab      QuatTable
 }
 
 // quatDeltaStart is the running mean a packet starts with, in grid steps.
@@ -157,9 +154,6 @@ var quatModeOrder = [2][5]uint8{
 // quatModeCode returns the code of a mode (low bit first) and its length.
 func (s *QuatDeltaState) modeCode(mode int) (uint64, int) {
 	order := &quatModeOrder[s.afterAbs&1]
-	if s.static {
-		order = &s.tab.Order
-	}
 	i := 0
 	for i < 4 && int(order[i]) != mode {
 		i++
@@ -179,9 +173,6 @@ func (s *QuatDeltaState) readMode(r *bits.Reader) (int, error) {
 	}
 	if err := r.Skip(n); err != nil {
 		return 0, err
-	}
-	if s.static {
-		return int(s.tab.Order[i]), nil
 	}
 	return int(quatModeOrder[s.afterAbs&1][i]), nil
 }
@@ -244,9 +235,6 @@ func (q *Quat) quatDiffs(base, cur uint64) (int, [3]int64) {
 // after it: the first follows the packet's running mean; the second and
 // third the mean of the differences before them in this quaternion.
 func (s *QuatDeltaState) params(e [3]int64, k int) int {
-	if s.static {
-		return s.staticParam(e, k)
-	}
 	switch k {
 	case 0:
 		return s.mean.K()
@@ -256,6 +244,13 @@ func (s *QuatDeltaState) params(e [3]int64, k int) int {
 	return NewRiceMean(uint32(min((abs64(e[0])+abs64(e[1])+1)/2, 1<<20))).K()
 }
 
+// allParams returns the three parameters params gives for the differences
+// e, without a call and a switch for each.
+func (s *QuatDeltaState) allParams(e [3]int64) [3]int {
+	a0, a1 := abs64(e[0]), abs64(e[1])
+	return [3]int{s.mean.K(), NewRiceMean(uint32(min(a0, 1<<20))).K(), NewRiceMean(uint32(min((a0+a1+1)/2, 1<<20))).K()}
+}
+
 // WriteDelta writes cur (packed by Pack) against base (packed by Pack;
 // baseOK false when the baseline could not be packed, which forces the
 // absolute mode), and updates s. It writes no changed bit.
@@ -263,13 +258,8 @@ func (q *Quat) WriteDelta(w *bits.Writer, s *QuatDeltaState, base uint64, baseOK
 	if baseOK {
 		rank, e := q.quatDiffs(base, cur)
 		code, cn := s.modeCode(rank)
-		s.rank = uint8(rank)
-		size := cn
-		var k [3]int
-		for i := range 3 {
-			k[i] = s.params(e, i)
-			size += RiceBits(e[i], k[i], q.n)
-		}
+		k := s.allParams(e)
+		size := cn + RiceBits(e[0], k[0], q.n) + RiceBits(e[1], k[1], q.n) + RiceBits(e[2], k[2], q.n)
 		if size <= 3+q.Bits() {
 			w.WriteBits(code, cn)
 			for i := range 3 {
@@ -288,9 +278,6 @@ func (q *Quat) WriteDelta(w *bits.Writer, s *QuatDeltaState, base uint64, baseOK
 // update moves the packet's running mean toward this relative
 // quaternion's mean difference (an absolute one leaves it alone).
 func (s *QuatDeltaState) update(e [3]int64) {
-	if s.static {
-		return
-	}
 	s.mean.Add((abs64(e[0]) + abs64(e[1]) + abs64(e[2]) + 1) / 3)
 	s.afterAbs = 0
 }
@@ -316,14 +303,18 @@ func (q *Quat) ReadDelta(r *bits.Reader, s *QuatDeltaState, base *[4]float64) (u
 	}
 	qb, err := q.Pack(*base)
 	if err != nil {
-		return 0, fmt.Errorf("baseline: %w", err)
+		return 0, errBaseline(err)
 	}
-	return q.readRelative(r, s, qb, mode, start)
+	return q.readRelative(r, s, nil, qb, mode, start)
 }
 
+// errBaseline is the error for a baseline that cannot be packed.
+func errBaseline(err error) error { return fmt.Errorf("baseline: %w", err) }
+
 // readRelative reads the differences of a relative quaternion of the given
-// mode (rank) whose mode code began at bit start.
-func (q *Quat) readRelative(r *bits.Reader, s *QuatDeltaState, base uint64, mode, start int) (uint64, error) {
+// mode (rank) whose mode code began at bit start: Rice codes with the
+// adaptive state s, or, when t is not nil, the tables t.
+func (q *Quat) readRelative(r *bits.Reader, s *QuatDeltaState, t *QuatCodes, base uint64, mode, start int) (uint64, error) {
 	ranks := q.quatRanks(base)
 	m := ranks[mode]
 	n := uint(q.n)
@@ -335,10 +326,19 @@ func (q *Quat) readRelative(r *bits.Reader, s *QuatDeltaState, base uint64, mode
 		b = q.ReexpressQuat(base, m)
 	}
 	var e [3]int64
-	s.rank = uint8(mode)
 	out := uint64(m)
+	maxBits := q.DeltaMaxBits()
+	if t != nil {
+		maxBits = q.maxBitsCodes(t)
+	}
 	for i := range 3 {
-		v, err := ReadRice(r, s.params(e, i), q.n)
+		var v int64
+		var err error
+		if t != nil {
+			v, err = q.readDiffCodes(r, t, mode, &e, i)
+		} else {
+			v, err = ReadRice(r, s.params(e, i), q.n)
+		}
 		if err != nil {
 			return 0, err
 		}
@@ -349,22 +349,11 @@ func (q *Quat) readRelative(r *bits.Reader, s *QuatDeltaState, base uint64, mode
 		}
 		out |= uint64(c) << (2 + uint(i)*n)
 	}
-	if r.Pos()-start > q.DeltaMaxBits() {
+	if r.Pos()-start > maxBits {
 		return 0, ErrMalformed // the writer codes it absolute
 	}
-	s.update(e)
-	return out, nil
-}
-
-// staticParam is params for a static table: the first difference by the
-// quaternion's mode, the second and third by the magnitude class of those
-// before them.
-func (s *QuatDeltaState) staticParam(e [3]int64, k int) int {
-	switch k {
-	case 0:
-		return int(s.tab.K0[s.rank&3])
-	case 1:
-		return int(s.tab.K1[MagClass(abs64(e[0]))])
+	if t == nil {
+		s.update(e)
 	}
-	return int(s.tab.K2[MagClass((abs64(e[0])+abs64(e[1])+1)/2)])
+	return out, nil
 }

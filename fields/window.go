@@ -67,15 +67,11 @@ func (w Window) MaxBits() int { return RiceEscape + w.esc + 1 }
 // field per message: a running mean of the magnitudes of its differences,
 // from which the Rice parameter follows.
 type WindowState struct {
-	mean  RiceMean
-	fixed uint8 // a static parameter + 1 (NewStaticState); 0: adaptive
+	mean RiceMean
 }
 
 // k returns the Rice parameter of the next difference.
 func (s *WindowState) k() int {
-	if s.fixed != 0 {
-		return int(s.fixed) - 1
-	}
 	return s.mean.K()
 }
 

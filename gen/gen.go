@@ -65,9 +65,6 @@ func check(msgs []Message) error {
 			return fmt.Errorf("%w: message name %q is not a unique identifier", ErrSchema, m.Name)
 		}
 		seen[m.Name] = true
-		if s.Model != nil {
-			return fmt.Errorf("%w: %s: the schema's deltas use a trained model (hash %s); generated clients do not implement models yet", ErrSchema, m.Name, s.Model.Hash)
-		}
 		if s.Debug {
 			return fmt.Errorf("%w: %s: debug schemas (sentinels) are not supported by generated clients", ErrSchema, m.Name)
 		}
@@ -78,6 +75,11 @@ func check(msgs []Message) error {
 			return fmt.Errorf("%w: %s: %w", ErrSchema, m.Name, err)
 		} else if want := fmt.Sprintf("%016x", fp); s.Fingerprint != "" && want != s.Fingerprint {
 			return fmt.Errorf("%w: %s: the schema says fingerprint %s, its content hashes to %s", ErrSchema, m.Name, s.Fingerprint, want)
+		}
+		if s.Model != nil {
+			if _, err := checkModel(s); err != nil {
+				return fmt.Errorf("%s: %w", m.Name, err)
+			}
 		}
 	}
 	return nil

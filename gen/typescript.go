@@ -1,6 +1,7 @@
 package gen
 
 import (
+	"encoding/base64"
 	"fmt"
 	"io"
 	"strconv"
@@ -65,6 +66,9 @@ func TypeScript(out io.Writer, runtimePath string, msgs ...Message) error {
 		}
 		for _, ri := range roots {
 			w.p("%s%d.limits = { maxDepth: %d, maxLen: %d };\n", pre, ri, s.Limits.MaxDepth, s.Limits.MaxLen)
+		}
+		if s.Model != nil && s.Union == nil {
+			w.p("%s%d.model = { layout: 0x%sn, hash: 0x%sn, file: %q };\n", pre, s.Root, s.Model.Layout, s.Model.Hash, base64.StdEncoding.EncodeToString(s.Model.File))
 		}
 		fp, _ := bitwire.SchemaFingerprint(s) // checked by check
 		if s.Union != nil {

@@ -58,10 +58,19 @@ func realMain(args []string, stdout, stderr io.Writer) int {
 	chart := fs.String("chart", "", "write an SVG chart of kbit/s per second to `file`")
 	record := fs.String("record", "", "train a model on this run's traffic (each entity's consecutive states) and write it to `file`")
 	model := fs.String("model", "", "code every delta with the model in `file` (written by -record)")
+	seedList := fs.String("seeds", "", "run once per seed in `list` (e.g. 2-5 or 2,3,7) instead of -seed, reporting each run; with -record, train one model on all of them")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	finish, err := setupModel(&cfg, *model, *record)
+	seeds := []uint64{cfg.Seed}
+	if *seedList != "" {
+		var err error
+		if seeds, err = parseSeeds(*seedList); err != nil {
+			fmt.Fprintf(stderr, "bitwire-demo: %v\n", err)
+			return 2
+		}
+	}
+	newRun, finish, err := setupModel(&cfg, *model, *record)
 	if err != nil {
 		fmt.Fprintf(stderr, "bitwire-demo: %v\n", err)
 		return 2
@@ -82,17 +91,33 @@ func realMain(args []string, stdout, stderr io.Writer) int {
 		cfg.Progress = stdout
 	}
 
-	sum, err := run(cfg)
-	if err != nil {
-		fmt.Fprintf(stderr, "bitwire-demo: %v\n", err)
-		return 2
+	status := 0
+	for _, seed := range seeds {
+		cfg.Seed = seed
+		newRun()
+		if st := runOnce(cfg, stdout, stderr, *jsonOut, *chart); st > status {
+			status = st
+		}
+		if status == 2 {
+			return 2
+		}
 	}
 	if err := finish(); err != nil {
 		fmt.Fprintf(stderr, "bitwire-demo: %v\n", err)
 		return 2
 	}
+	return status
+}
+
+// runOnce runs the world once and reports it, with realMain's status.
+func runOnce(cfg Config, stdout, stderr io.Writer, jsonOut bool, chart string) int {
+	sum, err := run(cfg)
+	if err != nil {
+		fmt.Fprintf(stderr, "bitwire-demo: %v\n", err)
+		return 2
+	}
 	sum.Config.GoVersion = runtime.Version()
-	if *jsonOut {
+	if jsonOut {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(&sum); err != nil {
@@ -102,8 +127,8 @@ func realMain(args []string, stdout, stderr io.Writer) int {
 	} else {
 		printReport(stdout, &sum)
 	}
-	if *chart != "" {
-		f, err := os.Create(*chart)
+	if chart != "" {
+		f, err := os.Create(chart)
 		if err == nil {
 			err = writeChart(f, &sum)
 			if cerr := f.Close(); err == nil {
@@ -114,8 +139,8 @@ func realMain(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "bitwire-demo: chart: %v\n", err)
 			return 2
 		}
-		if !*jsonOut {
-			fmt.Fprintf(stdout, "\nchart written to %s\n", *chart)
+		if !jsonOut {
+			fmt.Fprintf(stdout, "\nchart written to %s\n", chart)
 		}
 	}
 	if sum.Desyncs > 0 || sum.DecodeErrors > 0 {

@@ -3,32 +3,36 @@ package main
 import (
 	"fmt"
 	"os"
+	"strconv"
+	"strings"
 
 	"github.com/bitwire/bitwire"
 )
 
 // setupModel loads the -model file into cfg and, for -record, sets up a
 // trainer fed with each entity's consecutive published states (the pairs
-// the server codes when every update is acknowledged at once). finish writes the
-// trained model to the -record file after the run.
-func setupModel(cfg *Config, model, record string) (finish func() error, err error) {
+// the server codes when every update is acknowledged at once). newRun
+// starts the records of another run (another seed) on the same trainer;
+// finish writes the model trained on every run to the -record file.
+func setupModel(cfg *Config, model, record string) (newRun func(), finish func() error, err error) {
+	newRun = func() {}
 	finish = func() error { return nil }
 	if model != "" {
 		b, err := os.ReadFile(model)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		var m bitwire.Model
 		if err := m.UnmarshalBinary(b); err != nil {
-			return nil, fmt.Errorf("-model %s: %w", model, err)
+			return nil, nil, fmt.Errorf("-model %s: %w", model, err)
 		}
 		if err := bitwire.MustFor[Entity]().WithModel(&m).ModelErr(); err != nil {
-			return nil, fmt.Errorf("-model %s: %w", model, err)
+			return nil, nil, fmt.Errorf("-model %s: %w", model, err)
 		}
 		cfg.Model = &m
 	}
 	if record == "" {
-		return finish, nil
+		return newRun, finish, nil
 	}
 	c := bitwire.MustFor[Entity]()
 	tr := c.NewTrainer()
@@ -46,7 +50,8 @@ func setupModel(cfg *Config, model, record string) (finish func() error, err err
 		}
 		c.Copy(p, v)
 	}
-	return func() error {
+	newRun = func() { clear(prev) }
+	return newRun, func() error {
 		if addErr != nil {
 			return fmt.Errorf("-record: %w", addErr)
 		}
@@ -57,4 +62,27 @@ func setupModel(cfg *Config, model, record string) (finish func() error, err err
 		b, _ := m.MarshalBinary()
 		return os.WriteFile(record, b, 0o644)
 	}, nil
+}
+
+// parseSeeds parses -seeds: seeds separated by commas, each a number or a
+// range a-b (inclusive), e.g. "2-5" or "2,3,7".
+func parseSeeds(s string) ([]uint64, error) {
+	var out []uint64
+	for _, part := range strings.Split(s, ",") {
+		lo, hi, isRange := strings.Cut(strings.TrimSpace(part), "-")
+		a, err := strconv.ParseUint(lo, 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("-seeds %q: %v", s, err)
+		}
+		b := a
+		if isRange {
+			if b, err = strconv.ParseUint(hi, 10, 64); err != nil || b < a || b-a >= 1000 {
+				return nil, fmt.Errorf("-seeds %q: bad range %q", s, part)
+			}
+		}
+		for x := a; x <= b; x++ {
+			out = append(out, x)
+		}
+	}
+	return out, nil
 }

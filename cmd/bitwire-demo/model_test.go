@@ -16,7 +16,7 @@ func TestDemoRecordAndModel(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "demo.bwm")
 	var out, errb bytes.Buffer
-	if code := realMain([]string{"-duration", "300ms", "-clients", "2", "-crates", "20", "-seed", "2", "-record", file}, &out, &errb); code != 0 {
+	if code := realMain([]string{"-duration", "300ms", "-clients", "2", "-crates", "20", "-seeds", "2-3", "-record", file}, &out, &errb); code != 0 {
 		t.Fatalf("-record: exit %d: %s", code, errb.String())
 	}
 	b, err := os.ReadFile(file)
@@ -42,5 +42,18 @@ func TestDemoRecordAndModel(t *testing.T) {
 	errb.Reset()
 	if code := realMain([]string{"-duration", "300ms", "-model", file}, &out, &errb); code != 2 || !strings.Contains(errb.String(), "bad model") {
 		t.Fatalf("corrupt -model: exit %d: %s", code, errb.String())
+	}
+}
+
+// -seeds: lists and ranges, and what is refused.
+func TestParseSeeds(t *testing.T) {
+	got, err := parseSeeds("2-5,9")
+	if err != nil || len(got) != 5 || got[0] != 2 || got[3] != 5 || got[4] != 9 {
+		t.Fatalf("parseSeeds(2-5,9) = %v, %v", got, err)
+	}
+	for _, bad := range []string{"", "x", "5-2", "1-", "1-99999"} {
+		if _, err := parseSeeds(bad); err == nil {
+			t.Errorf("parseSeeds(%q) accepted", bad)
+		}
 	}
 }

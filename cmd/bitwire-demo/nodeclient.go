@@ -77,10 +77,11 @@ func repoRoot() (string, error) {
 	}
 }
 
-// buildNodeClient generates entity.ts from Entity's schema and compiles it
-// with the runtime and nodeclient/main.ts into dir; it returns node's path
-// and the script to run.
-func buildNodeClient(dir string) (node, script string, err error) {
+// buildNodeClient generates entity.ts from Entity's schema (with the model
+// m, when not nil, as the server's codec) and compiles it with the runtime
+// and nodeclient/main.ts into dir; it returns node's path and the script to
+// run.
+func buildNodeClient(dir string, m *bitwire.Model) (node, script string, err error) {
 	root, err := repoRoot()
 	if err != nil {
 		return "", "", err
@@ -99,7 +100,7 @@ func buildNodeClient(dir string) (node, script string, err error) {
 		return "", "", err
 	}
 	var entity bytes.Buffer
-	if err := gen.TypeScript(&entity, "./bitwire.js", gen.Named("EntityCodec", bitwire.MustFor[Entity]().Schema())); err != nil {
+	if err := gen.TypeScript(&entity, "./bitwire.js", gen.Named("EntityCodec", bitwire.MustFor[Entity]().WithModel(m).Schema())); err != nil {
 		return "", "", err
 	}
 	files := map[string][]byte{"entity.ts": entity.Bytes()}

@@ -185,7 +185,7 @@ func run(cfg Config) (Summary, error) {
 			return Summary{}, err
 		}
 		fleet.dir = dir
-		node, script, err := buildNodeClient(dir)
+		node, script, err := buildNodeClient(dir, cfg.Model)
 		if err != nil {
 			fleet.stopAll()
 			closeAll()

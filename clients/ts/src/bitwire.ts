@@ -98,6 +98,18 @@ export class BitReader {
     return (BigInt(this.read(n - 32)) << 32n) | BigInt(lo);
   }
   bool(): boolean { return this.read(1) === 1; }
+  /** the next n bits (0 <= n <= 17) without reading them; bits past the end read as 0 */
+  peek(n: number): number {
+    const p = this.pos, d = this.data, i = p >>> 3;
+    const v = ((d[i] | (d[i + 1] << 8) | (d[i + 2] << 16)) >>> (p & 7)) & ((1 << n) - 1);
+    const left = this.end - p;
+    return left >= n ? v : left > 0 ? v & ((1 << left) - 1) : 0;
+  }
+  /** moves past n bits; past the end is ErrUnexpectedEnd */
+  skip(n: number): void {
+    if (n > this.end - this.pos) throw new ErrUnexpectedEnd();
+    this.pos += n;
+  }
 }
 
 /** writes an LSB-first bit stream into a growing buffer */
@@ -420,7 +432,7 @@ export interface Node {
   /** slice, map: the fewest bits an element (entry) takes, from the schema; bounds lengths read from input */
   emin?: number;
   /** runtime caches */
-  _c?: number; _q?: Quantizer; _quat?: QuatCoder; _emin?: number; _w?: number;
+  _c?: number; _q?: Quantizer; _quat?: QuatCoder; _emin?: number; _w?: number; _mr?: [bigint, bigint];
 }
 /** fields of one struct sharing a bitlen group name */
 export interface Group { members: number[]; width: number; signed: boolean; }
@@ -429,6 +441,8 @@ export interface StructPlan {
   name: string; fields: Field[]; make: () => any;
   /** a message type's decoding limits, from its schema (absent: Go's defaults, 100 and 2^20) */
   limits?: { maxDepth: number; maxLen: number };
+  /** a message type whose deltas use a trained model: the model (wire-format.md, "Models") */
+  model?: PlanModel;
 }
 
 const MAX_DEPTH = 100;
@@ -670,6 +684,12 @@ export class Decoder {
       }
       case "range": {
         const w = rangeWidth(n);
+        if (!n.big && w > 53) {
+          // bounds within ±(2^53-1) but more than 2^53 values: the offset in a bigint
+          const off = r.readBig(w);
+          if (off > BigInt(n.max as number) - BigInt(n.min as number)) throw new ErrOutOfRange(`offset ${off} over the range`);
+          return Number(BigInt(n.min as number) + off);
+        }
         if (!n.big) {
           const off = r.read(w);
           if (off > (n.max as number) - (n.min as number)) throw new ErrOutOfRange(`offset ${off} over the range`);
@@ -954,7 +974,8 @@ export class Encoder {
           if (!n.clamp) throw new ErrOutOfRange(`${v} outside ${lo}..${hi}`);
           x = x < lo ? lo : hi;
         }
-        w.write(x - lo, width);
+        if (width > 53) w.writeBig(BigInt(x) - BigInt(lo), width);
+        else w.write(x - lo, width);
         return;
       }
       case "q": { const qq = q(n); w.write(qq.index(v, !!n.clamp), qq.bits); return; }
@@ -1095,12 +1116,12 @@ function storeKey(n: Node, k: number | bigint): any {
   }
   throw new ErrMalformed("window on coding " + n.k);
 }
-function wrapAdd(n: Node, kb: number | bigint, d: number): number | bigint {
+function wrapAdd(n: Node, kb: number | bigint, d: number | bigint): number | bigint {
   if (typeof kb === "bigint") {
     const s = kb + BigInt(d);
     return n.signed ? BigInt.asIntN(64, s) : BigInt.asUintN(64, s);
   }
-  return kb + d;
+  return kb + Number(d);
 }
 
 /** the Rice parameter of a running mean in 1/16ths of a step */
@@ -1112,11 +1133,303 @@ function meanAdd(m16: number, m: number): number {
   return x >= m16 ? m16 + Math.floor((x - m16) / 4) : m16 - Math.floor((m16 - x) / 4);
 }
 
+// ---- models: trained code tables for deltas (wire-format.md, "Models") ----
+
+/** a model file that is corrupt, of another version, or for another layout (Go's ErrModel) */
+export class ErrModel extends BitwireError { constructor(d = "bad model") { super("ErrModel", d); } }
+
+const CODE_MAX_LEN = 15, CODE_ESC_MAX_LEN = 5, CODE_LOOK_BITS = 10;
+/** table kinds: struct masks, windowed scalars, modular scalars, quaternion modes and differences */
+const TK_MASK = 1, TK_WINDOW = 2, TK_MODULAR = 3, TK_QUAT_MODE = 4, TK_QUAT_DIFF = 5;
+/** a quaternion's tables: its mode, D0[rank 0..3], D1[class 0..7], D2[class 0..7] */
+const QUAT_TABLES = 21, QUAT_CLASSES = 8;
+
+/**
+ * a canonical prefix code over symbols 0..n-1 given by each symbol's code length (0: none):
+ * codes assigned in order of (length, symbol), written most significant bit first
+ */
+export class Code {
+  lens: Uint8Array;
+  /** by length: the first code, the number of symbols, the number of shorter symbols */
+  first = new Int32Array(CODE_MAX_LEN + 1); count = new Int32Array(CODE_MAX_LEN + 1); index = new Int32Array(CODE_MAX_LEN + 1);
+  /** the coded symbols sorted by (length, symbol) */
+  sorted: Uint16Array;
+  /** the next lookBits stream bits -> (symbol + 1) << 4 | length, 0 for a longer code or none */
+  look: Uint32Array;
+  lookMask: number;
+  /** lengths over 15, or over-subscribing the code space, are ErrModel */
+  constructor(lens: Uint8Array) {
+    this.lens = lens.slice();
+    let kraft = 0, maxLen = 0, n = 0;
+    for (const l of lens) {
+      if (l > CODE_MAX_LEN) throw new ErrModel(`code length ${l} over ${CODE_MAX_LEN}`);
+      if (l > 0) { kraft += 2 ** (CODE_MAX_LEN - l); this.count[l]++; maxLen = Math.max(maxLen, l); n++; }
+    }
+    if (kraft > 2 ** CODE_MAX_LEN) throw new ErrModel("code lengths over-subscribe the code space");
+    let code = 0, idx = 0;
+    for (let l = 1; l <= CODE_MAX_LEN; l++) {
+      this.first[l] = code; this.index[l] = idx;
+      code = (code + this.count[l]) * 2;
+      idx += this.count[l];
+    }
+    this.sorted = new Uint16Array(n);
+    const lookBits = Math.min(maxLen, CODE_LOOK_BITS);
+    this.look = new Uint32Array(1 << lookBits);
+    this.lookMask = (1 << lookBits) - 1;
+    const next = this.first.slice();
+    let k = 0;
+    for (let l = 1; l <= CODE_MAX_LEN; l++) {
+      for (let s = 0; s < lens.length; s++) {
+        if (lens[s] !== l) continue;
+        this.sorted[k++] = s;
+        const c = next[l]++;
+        if (l > lookBits) continue;
+        let rev = 0; // the code in stream order: its top bit first
+        for (let b = 0; b < l; b++) rev |= ((c >>> (l - 1 - b)) & 1) << b;
+        for (let j = 0; j < 1 << (lookBits - l); j++) this.look[rev | (j << l)] = ((s + 1) << 4) | l;
+      }
+    }
+  }
+  /** one symbol: bits that begin no code (15 read) are ErrMalformed, a code cut off by the end ErrUnexpectedEnd */
+  read(r: BitReader): number {
+    const p = r.peek(CODE_MAX_LEN);
+    const e = this.look[p & this.lookMask];
+    if (e !== 0) { r.skip(e & 15); return (e >>> 4) - 1; }
+    let code = 0;
+    for (let l = 1; l <= CODE_MAX_LEN; l++) {
+      code = code * 2 + ((p >>> (l - 1)) & 1);
+      const d = code - this.first[l];
+      if (d >= 0 && d < this.count[l]) { r.skip(l); return this.sorted[this.index[l] + d]; }
+    }
+    if (r.remaining() < CODE_MAX_LEN) throw new ErrUnexpectedEnd("prefix code cut off");
+    throw new ErrMalformed("bits that begin no code of the model's table");
+  }
+}
+
+const CRC32 = (() => {
+  const t = new Uint32Array(256);
+  for (let i = 0; i < 256; i++) {
+    let c = i;
+    for (let k = 0; k < 8; k++) c = c & 1 ? (c >>> 1) ^ 0xedb88320 : c >>> 1;
+    t[i] = c >>> 0;
+  }
+  return t;
+})();
+/** CRC-32 (IEEE), as Go's crc32.ChecksumIEEE and zlib's */
+export function crc32(b: Uint8Array): number {
+  let c = 0xffffffff;
+  for (let i = 0; i < b.length; i++) c = CRC32[(c ^ b[i]) & 0xff] ^ (c >>> 8);
+  return (c ^ 0xffffffff) >>> 0;
+}
+/** FNV-1a 64 of b */
+export function fnv1a64(b: Uint8Array): bigint {
+  // in 16-bit limbs: h = (h ^ byte) * 0x100000001b3 mod 2^64
+  let h0 = 0x2325, h1 = 0x8422, h2 = 0x9ce4, h3 = 0xcbf2;
+  for (let i = 0; i < b.length; i++) {
+    h0 ^= b[i];
+    // prime = 2^40 + 0x1b3: h * 0x1b3 + (h << 40)
+    let t0 = h0 * 0x1b3, t1 = h1 * 0x1b3, t2 = h2 * 0x1b3 + (h0 << 8), t3 = h3 * 0x1b3 + (h1 << 8);
+    t1 += t0 >>> 16; h0 = t0 & 0xffff;
+    t2 += t1 >>> 16; h1 = t1 & 0xffff;
+    t3 += t2 >>> 16; h2 = t2 & 0xffff;
+    h3 = t3 & 0xffff;
+  }
+  return (BigInt(h3) << 48n) | (BigInt(h2) << 32n) | (BigInt(h1) << 16n) | BigInt(h0);
+}
+/** standard base64 (with padding) to bytes */
+export function fromBase64(s: string): Uint8Array {
+  const A = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  s = s.replace(/=+$/, "");
+  const out = new Uint8Array(Math.floor(s.length * 3 / 4));
+  let acc = 0, bits = 0, j = 0;
+  for (let i = 0; i < s.length; i++) {
+    const v = A.indexOf(s[i]);
+    if (v < 0) throw new ErrModel("model file: not base64");
+    acc = ((acc << 6) | v) & 0xffffff; bits += 6;
+    if (bits >= 8) { bits -= 8; out[j++] = (acc >>> bits) & 0xff; }
+  }
+  return out;
+}
+
+/** a model file (version 2): the layout fingerprint it was trained for and one code per table */
+export class Model {
+  layout: bigint; hash: bigint; kinds: number[]; codes: Code[];
+  private constructor(layout: bigint, hash: bigint, kinds: number[], codes: Code[]) {
+    this.layout = layout; this.hash = hash; this.kinds = kinds; this.codes = codes;
+  }
+  /** reads a model file (Go's Model.UnmarshalBinary); every refusal of the format is ErrModel */
+  static parse(b: Uint8Array): Model {
+    if (b.length < 20 || b[0] !== 0x42 || b[1] !== 0x57 || b[2] !== 0x4d) throw new ErrModel("not a model file");
+    if (b[3] !== 2) throw new ErrModel(`model file version ${b[3]}, want 2`);
+    const end = b.length - 4;
+    const be32 = (i: number) => ((b[i] << 24) | (b[i + 1] << 16) | (b[i + 2] << 8) | b[i + 3]) >>> 0;
+    if (crc32(b.subarray(0, end)) !== be32(end)) throw new ErrModel("checksum mismatch");
+    const layout = (BigInt(be32(4)) << 32n) | BigInt(be32(8));
+    const nt = be32(12);
+    let p = 16;
+    if (nt * 3 > end - p) throw new ErrModel(`${nt} tables in ${b.length} bytes`);
+    const kinds: number[] = [], codes: Code[] = [];
+    for (let i = 0; i < nt; i++) {
+      if (end - p < 3) throw new ErrModel(`table ${i} cut off`);
+      const kind = b[p], s = (b[p + 1] << 8) | b[p + 2];
+      p += 3;
+      if (kind < TK_MASK || kind > TK_QUAT_DIFF) throw new ErrModel(`table ${i}: kind ${kind}`);
+      if (s < 2 || s > end - p) throw new ErrModel(`table ${i}: ${s} symbols`);
+      let c: Code;
+      try { c = new Code(b.subarray(p, p + s)); } catch (e) { throw e instanceof ErrModel ? new ErrModel(`table ${i}: ${e.detail}`) : e; }
+      const esc = c.lens[0];
+      if (esc < 1 || esc > CODE_ESC_MAX_LEN) throw new ErrModel(`table ${i}: ESC length ${esc}`);
+      p += s;
+      kinds.push(kind); codes.push(c);
+    }
+    if (p !== end) throw new ErrModel(`${end - p} bytes after the tables`);
+    return new Model(layout, fnv1a64(b), kinds, codes);
+  }
+}
+
+/** a model bound to a message's plans: its codes, each struct type's first mask table and each leaf's first table */
+export interface ModelTables { codes: Code[]; plans: Map<StructPlan, number>; nodes: Map<Node, number>; }
+
+/** the keys kmin..kmin+rm of a q, range or bits scalar without a window (a modular table's), else null */
+function modularRange(n: Node): [bigint, bigint] | null {
+  if (n.dlo !== undefined) return null;
+  switch (n.k) {
+    case "q": return [0n, BigInt(n.steps as number)];
+    case "range": return [BigInt(n.min as any), BigInt.asUintN(64, BigInt(n.max as any) - BigInt(n.min as any))];
+    case "bits": {
+      const w = n.n as number;
+      const rm = (1n << BigInt(w)) - 1n;
+      return [n.signed && w > 0 ? -(1n << BigInt(w - 1)) : 0n, rm];
+    }
+  }
+  return null;
+}
+/** the number of magnitude slots of magnitudes of at most b bits (wire-format.md, "Tokens") */
+function tokenSlots(b: number): number { return b <= 1 ? b + 1 : 2 * b; }
+/** h = floor(R/2) of R = rm + 1 keys */
+function modularHalf(rm: bigint): bigint { return (rm >> 1n) + (rm & 1n); }
+
+/**
+ * binds m to the message whose root plan is t and whose layout fingerprint is layout: the
+ * tables numbered by the walk of wire-format.md ("Tables and their numbering") must be m's,
+ * kind by kind and size by size, else ErrModel
+ */
+export function bindModel(t: StructPlan, m: Model, layout: bigint): ModelTables {
+  if (m.layout !== layout) throw new ErrModel(`trained for layout ${m.layout.toString(16).padStart(16, "0")}, not ${layout.toString(16).padStart(16, "0")}`);
+  const kinds: number[] = [], syms: number[] = [];
+  const plans = new Map<StructPlan, number>(), nodes = new Map<Node, number>();
+  const add = (k: number, s: number) => { kinds.push(k); syms.push(s); };
+  const walk = (n: Node | undefined): void => {
+    if (n === undefined) return;
+    if (!nodes.has(n)) {
+      let mr: [bigint, bigint] | null;
+      if (n.k === "quat") {
+        nodes.set(n, kinds.length);
+        add(TK_QUAT_MODE, 5);
+        for (let i = 1; i < QUAT_TABLES; i++) add(TK_QUAT_DIFF, 1 + tokenSlots(n.n as number));
+      } else if (n.dlo !== undefined && n.k !== "struct") {
+        nodes.set(n, kinds.length);
+        add(TK_WINDOW, 1 + tokenSlots(bitsRequired(Math.max(Math.abs(n.dlo), Math.abs(n.dhi as number)))));
+      } else if ((mr = modularRange(n)) !== null) {
+        nodes.set(n, kinds.length);
+        add(TK_MODULAR, 1 + tokenSlots(bitsRequiredBig(modularHalf(mr[1]))));
+      }
+    }
+    walk(n.e);
+    walk(n.key);
+    if (n.k === "struct") walkPlan(n.t as StructPlan);
+  };
+  const walkPlan = (p: StructPlan): void => {
+    if (plans.has(p)) return;
+    plans.set(p, kinds.length);
+    const nf = p.fields.length;
+    for (let j = 0; j * 8 < nf; j++) add(TK_MASK, 1 + 2 ** Math.min(8, nf - 8 * j));
+    for (const f of p.fields) walk(f.node);
+  };
+  walkPlan(t);
+  if (m.codes.length !== kinds.length) throw new ErrModel(`${m.codes.length} tables, the layout has ${kinds.length}`);
+  for (let i = 0; i < kinds.length; i++) {
+    if (m.kinds[i] !== kinds[i] || m.codes[i].lens.length !== syms[i]) {
+      throw new ErrModel(`table ${i}: kind ${m.kinds[i]} with ${m.codes[i].lens.length} symbols, the layout's is kind ${kinds[i]} with ${syms[i]}`);
+    }
+  }
+  return { codes: m.codes, plans, nodes };
+}
+
+/** the model a message's deltas use, as generated code declares it on the root plan (from the schema's "model") */
+export interface PlanModel {
+  /** the layout fingerprint (the codec's without the model) and the model's hash */
+  layout: bigint; hash: bigint;
+  /** the model file, base64 */
+  file: string;
+  /** bound on first use, or the reason it was refused */
+  tables?: ModelTables; err?: string;
+}
+/** the tables of t's model, bound on first use; a model that is refused is ErrModel on every delta */
+function modelOf(t: StructPlan): ModelTables | null {
+  const pm = t.model;
+  if (pm === undefined) return null;
+  if (pm.tables) return pm.tables;
+  if (pm.err === undefined) {
+    try {
+      const m = Model.parse(fromBase64(pm.file));
+      if (m.hash !== pm.hash) throw new ErrModel(`the model file hashes to ${m.hash.toString(16).padStart(16, "0")}, not ${pm.hash.toString(16).padStart(16, "0")}`);
+      pm.tables = bindModel(t, m, pm.layout);
+      return pm.tables;
+    } catch (e) {
+      if (!(e instanceof BitwireError)) throw e;
+      pm.err = e.detail;
+    }
+  }
+  throw new ErrModel(pm.err);
+}
+
+/**
+ * the baseline (packed: [m, a, b, c]) of a relative quaternion of the given rank (0..3), as
+ * [m_C, b_0, b_1, b_2]: rank 0 keeps its dropped component m_B and its indexes; rank r > 0
+ * drops the baseline's component of rank r instead, re-expressing it in integers
+ * (wire-format.md, "Quaternions in deltas")
+ */
+function quatRebase(qq: QuatCoder, pb: number[], rank: number): number[] {
+  if (rank === 0) return pb;
+  const steps = qq.steps;
+  const mb = pb[0];
+  const all = [0, 0, 0, 0];
+  const ob = QUAT_OTHERS[mb];
+  let t = 2 * steps * steps;
+  for (let k = 0; k < 3; k++) {
+    all[ob[k]] = pb[k + 1];
+    const sx = 2 * pb[k + 1] - steps;
+    t -= sx * sx;
+  }
+  let root = t > 0 ? Math.floor(Math.sqrt(t)) : 0;
+  while (root * root > t) root--;
+  while ((root + 1) * (root + 1) <= t) root++;
+  all[mb] = Math.min(Math.floor((root + steps + 1) / 2), steps);
+  const dist = (i: number) => Math.abs(2 * i - steps);
+  let mc = mb;
+  for (const c of ob) {
+    let rk = 1;
+    for (const c2 of ob) if (c2 !== c && (dist(all[c2]) > dist(all[c]) || (dist(all[c2]) === dist(all[c]) && c2 < c))) rk++;
+    if (rk === rank) mc = c;
+  }
+  if (2 * all[mc] < steps) for (let k = 0; k < 4; k++) all[k] = steps - all[k];
+  const oc = QUAT_OTHERS[mc];
+  return [mc, all[oc[0]], all[oc[1]], all[oc[2]]];
+}
+
 /** the state of a delta decode: Decoder plus the delta walk */
 export class DeltaDecoder extends Decoder {
+  /** the message's model, or null: without one, the codes that adapt within the message */
+  m: ModelTables | null = null;
   /** a struct's delta against baseline b; skip is the id field of an entity (no changed bit) */
   structDelta(t: StructPlan, b: any, skip: number): any {
     if (++this.depth > this.maxDepth) throw new ErrMalformed("nesting deeper than " + this.maxDepth);
+    if (this.m !== null) {
+      const v = this.structDeltaModel(t, b, skip, this.m);
+      this.depth--;
+      return v;
+    }
     const o = t.make();
     const fs = t.fields;
     for (let i = 0; i < fs.length; i++) {
@@ -1132,13 +1445,17 @@ export class DeltaDecoder extends Decoder {
   valueDelta(n: Node, b: any): any {
     switch (n.k) {
       case "struct": return n.composite ? this.struct(n.t as StructPlan) : this.structDelta(n.t as StructPlan, b, -1);
-      case "quat": return this.quatDelta(n, b);
+      case "quat": return this.m !== null ? this.quatDeltaModel(n, b, this.m) : this.quatDelta(n, b);
       case "slice": return n.id !== undefined ? this.entityDelta(n, b) : this.sliceDelta(n, b);
       case "ptr": {
         if (!this.r.bool()) return null;
         return b === null || b === undefined ? this.node(n.e as Node) : this.valueDelta(n.e as Node, b);
       }
       case "map": return this.mapDelta(n, b);
+    }
+    if (this.m !== null) {
+      const t = this.m.nodes.get(n);
+      if (t !== undefined) return this.scalarModel(n, b, this.m.codes[t]);
     }
     if (n.dlo !== undefined && this.r.bool()) {
       // wire version 3: the difference Rice-coded against the node's
@@ -1153,6 +1470,119 @@ export class DeltaDecoder extends Decoder {
       return storeKey(n, wrapAdd(n, kb, diff));
     }
     return this.node(n);
+  }
+  /**
+   * a struct's delta with a model: one mask symbol per chunk of 8 fields (ESC: the chunk's
+   * changed bits follow), then the changed fields' value deltas in field order
+   */
+  private structDeltaModel(t: StructPlan, b: any, skip: number, m: ModelTables): any {
+    const r = this.r;
+    const fs = t.fields, nf = fs.length;
+    const t0 = m.plans.get(t) as number;
+    const ch: number[] = new Array(nf);
+    for (let j = 0; j * 8 < nf; j++) {
+      const k = Math.min(8, nf - 8 * j);
+      const s = m.codes[t0 + j].read(r);
+      const mask = s === 0 ? r.read(k) : s - 1;
+      for (let i = 0; i < k; i++) ch[8 * j + i] = (mask >>> i) & 1;
+    }
+    if (skip >= 0 && ch[skip] !== 0) throw new ErrMalformed(`the id field ${fs[skip].name} marked changed`);
+    const o = t.make();
+    for (let i = 0; i < nf; i++) {
+      const f = fs[i];
+      if (ch[i] === 0) { o[f.name] = b[f.name]; continue; }
+      try { o[f.name] = this.valueDelta(f.node, b[f.name]); } catch (e) { throw wrap(e, f.name); }
+    }
+    return o;
+  }
+  /** the magnitude and sign of the last token read */
+  private tm: Mag = 0;
+  private tneg = false;
+  /**
+   * reads a token of table c into tm and tneg; false for ESC. Symbol s + 1 is magnitude slot
+   * s: m itself below 4, else 2 or 3 (the top two bits) times 2^x and x low bits, x = s/2 - 1
+   */
+  private token(c: Code): boolean {
+    const r = this.r;
+    const sym = c.read(r);
+    if (sym === 0) return false;
+    const s = sym - 1;
+    this.tm = 0; this.tneg = false;
+    if (s === 0) return true;
+    if (s < 4) this.tm = s;
+    else {
+      const x = (s >> 1) - 1;
+      this.tm = x <= 50 ? (2 + (s & 1)) * 2 ** x + r.read(x) : (BigInt(2 + (s & 1)) << BigInt(x)) | r.readBig(x);
+    }
+    this.tneg = r.bool();
+    return true;
+  }
+  /** a changed windowed (window table) or bounded (modular table) scalar with a model */
+  private scalarModel(n: Node, b: any, c: Code): any {
+    if (!this.token(c)) return this.node(n); // ESC: the value in full
+    const m = this.tm, neg = this.tneg;
+    let kb: number | bigint;
+    try { kb = scalarKey(n, b); } catch (e) { if (e instanceof BitwireError) e.detail = "baseline: " + e.detail; throw e; }
+    if (n.dlo !== undefined) {
+      const lo = n.dlo, hi = n.dhi as number;
+      if (typeof m === "bigint") {
+        const d = neg ? -m : m;
+        if (m >= 1n << 63n || d < BigInt(lo) || d > BigInt(hi)) throw new ErrMalformed(`window difference ${d} outside ${lo}..${hi}`);
+        return storeKey(n, wrapAdd(n, kb, typeof kb === "bigint" ? d : Number(d)));
+      }
+      const d = neg ? -m : m;
+      if (d < lo || d > hi) throw new ErrMalformed(`window difference ${d} outside ${lo}..${hi}`);
+      return storeKey(n, wrapAdd(n, kb, d));
+    }
+    // modular: u = (u_base ± m) mod R over the keys kmin..kmin+rm
+    const [kmin, rm] = n._mr ??= modularRange(n) as [bigint, bigint];
+    if (typeof kb === "number" && rm < 9007199254740992n && typeof m === "number") {
+      const rmn = Number(rm), ub = kb - Number(kmin);
+      if (!(ub >= 0 && ub <= rmn)) throw new ErrOutOfRange(`baseline: key ${kb} outside the field's range`);
+      const h = Math.floor(rmn / 2) + (rmn % 2);
+      if (m === 0 || (!neg && m > h) || (neg && m > rmn - h)) throw new ErrMalformed(`modular difference ${neg ? -m : m}`);
+      const u = !neg ? (m > rmn - ub ? m - (rmn - ub) - 1 : ub + m) : (m > ub ? rmn - (m - ub) + 1 : ub - m);
+      return storeKey(n, u + Number(kmin));
+    }
+    const ub = BigInt.asUintN(64, BigInt(kb) - kmin), mb = BigInt(m);
+    if (ub > rm) throw new ErrOutOfRange(`baseline: key ${kb} outside the field's range`);
+    const h = modularHalf(rm);
+    if (mb === 0n || (!neg && mb > h) || (neg && mb > rm - h)) throw new ErrMalformed(`modular difference ${neg ? -mb : mb}`);
+    const u = !neg ? (mb > rm - ub ? mb - (rm - ub) - 1n : ub + mb) : (mb > ub ? rm - (mb - ub) + 1n : ub - mb);
+    const k = BigInt.asUintN(64, u + kmin);
+    const key = n.signed ? BigInt.asIntN(64, k) : k;
+    return storeKey(n, n.big ? key : Number(key));
+  }
+  /** a changed quaternion with a model: the mode (ESC: absolute), then three differences by context */
+  private quatDeltaModel(n: Node, b: any, m: ModelTables): any {
+    const r = this.r;
+    const t0 = m.nodes.get(n) as number;
+    const start = r.pos;
+    const mode = m.codes[t0].read(r);
+    if (mode === 0) return this.node(n);
+    const qq = qc(n);
+    let pb: number[];
+    try { pb = qq.pack(loadQuat(n, b)); } catch (e) { if (e instanceof BitwireError) e.detail = "baseline: " + e.detail; throw e; }
+    const rank = mode - 1;
+    const bb = quatRebase(qq, pb, rank);
+    const e = [0, 0, 0];
+    const p = [bb[0], 0, 0, 0];
+    for (let k = 0; k < 3; k++) {
+      const tab = k === 0 ? rank : k === 1 ? 4 + Math.min(bitsRequired(Math.abs(e[0])), QUAT_CLASSES - 1)
+        : 4 + QUAT_CLASSES + Math.min(bitsRequired(Math.floor((Math.abs(e[0]) + Math.abs(e[1]) + 1) / 2)), QUAT_CLASSES - 1);
+      let v: number;
+      if (this.token(m.codes[t0 + 1 + tab])) v = this.tneg ? -(this.tm as number) : this.tm as number;
+      else {
+        const mag = r.read(qq.n);
+        v = mag !== 0 && r.bool() ? -mag : mag;
+      }
+      e[k] = v;
+      const c = bb[k + 1] + v;
+      if (c < 0 || c > qq.steps) throw new ErrMalformed("relative quaternion component out of range");
+      p[k + 1] = c;
+    }
+    if (r.pos - start > m.codes[t0].lens[0] + qq.bits) throw new ErrMalformed("relative quaternion longer than the absolute one");
+    return storeQuat(n, qq.unpack(p));
   }
   /** the adaptive state of node n in this message (wire version 3) */
   private slots = new Map<Node, { mean: number; abs: number }>();
@@ -1190,37 +1620,14 @@ export class DeltaDecoder extends Decoder {
     }
     const pb = qq.pack(loadQuat(n, b));
     const steps = qq.steps, nb = qq.n;
-    const mb = pb[0];
-    const all = [0, 0, 0, 0];
-    const ob = QUAT_OTHERS[mb];
-    let t = 2 * steps * steps;
-    for (let k = 0; k < 3; k++) {
-      all[ob[k]] = pb[k + 1];
-      const sx = 2 * pb[k + 1] - steps;
-      t -= sx * sx;
-    }
-    let root = t > 0 ? Math.floor(Math.sqrt(t)) : 0;
-    while (root * root > t) root--;
-    while ((root + 1) * (root + 1) <= t) root++;
-    all[mb] = Math.min(Math.floor((root + steps + 1) / 2), steps);
-    const dist = (i: number) => Math.abs(2 * i - steps);
-    let mc = mb;
-    if (mode > 0) {
-      for (const c of ob) {
-        let rank = 1;
-        for (const c2 of ob) if (c2 !== c && (dist(all[c2]) > dist(all[c]) || (dist(all[c2]) === dist(all[c]) && c2 < c))) rank++;
-        if (rank === mode) mc = c;
-      }
-      if (2 * all[mc] < steps) for (let k = 0; k < 4; k++) all[k] = steps - all[k];
-    }
-    const oc = QUAT_OTHERS[mc];
+    const bb = quatRebase(qq, pb, mode);
     const e = [0, 0, 0];
-    const p = [mc, 0, 0, 0];
+    const p = [bb[0], 0, 0, 0];
     for (let k = 0; k < 3; k++) {
       const kk = k === 0 ? riceK(st.mean) : k === 1 ? riceK(16 * Math.min(Math.abs(e[0]), 2 ** 20))
         : riceK(16 * Math.min(Math.floor((Math.abs(e[0]) + Math.abs(e[1]) + 1) / 2), 2 ** 20));
       e[k] = this.rice(kk, nb);
-      const v = (mode === 0 ? pb[k + 1] : all[oc[k]]) + e[k];
+      const v = bb[k + 1] + e[k];
       if (v < 0 || v > steps) throw new ErrMalformed("relative quaternion component out of range");
       p[k + 1] = v;
     }
@@ -1374,7 +1781,10 @@ export function decode<T>(t: StructPlan, data: Uint8Array): T {
 export function decodeDeltaFrom<T>(t: StructPlan, r: BitReader, base: T): T {
   const d = new DeltaDecoder(r, t);
   let v: T;
-  try { v = d.structDelta(t, base, -1); } catch (e) { throw named(e, t); }
+  try {
+    d.m = modelOf(t);
+    v = d.structDelta(t, base, -1);
+  } catch (e) { throw named(e, t); }
   d.end(t);
   return v;
 }

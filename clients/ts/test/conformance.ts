@@ -123,6 +123,34 @@ export async function run(modPath: string, corpusPath: string): Promise<void> {
       passed++;
       continue;
     }
+    if (c.kind === "model-file") {
+      // a model file loaded (Go's UnmarshalBinary) and bound to the message's layout (Go's WithModel)
+      let got: string;
+      try {
+        const pm = codec.plan.model as bw.PlanModel;
+        bw.bindModel(codec.plan, bw.Model.parse(unhex(c.full)), pm.layout);
+        got = "ok";
+      } catch (e) { got = e instanceof bw.BitwireError ? e.name : "other: " + String(e); }
+      if (got !== (c.err ? c.err : c.want)) { report(`model file ${c.full}: ${got}, want ${c.err ?? c.want}`); continue; }
+      passed++;
+      continue;
+    }
+    if (c.kind === "model-swap") {
+      // the message's model replaced by another file (key, base64): every delta must fail alike
+      const pm = codec.plan.model as bw.PlanModel;
+      codec.plan.model = { layout: pm.layout, hash: pm.hash, file: c.key as string };
+      const got: string[] = [];
+      for (let k = 0; k < 2; k++) {
+        try {
+          codec.decodeDelta(unhex(c.delta ?? ""), (fulls.get(c.msg) as any[])[c.base as number]);
+          got.push("ok");
+        } catch (e) { got.push(e instanceof bw.BitwireError ? `${e.name} (${e.message})` : "other: " + String(e)); }
+      }
+      codec.plan.model = pm;
+      if (!got.every((g) => g.startsWith((c.err as string) + " "))) { report(`model swap: ${got.join(", ")}, want ${c.err}`); continue; }
+      passed++;
+      continue;
+    }
     if (c.kind === "damaged-delta") {
       let got: string;
       let msg = "";

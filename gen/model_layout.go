@@ -1,0 +1,188 @@
+package gen
+
+import (
+	"encoding/binary"
+	"fmt"
+	mbits "math/bits"
+	"strconv"
+
+	"github.com/bitwire/bitwire"
+	"github.com/bitwire/bitwire/fields"
+)
+
+// A schema's model (docs/wire-format.md, "Models"): the generators read the
+// model file the schema carries, check it against the schema's layout, and
+// build the tables into the generated code, so that a client decodes the
+// deltas of a codec with that model exactly as Go does.
+
+// The kinds of model tables (wire-format.md, "Tables and their numbering").
+const (
+	tkMask     = 1
+	tkWindow   = 2
+	tkModular  = 3
+	tkQuatMode = 4
+	tkQuatDiff = 5
+)
+
+// quatTables is the number of tables of one quaternion: the mode, four
+// first differences by rank, eight second and eight third differences by
+// magnitude class.
+const quatTables = 21
+
+// modelLayout lists the tables a schema's deltas use, in their order, and
+// where each node's and each struct type's tables start.
+type modelLayout struct {
+	kinds []uint8
+	syms  []int
+	nodes map[*bitwire.NodeSchema]int // a scalar's or quaternion's first table
+	types map[int]int                 // a struct type's first mask table
+}
+
+// modularRange returns the keys kmin..kmin+rm (mod 2^64) of a q, range or
+// bits node without a window, which a modular table codes.
+func modularRange(n *bitwire.NodeSchema) (kmin, rm uint64, ok bool) {
+	if n.Delta != nil {
+		return 0, 0, false
+	}
+	switch n.Coding {
+	case "q":
+		return 0, n.Q.Steps, true
+	case "range":
+		if signed(n.Type) {
+			lo, _ := strconv.ParseInt(n.Range.Min, 10, 64)
+			hi, _ := strconv.ParseInt(n.Range.Max, 10, 64)
+			return uint64(lo), uint64(hi) - uint64(lo), true
+		}
+		lo, _ := strconv.ParseUint(n.Range.Min, 10, 64)
+		hi, _ := strconv.ParseUint(n.Range.Max, 10, 64)
+		return lo, hi - lo, true
+	case "bits":
+		rm = ^uint64(0)
+		if n.Bits.Width < 64 {
+			rm = 1<<uint(n.Bits.Width) - 1
+		}
+		if signed(n.Type) {
+			kmin = -(rm>>1 + 1)
+		}
+		return kmin, rm, true
+	}
+	return 0, 0, false
+}
+
+// modelLayoutOf numbers the tables of s by the depth-first walk of
+// wire-format.md: a struct type (once, at its first meeting) gives its mask
+// tables, one per chunk of 8 fields, then walks its fields' nodes; a node
+// gives its own tables, then walks its element, its key and its struct
+// type. The schema must have passed SchemaFingerprint (its references are
+// in range).
+func modelLayoutOf(s *bitwire.Schema) *modelLayout {
+	l := &modelLayout{nodes: map[*bitwire.NodeSchema]int{}, types: map[int]int{}}
+	add := func(kind uint8, syms int) {
+		l.kinds = append(l.kinds, kind)
+		l.syms = append(l.syms, syms)
+	}
+	var walkType func(t int)
+	var walk func(n *bitwire.NodeSchema)
+	walk = func(n *bitwire.NodeSchema) {
+		if n == nil {
+			return
+		}
+		switch {
+		case n.Coding == "quat":
+			l.nodes[n] = len(l.kinds)
+			add(tkQuatMode, 5)
+			for range quatTables - 1 {
+				add(tkQuatDiff, 1+fields.TokenSlots(n.Quat.Bits))
+			}
+		case n.Delta != nil && n.Coding != "struct":
+			l.nodes[n] = len(l.kinds)
+			add(tkWindow, 1+fields.TokenSlots(mbits.Len64(max(absI64(n.Delta.Lo), absI64(n.Delta.Hi)))))
+		default:
+			if _, rm, ok := modularRange(n); ok {
+				l.nodes[n] = len(l.kinds)
+				add(tkModular, 1+fields.TokenSlots(mbits.Len64(rm>>1+rm&1)))
+			}
+		}
+		walk(n.Elem)
+		walk(n.Key)
+		if n.Coding == "struct" && n.Ref != nil {
+			walkType(*n.Ref)
+		}
+	}
+	walkType = func(t int) {
+		if _, seen := l.types[t]; seen {
+			return
+		}
+		l.types[t] = len(l.kinds)
+		fs := s.Types[t].Fields
+		for j := 0; 8*j < len(fs); j++ {
+			add(tkMask, 1+1<<min(8, len(fs)-8*j))
+		}
+		for i := range fs {
+			walk(fs[i].Node)
+		}
+	}
+	walkType(s.Root)
+	return l
+}
+
+func absI64(v int64) uint64 {
+	if v < 0 {
+		return -uint64(v)
+	}
+	return uint64(v)
+}
+
+// schemaModel is a schema's model as the generators use it: the layout and
+// each table's code lengths.
+type schemaModel struct {
+	layout *modelLayout
+	lens   [][]uint8
+}
+
+// checkModel reads and checks the model of s (which has passed
+// SchemaFingerprint, so its file is a valid model file whose hash is the
+// schema's): the layout it was trained for must be the schema's
+// fingerprint without the model, both as the schema states it and as the
+// file holds it, and its tables must be the schema's, in number, kind and
+// symbols. Anything else is ErrSchema.
+func checkModel(s *bitwire.Schema) (*schemaModel, error) {
+	ms := s.Model
+	if s.Union != nil {
+		return nil, fmt.Errorf("%w: a union schema with a model (unions have no deltas)", ErrSchema)
+	}
+	var m bitwire.Model
+	if err := m.UnmarshalBinary(ms.File); err != nil {
+		return nil, fmt.Errorf("%w: model: %w", ErrSchema, err)
+	}
+	if h := fmt.Sprintf("%016x", m.Hash()); h != ms.Hash {
+		return nil, fmt.Errorf("%w: the model's hash is %s, the schema says %s", ErrSchema, h, ms.Hash)
+	}
+	plain := *s
+	plain.Model = nil
+	fp, err := bitwire.SchemaFingerprint(&plain)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrSchema, err)
+	}
+	if want := fmt.Sprintf("%016x", fp); ms.Layout != want || m.Layout() != fp {
+		return nil, fmt.Errorf("%w: the model was trained for layout %s (its file says %016x), the schema's layout is %s", ErrSchema, ms.Layout, m.Layout(), want)
+	}
+	l := modelLayoutOf(s)
+	// The file's tables (UnmarshalBinary has checked its structure): kind,
+	// S (u16) and S lengths each, after a 16-byte header.
+	p := ms.File[16 : len(ms.File)-4]
+	nt := int(binary.BigEndian.Uint32(ms.File[12:]))
+	if nt != len(l.kinds) {
+		return nil, fmt.Errorf("%w: the model has %d tables, the schema's layout %d", ErrSchema, nt, len(l.kinds))
+	}
+	sm := &schemaModel{layout: l}
+	for i := range nt {
+		kind, n := p[0], int(binary.BigEndian.Uint16(p[1:]))
+		if kind != l.kinds[i] || n != l.syms[i] {
+			return nil, fmt.Errorf("%w: model table %d is of kind %d with %d symbols, the schema's of kind %d with %d", ErrSchema, i, kind, n, l.kinds[i], l.syms[i])
+		}
+		sm.lens = append(sm.lens, p[3:3+n])
+		p = p[3+n:]
+	}
+	return sm, nil
+}

@@ -1,0 +1,458 @@
+package bitwire
+
+import (
+	"fmt"
+	"unsafe"
+
+	"github.com/bitwire/bitwire/fields"
+)
+
+// The delta coders' side of models (wire-format.md, "Models"): a struct's
+// changed fields as mask symbols written before the fields, windowed and
+// bounded scalars as tokens, quaternions with their tables. A trainer runs
+// the same code with no tables: each symbol is noted instead of written.
+
+// encStructDeltaModel writes a struct's masks, then each changed field's
+// delta. It reports whether any field changed. A struct other than the
+// root that did not change writes nothing. Shallow structs are judged while
+// their fields are written (to a scratch writer, since the masks come
+// first); others, Stats and errors take encStructDeltaCompare.
+func (e *encoder) encStructDeltaModel(p *plan, b, c unsafe.Pointer, skip int) (bool, error) {
+	if e.stats != 0 || p.nest > maxShallow {
+		return e.encStructDeltaCompare(p, b, c, skip)
+	}
+	sw := e.ar.writer()
+	se := *e // with the scratch writer (a local copy: see encEntityDeltaFused)
+	se.w = sw
+	var small [1]uint64
+	ch := fieldSet(small[:])
+	mark := len(e.ar.words)
+	if len(p.fields) > 64 {
+		ch = e.ar.takeSet(len(p.fields))
+	}
+	dirty, err := se.encFieldsJudged(p, b, c, skip, ch)
+	if err == nil && (dirty || e.depth == 1) {
+		e.writeMasks(p, ch)
+		e.w.WriteFrom(sw)
+		e.flagged = se.flagged
+	}
+	e.ar.words = e.ar.words[:mark]
+	e.ar.release(sw)
+	if err != nil {
+		return e.encStructDeltaCompare(p, b, c, skip) // places the error
+	}
+	return dirty, nil
+}
+
+// encFieldsJudged writes the delta of each changed field of a struct,
+// judging each while writing it, and marks it in ch.
+func (e *encoder) encFieldsJudged(p *plan, b, c unsafe.Pointer, skip int, ch fieldSet) (dirty bool, err error) {
+	rt := e.ar.rt
+	for i := range p.fields {
+		if i == skip {
+			continue
+		}
+		f := &p.fields[i]
+		n := f.node
+		pb, pc := ptrAt(b, f.off), ptrAt(c, f.off)
+		if n.pod && memEqual(pb, pc, n.size) {
+			if e.debug {
+				e.writeSentinel()
+			}
+			continue
+		}
+		changed := false
+		switch {
+		case n.code == cQ:
+			kc, err := qKey(n, pc)
+			if err != nil {
+				return false, err
+			}
+			kb, errb := qKey(n, pb)
+			if errb == nil && kb == kc {
+				break
+			}
+			changed = true
+			if err := e.encKeysModel(rt, n, rt.lay.table(n.uid), kb, errb, kc, pc); err != nil {
+				return false, err
+			}
+		case n.code == cQuat:
+			qc, err := n.quat.Pack(loadQuat(n, pc))
+			if err != nil {
+				return false, err
+			}
+			qb, errb := n.quat.Pack(loadQuat(n, pb))
+			if errb == nil && qb == qc {
+				break
+			}
+			changed = true
+			e.writeQuatModel(rt, n, qb, errb == nil, qc)
+		case n.code == cStruct && !n.spec.composite:
+			if changed, err = e.encStructDelta(n.sub, pb, pc, -1); err != nil {
+				return false, err
+			}
+		case n.code == cPtr && n.elem.code == cStruct && !n.elem.spec.composite:
+			xb, xc := *(*unsafe.Pointer)(pb), *(*unsafe.Pointer)(pc)
+			switch {
+			case xb == nil && xc == nil:
+			case xb == nil || xc == nil:
+				changed = true
+				if err := e.encValueDelta(n, pb, pc); err != nil {
+					return false, err
+				}
+			default:
+				at, flagged := e.w.Len(), e.flagged
+				e.w.WriteBool(true)
+				if changed, err = e.encStructDelta(n.elem.sub, xb, xc, -1); err != nil {
+					return false, err
+				}
+				if !changed {
+					e.w.Truncate(at)
+					e.flagged = flagged
+				}
+			}
+		case f.once:
+			at, flagged := e.w.Len(), e.flagged
+			switch n.code {
+			case cSlice:
+				if n.idField >= 0 {
+					changed, err = e.encEntityDelta(n, pb, pc)
+				} else {
+					changed, err = e.encSliceDelta(n, pb, pc)
+				}
+			case cMap:
+				changed, err = e.encMapDelta(n, pb, pc)
+			default:
+				changed = !eqNode(n, pb, pc, 0)
+				if changed {
+					err = e.encValueDelta(n, pb, pc)
+				}
+			}
+			if err != nil {
+				return false, err
+			}
+			if !changed {
+				e.w.Truncate(at)
+				e.flagged = flagged
+			}
+		default:
+			if changed = !eqNode(n, pb, pc, 0); changed {
+				if err := e.encValueDelta(n, pb, pc); err != nil {
+					return false, err
+				}
+			}
+		}
+		if changed {
+			ch.set(i)
+			dirty = true
+		}
+		if e.debug {
+			e.writeSentinel()
+		}
+	}
+	return dirty, nil
+}
+
+// writeMasks writes (or, training, notes) the mask symbols of a struct's
+// changed fields ch.
+func (e *encoder) writeMasks(p *plan, ch fieldSet) {
+	rt := e.ar.rt
+	t0, nf := rt.lay.table(p.uid), len(p.fields)
+	for j := 0; j*maskChunk < nf; j++ {
+		k := min(maskChunk, nf-j*maskChunk)
+		m := ch.chunk(j)
+		if rt.train != nil {
+			rt.train.note(t0+j, int(m)+1)
+			continue
+		}
+		code := rt.codes[t0+j]
+		if code.Len(int(m)+1) > 0 {
+			code.Write(e.w, int(m)+1)
+		} else {
+			fields.WriteEsc(e.w, code)
+			e.w.WriteBits(m, k)
+		}
+	}
+}
+
+// encStructDeltaCompare is encStructDeltaModel comparing each field first,
+// then writing the masks and the changed fields' deltas in place (with
+// Stats, each field's bits counted).
+func (e *encoder) encStructDeltaCompare(p *plan, b, c unsafe.Pointer, skip int) (bool, error) {
+	mark := len(e.ar.words)
+	ch := e.ar.takeSet(len(p.fields))
+	dirty := false
+	for i := range p.fields {
+		if i == skip {
+			continue
+		}
+		f := &p.fields[i]
+		if !eqNode(f.node, ptrAt(b, f.off), ptrAt(c, f.off), 0) {
+			ch.set(i)
+			dirty = true
+		}
+	}
+	if !dirty && e.depth > 1 {
+		e.ar.words = e.ar.words[:mark]
+		return false, nil
+	}
+	e.writeMasks(p, ch)
+	for i := range p.fields {
+		if i == skip {
+			continue
+		}
+		f := &p.fields[i]
+		var err error
+		if e.stats != 0 {
+			id, saved, start := e.enter(f.name)
+			if ch.has(i) {
+				err = e.encValueDelta(f.node, ptrAt(b, f.off), ptrAt(c, f.off))
+			}
+			e.leave(id, saved, start, ch.has(i))
+		} else if ch.has(i) {
+			err = e.encValueDelta(f.node, ptrAt(b, f.off), ptrAt(c, f.off))
+		}
+		if err != nil {
+			e.ar.words = e.ar.words[:mark]
+			return false, wrapField(err, f.name, e.w.Len())
+		}
+		if e.debug {
+			e.writeSentinel()
+		}
+	}
+	e.ar.words = e.ar.words[:mark]
+	return dirty, nil
+}
+
+// decStructDeltaModel reads what encStructDeltaModel wrote.
+func (d *decoder) decStructDeltaModel(p *plan, b, dst unsafe.Pointer, skip int) error {
+	rt := d.ar.rt
+	t0 := rt.lay.table(p.uid)
+	nf := len(p.fields)
+	var small [1]uint64
+	ch := fieldSet(small[:])
+	mark := len(d.ar.words)
+	if nf > 64 {
+		ch = d.ar.takeSet(nf) // (an error ends the message, which resets the arena)
+	}
+	for j := 0; j*maskChunk < nf; j++ {
+		k := min(maskChunk, nf-j*maskChunk)
+		s, err := rt.codes[t0+j].Read(d.r)
+		if err != nil {
+			return err
+		}
+		m := uint64(s - 1)
+		if s == 0 {
+			if m, err = d.r.ReadBits(k); err != nil {
+				return err
+			}
+		}
+		ch.setChunk(j, m)
+	}
+	if skip >= 0 && ch.has(skip) {
+		return fmt.Errorf("%w: the id field %s marked changed", ErrMalformed, p.fields[skip].name)
+	}
+	for i := range p.fields {
+		f := &p.fields[i]
+		n := f.node
+		pb, pd := ptrAt(b, f.off), ptrAt(dst, f.off)
+		if ch.has(i) {
+			var err error
+			switch {
+			case n.code == cQuat:
+				err = d.decQuatDelta(n, pb, pd)
+			case n.row.step != nil: // a leaf that may have a table
+				if t := rt.lay.table(n.uid); t >= 0 {
+					err = d.decScalarModel(rt, n, t, pb, pd)
+					break
+				}
+				err = d.decValueDelta(n, pb, pd)
+			default:
+				err = d.decValueDelta(n, pb, pd)
+			}
+			if err != nil {
+				return wrapField(err, f.name, d.r.Pos())
+			}
+		} else {
+			if !n.pod {
+				copyNode(n, pd, pb)
+			} else if pb != pd {
+				copyPod(pd, pb, n.size)
+			}
+			if i == skip {
+				continue
+			}
+		}
+		if d.debug {
+			if err := d.sentinel(); err != nil {
+				return wrapField(err, f.name, d.r.Pos())
+			}
+		}
+	}
+	d.ar.words = d.ar.words[:mark]
+	return nil
+}
+
+// encScalarModel writes a changed scalar with table t: a window's or a
+// bounded scalar's difference as a token, or ESC and the value in full.
+func (e *encoder) encScalarModel(rt *modelRT, n *node, t int, b, c unsafe.Pointer) error {
+	kb, errb := scalarKey(n, b)
+	if n.hasD && errb != nil {
+		return fmt.Errorf("baseline: %w", errb)
+	}
+	kc, err := scalarKey(n, c)
+	if err != nil {
+		return err
+	}
+	return e.encKeysModel(rt, n, t, kb, errb, kc, c)
+}
+
+// encKeysModel is encScalarModel given the keys: kb (errb when the
+// baseline has none) and kc of the value at c.
+func (e *encoder) encKeysModel(rt *modelRT, n *node, t int, kb uint64, errb error, kc uint64, c unsafe.Pointer) error {
+	if n.hasD && errb != nil {
+		return fmt.Errorf("baseline: %w", errb)
+	}
+	var m uint64
+	var neg, ok bool
+	if n.hasD {
+		diff := int64(kc - kb)
+		if diff >= n.win.Lo() && diff <= n.win.Hi() {
+			m, neg, ok = abs64(diff), diff < 0, true
+		}
+	} else {
+		mr := &rt.mods[t]
+		if ub, uc := kb-mr.kmin, kc-mr.kmin; errb == nil && ub <= mr.rm && uc <= mr.rm {
+			m, neg, ok = modularDiff(ub, uc, mr.rm)
+		}
+	}
+	if rt.train != nil {
+		s := 0
+		if ok {
+			s = fields.TokenSlot(m) + 1
+		}
+		rt.train.note(t, s)
+		return e.encNode(n, c)
+	}
+	code := rt.codes[t]
+	if ok && fields.WriteToken(e.w, code, m, neg) {
+		return nil
+	}
+	fields.WriteEsc(e.w, code)
+	return e.encNode(n, c)
+}
+
+// modularDiff returns the shortest signed difference from ub to uc modulo
+// rm + 1, as a magnitude and a sign (wire-format.md, "Modular scalars").
+func modularDiff(ub, uc, rm uint64) (m uint64, neg, ok bool) {
+	r := uc - ub
+	if uc < ub {
+		r += rm + 1 // wraps to r itself when rm + 1 is 2^64
+	}
+	if r <= modularHalf(rm) {
+		return r, false, r != 0
+	}
+	return rm - r + 1, true, true
+}
+
+// decScalarModel reads what encScalarModel wrote.
+func (d *decoder) decScalarModel(rt *modelRT, n *node, t int, b, dst unsafe.Pointer) error {
+	m, neg, esc, err := fields.ReadToken(d.r, rt.codes[t])
+	if err != nil {
+		return err
+	}
+	if esc {
+		return d.decNode(n, dst)
+	}
+	var kb uint64
+	if n.code == cQ { // the commonest, without the row's indirect call
+		kb, err = qKey(n, b)
+	} else {
+		kb, err = scalarKey(n, b)
+	}
+	if err != nil {
+		return fmt.Errorf("baseline: %w", err)
+	}
+	if n.hasD {
+		diff := int64(m)
+		if neg {
+			diff = -diff
+		}
+		if m>>63 != 0 || diff < n.win.Lo() || diff > n.win.Hi() {
+			return fmt.Errorf("%w: difference %d outside the window", ErrMalformed, diff)
+		}
+		return storeKey(n, dst, kb+uint64(diff))
+	}
+	mr := &rt.mods[t]
+	kmin, rm := mr.kmin, mr.rm
+	ub := kb - kmin
+	if ub > rm {
+		return fmt.Errorf("baseline: %w: key %d outside the field's range", ErrOutOfRange, int64(kb))
+	}
+	h := mr.h
+	if m == 0 || !neg && m > h || neg && m > rm-h {
+		return fmt.Errorf("%w: modular difference %d", ErrMalformed, m)
+	}
+	var u uint64
+	switch {
+	case !neg && m > rm-ub:
+		u = m - (rm - ub) - 1
+	case !neg:
+		u = ub + m
+	case m > ub:
+		u = rm - (m - ub) + 1
+	default:
+		u = ub - m
+	}
+	return storeKey(n, dst, u+kmin)
+}
+
+// writeQuatModel writes a changed quaternion with its tables (or, for a
+// trainer, notes its symbols).
+func (e *encoder) writeQuatModel(rt *modelRT, n *node, qb uint64, okb bool, qc uint64) {
+	if st := rt.train; st != nil {
+		t0 := rt.lay.table(n.uid)
+		rank, d, rel := n.quat.DeltaSymbols(qb, okb, qc)
+		if !rel {
+			st.note(t0, 0)
+			return
+		}
+		st.note(t0, rank+1)
+		for k := range 3 {
+			st.note(t0+1+fields.QuatDiffTable(rank, &d, k), fields.TokenSlot(abs64(d[k]))+1)
+		}
+		return
+	}
+	n.quat.WriteDeltaCodes(e.w, rt.quats[n.uid-rt.lay.base], qb, okb, qc)
+}
+
+func abs64(v int64) uint64 {
+	if v < 0 {
+		return uint64(-v)
+	}
+	return uint64(v)
+}
+
+// fieldSet is a set of field indexes, a bit each (mask chunk j is bits
+// 8j..8j+7).
+type fieldSet []uint64
+
+func (s fieldSet) set(i int)      { s[i>>6] |= 1 << (i & 63) }
+func (s fieldSet) has(i int) bool { return s[i>>6]>>(i&63)&1 != 0 }
+
+// chunk returns mask chunk j.
+func (s fieldSet) chunk(j int) uint64 { return s[j>>3] >> ((j & 7) * 8) & 0xFF }
+
+// setChunk sets mask chunk j (which must be clear) to m.
+func (s fieldSet) setChunk(j int, m uint64) { s[j>>3] |= m << ((j & 7) * 8) }
+
+// takeSet returns an empty set for n fields from the arena's words; the
+// caller truncates a.words back when done.
+func (a *arena) takeSet(n int) fieldSet {
+	k := len(a.words)
+	nw := (n + 63) >> 6
+	for range nw {
+		a.words = append(a.words, 0)
+	}
+	return fieldSet(a.words[k : k+nw : k+nw])
+}
