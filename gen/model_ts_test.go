@@ -731,7 +731,15 @@ func TestTypeScriptModel(t *testing.T) {
 	}
 	tsmCorpus(t, "MWide", wide, casesPerType/4, casesPerType/4, r, &cases)
 
-	msgs := []gen.Message{gen.Named("MWorld", c.Schema()), gen.Named("MWide", wide.Schema())}
+	// hand-built models (model_cases_test.go): a relative quaternion at
+	// its length bound and one bit over it, modular tokens at the ends of
+	// their range of differences and one past them, a difference of 0
+	hand := mhModel(t)
+	cases = append(cases, mhCases(t, hand, "MHand")...)
+	bounds := mbModel(t)
+	cases = append(cases, mbCases(t, bounds, "MBounds")...)
+
+	msgs := []gen.Message{gen.Named("MWorld", c.Schema()), gen.Named("MWide", wide.Schema()), gen.Named("MHand", hand.Schema()), gen.Named("MBounds", bounds.Schema())}
 	gm, gc := tsmGoldenCases(t)
 	if len(gm) == 0 {
 		t.Log("no golden model vectors (testdata/golden, delta-model-*) yet")
