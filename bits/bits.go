@@ -86,10 +86,20 @@ func (w *Writer) flush() {
 // WriteBytes writes each byte of p as 8 bits, in order. It is the same as
 // calling WriteBits(uint64(c), 8) for every byte, only faster.
 func (w *Writer) WriteBytes(p []byte) {
-	for len(p) >= 8 {
-		w.WriteBits(binary.LittleEndian.Uint64(p), 64)
-		p = p[8:]
+	// Whole words: appended as they are when the pending bits are none,
+	// else shifted in over them, a word out for each word in.
+	words := len(p) &^ 7
+	if w.n == 0 {
+		w.buf = append(w.buf, p[:words]...)
+	} else {
+		sh := uint(w.n) & 63
+		for k := 0; k < words; k += 8 {
+			v := binary.LittleEndian.Uint64(p[k:])
+			w.buf = binary.LittleEndian.AppendUint64(w.buf, w.scratch|v<<sh)
+			w.scratch = v >> ((64 - sh) & 63) // sh is 1..63
+		}
 	}
+	p = p[words:]
 	for _, c := range p {
 		w.WriteBits(uint64(c), 8)
 	}
