@@ -59,7 +59,14 @@ type fpHasher struct {
 // model's hash mixed in when the schema has one). A schema
 // whose structure is broken (a type reference out of range, a missing
 // node, an unknown coding, a coding without its parameters) is
-// ErrMalformed.
+// ErrMalformed. So is a schema whose model does not belong to it: a model
+// file that does not parse, a hash that is not the file's, or a model
+// trained for another layout (Model.Layout, or the layout the file holds,
+// is not the schema's fingerprint without the model and without debug
+// mode). Whether the model's
+// tables are the layout's in number, kind and size is not checked here;
+// a decoder built from the schema checks that as it binds the tables (the
+// generators of package gen do).
 func SchemaFingerprint(s *Schema) (uint64, error) {
 	if s == nil {
 		return 0, fmt.Errorf("%w: schema: nil", ErrMalformed)
@@ -77,6 +84,19 @@ func SchemaFingerprint(s *Schema) (uint64, error) {
 	}
 	if fmt.Sprintf("%016x", m.hash) != s.Model.Hash {
 		return 0, fmt.Errorf("%w: schema: the model's hash is %016x, not %s", ErrMalformed, m.hash, s.Model.Hash)
+	}
+	// The model must be the layout's: a model trained for another layout
+	// (as the schema states it or as the file holds it) is one that
+	// Codec.WithModel refuses, so no codec has this schema or its
+	// fingerprint. The layout fingerprint is the one without debug mode.
+	lay := f.h
+	if s.Debug {
+		plain := *s
+		plain.Debug, plain.Model = false, nil
+		lay = fingerprint(&plain)
+	}
+	if fmt.Sprintf("%016x", lay) != s.Model.Layout || m.layout != lay {
+		return 0, fmt.Errorf("%w: schema: the model was trained for layout %s (its file says %016x), the schema's layout is %016x", ErrMalformed, s.Model.Layout, m.layout, lay)
 	}
 	return modelFingerprint(f.h, m.hash), nil
 }

@@ -330,8 +330,44 @@ func TestModelSchema(t *testing.T) {
 	s.Model.Hash = "0000000000000000"
 	_, err = SchemaFingerprint(s)
 	require.ErrorIs(t, err, ErrMalformed)
-	// Debug mode and a model combine.
+	// Debug mode and a model combine; the layout is the one without debug
+	// mode.
 	require.Equal(t, modelFingerprint(c.WithDebug(true).Fingerprint(), m.Hash()), c.WithModel(m).WithDebug(true).Fingerprint())
+	fp, err = SchemaFingerprint(c.WithModel(m).WithDebug(true).Schema())
+	require.NoError(t, err)
+	require.Equal(t, c.WithModel(m).WithDebug(true).Fingerprint(), fp)
+}
+
+// SchemaFingerprint refuses a schema whose model was trained for another
+// layout, as the schema states it or as the model file holds it, with
+// ErrMalformed: no codec has such a schema (WithModel's codec fails with
+// ErrModel), and no codec has its fingerprint.
+func TestModelSchemaOtherLayout(t *testing.T) {
+	c := MustFor[mWorld]()
+	m := trainOn(t, c, 12, 0.05)
+	other := *m // the same tables, trained for another layout
+	other.layout ^= 1
+	ob, err := other.MarshalBinary()
+	require.NoError(t, err)
+	require.NoError(t, other.UnmarshalBinary(ob)) // its hash
+	require.Error(t, c.WithModel(&other).ModelErr())
+	for name, edit := range map[string]func(s *ModelSchema){
+		"stated layout": func(s *ModelSchema) { s.Layout = fmt.Sprintf("%016x", c.Fingerprint()^1) },
+		"file's layout": func(s *ModelSchema) { s.File, s.Hash = ob, fmt.Sprintf("%016x", other.Hash()) },
+		"both": func(s *ModelSchema) {
+			s.File, s.Hash, s.Layout = ob, fmt.Sprintf("%016x", other.Hash()), fmt.Sprintf("%016x", other.Layout())
+		},
+	} {
+		for _, debug := range []bool{false, true} {
+			s := c.WithModel(m).WithDebug(debug).Schema()
+			_, err := SchemaFingerprint(s)
+			require.NoError(t, err, name)
+			edit(s.Model)
+			_, err = SchemaFingerprint(s)
+			require.ErrorIs(t, err, ErrMalformed, "%s, debug %v", name, debug)
+			require.ErrorContains(t, err, "layout", name)
+		}
+	}
 }
 
 // modelOf builds a model of the given tables (kinds and code lengths)

@@ -731,7 +731,15 @@ func TestTypeScriptModel(t *testing.T) {
 	}
 	tsmCorpus(t, "MWide", wide, casesPerType/4, casesPerType/4, r, &cases)
 
-	msgs := []gen.Message{gen.Named("MWorld", c.Schema()), gen.Named("MWide", wide.Schema())}
+	// hand-built models (model_cases_test.go): a relative quaternion at
+	// its length bound and one bit over it, modular tokens at the ends of
+	// their range of differences and one past them, a difference of 0
+	hand := mhModel(t)
+	cases = append(cases, mhCases(t, hand, "MHand")...)
+	bounds := mbModel(t)
+	cases = append(cases, mbCases(t, bounds, "MBounds")...)
+
+	msgs := []gen.Message{gen.Named("MWorld", c.Schema()), gen.Named("MWide", wide.Schema()), gen.Named("MHand", hand.Schema()), gen.Named("MBounds", bounds.Schema())}
 	gm, gc := tsmGoldenCases(t)
 	if len(gm) == 0 {
 		t.Log("no golden model vectors (testdata/golden, delta-model-*) yet")
@@ -771,20 +779,20 @@ func TestModelSchemaRefused(t *testing.T) {
 		"no file":      edit(func(s *bitwire.Schema) { s.Model.File = nil }),
 		"layout":       edit(func(s *bitwire.Schema) { s.Model.Layout = "0123456789abcdef" }),
 		"hash":         edit(func(s *bitwire.Schema) { s.Model.Hash = "0123456789abcdef" }),
-		"another model": edit(func(s *bitwire.Schema) { // another layout's model, with its own hash and fingerprint
+		// another layout's model, with its own hash and the fingerprint
+		// it would give (SchemaFingerprint refuses the schema itself)
+		"another model": edit(func(s *bitwire.Schema) {
 			b, _ := pm.MarshalBinary()
 			s.Model.File, s.Model.Hash = b, fmt.Sprintf("%016x", pm.Hash())
-			fp, err := bitwire.SchemaFingerprint(s)
-			if err != nil {
-				t.Fatal(err)
+			if _, err := bitwire.SchemaFingerprint(s); !errors.Is(err, bitwire.ErrMalformed) {
+				t.Fatalf("SchemaFingerprint of a schema with another layout's model: %v, want ErrMalformed", err)
 			}
-			s.Fingerprint = fmt.Sprintf("%016x", fp)
+			s.Fingerprint = fmt.Sprintf("%016x", bitwire.MustFor[tsmWorld]().WithModel(pm).Fingerprint())
 		}),
 		"another model, its layout too": edit(func(s *bitwire.Schema) {
 			b, _ := pm.MarshalBinary()
 			s.Model.File, s.Model.Hash, s.Model.Layout = b, fmt.Sprintf("%016x", pm.Hash()), fmt.Sprintf("%016x", pm.Layout())
-			fp, _ := bitwire.SchemaFingerprint(s)
-			s.Fingerprint = fmt.Sprintf("%016x", fp)
+			s.Fingerprint = fmt.Sprintf("%016x", bitwire.MustFor[tsmWorld]().WithModel(pm).Fingerprint())
 		}),
 	} {
 		if err := gen.TypeScript(io.Discard, "./bitwire.js", gen.Named("W", s)); !errors.Is(err, gen.ErrSchema) {
