@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/bitwire/bitwire/bits"
+	"github.com/bitwire/bitwire/fields"
 	"github.com/bitwire/bitwire/internal/tumble"
 )
 
@@ -351,6 +352,7 @@ type hResult struct {
 	unchangedModel  float64
 	unchangedNone   float64
 	changedAbsolute int
+	plainMasks      float64 // model bits with the masks as plain changed bits
 }
 
 // heldOut trains on the first half of the pairs and measures the second.
@@ -365,6 +367,9 @@ func heldOut[T any](tb testing.TB, base, cur []T) hResult {
 		}
 	}
 	m, err := tr.Model()
+	if os.Getenv("BW_OLD") != "" {
+		m, err = origModel(tr)
+	}
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -430,6 +435,27 @@ func heldOut[T any](tb testing.TB, base, cur []T) hResult {
 		}
 	}
 	bo += hbits - cbits
+	// What the masks cost under the trained model, and as plain bits (a
+	// changed bit a field, as without a model).
+	var maskModel, maskPlain float64
+	for tb, cnt := range to.st.counts {
+		if to.o.model.lay.kinds[tb] != tkMask {
+			continue
+		}
+		k := 0
+		for 1<<k+1 < len(cnt) {
+			k++
+		}
+		for sym, x := range cnt {
+			l := m.codes[tb].Len(sym)
+			if l == 0 || sym == 0 {
+				l = m.codes[tb].Len(0) + k
+			}
+			maskModel += float64(x) * float64(l)
+			maskPlain += float64(x) * float64(k)
+		}
+	}
+	r.plainMasks = (bm - maskModel + maskPlain) / float64(max(r.changed, 1))
 	d := float64(max(r.changed, 1))
 	r.noModel, r.model, r.bound = bn/d, bm/d, bo/d
 	r.trainN, r.testN = h, len(base)-h
@@ -494,14 +520,18 @@ func TestHeldOut(t *testing.T) {
 	sizes := []int{100, 2000}
 	kinds := []string{"9"}
 	ages := []hAge{{"1", 1, false}}
-	if full {
+	if os.Getenv("BITWIRE_HELDOUT") == "mid" {
+		sizes = []int{100, 1000, 10000}
+		kinds = []string{"9", "body"}
+		ages = []hAge{{"1", 1, false}, {"1..8", 8, true}}
+	} else if full {
 		sizes = []int{100, 1000, 10000, 100000}
 		kinds = []string{"7", "9", "12", "body"}
 		ages = []hAge{{"1", 1, false}, {"4", 4, false}, {"1..8", 8, true}}
 	}
 	var sb strings.Builder
-	fmt.Fprintf(&sb, "| stream | layout | pairs | age | no model | model | bound | model vs none |\n|---|---|--:|---|--:|--:|--:|--:|\n")
-	worst := 0.0
+	fmt.Fprintf(&sb, "| stream | layout | pairs | age | no model | model | bound | model vs none | plain masks |\n|---|---|--:|---|--:|--:|--:|--:|--:|\n")
+	worst, logs, nrow, tot := 0.0, 0.0, 0, 0.0
 	for _, s := range hStreams() {
 		for _, kind := range kinds {
 			for _, n := range sizes {
@@ -510,8 +540,11 @@ func TestHeldOut(t *testing.T) {
 						continue
 					}
 					r := hRun(t, kind, s, uint64(n)*131+uint64(len(s.name)), n, age)
-					fmt.Fprintf(&sb, "| %s | %s | %d | %s | %.2f | %.2f | %.2f | %+.1f%% |\n",
-						s.name, kind, n, age.name, r.noModel, r.model, r.bound, 100*r.modelWorseBy)
+					fmt.Fprintf(&sb, "| %s | %s | %d | %s | %.2f | %.2f | %.2f | %+.1f%% | %.2f |\n",
+						s.name, kind, n, age.name, r.noModel, r.model, r.bound, 100*r.modelWorseBy, r.plainMasks)
+					logs += math.Log(r.model / r.noModel)
+					nrow++
+					tot += r.model
 					if r.trainN >= 500 {
 						worst = max(worst, r.modelWorseBy)
 					}
@@ -520,6 +553,7 @@ func TestHeldOut(t *testing.T) {
 		}
 	}
 	t.Log("\n" + sb.String())
+	t.Logf("geomean model/none %.4f, sum of model %.1f", math.Exp(logs/float64(nrow)), tot)
 	t.Logf("worst model vs none (training ≥ 500 pairs): %+.1f%%", 100*worst)
 }
 
@@ -527,4 +561,141 @@ func init() {
 	_ = hq8{}
 	_ = hq10{}
 	_ = hq11{}
+	for _, kv := range []struct {
+		env string
+		p   *float64
+	}{{"BW_A", &trainAlpha}, {"BW_B", &trainBeta}, {"BW_K", &trainKern}, {"BW_E", &trainEsc}, {"BW_EPS", &trainEps}} {
+		if v := os.Getenv(kv.env); v != "" {
+			fmt.Sscan(v, kv.p)
+		}
+	}
+}
+
+// TestHeldOutDebug prints, for one row, each table's cost on the test
+// half under the trained code beside the test half's entropy.
+func TestHeldOutDebug(t *testing.T) {
+	row := os.Getenv("BW_DEBUG")
+	if row == "" {
+		t.Skip("BW_DEBUG=stream-index,pairs")
+	}
+	var si, n int
+	fmt.Sscanf(row, "%d,%d", &si, &n)
+	s := hStreams()[si]
+	base, cur := hPairs(s, uint64(n)*131+uint64(len(s.name)), n, hAge{"1", 1, false})
+	c := MustFor[hq9]()
+	tr, to := c.NewTrainer(), c.NewTrainer()
+	for i := range base {
+		b, x := hq9{f32q(base[i].q)}, hq9{f32q(cur[i].q)}
+		if i < n/2 {
+			tr.Add(&b, &x)
+		} else {
+			to.Add(&b, &x)
+		}
+	}
+	m, _ := tr.Model()
+	for tb, cnt := range to.st.counts {
+		var tot uint64
+		var h, cost float64
+		for _, x := range cnt {
+			tot += x
+		}
+		for sym, x := range cnt {
+			if x > 0 {
+				h -= float64(x) * math.Log2(float64(x)/float64(tot))
+				l := m.codes[tb].Len(sym)
+				if l == 0 {
+					l = 99
+				}
+				cost += float64(x) * float64(l)
+			}
+		}
+		if tot > 0 {
+			t.Logf("table %2d n %5d/%5d entropy %7.0f cost %7.0f (+%.0f)\n   train %v\n   test  %v\n   lens  %v", tb, tot, sumU(tr.st.counts[tb]), h, cost, cost-h, tr.st.counts[tb], cnt, m.codes[tb].Lens())
+		}
+	}
+}
+
+func sumU(c []uint64) (s uint64) {
+	for _, x := range c {
+		s += x
+	}
+	return s
+}
+
+func origModel[T any](t *Trainer[T]) (*Model, error) {
+	if t.st.pairs == 0 {
+		return nil, ErrNoTraining
+	}
+	lay := t.o.model.lay
+	m := &Model{layout: t.c.lfps[0], kinds: lay.kinds}
+	group := make([][][]uint64, len(lay.kinds)) // a difference table's quaternion's
+	for n, t0 := range lay.nodes {
+		if n.code == cQuat {
+			for j := t0 + 1; j < t0+fields.QuatTables; j++ {
+				group[j] = t.st.counts[t0+1 : t0+fields.QuatTables]
+			}
+		}
+	}
+	for i, cnt := range t.st.counts {
+		w := make([]uint64, len(cnt))
+		for s, x := range cnt {
+			w[s] = 4 * x
+		}
+		w[0]++
+		switch lay.kinds[i] {
+		case tkWindow, tkModular:
+			origSmoothClasses(w, cnt, 1)
+		case tkQuatMode:
+			for s := range w {
+				w[s]++
+			}
+		case tkQuatDiff:
+			origSmoothQuatDiff(w, group[i])
+		}
+		c, err := fields.NewCode(fields.TrainLengths(w))
+		if err != nil {
+			return nil, err // not reached: TrainLengths gives prefix codes
+		}
+		m.codes = append(m.codes, c)
+	}
+	m.setHash()
+	return m, nil
+}
+
+// origSmoothClasses adds a pseudo-count to each class symbol from class lo to
+// one above the largest recorded.
+func origSmoothClasses(w, cnt []uint64, lo int) {
+	top := -1
+	for s := 1; s < len(cnt); s++ {
+		if cnt[s] > 0 {
+			top = s
+		}
+	}
+	for s := lo + 1; s <= top+1 && s < len(w); s++ {
+		w[s]++
+	}
+}
+
+// origSmoothQuatDiff smooths a difference table of a quaternion whose
+// difference tables' counts are group: their pooled distribution as 16
+// pseudo-samples, and a pseudo-count for each class from 0 to one above
+// the largest recorded in any of them.
+func origSmoothQuatDiff(w []uint64, group [][]uint64) {
+	pooled := make([]uint64, len(w))
+	var total uint64
+	for _, cnt := range group {
+		for s, x := range cnt {
+			pooled[s] += x
+			total += x
+		}
+	}
+	if total == 0 {
+		return
+	}
+	for s, x := range pooled {
+		if x > 0 && s > 0 {
+			w[s] += (16*x + total - 1) / total
+		}
+	}
+	origSmoothClasses(w, pooled, 0)
 }
