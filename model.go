@@ -441,4 +441,3 @@ func (t *Trainer[T]) Add(base, cur *T) error {
 	t.st.pairs++
 	return nil
 }
-
