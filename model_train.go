@@ -6,13 +6,15 @@ import (
 	"github.com/bitwire/bitwire/fields"
 )
 
-// Training knobs (see Model).
-var (
-	trainAlpha = 2.0  // pseudo-samples of a table's prior
-	trainBeta  = 8.0  // pseudo-samples a quaternion context borrows from its group
-	trainKern  = 0.25 // the share of a count spread to each neighbouring slot in a prior
-	trainEsc   = 0.25 // ESC's pseudo-count
-	trainEps   = 0.0
+// The constants of the smoothing (Model). Chosen on the held-out harness
+// (heldout_test.go); the strength of each table's prior is chosen per
+// table by crossValidate among smoothings.
+const (
+	trainMix  = 0.5  // a quaternion prior's share of the adaptive code's expectation (the rest uniform over slots)
+	trainBeta = 8.0  // pseudo-samples a quaternion context borrows from its group
+	trainKern = 0.25 // the share of a count spread to each neighbouring slot in a prior
+	trainEsc  = 0.25 // ESC's pseudo-count
+	trainNear = 0.5  // the weight of a group's table one class away, halved again each class further
 )
 
 // Model returns the model trained on the recorded pairs: a Huffman code
@@ -256,31 +258,28 @@ func smoothQuat(w [][]float64, cnt [][]uint64, th smoothing) {
 			lo, hi, cls = 4+qc, 4+2*qc, j-4-qc
 		}
 		prior := riceSlots(n, k, width)
+		for s := 1; s < n; s++ {
+			prior[s] = trainMix*prior[s] + (1-trainMix)/float64(n-1)
+		}
 		p := make([]float64, n)
 		var tot float64
 		for j2 := lo; j2 < hi; j2++ {
 			if j2 == j {
 				continue
 			}
-			shift, wt := 0, 1.0
+			wt := 1.0
 			if lo > 0 {
-				c2 := j2 - lo
-				shift = 2 * (cls - c2)
-				wt = math.Pow(trainShiftDecay, math.Abs(float64(cls-c2)))
-				if trainShift == 0 {
-					shift = 0
-				}
+				wt = math.Pow(trainNear, math.Abs(float64(cls-(j2-lo))))
 			}
 			for s := 1; s < n; s++ {
 				x := float64(cnt[j2][s]) * wt
 				if x == 0 {
 					continue
 				}
-				d := min(max(s+shift, 1), n-1)
 				tot += x
-				p[d] += x * (1 - 2*trainKern)
-				p[max(d-1, 1)] += x * trainKern
-				p[min(d+1, n-1)] += x * trainKern
+				p[s] += x * (1 - 2*trainKern)
+				p[max(s-1, 1)] += x * trainKern
+				p[min(s+1, n-1)] += x * trainKern
 			}
 		}
 		for s := 1; s < n; s++ {
@@ -289,11 +288,6 @@ func smoothQuat(w [][]float64, cnt [][]uint64, th smoothing) {
 		w[j] = smoothed(cnt[j], p, smoothing{trainBeta, th.eps})
 	}
 }
-
-var (
-	trainShift      = 1.0
-	trainShiftDecay = 0.5
-)
 
 // classRep is a magnitude of class c (its bit length): about the middle
 // of 2^(c-1) .. 2^c - 1.
