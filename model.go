@@ -168,6 +168,18 @@ type modelLayout struct {
 	// table of the node or plan of that uid, -1 for none.
 	base int32
 	tab  []int32
+	// pod[uid - base] is the size of the struct type of that uid when all
+	// its fields are pointer-free (a plain copy), else 0.
+	pod []uintptr
+}
+
+// podSize returns the size of the struct type with this uid when all its
+// fields are pointer-free, else 0.
+func (l *modelLayout) podSize(uid int32) uintptr {
+	if i := uid - l.base; uint32(i) < uint32(len(l.pod)) {
+		return l.pod[i]
+	}
+	return 0
 }
 
 // table returns the first table of the node or plan with this uid, or -1.
@@ -195,8 +207,16 @@ func (l *modelLayout) index() {
 	for n, t := range l.nodes {
 		l.tab[n.uid-lo] = int32(t)
 	}
+	l.pod = make([]uintptr, len(l.tab))
 	for p, t := range l.plans {
 		l.tab[p.uid-lo] = int32(t)
+		pod := true
+		for i := range p.fields {
+			pod = pod && p.fields[i].node.pod
+		}
+		if pod {
+			l.pod[p.uid-lo] = p.typ.Size()
+		}
 	}
 }
 

@@ -2,6 +2,7 @@ package bitwire
 
 import (
 	"fmt"
+	mbits "math/bits"
 	"unsafe"
 
 	"github.com/bitwire/bitwire/fields"
@@ -15,33 +16,67 @@ import (
 // encStructDeltaModel writes a struct's masks, then each changed field's
 // delta. It reports whether any field changed. A struct other than the
 // root that did not change writes nothing. Shallow structs are judged while
-// their fields are written (to a scratch writer, since the masks come
-// first); others, Stats and errors take encStructDeltaCompare.
+// their fields are written, and the masks (which come first) are inserted
+// before the fields once known; others, Stats and errors take
+// encStructDeltaCompare.
 func (e *encoder) encStructDeltaModel(p *plan, b, c unsafe.Pointer, skip int) (bool, error) {
 	if e.stats != 0 || p.nest > maxShallow {
 		return e.encStructDeltaCompare(p, b, c, skip)
 	}
-	sw := e.ar.writer()
-	se := *e // with the scratch writer (a local copy: see encEntityDeltaFused)
-	se.w = sw
 	var small [1]uint64
 	ch := fieldSet(small[:])
 	mark := len(e.ar.words)
 	if len(p.fields) > 64 {
 		ch = e.ar.takeSet(len(p.fields))
 	}
-	dirty, err := se.encFieldsJudged(p, b, c, skip, ch)
-	if err == nil && (dirty || e.depth == 1) {
-		e.writeMasks(p, ch)
-		e.w.WriteFrom(sw)
-		e.flagged = se.flagged
+	at, flagged, depth := e.w.Len(), e.flagged, e.depth
+	dirty, err := e.encFieldsJudged(p, b, c, skip, ch)
+	switch {
+	case err != nil:
+		e.w.Truncate(at)
+		e.flagged, e.depth = flagged, depth
+		e.ar.words = e.ar.words[:mark]
+		return e.encStructDeltaCompare(p, b, c, skip) // places the error
+	case dirty || e.depth == 1:
+		e.insertMasks(p, ch, at)
+	default:
+		e.w.Truncate(at)
+		e.flagged = flagged
 	}
 	e.ar.words = e.ar.words[:mark]
-	e.ar.release(sw)
-	if err != nil {
-		return e.encStructDeltaCompare(p, b, c, skip) // places the error
-	}
 	return dirty, nil
+}
+
+// insertMasks inserts (or, training, notes) the mask symbols of a struct's
+// changed fields ch at bit position at, before the fields' deltas.
+func (e *encoder) insertMasks(p *plan, ch fieldSet, at int) {
+	rt := e.ar.rt
+	t0, nf := rt.lay.table(p.uid), len(p.fields)
+	if nf <= maskChunk && rt.train == nil { // one symbol, the common case
+		c := rt.codes[t0]
+		v, l := c.Codeword(int(ch[0]) + 1)
+		if l == 0 {
+			ev, el := c.Codeword(0)
+			v, l = ev|ch[0]<<uint(el), el+nf
+		}
+		e.w.Insert(at, v, l)
+		return
+	}
+	for j := 0; j*maskChunk < nf; j++ {
+		k := min(maskChunk, nf-j*maskChunk)
+		m := ch.chunk(j)
+		if rt.train != nil {
+			rt.train.note(t0+j, int(m)+1)
+			continue
+		}
+		v, l := rt.codes[t0+j].Codeword(int(m) + 1)
+		if l == 0 {
+			ev, el := rt.codes[t0+j].Codeword(0)
+			v, l = ev|m<<uint(el), el+k // ESC, then one bit a field
+		}
+		e.w.Insert(at, v, l)
+		at += l
+	}
 }
 
 // encFieldsJudged writes the delta of each changed field of a struct,
@@ -247,30 +282,43 @@ func (d *decoder) decStructDeltaModel(p *plan, b, dst unsafe.Pointer, skip int) 
 				return err
 			}
 		}
+		if nf <= maskChunk { // one symbol, the common case
+			ch[0] = m
+			break
+		}
 		ch.setChunk(j, m)
 	}
 	if skip >= 0 && ch.has(skip) {
 		return fmt.Errorf("%w: the id field %s marked changed", ErrMalformed, p.fields[skip].name)
+	}
+	if size := rt.lay.podSize(p.uid); size > 0 && nf <= 64 && !d.debug {
+		// Pointer-free fields: copy the unchanged ones (the whole baseline
+		// when that is fewer copies), then read the changed ones, each
+		// found by its bit.
+		if same := ^ch[0] & (1<<uint(nf) - 1); b != dst && same != 0 {
+			if mbits.OnesCount64(same) > 2 {
+				copyPod(dst, b, size)
+			} else {
+				for m := same; m != 0; m &= m - 1 {
+					f := &p.fields[mbits.TrailingZeros64(m)]
+					copyPod(ptrAt(dst, f.off), ptrAt(b, f.off), f.node.size)
+				}
+			}
+		}
+		for m := ch[0]; m != 0; m &= m - 1 {
+			f := &p.fields[mbits.TrailingZeros64(m)]
+			if err := d.decFieldModel(rt, f.node, ptrAt(b, f.off), ptrAt(dst, f.off)); err != nil {
+				return wrapField(err, f.name, d.r.Pos())
+			}
+		}
+		return nil
 	}
 	for i := range p.fields {
 		f := &p.fields[i]
 		n := f.node
 		pb, pd := ptrAt(b, f.off), ptrAt(dst, f.off)
 		if ch.has(i) {
-			var err error
-			switch {
-			case n.code == cQuat:
-				err = d.decQuatDelta(n, pb, pd)
-			case n.row.step != nil: // a leaf that may have a table
-				if t := rt.lay.table(n.uid); t >= 0 {
-					err = d.decScalarModel(rt, n, t, pb, pd)
-					break
-				}
-				err = d.decValueDelta(n, pb, pd)
-			default:
-				err = d.decValueDelta(n, pb, pd)
-			}
-			if err != nil {
+			if err := d.decFieldModel(rt, n, pb, pd); err != nil {
 				return wrapField(err, f.name, d.r.Pos())
 			}
 		} else {
@@ -291,6 +339,19 @@ func (d *decoder) decStructDeltaModel(p *plan, b, dst unsafe.Pointer, skip int) 
 	}
 	d.ar.words = d.ar.words[:mark]
 	return nil
+}
+
+// decFieldModel reads the delta of a changed field of node n.
+func (d *decoder) decFieldModel(rt *modelRT, n *node, pb, pd unsafe.Pointer) error {
+	switch {
+	case n.code == cQuat:
+		return d.decQuatDelta(n, pb, pd)
+	case n.row.step != nil: // a leaf that may have a table
+		if t := rt.lay.table(n.uid); t >= 0 {
+			return d.decScalarModel(rt, n, t, pb, pd)
+		}
+	}
+	return d.decValueDelta(n, pb, pd)
 }
 
 // encScalarModel writes a changed scalar with table t: a window's or a
@@ -403,6 +464,10 @@ func (d *decoder) decScalarModel(rt *modelRT, n *node, t int, b, dst unsafe.Poin
 		u = rm - (m - ub) + 1
 	default:
 		u = ub - m
+	}
+	if n.code == cQ { // u ≤ rm, the largest index: storeKey without its call
+		storeFloat(dst, n.mem, n.q.Value(u+kmin))
+		return nil
 	}
 	return storeKey(n, dst, u+kmin)
 }

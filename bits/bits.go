@@ -86,10 +86,20 @@ func (w *Writer) flush() {
 // WriteBytes writes each byte of p as 8 bits, in order. It is the same as
 // calling WriteBits(uint64(c), 8) for every byte, only faster.
 func (w *Writer) WriteBytes(p []byte) {
-	for len(p) >= 8 {
-		w.WriteBits(binary.LittleEndian.Uint64(p), 64)
-		p = p[8:]
+	// Whole words: appended as they are when the pending bits are none,
+	// else shifted in over them, a word out for each word in.
+	words := len(p) &^ 7
+	if w.n == 0 {
+		w.buf = append(w.buf, p[:words]...)
+	} else {
+		sh := uint(w.n) & 63
+		for k := 0; k < words; k += 8 {
+			v := binary.LittleEndian.Uint64(p[k:])
+			w.buf = binary.LittleEndian.AppendUint64(w.buf, w.scratch|v<<sh)
+			w.scratch = v >> ((64 - sh) & 63) // sh is 1..63
+		}
 	}
+	p = p[words:]
 	for _, c := range p {
 		w.WriteBits(uint64(c), 8)
 	}
@@ -100,6 +110,67 @@ func (w *Writer) WriteBytes(p []byte) {
 func (w *Writer) WriteFrom(src *Writer) {
 	w.WriteBytes(src.buf)
 	w.WriteBits(src.scratch, src.n)
+}
+
+// Insert writes the low n bits of v (n in 0..64) at bit position at
+// (0..Len()), moving every bit written after at up by n: the result is as
+// if the bits had been written there in order. It lets a coder write a
+// prefix (a code that depends on what follows) once the rest is written.
+// Its cost grows with the number of bits after at. An n or at outside its
+// range panics, as it is always a bug in the caller.
+func (w *Writer) Insert(at int, v uint64, n int) {
+	end := w.Len()
+	if at < 0 || at > end || uint(n) > 64 {
+		panic("bits: Insert outside 0..Len()")
+	}
+	if k := at - len(w.buf)*8; k >= 0 { // the bits after at are all pending
+		tail, tn := w.scratch>>(uint(k)&63), w.n-k
+		w.scratch &= 1<<(uint(k)&63) - 1
+		w.n = k
+		w.WriteBits(v, n)
+		w.WriteBits(tail, tn)
+		return
+	}
+	if end-at <= 64 { // a short tail: read it, then write v and it
+		i, r := at>>3, uint(at&7)
+		var lo uint64
+		if i+8 <= cap(w.buf) { // one load: the bytes past len are masked off below
+			lo = binary.LittleEndian.Uint64(w.buf[i : i+8 : cap(w.buf)])
+		} else {
+			for k, c := range w.buf[i:] { // at most 8 bytes
+				lo |= uint64(c) << (uint(k*8) & 63)
+			}
+		}
+		bp := (len(w.buf)-i)*8 - int(r) // its bits in buf, 1..64
+		tail := lo >> r
+		if bp < 64 {
+			tail = tail&(1<<(uint(bp)&63)-1) | w.scratch<<(uint(bp)&63)
+		}
+		tn := end - at
+		w.Truncate(at)
+		w.WriteBits(v, n)
+		w.WriteBits(tail, tn)
+		return
+	}
+	// Copy the bytes from at's on to a spare area past the end (far enough
+	// that rewriting them never catches up with what is still to be read),
+	// truncate at at, write v, then the copied bits.
+	i, r := at>>3, at&7
+	t := len(w.buf) - i
+	gap := len(w.buf) + 24
+	if cap(w.buf) < gap+t {
+		nb := make([]byte, len(w.buf), 2*cap(w.buf)+gap+t)
+		copy(nb, w.buf)
+		w.buf = nb
+	}
+	src := w.buf[gap : gap+t]
+	copy(src, w.buf[i:])
+	sc, sn := w.scratch, w.n
+	w.Truncate(at)
+	w.WriteBits(v, n)
+	w.WriteBits(uint64(src[0])>>uint(r), 8-r)
+	w.WriteBytes(src[1:])
+	w.WriteBits(sc, sn)
 }
 
 // Len returns the number of bits written.
@@ -305,6 +376,16 @@ func (r *Reader) Peek(n int) uint64 {
 		r.refill()
 	}
 	return r.cache & (1<<uint(n) - 1)
+}
+
+// Lookahead is Peek(56) for table decoders, small enough to be inlined:
+// its low 56 bits are what Peek(56) returns, and the bits above are later
+// bits of the input or zeros (never bits from past its end).
+func (r *Reader) Lookahead() uint64 {
+	if r.n < 56 {
+		r.refill()
+	}
+	return r.cache
 }
 
 // Drop consumes n bits (0..56) when they are already in the reader's

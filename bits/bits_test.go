@@ -353,6 +353,72 @@ func TestReaderSourceSkipTo(t *testing.T) {
 	}
 }
 
+// TestInsert checks Insert against a list of bits, for prefixes and
+// inserted codes of every size and position (in the pending word or
+// further back, after Truncate left a partial byte), then more writes.
+func TestInsert(t *testing.T) {
+	rng := rand.New(rand.NewSource(713))
+	for iter := 0; iter < 3000; iter++ {
+		var w Writer
+		var want []byte // one bit a byte
+		put := func(v uint64, n int) {
+			w.WriteBits(v, n)
+			for k := 0; k < n; k++ {
+				want = append(want, byte(v>>k&1))
+			}
+		}
+		for range rng.Intn(40) {
+			put(rng.Uint64(), rng.Intn(65))
+		}
+		if len(want) > 0 && rng.Intn(3) == 0 {
+			k := rng.Intn(len(want))
+			w.Truncate(k)
+			want = want[:k]
+		}
+		at := rng.Intn(len(want) + 1)
+		n := rng.Intn(65)
+		v := rng.Uint64()
+		w.Insert(at, v, n)
+		ins := make([]byte, n)
+		for k := range ins {
+			ins[k] = byte(v >> k & 1)
+		}
+		want = append(want[:at:at], append(ins, want[at:]...)...)
+		for range rng.Intn(5) {
+			put(rng.Uint64(), rng.Intn(65))
+		}
+		if w.Len() != len(want) {
+			t.Fatalf("iter %d: Len %d, want %d", iter, w.Len(), len(want))
+		}
+		r := NewReader(w.Bytes())
+		for k, b := range want {
+			got, err := r.ReadBits(1)
+			if err != nil || got != uint64(b) {
+				t.Fatalf("iter %d: bit %d = %d (%v), want %d (insert of %d bits at %d)", iter, k, got, err, b, n, at)
+			}
+		}
+	}
+}
+
+// TestLookahead checks that Lookahead's low 56 bits are Peek(56)'s at
+// every position of random inputs of every short length.
+func TestLookahead(t *testing.T) {
+	rng := rand.New(rand.NewSource(56))
+	for iter := 0; iter < 300; iter++ {
+		data := make([]byte, rng.Intn(40))
+		rng.Read(data)
+		r, q := NewReader(data), NewReader(data)
+		for r.Remaining() > 0 {
+			k := 1 + rng.Intn(min(20, r.Remaining()))
+			if got, want := r.Lookahead()&(1<<56-1), q.Peek(56); got != want {
+				t.Fatalf("iter %d at %d: Lookahead %x, Peek %x", iter, r.Pos(), got, want)
+			}
+			require.NoError(t, r.Skip(k))
+			require.NoError(t, q.Skip(k))
+		}
+	}
+}
+
 // TestWindowCommit writes random pieces, some through WriteBits and some
 // straight into a Window (whole-word stores, as the flat encoder makes
 // them, with garbage past the written bits), and checks the result against

@@ -43,7 +43,28 @@ type Code struct {
 	first, count, index [CodeMaxLen + 1]uint16
 	sorted              []uint16
 	maxLen              int
+	// tok is look for ReadToken, with each token slot's decoding worked
+	// out: its codeword's length | extra bits<<4 | top bits<<10 (the
+	// magnitude is top<<extra | the extra bits) | kind<<12 (tokSigned,
+	// tokZero, tokEsc); 0 when the codeword is longer or none. Only codes
+	// of at most maxTokenSyms symbols have it.
+	tok []uint16
+	// put is each slot's token as WriteToken writes it: the codeword
+	// (stream order) | its length<<16 | the slot's extra bits<<24; 0 for
+	// a slot without a codeword.
+	put []uint32
 }
+
+// The kinds of tok entries.
+const (
+	tokSigned = 1 // a magnitude of slot 1 and up: extra bits and a sign follow
+	tokZero   = 2 // magnitude 0
+	tokEsc    = 3 // ESC
+)
+
+// maxTokenSyms is the most symbols a token table has (ESC and the slots of
+// 64-bit magnitudes).
+const maxTokenSyms = 1 + 2*64
 
 // NewCode returns the canonical code with the given lengths (each 0..15;
 // they must not over-subscribe the code space: the sum of 2^(15-L) over
@@ -97,7 +118,36 @@ func NewCode(lens []uint8) (*Code, error) {
 			c.look[int(c.rev[s])|j<<l] = e
 		}
 	}
+	if len(lens) <= maxTokenSyms {
+		c.tokenTables(look)
+	}
 	return c, nil
+}
+
+// tokenTables fills in tok and put (look is the lookup width).
+func (c *Code) tokenTables(look int) {
+	c.tok = make([]uint16, len(c.look))
+	for i, e := range c.look {
+		if e == 0 {
+			continue
+		}
+		l, sym := e&15, int(e>>4)-1
+		switch s := sym - 1; {
+		case sym == 0:
+			c.tok[i] = l | tokEsc<<12
+		case s == 0:
+			c.tok[i] = l | tokZero<<12
+		default:
+			x := slotExtra(s)
+			c.tok[i] = l | uint16(x)<<4 | uint16(slotBase(s)>>uint(x))<<10 | tokSigned<<12
+		}
+	}
+	c.put = make([]uint32, len(c.lens)-1)
+	for s := range c.put {
+		if l := c.lens[s+1]; l > 0 {
+			c.put[s] = uint32(c.rev[s+1]) | uint32(l)<<16 | uint32(slotExtra(s))<<24
+		}
+	}
 }
 
 // N returns the number of symbols.
@@ -115,6 +165,16 @@ func (c *Code) Len(s int) int {
 // Lens returns the lengths the code was built from (not to be modified).
 func (c *Code) Lens() []uint8 { return c.lens }
 
+// Codeword returns symbol s's codeword as WriteBits takes it (stream
+// order, low bit first) and its length, 0 when it has none (or s is not a
+// symbol).
+func (c *Code) Codeword(s int) (v uint64, n int) {
+	if uint(s) >= uint(len(c.lens)) {
+		return 0, 0
+	}
+	return uint64(c.rev[s]), int(c.lens[s])
+}
+
 // Write writes symbol s, which must have a codeword.
 func (c *Code) Write(w *bits.Writer, s int) { w.WriteBits(uint64(c.rev[s]), int(c.lens[s])) }
 
@@ -122,7 +182,7 @@ func (c *Code) Write(w *bits.Writer, s int) { w.WriteBits(uint64(c.rev[s]), int(
 // ErrMalformed; a codeword cut off by the end of the input, or no input,
 // is bits.ErrUnexpectedEnd (as Skip reports it).
 func (c *Code) Read(r *bits.Reader) (int, error) {
-	p := r.Peek(CodeMaxLen)
+	p := r.Lookahead()
 	if e := c.look[p&uint64(len(c.look)-1)]; e != 0 {
 		if !r.Drop(int(e & 15)) {
 			return 0, r.Skip(int(e & 15)) // cut off by the end of the input
@@ -206,6 +266,31 @@ func TokenBits(c *Code, m uint64) int {
 // slot has no codeword (the caller writes ESC and a plain coding).
 func WriteToken(w *bits.Writer, c *Code, m uint64, neg bool) bool {
 	s := TokenSlot(m)
+	if c.put == nil {
+		return writeTokenSlow(w, c, m, neg)
+	}
+	if s >= len(c.put) || c.put[s] == 0 {
+		return false
+	}
+	e := c.put[s]
+	l, x := uint(e>>16&0xFF), uint(e>>24)
+	if m == 0 {
+		w.WriteBits(uint64(e&0xFFFF), int(l))
+		return true
+	}
+	tail := m&(1<<x-1) | b2u(neg)<<x // the low bits, then the sign
+	if l+x+1 <= 64 {
+		w.WriteBits(uint64(e&0xFFFF)|tail<<l, int(l+x+1))
+	} else {
+		w.WriteBits(uint64(e&0xFFFF), int(l))
+		w.WriteBits(tail, int(x+1))
+	}
+	return true
+}
+
+// writeTokenSlow is WriteToken for a code without token tables.
+func writeTokenSlow(w *bits.Writer, c *Code, m uint64, neg bool) bool {
+	s := TokenSlot(m)
 	if s+1 >= len(c.lens) || c.lens[s+1] == 0 {
 		return false
 	}
@@ -215,7 +300,7 @@ func WriteToken(w *bits.Writer, c *Code, m uint64, neg bool) bool {
 		return true
 	}
 	x := slotExtra(s)
-	tail := m&(1<<uint(x)-1) | b2u(neg)<<uint(x) // the low bits, then the sign
+	tail := m&(1<<uint(x)-1) | b2u(neg)<<uint(x)
 	if l+x+1 <= 64 {
 		w.WriteBits(uint64(c.rev[s+1])|tail<<uint(l), l+x+1)
 	} else {
@@ -239,23 +324,26 @@ func slotBase(s int) uint64 {
 // ReadToken reads a token or ESC (esc true, nothing more read).
 func ReadToken(r *bits.Reader, c *Code) (m uint64, neg, esc bool, err error) {
 	// The fast path: a codeword in the lookup table, and its tail in the
-	// bits peeked at.
-	p := r.Peek(56)
-	if e := c.look[p&uint64(len(c.look)-1)]; e != 0 {
-		l, sym := int(e&15), int(e>>4)-1
-		switch s := sym - 1; {
-		case sym == 0:
-			if r.Drop(l) {
-				return 0, false, true, nil
-			}
-		case s == 0:
-			if r.Drop(l) {
-				return 0, false, false, nil
-			}
-		default:
-			if x := slotExtra(s); l+x+1 <= 56 && r.Drop(l+x+1) {
-				tail := p >> uint(l)
-				return slotBase(s) | tail&(1<<uint(x)-1), tail>>uint(x)&1 != 0, false, nil
+	// bits looked ahead at.
+	if c.tok != nil {
+		p := r.Lookahead()
+		if e := c.tok[p&uint64(len(c.tok)-1)]; e != 0 {
+			l := uint(e & 15)
+			switch e >> 12 {
+			case tokSigned:
+				x := uint(e >> 4 & 63)
+				if n := l + x + 1; n <= 56 && r.Drop(int(n)) {
+					tail := p >> l
+					return uint64(e>>10&3)<<x | tail&(1<<x-1), tail>>x&1 != 0, false, nil
+				}
+			case tokZero:
+				if r.Drop(int(l)) {
+					return 0, false, false, nil
+				}
+			default:
+				if r.Drop(int(l)) {
+					return 0, false, true, nil
+				}
 			}
 		}
 	}
