@@ -353,6 +353,19 @@ func (d *decoder) decFlats(fp *flatPlan, first unsafe.Pointer, count int, stride
 			r.SkipTo(int(next))
 			k = done
 		}
+		if k < count {
+			// The last structs, too near the input's end for decWords:
+			// from a zero-padded copy of the rest when it is short.
+			data, pos := r.Source()
+			if rest := len(data) - pos>>3; rest <= padBytes-8 && pos&7+fp.words+64 <= padBytes*8 {
+				next, done, err := decWordsPadded(fp, unsafe.Add(first, uintptr(k)*stride), count-k, stride, data, uint(pos))
+				if err != nil {
+					return err
+				}
+				r.SkipTo(int(next))
+				k += done
+			}
+		}
 	}
 	ops := fp.ops
 	var v uint64 // the open run's bits not yet taken
@@ -408,6 +421,25 @@ func (d *decoder) decFlats(fp *flatPlan, first unsafe.Pointer, count int, stride
 		}
 	}
 	return nil
+}
+
+// padBytes is the size of decWordsPadded's copy.
+const padBytes = 128
+
+// decWordsPadded is decWords over a zero-padded copy of data from pos's
+// byte, which the caller has checked fits with 8 bytes to spare: the
+// structs at the end of the input, where decWords' 8-byte loads would
+// read past it. A struct that runs past the end of the real data read
+// zeros; that is an error (the general path then reports it).
+func decWordsPadded(fp *flatPlan, first unsafe.Pointer, count int, stride uintptr, data []byte, pos uint) (uint, int, error) {
+	var buf [padBytes]byte
+	at := pos >> 3
+	copy(buf[:], data[at:])
+	next, done, err := decWords(fp, first, count, stride, buf[:], pos&7, padBytes*8-uint(fp.words)-64)
+	if next += at * 8; err == nil && next > uint(len(data))*8 {
+		err = errFlat
+	}
+	return next, done, err
 }
 
 // value32 is float32(Quantizer.Value(x)) for x <= lim, from the op's copy

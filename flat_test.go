@@ -1,6 +1,7 @@
 package bitwire
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -398,4 +399,80 @@ func TestFlatWordEncoderMatchesGeneralPath(t *testing.T) {
 	if errs == 0 || ties == 0 {
 		t.Fatal("the error paths or Pack's fallback were not reached")
 	}
+}
+
+func randomWordCrate(rng *rand.Rand) wordCrate {
+	r := [4]float64{rng.NormFloat64(), rng.NormFloat64(), rng.NormFloat64(), rng.NormFloat64()}
+	n := math.Sqrt(r[0]*r[0] + r[1]*r[1] + r[2]*r[2] + r[3]*r[3])
+	rot := [4]float32{float32(r[0] / n), float32(r[1] / n), float32(r[2] / n), float32(r[3] / n)}
+	return wordCrate{ID: rng.Uint32() >> uint(rng.IntN(33)), X: float32(rng.Float64()*1024 - 512),
+		Y: float32(1 + rng.Float64()*63), HP: int16(rng.IntN(251) - 50), Rot: rot, Awake: rng.IntN(2) == 0,
+		Small: rot}
+}
+
+// TestFlatPaddedTailMatchesGeneralPath checks decWordsPadded, which reads
+// the structs at the end of the input from a zero-padded copy: a flat root
+// (its only struct is always at the end) and short slices, from every
+// prefix of their encodings and corrupted copies, give the general path's
+// values and errors. A struct that runs past the end must not decode from
+// the padding's zeros.
+func TestFlatPaddedTailMatchesGeneralPath(t *testing.T) {
+	root := MustFor[wordCrate]()
+	if fp := root.p.flat; fp == nil || fp.words == 0 || fp.words+64+7 > padBytes*8 {
+		t.Fatal("wordCrate is not read by decWordsPadded")
+	}
+	slice := MustFor[wordWorld]()
+	rng := rand.New(rand.NewPCG(23, 24))
+	check := func(name string, in []byte, dec func([]byte) (any, error), general func([]byte) (any, error)) {
+		t.Helper()
+		a, errA := dec(in)
+		b, errB := general(in)
+		if errString(errA) != errString(errB) {
+			t.Fatalf("%s %x: flat error %v, general %v", name, in, errA, errB)
+		}
+		if errA == nil && !equalBits(a, b) {
+			t.Fatalf("%s %x: flat %+v, general %+v", name, in, a, b)
+		}
+	}
+	decRoot := func(in []byte) (any, error) { var v wordCrate; err := root.Unmarshal(in, &v); return v, err }
+	genRoot := func(in []byte) (v any, err error) { withoutFlat(root.p, func() { v, err = decRoot(in) }); return }
+	decSlice := func(in []byte) (any, error) { var v wordWorld; err := slice.Unmarshal(in, &v); return v, err }
+	genSlice := func(in []byte) (v any, err error) { withoutFlat(slice.p, func() { v, err = decSlice(in) }); return }
+	for i := 0; i < 300; i++ {
+		v := randomWordCrate(rng)
+		if rng.IntN(4) == 0 {
+			v.ID = 0
+		}
+		data, err := root.Marshal(&v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := wordWorld{Lead: uint8(rng.IntN(8)), Tick: rng.Uint32(), Crates: make([]wordCrate, rng.IntN(4))}
+		for k := range w.Crates {
+			w.Crates[k] = randomWordCrate(rng)
+		}
+		wdata, err := slice.Marshal(&w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for n := 0; n <= len(data); n++ {
+			check("root", data[:n], decRoot, genRoot)
+		}
+		for n := 0; n <= len(wdata); n++ {
+			check("slice", wdata[:n], decSlice, genSlice)
+		}
+		for _, in := range [][]byte{data, wdata} {
+			bad := append([]byte(nil), in...)
+			bad[rng.IntN(len(bad))] ^= byte(1 + rng.IntN(255))
+			check("corrupt", bad, decRoot, genRoot)
+			check("corrupt", bad, decSlice, genSlice)
+			check("longer", append(append([]byte(nil), in...), byte(rng.IntN(256))), decRoot, genRoot)
+		}
+	}
+}
+
+// equalBits compares two decoded values by their printed form (floats
+// bit for bit, NaN included).
+func equalBits(a, b any) bool {
+	return fmt.Sprintf("%#v", a) == fmt.Sprintf("%#v", b)
 }
