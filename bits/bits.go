@@ -224,7 +224,9 @@ func (r *Reader) Spent() int64 { return r.spent }
 // Spend adds n to the counter that Spent returns.
 func (r *Reader) Spend(n int64) { r.spent += n }
 
-// refill tops the cache up to at least 57 bits when that much input remains.
+// refill tops the cache up to at least 56 bits, and at most 63, when that
+// much input remains. Never 64: ReadBits' fast path takes n < 64 bits from
+// the cache, and a 64-bit read must find fewer cached.
 func (r *Reader) refill() {
 	if r.next+8 <= len(r.data) {
 		r.cache |= binary.LittleEndian.Uint64(r.data[r.next:]) << uint(r.n)
@@ -232,7 +234,7 @@ func (r *Reader) refill() {
 		r.n |= 56
 		return
 	}
-	for r.n <= 56 && r.next < len(r.data) {
+	for r.n <= 55 && r.next < len(r.data) {
 		r.cache |= uint64(r.data[r.next]) << uint(r.n)
 		r.next++
 		r.n += 8

@@ -109,6 +109,25 @@ func TestWriteBytesReadBytes(t *testing.T) {
 	}
 }
 
+// TestReadBits64AfterByteRefill: near the end of the input the cache is
+// refilled byte by byte, and a 64-bit read right after must not find 64
+// bits cached and take none of them (it returned 0).
+func TestReadBits64AfterByteRefill(t *testing.T) {
+	var w Writer
+	w.WriteBits(0xA5A5A5A5A5A5A5A5, 64)
+	w.WriteBits(0x5A5A5A5A5A5A5A5A, 64)
+	w.WriteBits(0x2A5, 10)
+	r := NewReader(w.Bytes())
+	require.NoError(t, r.Skip(64))
+	r.Peek(56)
+	v, err := r.ReadBits(64)
+	require.NoError(t, err)
+	require.Equal(t, uint64(0x5A5A5A5A5A5A5A5A), v)
+	v, err = r.ReadBits(10)
+	require.NoError(t, err)
+	require.Equal(t, uint64(0x2A5), v)
+}
+
 func TestTruncate(t *testing.T) {
 	rng := rand.New(rand.NewSource(2))
 	for trial := 0; trial < 200; trial++ {
