@@ -86,12 +86,30 @@ func (w *Writer) flush() {
 // WriteBytes writes each byte of p as 8 bits, in order. It is the same as
 // calling WriteBits(uint64(c), 8) for every byte, only faster.
 func (w *Writer) WriteBytes(p []byte) {
-	for len(p) >= 8 {
-		w.WriteBits(binary.LittleEndian.Uint64(p), 64)
-		p = p[8:]
+	if len(p) < 8 {
+		var v uint64
+		for i, c := range p {
+			v |= uint64(c) << (uint(i*8) & 63)
+		}
+		w.WriteBits(v, len(p)*8)
+		return
 	}
-	for _, c := range p {
-		w.WriteBits(uint64(c), 8)
+	// Whole words: each goes out above the pending bits, whose count does
+	// not change, and its top bits become the new pending ones (none when
+	// the count is 0: a shift by 64 gives 0).
+	n := uint(w.n) & 63
+	s, buf := w.scratch, w.buf
+	q := p
+	for len(q) >= 8 {
+		x := binary.LittleEndian.Uint64(q)
+		buf = binary.LittleEndian.AppendUint64(buf, s|x<<n)
+		s = x >> (64 - n)
+		q = q[8:]
+	}
+	w.buf, w.scratch = buf, s
+	if k := len(q); k > 0 {
+		// the last k bytes: the top of p's last 8
+		w.WriteBits(binary.LittleEndian.Uint64(p[len(p)-8:])>>(uint(64-8*k)&63), 8*k)
 	}
 }
 
@@ -349,12 +367,33 @@ func (r *Reader) ReadBytes(p []byte) error {
 	if len(p)*8 > r.Remaining() {
 		return ErrUnexpectedEnd
 	}
-	for len(p) >= 4 {
-		binary.LittleEndian.PutUint32(p, uint32(r.take(32)))
-		p = p[4:]
+	// Whole words of the input while 8 bytes are left in it: each byte of
+	// p takes the cached bits and the word's low ones, and the word's top
+	// bits are cached in their place, so the count cached does not change
+	// (a shift by 64 gives 0: nothing cached, or the whole word when 64
+	// bits are).
+	n := uint(r.n)
+	c, next := r.cache, r.next
+	for len(p) >= 8 && next+8 <= len(r.data) {
+		x := binary.LittleEndian.Uint64(r.data[next:])
+		binary.LittleEndian.PutUint64(p, c|x<<n)
+		c = x >> (64 - n)
+		next += 8
+		p = p[8:]
 	}
-	for i := range p {
-		p[i] = byte(r.take(8))
+	r.cache, r.next = c, next
+	for len(p) >= 7 {
+		v := r.take(56)
+		binary.LittleEndian.PutUint32(p, uint32(v))
+		binary.LittleEndian.PutUint16(p[4:], uint16(v>>32))
+		p[6] = byte(v >> 48)
+		p = p[7:]
+	}
+	if len(p) > 0 {
+		v := r.take(8 * len(p))
+		for i := range p {
+			p[i] = byte(v >> (uint(8*i) & 63))
+		}
 	}
 	return nil
 }
