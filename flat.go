@@ -63,8 +63,12 @@ type flatOp struct {
 	// q on a float32 where fields.Quantizer.Float32Scale proves it
 	// (qmul != 0): the index of v in [qmin, qmax] is v·qmul + qoff.
 	qmul, qoff, qmin, qmax float64
-	grid                   *fields.QuatGrid // quat: the decoding tables; nil when too wide
-	bw                     uint             // bitlen: the prefix width; quat: the bits of a component
+	// q on a float32 that Float32Scale does not prove, where Index has a
+	// fast path (qinv != 0): its terms (fields.Quantizer.IndexTerms), run
+	// inline for v in [qmin, qmax]; Index where they are not sure.
+	qiat, qinv, qioff float64
+	grid              *fields.QuatGrid // quat: the decoding tables; nil when too wide
+	bw                uint             // bitlen: the prefix width; quat: the bits of a component
 }
 
 // flatPlan is the flat form of a struct plan.
@@ -153,6 +157,8 @@ func (op *flatOp) kernel() int {
 		op.q0, op.qN = float32(q.Value(0)), float32(q.Value(q.Steps()))
 		if mul, off, ok := q.Float32Scale(); ok {
 			op.qmul, op.qoff, op.qmin, op.qmax = mul, off, q.Min(), q.Max()
+		} else if at, inv, off, ok := q.IndexTerms(); ok && inv != 0 {
+			op.qiat, op.qinv, op.qioff, op.qmin, op.qmax = at, inv, off, q.Min(), q.Max()
 		}
 		return op.width
 	case flatRangeInt:
@@ -270,6 +276,9 @@ func (e *encoder) encFlats(fp *flatPlan, first unsafe.Pointer, count int, stride
 						return errFlat
 					}
 					x = uint64(int64(float64(v*op.qmul) + op.qoff)) // float64: no fused multiply-add
+				} else if y := float64((v-op.qiat)*op.qinv) + op.qioff; op.qinv != 0 && v >= op.qmin && v <= op.qmax &&
+					int64(y-fields.IndexGuard) == int64(y) && int64(y+fields.IndexGuard) == int64(y) {
+					x = uint64(int64(y)) // Index's fast path, inline
 				} else {
 					var err error
 					if x, err = op.n.q.Index(v); err != nil {
@@ -490,6 +499,9 @@ func encWords(fp *flatPlan, first unsafe.Pointer, count int, stride uintptr, buf
 						return pos, l.k, errFlat
 					}
 					x = uint64(int64(float64(v*op.qmul) + op.qoff)) // float64: no fused multiply-add
+				} else if y := float64((v-op.qiat)*op.qinv) + op.qioff; op.qinv != 0 && v >= op.qmin && v <= op.qmax &&
+					int64(y-fields.IndexGuard) == int64(y) && int64(y+fields.IndexGuard) == int64(y) {
+					x = uint64(int64(y)) // as in encFlats
 				} else {
 					var err error
 					if x, err = op.n.q.Index(v); err != nil {
