@@ -42,10 +42,19 @@ type flatWorld struct {
 	Entities [3]flatEntity
 }
 
-// notFlat has a string: the flat path does not apply.
+// notFlat has a slice: the flat path does not apply.
 type notFlat struct {
 	A flatVec
-	S string
+	S []int8 `net:",maxlen=4"`
+}
+
+// flatStrings has a string and a byte slice, which the flat path codes
+// through encNode and decNode.
+type flatStrings struct {
+	A flatVec
+	S string `net:",maxlen=80"`
+	B []byte
+	T bool
 }
 
 // signedNotFlat has a signed bitlen integer, whose sign flag the flat path
@@ -67,6 +76,7 @@ func TestFlatPlans(t *testing.T) {
 		{"PlayerState", MustFor[PlayerState]().p, true},
 		{"Players64", MustFor[Players64]().p, true},
 		{"notFlat", MustFor[notFlat]().p, false},
+		{"flatStrings", MustFor[flatStrings]().p, true},
 		{"signedNotFlat", MustFor[signedNotFlat]().p, false},
 		{"Adaptive (bitlen groups)", MustFor[Adaptive]().p, false},
 	} {
@@ -475,4 +485,67 @@ func TestFlatPaddedTailMatchesGeneralPath(t *testing.T) {
 // bit for bit, NaN included).
 func equalBits(a, b any) bool {
 	return fmt.Sprintf("%#v", a) == fmt.Sprintf("%#v", b)
+}
+
+// TestFlatStringsMatchGeneralPath checks strings and byte slices on the
+// flat path (through encNode and decNode) against the general path: the
+// same bytes and errors for strings over their maxlen and byte slices over
+// the codec's length limit, and the same values and errors decoding every
+// prefix and corrupted copies, under allocation budgets too small for
+// the longer ones.
+func TestFlatStringsMatchGeneralPath(t *testing.T) {
+	base := MustFor[flatStrings]()
+	if base.p.flat == nil {
+		t.Fatal("flatStrings has no flat plan")
+	}
+	rng := rand.New(rand.NewPCG(25, 26))
+	var errs, longs int
+	for i := 0; i < 400; i++ {
+		v := flatStrings{A: flatVec{X: float32(rng.Float64()*200 - 100)}, T: rng.IntN(2) == 0}
+		s := make([]byte, rng.IntN(90))
+		for k := range s {
+			s[k] = byte('a' + rng.IntN(26))
+		}
+		v.S = string(s)
+		if n := rng.IntN(120); n > 0 {
+			v.B = make([]byte, n)
+			for k := range v.B {
+				v.B[k] = byte(rng.Uint32())
+			}
+		}
+		if len(v.S) > 64 || len(v.B) > 64 {
+			longs++
+		}
+		for _, c := range []*Codec[flatStrings]{base, base.WithLimits(Limits{MaxLen: 100}),
+			base.WithLimits(Limits{MaxAllocPerByte: 1 + rng.IntN(3)})} {
+			got, gotErr := c.Append(nil, &v)
+			var want []byte
+			var wantErr error
+			withoutFlat(c.p, func() { want, wantErr = c.Append(nil, &v) })
+			if errString(gotErr) != errString(wantErr) || string(got) != string(want) {
+				t.Fatalf("encode %d: flat %x, %v; general %x, %v", i, got, gotErr, want, wantErr)
+			}
+			if gotErr != nil {
+				errs++
+				continue
+			}
+			bad := append([]byte(nil), got...)
+			bad[rng.IntN(len(bad))] ^= byte(1 + rng.IntN(255))
+			for _, in := range [][]byte{got, got[:rng.IntN(len(got))], got[:len(got)-1], bad} {
+				var a, b flatStrings
+				errA := c.Unmarshal(in, &a)
+				var errB error
+				withoutFlat(c.p, func() { errB = c.Unmarshal(in, &b) })
+				if errString(errA) != errString(errB) {
+					t.Fatalf("decode %d %x: flat error %v, general %v", i, in, errA, errB)
+				}
+				if errA == nil && !equalBits(a, b) {
+					t.Fatalf("decode %d: flat %+v, general %+v", i, a, b)
+				}
+			}
+		}
+	}
+	if errs == 0 || longs == 0 {
+		t.Fatal("the error paths or the long strings were not reached")
+	}
 }
