@@ -262,6 +262,9 @@ func (e *encoder) encFlats(fp *flatPlan, first unsafe.Pointer, count int, stride
 		return nil
 	}
 	ops := fp.ops
+	// the open run's leaves so far, in memory (its address is taken): it
+	// then costs no register across encNode's calls
+	acc := &struct{ run uint64 }{}
 	for ; k < count; k++ {
 		base := unsafe.Add(first, uintptr(k)*stride)
 		for i := range ops {
@@ -285,19 +288,17 @@ func (e *encoder) encFlats(fp *flatPlan, first unsafe.Pointer, count int, stride
 						return err
 					}
 				}
-				w.WriteBits(x, op.width)
+				acc.run |= x << (op.sh & 63)
 			case flatRangeInt:
 				x := loadInt(p, op.mem) - op.lo
 				if x > op.lim {
 					return errFlat
 				}
-				w.WriteBits(x, op.width)
+				acc.run |= x << (op.sh & 63)
 			case flatBool:
-				var b uint64
 				if *(*bool)(p) {
-					b = 1
+					acc.run |= 1 << (op.sh & 63)
 				}
-				w.WriteBits(b, 1)
 			case flatBitlenU:
 				// fields.WriteBitlen, written out: the prefix p, then the
 				// value above it, whose leading 1 WriteBits drops.
@@ -322,11 +323,16 @@ func (e *encoder) encFlats(fp *flatPlan, first unsafe.Pointer, count int, stride
 						return err
 					}
 				}
-				w.WriteBits(u, op.width)
+				acc.run |= u << (op.sh & 63)
 			default:
 				if err := e.encNode(op.n, p); err != nil {
 					return err
 				}
+				continue // in no run
+			}
+			if op.end > 0 { // the run is whole: one write of it
+				w.WriteBits(acc.run, int(op.end))
+				acc.run = 0
 			}
 		}
 	}
