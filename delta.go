@@ -48,11 +48,12 @@ func (n *node) setDelta(path string) error {
 
 type arena struct {
 	buf     []int32
-	writers []*bits.Writer // spare scratch writers
-	quats   []deltaSlot    // the adaptive state of each node coded so far
-	saved   []deltaSlot    // a stack of quats saved by saveQuats
-	rt      *modelRT       // the codec's model (code tables) or trainer, or nil
-	words   []uint64       // scratch bit sets (changed fields of model-coded structs)
+	writers []*bits.Writer        // spare scratch writers
+	quats   []deltaSlot           // the adaptive state of each node coded so far
+	saved   []deltaSlot           // a stack of quats saved by saveQuats
+	rt      *modelRT              // the codec's model (code tables) or trainer, or nil
+	words   []uint64              // scratch bit sets (changed fields of model-coded structs)
+	keys    [maxDeltaOps]deltaKey // encStructDeltaFlat's keys
 }
 
 // saveQuats saves the quaternion states before a pass that may be undone
@@ -153,6 +154,12 @@ func (e *encoder) encStructDelta(p *plan, b, c unsafe.Pointer, skip int) (bool, 
 		}
 		e.depth--
 		return true, nil
+	}
+	if dp := p.dflat; dp != nil && deltaFlatOn && e.ar.rt == nil && !e.debug && e.depth+dp.depth-1 <= e.maxDepth {
+		if changed, ok := e.encStructDeltaFlat(dp, b, c, skip); ok {
+			e.depth--
+			return changed, nil
+		}
 	}
 	dirty := false
 	for i := range p.fields {

@@ -105,11 +105,20 @@ func (e *encoder) encEntityDeltaFused(n *node, b, c unsafe.Pointer) (bool, error
 	idf := &n.elem.sub.fields[n.idField]
 	idOff, idMem := idf.off, idf.node.mem
 	pod := n.elem.pod
+	// The survivors' deltas by the struct's delta plan where it applies
+	// (encStructDelta's choice, made once for the set).
+	sub := n.elem.sub
+	dp := sub.dflat
+	if dp != nil && (!deltaFlatOn || e.ar.rt != nil || e.debug || e.depth+dp.depth > e.maxDepth) {
+		dp = nil
+	}
 	survivors := 0
 	i, j := 0, 0
 	for i < sb.len && j < sc.len {
 		pb, pc := ptrAt(sb.data, uintptr(i)*n.stride), ptrAt(sc.data, uintptr(j)*n.stride)
-		if pod {
+		// A first word that differs (a changed element, usually) needs no
+		// call; else a run of equal elements is skipped at once.
+		if pod && (n.stride < 8 || firstWord(pb) == firstWord(pc)) {
 			if run := equalRun(pb, pc, min(sb.len-i, sc.len-j), n.stride); run > 0 {
 				survivors += run
 				i += run
@@ -121,9 +130,15 @@ func (e *encoder) encEntityDeltaFused(n *node, b, c unsafe.Pointer) (bool, error
 		switch {
 		case ib == ic:
 			at, flagged := sw.Len(), se.flagged
-			ch, err := se.encStructDelta(n.elem.sub, pb, pc, n.idField)
-			if err != nil {
-				return false, err
+			var ch, ok bool
+			if dp != nil {
+				ch, ok = se.encStructDeltaFlat(dp, pb, pc, n.idField)
+			}
+			if !ok {
+				var err error
+				if ch, err = se.encStructDelta(sub, pb, pc, n.idField); err != nil {
+					return false, err
+				}
 			}
 			if ch {
 				changed = append(changed, int32(survivors))

@@ -237,9 +237,10 @@ type plan struct {
 	uid    int32 // unique among the plans and nodes of the process (a model's tables are found by it)
 
 	// filled in once the whole type graph is compiled
-	hasSigned bool      // some signed bitlen/fixed value is reachable: the message has a sign flag
-	flat      *flatPlan // the fast path's flat list of leaves; nil when it does not apply (flat.go)
-	minBits   int       // fewest bits an encoding of this struct takes
+	hasSigned bool       // some signed bitlen/fixed value is reachable: the message has a sign flag
+	flat      *flatPlan  // the fast path's flat list of leaves; nil when it does not apply (flat.go)
+	dflat     *deltaPlan // the delta fast path's operations; nil when it does not apply (deltaflat.go)
+	minBits   int        // fewest bits an encoding of this struct takes
 	// nest is how many structs and pointers deep a value of this struct
 	// goes (maxShallow+1 for deeper or recursive types); 0 until known
 	nest int
@@ -307,6 +308,7 @@ func compileRoot(t reflect.Type) (*plan, error) {
 		for i := range q.fields {
 			q.fields[i].dk = deltaKindOf(q.fields[i].node)
 		}
+		q.dflat = flattenDelta(q)
 	}
 	for _, q := range c.order {
 		nestOf(q, map[*plan]bool{})

@@ -86,31 +86,34 @@ func (w *Writer) flush() {
 // WriteBytes writes each byte of p as 8 bits, in order. It is the same as
 // calling WriteBits(uint64(c), 8) for every byte, only faster.
 func (w *Writer) WriteBytes(p []byte) {
-	if len(p) < 8 {
-		var v uint64
+	// Whole words: appended as they are when the pending bits are none,
+	// else shifted in over them, a word out for each word in.
+	words := len(p) &^ 7
+	if w.n == 0 {
+		w.buf = append(w.buf, p[:words]...)
+	} else {
+		sh := uint(w.n) & 63
+		for k := 0; k < words; k += 8 {
+			v := binary.LittleEndian.Uint64(p[k:])
+			w.buf = binary.LittleEndian.AppendUint64(w.buf, w.scratch|v<<sh)
+			w.scratch = v >> ((64 - sh) & 63) // sh is 1..63
+		}
+	}
+	// The last 0..7 bytes in one write: the top of p's last 8 bytes, or
+	// the bytes gathered when p is shorter.
+	k := len(p) - words
+	if k == 0 {
+		return
+	}
+	var v uint64
+	if words > 0 {
+		v = binary.LittleEndian.Uint64(p[len(p)-8:]) >> (uint(64-8*k) & 63)
+	} else {
 		for i, c := range p {
 			v |= uint64(c) << (uint(i*8) & 63)
 		}
-		w.WriteBits(v, len(p)*8)
-		return
 	}
-	// Whole words: each goes out above the pending bits, whose count does
-	// not change, and its top bits become the new pending ones (none when
-	// the count is 0: a shift by 64 gives 0).
-	n := uint(w.n) & 63
-	s, buf := w.scratch, w.buf
-	q := p
-	for len(q) >= 8 {
-		x := binary.LittleEndian.Uint64(q)
-		buf = binary.LittleEndian.AppendUint64(buf, s|x<<n)
-		s = x >> (64 - n)
-		q = q[8:]
-	}
-	w.buf, w.scratch = buf, s
-	if k := len(q); k > 0 {
-		// the last k bytes: the top of p's last 8
-		w.WriteBits(binary.LittleEndian.Uint64(p[len(p)-8:])>>(uint(64-8*k)&63), 8*k)
-	}
+	w.WriteBits(v, 8*k)
 }
 
 // WriteFrom writes every bit written to src so far, in order, as if each

@@ -444,6 +444,18 @@ func (q *Quantizer) ReadIndex(r *bits.Reader) (uint64, error) {
 	return i, nil
 }
 
+// IndexQuick is the part of Index small enough to be inlined: the index of
+// v when v is in [min, max] and the product by 1/step is clear of a
+// rounding boundary (then it is Index's result), and ok false otherwise,
+// when the caller calls Index.
+func (q *Quantizer) IndexQuick(v float64) (i uint64, ok bool) {
+	if q.quick && v >= q.min && v <= q.max {
+		k, clear := truncClear(float64((v-q.at)*q.inv) + q.off) // float64: no fused multiply-add
+		return uint64(k), clear
+	}
+	return 0, false
+}
+
 // Float32Scale returns mul and off such that, for every float32 v in
 // [Min(), Max()],
 //

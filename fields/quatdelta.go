@@ -244,6 +244,13 @@ func (s *QuatDeltaState) params(e [3]int64, k int) int {
 	return NewRiceMean(uint32(min((abs64(e[0])+abs64(e[1])+1)/2, 1<<20))).K()
 }
 
+// allParams returns the three parameters params gives for the differences
+// e, without a call and a switch for each.
+func (s *QuatDeltaState) allParams(e [3]int64) [3]int {
+	a0, a1 := abs64(e[0]), abs64(e[1])
+	return [3]int{s.mean.K(), NewRiceMean(uint32(min(a0, 1<<20))).K(), NewRiceMean(uint32(min((a0+a1+1)/2, 1<<20))).K()}
+}
+
 // WriteDelta writes cur (packed by Pack) against base (packed by Pack;
 // baseOK false when the baseline could not be packed, which forces the
 // absolute mode), and updates s. It writes no changed bit.
@@ -251,12 +258,8 @@ func (q *Quat) WriteDelta(w *bits.Writer, s *QuatDeltaState, base uint64, baseOK
 	if baseOK {
 		rank, e := q.quatDiffs(base, cur)
 		code, cn := s.modeCode(rank)
-		size := cn
-		var k [3]int
-		for i := range 3 {
-			k[i] = s.params(e, i)
-			size += RiceBits(e[i], k[i], q.n)
-		}
+		k := s.allParams(e)
+		size := cn + RiceBits(e[0], k[0], q.n) + RiceBits(e[1], k[1], q.n) + RiceBits(e[2], k[2], q.n)
 		if size <= 3+q.Bits() {
 			w.WriteBits(code, cn)
 			for i := range 3 {

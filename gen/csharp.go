@@ -25,14 +25,13 @@ import (
 // slices to List<T>, arrays to T[], maps to Dictionary<K, V>, pointers to
 // structs to nullable references and pointers to value types to T?,
 // time.Time to Bitwire.Time, struct quaternions to Bitwire.Quatf/Quatd.
+//
+// A message whose schema has a model (bitwire.Codec.WithModel) decodes its
+// deltas with the model's tables, which the codec class holds, built from
+// the schema's model file when the code is generated (csharp_model.go).
 func CSharp(out io.Writer, ns string, msgs ...Message) error {
 	if err := check(msgs); err != nil {
 		return err
-	}
-	for _, m := range msgs {
-		if m.Schema.Model != nil {
-			return fmt.Errorf("%w: %s: the schema's deltas use a trained model; the C# runtime does not implement models yet", ErrSchema, m.Name)
-		}
 	}
 	if !isIdent(strings.ReplaceAll(ns, ".", "_")) {
 		return fmt.Errorf("%w: namespace %q", ErrSchema, ns)
@@ -91,7 +90,18 @@ func CSharp(out io.Writer, ns string, msgs ...Message) error {
 		w.p("        /// <summary>Applies a delta to baseline, into an existing value (not the baseline itself).</summary>\n")
 		w.p("        public static void DecodeDelta(byte[] data, int length, %s baseline, %s into) { Message.DecodeDelta(%q, data, length, baseline, into, DeltaRoot, Lim); }\n", root, root, root)
 		w.p("        public static void DecodeDeltaFrom(BitReader r, %s baseline, %s into) { Message.DecodeDeltaFrom(%q, r, baseline, into, DeltaRoot, Lim); }\n", root, root, root)
-		w.p("        static void DeltaRoot(Decoder d, %s b, %s o) { %s.BwDecodeDelta(d, b, o, -1); }\n", root, root, root)
+		if s.Model != nil {
+			sm, _ := checkModel(s) // checked by check
+			mg := &csGen{s: s, names: names, class: m.Name, slots: slots, mdl: &csModel{schemaModel: sm, tabs: map[int]string{}, quats: map[int]string{}, queued: map[int]bool{}}}
+			body, err := mg.emitModelDeltas()
+			if err != nil {
+				return err
+			}
+			w.p("        static void DeltaRoot(Decoder d, %s b, %s o) { bwMD%d(d, b, o, -1); }\n", root, root, s.Root)
+			w.p("%s", body)
+		} else {
+			w.p("        static void DeltaRoot(Decoder d, %s b, %s o) { %s.BwDecodeDelta(d, b, o, -1); }\n", root, root, root)
+		}
 		w.p("        /// <summary>Makes dst a deep copy of src, reusing dst's storage.</summary>\n")
 		w.p("        public static void Copy(%s src, %s dst) { %s.BwCopy(src, dst); }\n", root, root, root)
 		w.p("        /// <summary>Turns v into what a receiver decodes: the server's quantization, for prediction.</summary>\n")
@@ -146,6 +156,7 @@ type csGen struct {
 	stat  []string // static members: quantizers, quaternion coders, group tables
 	err   error
 	slots map[*bitwire.NodeSchema]int // the Decoder slot of each windowed or quaternion node, shared by all classes
+	mdl   *csModel                    // the message's model, when generating its model delta decoders (csharp_model.go)
 }
 
 // slot returns the id of node n's adaptive state in a delta (wire version

@@ -392,11 +392,15 @@ func (g *csGen) delta(n *bitwire.NodeSchema, base, lv, in string) string {
 		}
 		c := g.names[*n.Ref]
 		b.p("if (%s == null) %s = new %s();", lv, lv, c)
-		b.p("%s.BwDecodeDelta(d, %s, %s, -1);", c, base, lv)
+		b.p("%s(d, %s, %s, -1);", g.structDelta(*n.Ref), base, lv)
 		return b.String()
 	case "quat":
 		qc := g.quatCoder(n)
-		b.p("%s.ReadDelta(d, %d, %s, d.Q4, d.P4, d.P4b);", qc, g.slot(n), quatArgs(n, base))
+		if g.mdl != nil {
+			b.p("%s.ReadDeltaModel(d, %s, %s, d.Q4, d.P4, d.P4b);", qc, g.modelQuat(n), quatArgs(n, base))
+		} else {
+			b.p("%s.ReadDelta(d, %d, %s, d.Q4, d.P4, d.P4b);", qc, g.slot(n), quatArgs(n, base))
+		}
 		b.WriteString(g.storeQuat(n, lv, in))
 		return b.String()
 	case "slice":
@@ -432,10 +436,19 @@ func (g *csGen) delta(n *bitwire.NodeSchema, base, lv, in string) string {
 	case "map":
 		return g.mapDelta(n, base, lv, in)
 	}
+	if g.mdl != nil {
+		if _, _, ok := modularRange(n); ok {
+			return g.modularDelta(n, base, lv, in)
+		}
+	}
 	if dl := n.Delta; dl != nil {
 		diff := g.v("diff")
 		b.p("long %s;", diff)
-		b.p("if (d.Window(%d, %dL, %dL, out %s))", g.slot(n), dl.Lo, dl.Hi, diff)
+		if g.mdl != nil {
+			b.p("if (d.WindowToken(%s, %dL, %dL, out %s))", g.modelTable(g.mdl.layout.nodes[n]), dl.Lo, dl.Hi, diff)
+		} else {
+			b.p("if (d.Window(%d, %dL, %dL, out %s))", g.slot(n), dl.Lo, dl.Hi, diff)
+		}
 		b.p("{")
 		switch n.Coding {
 		case "q":
@@ -550,7 +563,7 @@ func (g *csGen) entityDelta(n *bitwire.NodeSchema, base, lv, in string) string {
 	b.p("    if (%s < %s.Count && %s[%s] == %s)", ci, ch, ch, ci, k)
 	b.p("    {")
 	b.p("      %s++;", ci)
-	b.p("      try { %s.BwDecodeDelta(d, %s[%s], %s[%s], %d); }", c, bl, bi, a, j, n.Entity.IDField)
+	b.p("      try { %s(d, %s[%s], %s[%s], %d); }", g.structDelta(*n.Elem.Ref), bl, bi, a, j, n.Entity.IDField)
 	b.p("      catch (BitwireException x) { throw x.Within(\"[\" + %s + \"]\"); }", j)
 	b.p("    }")
 	b.p("    else %s.BwCopy(%s[%s], %s[%s]);", c, bl, bi, a, j)

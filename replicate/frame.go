@@ -215,14 +215,23 @@ func (q *idSeq) read(r *bits.Reader) (uint32, error) {
 	return uint32(q.prev), nil
 }
 
-// copyBits appends n bits of src, starting at bit off, to w.
-func copyBits(w *bits.Writer, r *bits.Reader, src []byte, off, n int) {
-	r.Reset(src[off/8:])
-	_ = r.Skip(off % 8)
+// copyBits appends n bits of src, starting at bit off, to w: 56 at a time,
+// read as one little-endian word (the bits of a byte are in stream order).
+// src must hold them.
+func copyBits(w *bits.Writer, src []byte, off, n int) {
 	for n > 0 {
-		k := min(n, 64)
-		v, _ := r.ReadBits(k)
-		w.WriteBits(v, k)
+		i := off >> 3
+		var v uint64
+		if i+8 <= len(src) {
+			v = binary.LittleEndian.Uint64(src[i:])
+		} else {
+			var b [8]byte
+			copy(b[:], src[i:])
+			v = binary.LittleEndian.Uint64(b[:])
+		}
+		k := min(n, 56)
+		w.WriteBits(v>>uint(off&7), k)
+		off += k
 		n -= k
 	}
 }

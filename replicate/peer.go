@@ -82,12 +82,13 @@ type removal struct {
 	carried uint32 // the last tick a packet carried it
 }
 
-// choice is an entity placed in the packet being built: its entry, without
-// the id, is bits [off, off+n) of the Peer's scratch writer.
+// choice is an entity placed in the packet being built: its body is bits
+// [off, off+n) of the Peer's scratch writer for a delta, its full
+// encoding (n bits) otherwise.
 type choice struct {
 	slot   int32
 	id     uint32
-	off, n int
+	off, n int32 // off is that of a delta; a full state is the entity's encoding
 	full   bool
 	// refresh: sent in full because its Refresh was due
 	refresh bool
@@ -144,18 +145,20 @@ type Peer[E any] struct {
 	// threshold is an accumulator most of the tick's packets will not
 	// reach: three quarters of the lowest sent in the last packet.
 	threshold float32
-	wait      []int32 // this tick's slots the client lacks the current state of
-	attend    []int32 // those of them awake
+	attend    []int32 // this tick's slots the client lacks the current state of that are awake
 	scanThr   float32 // the threshold this tick's scan used
 	loListed  bool    // lo holds this tick's candidates below the threshold
 	retry     []cand
 	deferred  []cand
 	rem       []uint32
+	remOut    []uint32 // the removals the packet carries: rem less those carried by a full state
 	chosen    []choice
+	sorted    []choice // chosen's storage while sorting by id
+	keys      []uint64 // the sort keys of chosen
+	lists     bits.Writer
 	entryBits int // what an entity's id and kind are costed at while chosen (entryEstimate)
 	scratch   bits.Writer
 	w         bits.Writer
-	r         bits.Reader
 
 	// Bandwidth: a token bucket, and the bytes of the last tickRate ticks.
 	tokens   float64

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/bitwire/bitwire/bits"
 	"github.com/bitwire/bitwire/fields"
 )
 
@@ -76,37 +77,40 @@ func (p *Peer[E]) Encode(dst []byte) (out []byte, ok bool, err error) {
 	}
 	// The entities are costed at an estimate of their entries (id and
 	// kind, whose exact size depends on the whole list) plus their bodies;
-	// the packet is then costed exactly, and the lowest in priority dropped
-	// while it is over the limit.
+	// the lists are then written, which sizes the packet exactly, and
+	// while it is over the limit the lowest in priority is dropped and the
+	// lists written again.
 
-	// Entities by priority, each written to scratch.
+	// Entities by priority. A delta is written to scratch; a full state
+	// is the entity's own encoding, copied when the packet is assembled.
 	p.scratch.Reset(p.scratch.Bytes()[:0])
 	p.chosen = p.chosen[:0]
 	retried, skips := 0, 0
 	deferred := p.deferred[:0]
+	bodies := 0
 	for skips < maxSkips {
 		c, more := p.nextCand(&retried)
 		if !more {
 			break
 		}
-		ent := &s.ents[c.slot]
-		h, t := &p.hot[c.slot], &p.tracks[c.slot]
+		slot := c.slot()
+		ent := &s.ents[slot]
+		h, t := &p.hot[slot], &p.tracks[slot]
 		off := p.scratch.Len()
 		var base *E
 		refresh := h.due != 0 && s.tick >= h.due
 		if h.have != 0 && t.sends-t.ackedN < BaselineDepth && t.acked < s.tick && !refresh {
 			base = ent.at(t.acked)
 		}
-		// The body goes to scratch; its id and kind (and baseline) are
-		// written when the packet is assembled.
+		// The body's id and kind (and baseline) are written when the
+		// packet is assembled.
+		n := ent.nbits
 		if base != nil {
 			if err := s.c.EncodeDelta(&p.scratch, base, &ent.newest().val); err != nil {
 				return dst, false, fmt.Errorf("replicate: id %d: %w", ent.id, err)
 			}
-		} else {
-			copyBits(&p.scratch, &p.r, ent.full, 0, ent.nbits)
+			n = p.scratch.Len() - off
 		}
-		n := p.scratch.Len() - off
 		cost := p.entryBits + n
 		if used+cost > limit {
 			p.scratch.Truncate(off)
@@ -115,7 +119,8 @@ func (p *Peer[E]) Encode(dst []byte) (out []byte, ok bool, err error) {
 			continue
 		}
 		used += cost
-		p.chosen = append(p.chosen, choice{slot: c.slot, id: ent.id, off: off, n: n, full: base == nil, refresh: refresh, base: t.acked, acc: c.acc})
+		bodies += n
+		p.chosen = append(p.chosen, choice{slot: slot, id: ent.id, off: int32(off), n: int32(n), full: base == nil, refresh: refresh, base: t.acked, acc: c.acc()})
 	}
 	if len(p.chosen) > 0 {
 		low := p.chosen[0].acc
@@ -131,18 +136,18 @@ func (p *Peer[E]) Encode(dst []byte) (out []byte, ok bool, err error) {
 		return dst, false, nil
 	}
 
-	// A full state replaces whatever the client holds of the id, so a
-	// removal still pending for it (an earlier incarnation, or the view
-	// before it was irrelevant) is carried by this packet and then
-	// dropped; were it repeated later, it would remove the new state.
-	slices.SortFunc(p.chosen, func(a, b choice) int { return cmpID(a.id, b.id) })
-	for i := 1; i < len(p.chosen); i++ {
-		if p.chosen[i].id == p.chosen[i-1].id {
-			return dst, false, fmt.Errorf("replicate: internal: id %d chosen twice for one packet", p.chosen[i].id)
-		}
+	if err := p.sortChosen(); err != nil {
+		return dst, false, err
 	}
-	common, hasCommon := p.commonBase()
-	for used = p.exactBits(common, hasCommon); used > limit && len(p.chosen) > 0; used = p.exactBits(common, hasCommon) {
+	var common uint32
+	var hasCommon bool
+	var lists listBits
+	for {
+		common, hasCommon = p.commonBase()
+		lists = p.writeLists(common, hasCommon)
+		if headerBits+lists.total+bodies <= limit || len(p.chosen) == 0 {
+			break
+		}
 		// Over the limit: the estimates of the entries were short. Drop
 		// the lowest in priority; it waits for the next packet.
 		low := 0
@@ -151,21 +156,25 @@ func (p *Peer[E]) Encode(dst []byte) (out []byte, ok bool, err error) {
 				low = i
 			}
 		}
-		p.retry = append(p.retry, cand{slot: p.chosen[low].slot, acc: p.chosen[low].acc})
+		p.retry = append(p.retry, newCand(p.chosen[low].slot, p.chosen[low].acc))
+		bodies -= int(p.chosen[low].n)
 		p.chosen = slices.Delete(p.chosen, low, low+1)
-		common, hasCommon = p.commonBase()
 	}
-	if len(p.chosen) == 0 && len(p.rem) == 0 {
+	if len(p.chosen) == 0 && len(p.remOut) == 0 {
 		return dst, false, nil
 	}
+	// A full state replaces whatever the client holds of the id, so a
+	// removal still pending for it (an earlier incarnation, or the view
+	// before it was irrelevant) is carried by this packet and then
+	// dropped; were it repeated later, it would remove the new state.
 	if len(p.pending) > 0 {
 		for _, ch := range p.chosen {
 			if _, ok := p.pendIdx[ch.id]; ok && ch.full {
 				p.dropRemoval(ch.id)
 			}
 		}
-		p.rem = slices.DeleteFunc(p.rem, p.carriedByFull)
 	}
+	p.rem, p.remOut = p.remOut, p.rem
 
 	p.seq++
 	seq := p.seq
@@ -173,30 +182,26 @@ func (p *Peer[E]) Encode(dst []byte) (out []byte, ok bool, err error) {
 	p.w.ResetAppend(dst)
 	defer p.w.ResetAppend(nil)
 	writeHeader(&p.w, Header{Fingerprint: s.fp, Seq: seq, Tick: s.tick, Integrity: p.guard.Mode()})
+	p.w.WriteFrom(&p.lists)
 	pb := &p.stats.Bits
-	at := p.w.Len()
-	pb.Header += int64(at - start*8)
-	p.writeIDs(p.rem, false)
-	at = tally(&pb.Removals, at, p.w.Len())
-	p.w.WriteBool(hasCommon)
-	if hasCommon {
-		fields.WriteBitlen(&p.w, uint64(s.tick-common-1), distWidth)
-	}
-	at = tally(&pb.Kinds, at, p.w.Len())
-	entries := at
-	p.writeIDs(nil, true)
-	at = tally(&pb.IDs, at, p.w.Len())
-	p.writeKinds(common, hasCommon)
-	at = tally(&pb.Kinds, at, p.w.Len())
-	entries = at - entries
-	src := p.scratch.Bytes()
-	for _, ch := range p.chosen {
-		copyBits(&p.w, &p.r, src, ch.off, ch.n)
-	}
+	pb.Header += headerBits
+	pb.Removals += int64(lists.removals)
+	pb.Kinds += int64(lists.common + lists.kinds)
+	pb.IDs += int64(lists.ids)
 	if len(p.chosen) > 0 {
+		entries := lists.ids + lists.kinds
 		p.entryBits = max(1, (entries+len(p.chosen)-1)/len(p.chosen))
 	}
-	at = tally(&pb.Bodies, at, p.w.Len())
+	src := p.scratch.Bytes()
+	for _, ch := range p.chosen {
+		if ch.full {
+			copyBits(&p.w, s.ents[ch.slot].full, 0, int(ch.n))
+		} else {
+			copyBits(&p.w, src, int(ch.off), int(ch.n))
+		}
+	}
+	at := p.w.Len()
+	pb.Bodies += int64(bodies)
 	pb.Padding += int64(-at & 7)
 	out, token := p.guard.Seal(p.w.Bytes(), start)
 	pb.Trailer += int64(len(out)*8 - (at + -at&7))
@@ -274,7 +279,8 @@ func (p *Peer[E]) commonBase() (uint32, bool) {
 // entryEstimate is what an entity's id and kind are costed at while it is
 // chosen, before the Peer's first packet: about their mean size in a busy
 // packet. Later packets take the mean of the packet before, rounded up.
-// The packet is costed exactly before it is written (exactBits).
+// The packet's lists are then written, which sizes it exactly
+// (writeLists).
 const entryEstimate = 6
 
 func tally(n *int64, from, to int) int {
@@ -303,75 +309,95 @@ func (p *Peer[E]) carriedByFull(id uint32) bool {
 	return ok && p.chosen[i].full
 }
 
-// exactBits returns the size of the packet of p.rem (less those carried by
-// a full state) and p.chosen (sorted by id), without its padding and trailer.
-func (p *Peer[E]) exactBits(common uint32, hasCommon bool) int {
-	n := headerBits
-	nrem := 0
-	q := newIDSeq()
-	for _, id := range p.rem {
-		if !p.carriedByFull(id) {
-			n += q.bits(id)
-			nrem++
-		}
-	}
-	n += countBits(nrem) + 1
-	if hasCommon {
-		n += fields.BitlenBits(uint64(p.s.tick-common-1), distWidth)
-	}
-	n += countBits(len(p.chosen))
-	q = newIDSeq()
-	nexc := 0
-	var at, vals riceSeq
-	last := -1
-	for i := range p.chosen {
-		ch := &p.chosen[i]
-		n += q.bits(ch.id) + ch.n
-		if v, ok := exception(ch, p.s.tick, common, hasCommon); ok {
-			n += at.bits(uint64(i-last-1)) + vals.bits(v)
-			last = i
-			nexc++
-		}
-	}
-	return n + countBits(nexc)
+// listBits is the size of each part of the lists a packet's entities
+// follow, and their total.
+type listBits struct {
+	removals, common, ids, kinds, total int
 }
 
-// writeIDs writes the list of ids, or with entities those of p.chosen.
-func (p *Peer[E]) writeIDs(ids []uint32, entities bool) {
-	q := newIDSeq()
-	if !entities {
-		writeCount(&p.w, len(ids))
-		for _, id := range ids {
-			q.write(&p.w, id)
+// writeLists writes to p.lists the lists of the packet of p.rem (less
+// those carried by a full state, which it lists in p.remOut) and p.chosen
+// (sorted by id), with the common baseline between them, and returns
+// their sizes.
+func (p *Peer[E]) writeLists(common uint32, hasCommon bool) listBits {
+	w := &p.lists
+	w.Reset(w.Bytes()[:0])
+	var n listBits
+	p.remOut = p.remOut[:0]
+	for _, id := range p.rem {
+		if !p.carriedByFull(id) {
+			p.remOut = append(p.remOut, id)
 		}
-		return
 	}
-	writeCount(&p.w, len(p.chosen))
+	writeIDs(w, p.remOut)
+	n.removals = w.Len()
+	w.WriteBool(hasCommon)
+	if hasCommon {
+		fields.WriteBitlen(w, uint64(p.s.tick-common-1), distWidth)
+	}
+	n.common = w.Len() - n.removals
+	writeCount(w, len(p.chosen))
+	q := newIDSeq()
 	for i := range p.chosen {
-		q.write(&p.w, p.chosen[i].id)
+		q.write(w, p.chosen[i].id)
+	}
+	n.ids = w.Len() - n.removals - n.common
+	p.writeKinds(w, common, hasCommon)
+	n.total = w.Len()
+	n.kinds = n.total - n.removals - n.common - n.ids
+	return n
+}
+
+// writeIDs writes a list of ids.
+func writeIDs(w *bits.Writer, ids []uint32) {
+	writeCount(w, len(ids))
+	q := newIDSeq()
+	for _, id := range ids {
+		q.write(w, id)
 	}
 }
 
 // writeKinds writes the list of the entities that are not deltas against
 // the common baseline: each its index's gap in the entity list and its
 // value (see exception).
-func (p *Peer[E]) writeKinds(common uint32, hasCommon bool) {
+func (p *Peer[E]) writeKinds(w *bits.Writer, common uint32, hasCommon bool) {
 	n := 0
 	for i := range p.chosen {
 		if _, ok := exception(&p.chosen[i], p.s.tick, common, hasCommon); ok {
 			n++
 		}
 	}
-	writeCount(&p.w, n)
+	writeCount(w, n)
 	var at, vals riceSeq
 	last := -1
 	for i := range p.chosen {
 		if v, ok := exception(&p.chosen[i], p.s.tick, common, hasCommon); ok {
-			at.write(&p.w, uint64(i-last-1))
-			vals.write(&p.w, v)
+			at.write(w, uint64(i-last-1))
+			vals.write(w, v)
 			last = i
 		}
 	}
+}
+
+// sortChosen puts p.chosen in the order of their ids: it sorts words of
+// the id above and the index below, whose integer order is that order,
+// and moves the choices after them.
+func (p *Peer[E]) sortChosen() error {
+	keys := p.keys[:0]
+	for i := range p.chosen {
+		keys = append(keys, uint64(p.chosen[i].id)<<32|uint64(i))
+	}
+	slices.Sort(keys)
+	sorted := p.sorted[:0]
+	for i, k := range keys {
+		if i > 0 && k>>32 == keys[i-1]>>32 {
+			return fmt.Errorf("replicate: internal: id %d chosen twice for one packet", k>>32)
+		}
+		sorted = append(sorted, p.chosen[uint32(k)])
+	}
+	p.keys = keys
+	p.chosen, p.sorted = sorted, p.chosen
+	return nil
 }
 
 func cmpID(a, b uint32) int {

@@ -78,7 +78,7 @@ func (p *Peer[E]) scan() {
 	if relevant != nil {
 		p.applyRelevance(relevant, tick, every)
 	}
-	p.wait, p.attend = scanSlots(s.gens, changed, hot, tracks, tick, resend, every, p.wait, p.attend)
+	p.attend = scanSlots(s.gens, changed, hot, tracks, tick, resend, every, p.attend)
 	// The entities that are awake: their priority when it is due, their
 	// accumulator against the threshold.
 	for _, slot := range p.attend {
@@ -94,7 +94,7 @@ func (p *Peer[E]) scan() {
 		acc := t.accAt(tick)
 		h.seen = tick
 		if acc >= thr {
-			p.hi.list = append(p.hi.list, cand{slot: slot, acc: acc})
+			p.hi.list = append(p.hi.list, newCand(slot, acc))
 			continue
 		}
 		// Below the threshold: it sleeps for half the ticks it needs to
@@ -124,15 +124,16 @@ func (p *Peer[E]) scan() {
 
 // scanSlots is the scan's pass over every entity slot: plain code over
 // plain slices, with no call in its loop (a call would make the compiler
-// keep the loop's values in memory), writing into lists grown up front. It
-// lists in wait every entity the client lacks the current state of, and in
-// attend those of them that are awake (see Peer.scan); it starts and stops
-// the waiting of entities, and resets the tracks of new incarnations.
-func scanSlots(gens, changed []uint32, hot []hotTrack, tracks []track, tick, resend, every uint32, wait, attend []int32) ([]int32, []int32) {
+// keep the loop's values in memory), writing into a list grown up front. It
+// lists in attend the entities the client lacks the current state of that
+// are awake (see Peer.scan); it starts and stops the waiting of entities
+// (h.waiting: the client lacks the entity's current state), and resets the
+// tracks of new incarnations. The waiting entities are not listed: only
+// listLow needs them all, rarely, and finds them again.
+func scanSlots(gens, changed []uint32, hot []hotTrack, tracks []track, tick, resend, every uint32, attend []int32) []int32 {
 	n := len(gens)
-	wait = slices.Grow(wait[:0], n)[:n]
 	attend = slices.Grow(attend[:0], n)[:n]
-	nw, na := 0, 0
+	na := 0
 	hot, tracks, changed = hot[:n], tracks[:n], changed[:n]
 	for slot := 0; slot < n; slot++ {
 		gen := gens[slot]
@@ -158,8 +159,6 @@ func scanSlots(gens, changed []uint32, hot []hotTrack, tracks []track, tick, res
 			}
 			continue // held, on its way, or not relevant
 		}
-		wait[nw] = int32(slot)
-		nw++
 		if !h.waiting {
 			h.waiting, h.wake = true, 0
 			tracks[slot].accTick = tick - 1
@@ -173,7 +172,7 @@ func scanSlots(gens, changed []uint32, hot []hotTrack, tracks []track, tick, res
 		attend[na] = int32(slot)
 		na++
 	}
-	return wait[:nw], attend[:na]
+	return attend[:na]
 }
 
 // candList is candidates of one tick, put in priority order a chunk at a
@@ -188,7 +187,7 @@ func (l *candList) reset() { l.list, l.next, l.ordered = l.list[:0], 0, 0 }
 
 func (l *candList) take() (cand, bool) {
 	if l.next >= len(l.list) {
-		return cand{}, false
+		return 0, false
 	}
 	if l.next == l.ordered {
 		orderTop(l.list[l.next:], chunk)
@@ -254,16 +253,37 @@ func (p *Peer[E]) listLow() {
 	// The threshold of this tick's scan, not the current one: a candidate
 	// at or above it is in hi (or retry) already. Those sent by an earlier
 	// packet of this tick are in flight now.
+	//
+	// The scan's waiting entities (which it does not list) are found
+	// again: those still waiting, and those an earlier packet of this tick
+	// sent, which its record lists (at most once: an entity sent is a
+	// candidate again only through this list). A missing-baseline report
+	// since may have taken their flight back, which makes them candidates
+	// again. The order does not matter: lo is put in priority order.
 	tick, thr := s.tick, p.scanThr
-	for _, slot := range p.wait {
-		h := &p.hot[slot]
-		if h.flight == tick {
+	hot, tracks := p.hot[:len(s.gens)], p.tracks[:len(s.gens)]
+	for slot := range hot {
+		h := &hot[slot]
+		if !h.waiting || h.flight == tick {
 			continue
 		}
-		acc := p.tracks[slot].accAt(tick)
+		acc := tracks[slot].accAt(tick)
 		if h.seen == tick && acc >= thr {
 			continue // in hi
 		}
-		p.lo.list = append(p.lo.list, cand{slot: slot, acc: acc})
+		p.lo.list = append(p.lo.list, newCand(int32(slot), acc))
+	}
+	for k := 0; k < p.packets; k++ {
+		for _, e := range p.recs[(p.seq-uint32(k))%recordRing].ents {
+			h := &hot[e.slot]
+			if h.flight == tick {
+				continue
+			}
+			acc := tracks[e.slot].accAt(tick)
+			if h.seen == tick && acc >= thr {
+				continue // in hi
+			}
+			p.lo.list = append(p.lo.list, newCand(e.slot, acc))
+		}
 	}
 }

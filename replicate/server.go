@@ -36,6 +36,7 @@ type Server[E any] struct {
 	free    []int32          // free slots
 	peers   []*Peer[E]
 	w       bits.Writer
+	enc     []byte // the storage of w, reused by every Set
 	r       bits.Reader
 }
 
@@ -92,12 +93,13 @@ func (s *Server[E]) Set(id uint32, e *E) (changed bool, err error) {
 	if !s.started || s.sealed.Load() {
 		return false, fmt.Errorf("%w: Set of id %d at tick %d after encoding", ErrTickOrder, id, s.tick)
 	}
-	s.w.Reset(nil)
+	s.w.Reset(s.enc[:0]) // the storage of the last Set's encoding, copied since
 	if err := s.c.Encode(&s.w, e); err != nil {
 		return false, fmt.Errorf("replicate: id %d: %w", id, err)
 	}
 	nbits := s.w.Len()
 	enc := s.w.Bytes()
+	s.enc = enc
 	slot, ok := s.index[id]
 	if ok {
 		ent := &s.ents[slot]

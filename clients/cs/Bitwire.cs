@@ -1,6 +1,7 @@
 // The runtime of bitwire's generated C# clients: the LSB-first bit stream,
 // every value coding of docs/wire-format.md, the "any negative" flag and
-// shared-length groups, index sets, unions and the client side of package
+// shared-length groups, index sets, the canonical prefix codes of trained
+// models (deltas coded with a model), unions and the client side of package
 // snapshot (packet version 2, every integrity mode). C# 7.3 (Unity 2021+, Debian's mono), no unsafe code, no
 // dependencies. Generated code calls it with every parameter taken from the
 // schema. It is not generated itself.
@@ -37,6 +38,9 @@ namespace Bitwire
     public class ErrProtocolMismatch : BitwireException { public ErrProtocolMismatch(string d = "protocol mismatch") : base("ErrProtocolMismatch", d) { } }
     public class ErrStaleTick : BitwireException { public ErrStaleTick(string d = "stale tick") : base("ErrStaleTick", d) { } }
     public class ErrNoBaseline : BitwireException { public ErrNoBaseline(string d = "no baseline") : base("ErrNoBaseline", d) { } }
+
+    /// <summary>Code lengths that are no prefix code of a model's table (Go: a model file refused with ErrModel).</summary>
+    public class ErrModel : BitwireException { public ErrModel(string d = "bad model") : base("ErrModel", d) { } }
 
     /// <summary>time.Time: Unix seconds and nanoseconds (UTC).</summary>
     public struct Time
@@ -79,6 +83,22 @@ namespace Bitwire
             return v;
         }
         public bool Bool() { return Read(1) == 1; }
+        /// <summary>The next n bits (n at most 56) without reading them; bits past the end read as 0.</summary>
+        public ulong Peek(int n)
+        {
+            int k = Math.Min(n, end - pos);
+            if (k <= 0) return 0;
+            int at = pos;
+            ulong v = Read(k);
+            pos = at;
+            return v;
+        }
+        /// <summary>Skips n bits; past the end is ErrUnexpectedEnd.</summary>
+        public void Skip(int n)
+        {
+            if (n > end - pos) throw new ErrUnexpectedEnd();
+            pos += n;
+        }
         /// <summary>Fewer than 8 bits remain and all are zero.</summary>
         public bool CheckPadding()
         {
@@ -329,39 +349,39 @@ namespace Bitwire
             d = Math.Sqrt(s);
             return d >= Math.Max(Math.Abs(va), Math.Max(Math.Abs(vb), Math.Abs(vc))) + Margin;
         }
-        bool Clear(int[] idx)
+        // Clear reports whether the coded indexes p[1..3] leave the dropped component the largest.
+        bool Clear(int[] p)
         {
-            double a = Val(idx[0]), b = Val(idx[1]), c = Val(idx[2]);
+            double a = Val(p[1]), b = Val(p[2]), c = Val(p[3]);
             double s = 1 - a * a - b * b - c * c;
-            int dd = Math.Max(Dist(idx[0]), Math.Max(Dist(idx[1]), Dist(idx[2])));
+            int dd = Math.Max(Dist(p[1]), Math.Max(Dist(p[2]), Dist(p[3])));
             double t = dd * (step / 2) + Margin;
             double tt = t * t;
             if (s > tt * (1 + 1e-9)) return true;
             if (s < tt * (1 - 1e-9)) return false;
             double d;
-            return Rebuild(idx[0], idx[1], idx[2], out d);
+            return Rebuild(p[1], p[2], p[3], out d);
         }
-        /// <summary>Packs (x, y, z, w) into p = [m, a, b, c].</summary>
+        static double Comp(int i, double x, double y, double z, double w) { return i == 0 ? x : i == 1 ? y : i == 2 ? z : w; }
+        /// <summary>Packs (x, y, z, w) into p = [m, a, b, c] (allocating nothing).</summary>
         public void Pack(double x, double y, double z, double w, int[] p)
         {
-            double v0 = x, v1 = y, v2 = z, v3 = w;
-            double norm2 = v0 * v0 + v1 * v1 + v2 * v2 + v3 * v3;
+            double norm2 = x * x + y * y + z * z + w * w;
             if (!(Math.Abs(norm2 - 1) <= 1e-3)) throw new ErrInvalidValue("quaternion not of unit length");
-            double[] v = { v0, v1, v2, v3 };
             int m = 0;
-            for (int i = 1; i < 4; i++) if (Math.Abs(v[i]) > Math.Abs(v[m])) m = i;
+            for (int i = 1; i < 4; i++) if (Math.Abs(Comp(i, x, y, z, w)) > Math.Abs(Comp(m, x, y, z, w))) m = i;
             double scale = 1 / Math.Sqrt(norm2);
-            if (v[m] < 0) scale = -scale;
+            if (Comp(m, x, y, z, w) < 0) scale = -scale;
             int[] o = Others[m];
-            int[] idx = { Idx(v[o[0]] * scale), Idx(v[o[1]] * scale), Idx(v[o[2]] * scale) };
-            for (int pass = 0; !Clear(idx); pass++)
+            p[0] = m;
+            for (int k = 0; k < 3; k++) p[k + 1] = Idx(Comp(o[k], x, y, z, w) * scale);
+            for (int pass = 0; !Clear(p); pass++)
             {
                 if (pass > 3 * Steps) throw new ErrInvalidValue("quaternion");
-                int j = 0;
-                for (int i = 1; i < 3; i++) if (Dist(idx[i]) > Dist(idx[j])) j = i;
-                if (2 * idx[j] > Steps) idx[j]--; else idx[j]++;
+                int j = 1;
+                for (int i = 2; i < 4; i++) if (Dist(p[i]) > Dist(p[j])) j = i;
+                if (2 * p[j] > Steps) p[j]--; else p[j]++;
             }
-            p[0] = m; p[1] = idx[0]; p[2] = idx[1]; p[3] = idx[2];
         }
         /// <summary>Unpacks p = [m, a, b, c] into out (x, y, z, w).</summary>
         public void Unpack(int[] p, double[] o)
@@ -391,27 +411,8 @@ namespace Bitwire
             int mode = d.AfterAbs[s] != 0 ? Order1[pos] : Order0[pos];
             if (mode == 4) { d.AfterAbs[s] = 1; Read(r, scratch); Unpack(scratch, o); return; }
             Pack(bx, by, bz, bw, pb);
-            int mb = pb[0];
             long[] all = d.L4;
-            int[] ob = Others[mb];
-            long t = 2L * Steps * Steps;
-            for (int k = 0; k < 3; k++) { all[ob[k]] = pb[k + 1]; long sx = 2L * pb[k + 1] - Steps; t -= sx * sx; }
-            long root = t > 0 ? (long)Math.Sqrt(t) : 0;
-            while (root * root > t) root--;
-            while ((root + 1) * (root + 1) <= t) root++;
-            all[mb] = Math.Min((root + Steps + 1) / 2, Steps);
-            int mc = mb;
-            if (mode > 0)
-            {
-                foreach (int c in ob)
-                {
-                    int rank = 1;
-                    foreach (int c2 in ob)
-                        if (c2 != c && (Dist((int)all[c2]) > Dist((int)all[c]) || (Dist((int)all[c2]) == Dist((int)all[c]) && c2 < c))) rank++;
-                    if (rank == mode) mc = c;
-                }
-                if (2 * all[mc] < Steps) for (int k = 0; k < 4; k++) all[k] = Steps - all[k];
-            }
+            int mc = Rebase(pb, mode, all);
             int[] oc = Others[mc];
             long e0 = 0, e1 = 0, e2 = 0;
             scratch[0] = mc;
@@ -429,6 +430,146 @@ namespace Bitwire
             d.Mean[s] = Decoder.MeanAdd(d.Mean[s], (ulong)((Math.Abs(e0) + Math.Abs(e1) + Math.Abs(e2) + 1) / 3));
             d.AfterAbs[s] = 0;
             Unpack(scratch, o);
+        }
+        /// <summary>The component dropped by a relative quaternion of the given rank against the packed baseline
+        /// pb, and in all the baseline's four indexes re-expressed with it dropped (rank 1..3; for rank 0 all is
+        /// filled but only pb's indexes are used): wire-format.md, "Quaternions in deltas".</summary>
+        int Rebase(int[] pb, int rank, long[] all)
+        {
+            int mb = pb[0];
+            int[] ob = Others[mb];
+            long t = 2L * Steps * Steps;
+            for (int k = 0; k < 3; k++) { all[ob[k]] = pb[k + 1]; long sx = 2L * pb[k + 1] - Steps; t -= sx * sx; }
+            long root = t > 0 ? (long)Math.Sqrt(t) : 0;
+            while (root * root > t) root--;
+            while ((root + 1) * (root + 1) <= t) root++;
+            all[mb] = Math.Min((root + Steps + 1) / 2, Steps);
+            int mc = mb;
+            if (rank > 0)
+            {
+                foreach (int c in ob)
+                {
+                    int r = 1;
+                    foreach (int c2 in ob)
+                        if (c2 != c && (Dist((int)all[c2]) > Dist((int)all[c]) || (Dist((int)all[c2]) == Dist((int)all[c]) && c2 < c))) r++;
+                    if (r == rank) mc = c;
+                }
+                if (2 * all[mc] < Steps) for (int k = 0; k < 4; k++) all[k] = Steps - all[k];
+            }
+            return mc;
+        }
+        /// <summary>The magnitude class of a quaternion difference as a context of the next one: its bit length, at most 7.</summary>
+        static int MagClass(long m) { return Math.Min(Codings.BitsRequired((ulong)m), 7); }
+        /// <summary>Reads a quaternion's delta coded with a model's 21 tables t (the mode table, D0[0..3], D1[0..7],
+        /// D2[0..7]; wire-format.md, "Models", "Quaternions") against the baseline (x, y, z, w) into o.</summary>
+        public void ReadDeltaModel(Decoder d, Code[] t, double bx, double by, double bz, double bw, double[] o, int[] scratch, int[] pb)
+        {
+            BitReader r = d.R;
+            int start = r.Position;
+            int mode = t[0].Read(r);
+            if (mode == 0) { Read(r, scratch); Unpack(scratch, o); return; }
+            int rank = mode - 1;
+            Pack(bx, by, bz, bw, pb); // the baseline's: needed for a relative mode only
+            long[] all = d.L4;
+            int mc = Rebase(pb, rank, all);
+            int[] oc = Others[mc];
+            long e0 = 0, e1 = 0;
+            scratch[0] = mc;
+            for (int k = 0; k < 3; k++)
+            {
+                Code c = k == 0 ? t[1 + rank] : k == 1 ? t[5 + MagClass(Math.Abs(e0))] : t[13 + MagClass((Math.Abs(e0) + Math.Abs(e1) + 1) / 2)];
+                ulong m; bool neg;
+                if (!d.Token(c, out m, out neg))
+                {
+                    m = r.Read(N);
+                    neg = m != 0 && r.Bool();
+                }
+                long e = neg ? -(long)m : (long)m;
+                if (k == 0) e0 = e; else if (k == 1) e1 = e;
+                long v = (rank == 0 ? pb[k + 1] : all[oc[k]]) + e;
+                if (v < 0 || v > Steps) throw new ErrMalformed("relative quaternion component out of range");
+                scratch[k + 1] = (int)v;
+            }
+            if (r.Position - start > t[0].Len(0) + 2 + 3 * N) throw new ErrMalformed("relative quaternion longer than the absolute one");
+            Unpack(scratch, o);
+        }
+    }
+
+    /// <summary>
+    /// A canonical prefix code: one table of a trained model (wire-format.md, "Models", "Canonical
+    /// codes"), given by each symbol's code length alone (0: no code). Codes are assigned in order of
+    /// (length, symbol) and written most significant bit first. Symbol 0 is the escape (ESC). The
+    /// generated code builds one per table from the lengths the generator found in the schema's model
+    /// file, which it checked; lengths that are no prefix code (a length above 15, an over-subscribed
+    /// code, fewer than two symbols, an ESC length outside 1..5) throw ErrModel. Read-only once built.
+    /// </summary>
+    public sealed class Code
+    {
+        /// <summary>The longest code, and the longest ESC code.</summary>
+        public const int MaxLen = 15, EscMaxLen = 5;
+        const int LookBits = 10;
+        readonly byte[] lens;
+        readonly int[] first = new int[MaxLen + 1], count = new int[MaxLen + 1], index = new int[MaxLen + 1];
+        readonly int[] sorted;
+        // look maps the next lookBits bits (stream order) to (symbol + 1) << 4 | length; 0 for longer codes or none
+        readonly int[] look; readonly int lookBits;
+        public Code(byte[] lengths)
+        {
+            if (lengths == null || lengths.Length < 2 || lengths.Length > 65535) throw new ErrModel("a table of " + (lengths == null ? 0 : lengths.Length) + " symbols");
+            lens = (byte[])lengths.Clone();
+            long kraft = 0; int maxLen = 0;
+            foreach (byte l in lens)
+            {
+                if (l > MaxLen) throw new ErrModel("code length " + l);
+                if (l > 0) { kraft += 1L << (MaxLen - l); count[l]++; maxLen = Math.Max(maxLen, l); }
+            }
+            if (kraft > 1L << MaxLen) throw new ErrModel("over-subscribed code lengths");
+            if (lens[0] < 1 || lens[0] > EscMaxLen) throw new ErrModel("ESC length " + lens[0]);
+            int code = 0, n = 0;
+            for (int l = 1; l <= MaxLen; l++) { first[l] = code; index[l] = n; code = (code + count[l]) << 1; n += count[l]; }
+            sorted = new int[n];
+            var next = (int[])first.Clone();
+            var rev = new int[lens.Length];
+            int j = 0;
+            for (int l = 1; l <= MaxLen; l++)
+                for (int s = 0; s < lens.Length; s++)
+                    if (lens[s] == l)
+                    {
+                        sorted[j++] = s;
+                        int c = next[l]++, r = 0;
+                        for (int b = 0; b < l; b++) r |= ((c >> b) & 1) << (l - 1 - b);
+                        rev[s] = r;
+                    }
+            lookBits = Math.Min(maxLen, LookBits);
+            look = new int[1 << lookBits];
+            for (int s = 0; s < lens.Length; s++)
+            {
+                int l = lens[s];
+                if (l == 0 || l > lookBits) continue;
+                for (int k = 0; k < 1 << (lookBits - l); k++) look[rev[s] | k << l] = (s + 1) << 4 | l;
+            }
+        }
+        /// <summary>The number of symbols.</summary>
+        public int Symbols { get { return lens.Length; } }
+        /// <summary>The length of symbol s's code, 0 when it has none.</summary>
+        public int Len(int s) { return s >= 0 && s < lens.Length ? lens[s] : 0; }
+        /// <summary>Reads one symbol. Bits that begin no code are ErrMalformed; a code cut off by the end of the
+        /// input is ErrUnexpectedEnd, and so are bits that begin no code when fewer than 15 remain (as Go's
+        /// reader reports them).</summary>
+        public int Read(BitReader r)
+        {
+            int p = (int)r.Peek(MaxLen);
+            int e = look[p & ((1 << lookBits) - 1)];
+            if (e != 0) { r.Skip(e & 15); return (e >> 4) - 1; }
+            int code = 0;
+            for (int l = 1; l <= MaxLen; l++)
+            {
+                code = code << 1 | ((p >> (l - 1)) & 1);
+                int d = code - first[l];
+                if (d >= 0 && d < count[l]) { r.Skip(l); return sorted[index[l] + d]; }
+            }
+            if (r.Remaining < MaxLen) throw new ErrUnexpectedEnd();
+            throw new ErrMalformed("no code of the model's table begins here");
         }
     }
 
@@ -671,6 +812,59 @@ namespace Bitwire
             Mean[s] = MeanAdd(Mean[s], (ulong)Math.Abs(diff));
             return true;
         }
+        // ---- deltas coded with a model (wire-format.md, "Models") ----
+        /// <summary>A token of table c (wire-format.md, "Tokens"): false for ESC (nothing more read), else true
+        /// with the magnitude and its sign. Symbol s codes magnitude slot s - 1: the magnitude itself below 4, else
+        /// two slots a bit length (the slot's low bit is the bit below the leading one), the x = slot / 2 - 1 bits
+        /// below the top two following; then a sign bit unless the magnitude is 0.</summary>
+        public bool Token(Code c, out ulong m, out bool neg)
+        {
+            m = 0; neg = false;
+            int sym = c.Read(R);
+            if (sym == 0) return false;
+            int s = sym - 1;
+            if (s == 0) return true;
+            if (s < 4) m = (ulong)s;
+            else
+            {
+                int x = (s >> 1) - 1;
+                m = (2UL | (ulong)(s & 1)) << x | R.Read(x);
+            }
+            neg = R.Bool();
+            return true;
+        }
+        /// <summary>The changed bits of a chunk of k fields: its symbol, or ESC and the k bits.</summary>
+        public ulong Mask(Code c, int k)
+        {
+            int s = c.Read(R);
+            return s == 0 ? R.Read(k) : (ulong)(s - 1);
+        }
+        /// <summary>A windowed scalar's token: false for ESC (the value in full follows), else true with the
+        /// difference in steps, which must lie in lo..hi.</summary>
+        public bool WindowToken(Code c, long lo, long hi, out long diff)
+        {
+            ulong m; bool neg;
+            diff = 0;
+            if (!Token(c, out m, out neg)) return false;
+            if ((m >> 63) != 0) throw new ErrMalformed("window difference of " + m + " steps");
+            diff = neg ? -(long)m : (long)m;
+            if (diff < lo || diff > hi) throw new ErrMalformed("window difference " + diff + " outside " + lo + ".." + hi);
+            return true;
+        }
+        /// <summary>The key of a modular scalar (wire-format.md, "Modular scalars") with keys kmin..kmin+rm (mod
+        /// 2^64) from the baseline's key kb and a token's magnitude m and sign.</summary>
+        public static ulong Modular(ulong kb, ulong kmin, ulong rm, ulong m, bool neg)
+        {
+            ulong ub = kb - kmin;
+            if (ub > rm) throw new ErrOutOfRange("baseline: key " + (long)kb + " outside the field's range");
+            ulong h = (rm >> 1) + (rm & 1);
+            if (m == 0 || (!neg && m > h) || (neg && m > rm - h)) throw new ErrMalformed("modular difference " + (neg ? "-" : "") + m);
+            ulong u;
+            if (!neg) u = m > rm - ub ? m - (rm - ub) - 1 : ub + m;
+            else u = m > ub ? rm - (m - ub) + 1 : ub - m;
+            return u + kmin;
+        }
+
         readonly Stack<List<int>> lists = new Stack<List<int>>();
         public List<int> TakeList() { return lists.Count > 0 ? lists.Pop() : new List<int>(); }
         public void GiveList(List<int> l) { lists.Push(l); }
