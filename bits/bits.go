@@ -93,11 +93,13 @@ func (w *Writer) WriteBytes(p []byte) {
 		w.buf = append(w.buf, p[:words]...)
 	} else {
 		sh := uint(w.n) & 63
+		s, buf := w.scratch, w.buf // in registers across the loop
 		for k := 0; k < words; k += 8 {
 			v := binary.LittleEndian.Uint64(p[k:])
-			w.buf = binary.LittleEndian.AppendUint64(w.buf, w.scratch|v<<sh)
-			w.scratch = v >> ((64 - sh) & 63) // sh is 1..63
+			buf = binary.LittleEndian.AppendUint64(buf, s|v<<sh)
+			s = v >> ((64 - sh) & 63) // sh is 1..63
 		}
+		w.scratch, w.buf = s, buf
 	}
 	// The last 0..7 bytes in one write: the top of p's last 8 bytes, or
 	// the bytes gathered when p is shorter.
