@@ -227,6 +227,19 @@ func (q *Quantizer) Index(v float64) (uint64, error) {
 	return q.indexChecked(v)
 }
 
+// IndexGuard is the margin of Index's fast path (see IndexTerms).
+const IndexGuard = roundDivGuard
+
+// IndexTerms returns the terms of Index's fast path, for a caller that
+// runs it inline: for v in [Min(), Max()], let y = float64((v-at)*inv) +
+// off, computed in that order without a fused multiply-add, and k =
+// int64(y); when int64(y-IndexGuard) and int64(y+IndexGuard) are k too,
+// Index(v) is k. Otherwise, or when ok is false (a grid whose Index
+// divides), the caller calls Index.
+func (q *Quantizer) IndexTerms() (at, inv, off float64, ok bool) {
+	return q.at, q.inv, q.off, q.quick
+}
+
 // indexChecked is Index without its fast path.
 //
 //go:noinline
