@@ -234,8 +234,9 @@ func (fp *flatPlan) addNode(n *node, off uintptr, depth int) bool {
 // writer holds a partial value; the caller rewinds it and runs the general
 // path, which returns the real error: so the errors here need not be the
 // right ones, only non-nil. The hottest codings are written through the
-// inlinable parts of their fields API (Quantizer.Index, IntRange bounds,
-// Writer.WriteBits) rather than through Write, which saves a call each.
+// inlinable parts of their fields API (Quantizer.IndexQuick/IndexTerms or
+// Float32Scale, IntRange bounds, Writer.WriteBits) rather than through
+// Write, which saves a call each.
 func (e *encoder) encFlat(fp *flatPlan, base unsafe.Pointer) error {
 	return e.encFlats(fp, base, 1, 0)
 }

@@ -216,8 +216,9 @@ func (q *Quantizer) ZeroAnchored() bool { return q.zero }
 // NaN or infinite v is ErrInvalidValue; a v below min or above max is
 // ErrOutOfRange.
 func (q *Quantizer) Index(v float64) (uint64, error) {
-	// The common case, small enough to be inlined: roundDiv's product,
-	// when it is not near a rounding boundary. v <= max keeps it at most
+	// The common case (IndexQuick is this part alone, small enough for
+	// callers to inline): roundDiv's product, when it is not near a
+	// rounding boundary. v <= max keeps it at most
 	// Steps(): the product exceeds the quotient by far less than a half.
 	if q.quick && v >= q.min && v <= q.max {
 		if k, ok := truncClear(float64((v-q.at)*q.inv) + q.off); ok { // float64: no fused multiply-add
