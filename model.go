@@ -326,6 +326,10 @@ type trainStats struct {
 	counts  [][]uint64
 	pending []uint64 // table<<32 | symbol
 	pairs   int
+	// The counts again by segment of consecutive pairs (segLen pairs
+	// each, the last one filling), for Model's cross-validation.
+	segs   [][][]uint64
+	segLen int
 }
 
 // note records symbol s of table t.
@@ -449,100 +453,11 @@ func (t *Trainer[T]) Add(base, cur *T) error {
 	if err := encodeDeltaRoot(t.c.p, &t.w, unsafe.Pointer(base), unsafe.Pointer(cur), &t.o); err != nil {
 		return err
 	}
+	seg := t.st.segment()
 	for _, x := range t.st.pending {
 		t.st.counts[x>>32][uint32(x)]++
+		seg[x>>32][uint32(x)]++
 	}
 	t.st.pairs++
 	return nil
-}
-
-// Model returns the model trained on the recorded pairs: a Huffman code
-// per table of the recorded symbols' counts, smoothed so that small
-// recordings generalize (below), each code at most 15 bits long and its
-// ESC at most 5. Before any pair was added it fails with ErrNoTraining.
-//
-// Smoothing: a symbol's weight is 4 × its count, plus a pseudo-count of 1
-// for every magnitude class up to one above the largest recorded (so a
-// slightly larger difference than any recorded still has a codeword) and
-// for every quaternion mode; a quaternion difference table also gets the
-// distribution pooled over all of the quaternion's difference tables as
-// 16 pseudo-samples (a rare context borrows from the common ones). ESC
-// weighs 1 plus 4 × its count. Masks get no pseudo-counts: an unseen mask
-// costs ESC and one bit a field.
-func (t *Trainer[T]) Model() (*Model, error) {
-	if t.st.pairs == 0 {
-		return nil, ErrNoTraining
-	}
-	lay := t.o.model.lay
-	m := &Model{layout: t.c.lfps[0], kinds: lay.kinds}
-	group := make([][][]uint64, len(lay.kinds)) // a difference table's quaternion's
-	for n, t0 := range lay.nodes {
-		if n.code == cQuat {
-			for j := t0 + 1; j < t0+fields.QuatTables; j++ {
-				group[j] = t.st.counts[t0+1 : t0+fields.QuatTables]
-			}
-		}
-	}
-	for i, cnt := range t.st.counts {
-		w := make([]uint64, len(cnt))
-		for s, x := range cnt {
-			w[s] = 4 * x
-		}
-		w[0]++
-		switch lay.kinds[i] {
-		case tkWindow, tkModular:
-			smoothClasses(w, cnt, 1)
-		case tkQuatMode:
-			for s := range w {
-				w[s]++
-			}
-		case tkQuatDiff:
-			smoothQuatDiff(w, group[i])
-		}
-		c, err := fields.NewCode(fields.TrainLengths(w))
-		if err != nil {
-			return nil, err // not reached: TrainLengths gives prefix codes
-		}
-		m.codes = append(m.codes, c)
-	}
-	m.setHash()
-	return m, nil
-}
-
-// smoothClasses adds a pseudo-count to each class symbol from class lo to
-// one above the largest recorded.
-func smoothClasses(w, cnt []uint64, lo int) {
-	top := -1
-	for s := 1; s < len(cnt); s++ {
-		if cnt[s] > 0 {
-			top = s
-		}
-	}
-	for s := lo + 1; s <= top+1 && s < len(w); s++ {
-		w[s]++
-	}
-}
-
-// smoothQuatDiff smooths a difference table of a quaternion whose
-// difference tables' counts are group: their pooled distribution as 16
-// pseudo-samples, and a pseudo-count for each class from 0 to one above
-// the largest recorded in any of them.
-func smoothQuatDiff(w []uint64, group [][]uint64) {
-	pooled := make([]uint64, len(w))
-	var total uint64
-	for _, cnt := range group {
-		for s, x := range cnt {
-			pooled[s] += x
-			total += x
-		}
-	}
-	if total == 0 {
-		return
-	}
-	for s, x := range pooled {
-		if x > 0 && s > 0 {
-			w[s] += (16*x + total - 1) / total
-		}
-	}
-	smoothClasses(w, pooled, 0)
 }

@@ -54,10 +54,6 @@ func QuatDiffSymbols(n int) int { return 1 + TokenSlots(n) }
 // the absolute form.
 func (q *Quat) maxBitsCodes(t *QuatCodes) int { return t.Tab[0].Len(0) + q.Bits() }
 
-// DeltaMaxBitsCodes returns the largest size of a quaternion delta coded
-// with t (without its changed bit): ESC of the mode table and Bits() bits.
-func (q *Quat) DeltaMaxBitsCodes(t *QuatCodes) int { return q.maxBitsCodes(t) }
-
 // diffBits is the size of difference v in table c: its token, or ESC, n
 // bits and a sign.
 func (q *Quat) diffBits(c *Code, v int64) int {

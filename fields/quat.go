@@ -356,7 +356,7 @@ func (q *Quat) rebuild(idx [3]uint64) (float64, bool) {
 	return d, d >= big+quatMargin
 }
 
-// QuatTable holds, for every component index of a Quat of up to
+// QuatGrid holds, for every component index of a Quat of up to
 // MaxQuatGridBits bits a component, what Unpack computes from it: the
 // grid value (as a float64 and rounded to a float32), its square, and the
 // least the rebuilt component must reach to exceed it by the encoder's

@@ -1,0 +1,380 @@
+package bitwire
+
+import (
+	"math"
+
+	"github.com/bitwire/bitwire/fields"
+)
+
+// The constants of the smoothing (Model). Chosen on the held-out harness
+// (heldout_test.go); the strength of each table's prior is chosen per
+// table by crossValidate among smoothings.
+const (
+	trainMix  = 0.5  // a quaternion prior's share of the adaptive code's expectation (the rest uniform over slots)
+	trainBeta = 8.0  // pseudo-samples a quaternion context borrows from its group
+	trainKern = 0.25 // the share of a count spread to each neighbouring slot in a prior
+	trainEsc  = 0.25 // ESC's pseudo-count
+	trainNear = 0.5  // the weight of a group's table one class away, halved again each class further
+)
+
+// Model returns the model trained on the recorded pairs: a Huffman code
+// per table of the recorded symbols' counts, smoothed so that small
+// recordings generalize (below), each code at most 15 bits long and its
+// ESC at most 5. Before any pair was added it fails with ErrNoTraining.
+//
+// Smoothing: each table's weights are its counts plus a prior of a few
+// pseudo-samples, so that every symbol has a codeword and a table with few
+// samples follows its prior. A quaternion's difference tables are smoothed
+// in a hierarchy: a table borrows from its group (the first differences by
+// rank, the second or third by class), the group from all twenty tables,
+// and those from a prior that is uniform over magnitude slots (log-uniform
+// in the magnitude); a window or modular table's prior is uniform over its
+// slots, a mode table's over its modes, and a mask table's the product of
+// each field's own frequency of change. Each prior also spreads each count
+// a little to the neighbouring slots.
+func (t *Trainer[T]) Model() (*Model, error) {
+	if t.st.pairs == 0 {
+		return nil, ErrNoTraining
+	}
+	lay := t.o.model.lay
+	m := &Model{layout: t.c.lfps[0], kinds: lay.kinds}
+	w := make([][]float64, len(lay.kinds))
+	for _, u := range trainUnits(lay) {
+		th := t.st.crossValidate(lay, u)
+		u.weights(lay, t.st.counts, th, w)
+	}
+	for i := range w {
+		c, err := fields.NewCode(fields.TrainLengths(intWeights(w[i])))
+		if err != nil {
+			return nil, err // not reached: TrainLengths gives prefix codes
+		}
+		m.codes = append(m.codes, c)
+	}
+	m.setHash()
+	return m, nil
+}
+
+// trainUnit is a run of tables trained together: one table, or a
+// quaternion's QuatTables.
+type trainUnit struct{ t0, n int }
+
+func trainUnits(lay *modelLayout) []trainUnit {
+	var out []trainUnit
+	for i := 0; i < len(lay.kinds); {
+		n := 1
+		if lay.kinds[i] == tkQuatMode {
+			n = fields.QuatTables
+		}
+		out = append(out, trainUnit{i, n})
+		i += n
+	}
+	return out
+}
+
+// smoothing is one choice of the smoothing's strengths: a, the
+// pseudo-samples of each table's prior, and eps, more pseudo-samples in
+// proportion to the table's count (which keeps some weight on the prior
+// however much data there is, against a distribution that drifts).
+type smoothing struct{ a, eps float64 }
+
+// smoothings are the choices crossValidate picks from, the default first.
+var smoothings = []smoothing{
+	{32, 0}, {8, 0}, {2, 0}, {128, 0},
+	{32, 0.1}, {32, 0.3}, {32, 1}, {128, 0.3}, {128, 1},
+}
+
+// weights fills w[u.t0 : u.t0+u.n] with the unit's smoothed weights from
+// counts cnt.
+func (u trainUnit) weights(lay *modelLayout, cnt [][]uint64, th smoothing, w [][]float64) {
+	i := u.t0
+	switch lay.kinds[i] {
+	case tkWindow, tkModular:
+		w[i] = smoothed(cnt[i], kernel(uniformSlots(len(cnt[i])), cnt[i], th.a), th)
+	case tkMask:
+		w[i] = smoothed(cnt[i], maskPrior(cnt[i]), th)
+	case tkQuatMode:
+		w[i] = smoothed(cnt[i], uniformSlots(len(cnt[i])), th)
+		smoothQuat(w[i+1:i+u.n], cnt[i+1:i+u.n], th)
+	}
+}
+
+// crossValidate picks the smoothing of unit u: the one whose codes,
+// trained on the earlier part of the recording, cost least on the later
+// part (split after half and after three quarters of the segments).
+func (st *trainStats) crossValidate(lay *modelLayout, u trainUnit) smoothing {
+	ns := len(st.segs)
+	if ns < 4 || st.pairs < minCrossValidate {
+		return smoothings[0]
+	}
+	sum := func(lo, hi int) [][]uint64 {
+		out := make([][]uint64, u.n)
+		for t := range out {
+			out[t] = make([]uint64, len(st.counts[u.t0+t]))
+			for g := lo; g < hi; g++ {
+				for s, x := range st.segs[g][u.t0+t] {
+					out[t][s] += x
+				}
+			}
+		}
+		return out
+	}
+	type split struct{ train, test [][]uint64 }
+	var splits []split
+	for _, f := range []int{ns / 2, 3 * ns / 4} {
+		splits = append(splits, split{sum(0, f), sum(f, ns)})
+	}
+	best, bestCost := smoothings[0], math.Inf(1)
+	w := make([][]float64, u.t0+u.n)
+	for _, th := range smoothings {
+		cost := 0.0
+		for _, sp := range splits {
+			// Lay the split's counts where weights expects them.
+			full := make([][]uint64, u.t0+u.n)
+			copy(full[u.t0:], sp.train)
+			u.weights(lay, full, th, w)
+			for t := range u.n {
+				lens := fields.TrainLengths(intWeights(w[u.t0+t]))
+				for s, x := range sp.test[t] {
+					l := int(lens[s])
+					if l == 0 {
+						l = int(lens[0]) + 16
+					}
+					cost += float64(x) * float64(l)
+				}
+			}
+		}
+		if cost < bestCost {
+			best, bestCost = th, cost
+		}
+	}
+	return best
+}
+
+// smoothed returns a table's weights: its counts plus a pseudo-samples
+// spread as prior (a distribution over symbols 1..), and ESC's count plus
+// trainEsc.
+func smoothed(cnt []uint64, prior []float64, th smoothing) []float64 {
+	w := make([]float64, len(cnt))
+	var n float64
+	for _, x := range cnt {
+		n += float64(x)
+	}
+	a := th.a + th.eps*n
+	w[0] = float64(cnt[0]) + trainEsc
+	for s := 1; s < len(w); s++ {
+		w[s] = float64(cnt[s]) + a*prior[s]
+	}
+	return w
+}
+
+// uniformSlots is the uniform distribution over symbols 1..n-1.
+func uniformSlots(n int) []float64 {
+	p := make([]float64, n)
+	for s := 1; s < n; s++ {
+		p[s] = 1 / float64(n-1)
+	}
+	return p
+}
+
+// kernel returns the distribution (cnt + a·prior) / (N + a) over symbols
+// 1.., each count spread a share trainKern to each neighbouring symbol.
+func kernel(prior []float64, cnt []uint64, a float64) []float64 {
+	p := make([]float64, len(cnt))
+	var n float64
+	for s := 1; s < len(cnt); s++ {
+		x := float64(cnt[s])
+		n += x
+		p[s] += x * (1 - 2*trainKern)
+		for _, d := range []int{s - 1, s + 1} {
+			if d >= 1 && d < len(cnt) {
+				p[d] += x * trainKern
+			} else {
+				p[s] += x * trainKern
+			}
+		}
+	}
+	for s := 1; s < len(p); s++ {
+		p[s] = (p[s] + a*prior[s]) / (n + a)
+	}
+	return p
+}
+
+// maskPrior is the distribution of masks if each field changed alone at
+// its recorded frequency: symbol mask+1.
+func maskPrior(cnt []uint64) []float64 {
+	k := 0
+	for 1<<k+1 < len(cnt) {
+		k++
+	}
+	var n float64
+	f := make([]float64, k)
+	for s := 1; s < len(cnt); s++ {
+		x := float64(cnt[s])
+		n += x
+		for i := range k {
+			if (s-1)>>i&1 != 0 {
+				f[i] += x
+			}
+		}
+	}
+	p := make([]float64, len(cnt))
+	for s := 1; s < len(cnt); s++ {
+		q := 1.0
+		for i := range k {
+			pi := (f[i] + 0.5) / (n + 1)
+			if (s-1)>>i&1 != 0 {
+				q *= pi
+			} else {
+				q *= 1 - pi
+			}
+		}
+		p[s] = q
+	}
+	return p
+}
+
+// smoothQuat fills w (the twenty difference tables of a quaternion) from
+// their counts cnt: D0 by rank, D1 and D2 by class (fields.QuatDiffTable).
+// Each table's prior is what the adaptive code expects there (riceSlots)
+// mixed with the counts of the other tables of its group, those of
+// neighbouring classes moved by two slots a class and weighing half as
+// much a class further.
+func smoothQuat(w [][]float64, cnt [][]uint64, th smoothing) {
+	n := len(cnt[0])
+	width := (n - 1) / 2
+	qc := fields.QuatClasses
+	for j := range cnt {
+		var k int
+		var lo, hi, cls int
+		switch {
+		case j < 4:
+			k = fields.NewRiceMean(2).K()
+			lo, hi, cls = 0, 4, 0
+		case j < 4+qc:
+			k = fields.NewRiceMean(classRep(j - 4)).K()
+			lo, hi, cls = 4, 4+qc, j-4
+		default:
+			k = fields.NewRiceMean(classRep(j - 4 - qc)).K()
+			lo, hi, cls = 4+qc, 4+2*qc, j-4-qc
+		}
+		prior := riceSlots(n, k, width)
+		for s := 1; s < n; s++ {
+			prior[s] = trainMix*prior[s] + (1-trainMix)/float64(n-1)
+		}
+		p := make([]float64, n)
+		var tot float64
+		for j2 := lo; j2 < hi; j2++ {
+			if j2 == j {
+				continue
+			}
+			wt := 1.0
+			if lo > 0 {
+				wt = math.Pow(trainNear, math.Abs(float64(cls-(j2-lo))))
+			}
+			for s := 1; s < n; s++ {
+				x := float64(cnt[j2][s]) * wt
+				if x == 0 {
+					continue
+				}
+				tot += x
+				p[s] += x * (1 - 2*trainKern)
+				p[max(s-1, 1)] += x * trainKern
+				p[min(s+1, n-1)] += x * trainKern
+			}
+		}
+		for s := 1; s < n; s++ {
+			p[s] = (p[s] + th.a*prior[s]) / (tot + th.a)
+		}
+		w[j] = smoothed(cnt[j], p, smoothing{trainBeta, th.eps})
+	}
+}
+
+// classRep is a magnitude of class c (its bit length): about the middle
+// of 2^(c-1) .. 2^c - 1.
+func classRep(c int) uint32 {
+	if c == 0 {
+		return 0
+	}
+	return uint32(3) << uint(c) >> 2
+}
+
+// riceSlots returns the distribution over slot symbols 1..n-1 that the
+// adaptive code of parameter k expects: each magnitude of width bits
+// weighs 2^-(its Rice code's bits), summed over its slot.
+func riceSlots(n, k, width int) []float64 {
+	p := make([]float64, n)
+	var tot float64
+	for m := uint64(0); m < 1<<uint(width); m++ {
+		s := fields.TokenSlot(m) + 1
+		if s >= n {
+			break
+		}
+		x := math.Exp2(-float64(fields.RiceBits(int64(m), k, width)))
+		p[s] += x
+		tot += x
+	}
+	for s := range p {
+		p[s] /= tot
+	}
+	return p
+}
+
+// intWeights scales weights to integers (a positive weight stays
+// positive) for fields.TrainLengths.
+func intWeights(w []float64) []uint64 {
+	var tot float64
+	for _, x := range w {
+		tot += x
+	}
+	out := make([]uint64, len(w))
+	if tot == 0 {
+		return out
+	}
+	sc := float64(1<<40) / tot
+	for s, x := range w {
+		if x > 0 {
+			out[s] = max(1, uint64(math.Round(x*sc)))
+		}
+	}
+	return out
+}
+
+// minCrossValidate is the fewest pairs crossValidate chooses for: with
+// fewer, the default smoothing (held-out measurement: cross-validating on
+// a few dozen pairs chooses worse than the default).
+const minCrossValidate = 400
+
+// maxSegs is the most segments a trainer keeps: past it, neighbouring
+// segments merge and segLen doubles.
+const maxSegs = 32
+
+// segment returns the counts of the segment the next pair goes to.
+func (st *trainStats) segment() [][]uint64 {
+	if st.segLen == 0 {
+		st.segLen = 1
+	}
+	if len(st.segs) == 0 || st.pairs%st.segLen == 0 && st.pairs/st.segLen >= len(st.segs) {
+		if len(st.segs) == maxSegs {
+			for i := 0; i < maxSegs/2; i++ {
+				a, b := st.segs[2*i], st.segs[2*i+1]
+				for t := range a {
+					for s := range a[t] {
+						a[t][s] += b[t][s]
+					}
+				}
+				st.segs[i] = a
+			}
+			st.segs = st.segs[:maxSegs/2]
+			st.segLen *= 2
+			if st.pairs/st.segLen < len(st.segs) {
+				return st.segs[len(st.segs)-1]
+			}
+		}
+		seg := make([][]uint64, len(st.counts))
+		for t := range seg {
+			seg[t] = make([]uint64, len(st.counts[t]))
+		}
+		st.segs = append(st.segs, seg)
+	}
+	return st.segs[len(st.segs)-1]
+}
