@@ -199,3 +199,54 @@ func TestDeltaFlatSameBits(t *testing.T) {
 	require.Greater(t, general, 50)
 	require.Greater(t, flat, 2000)
 }
+
+// dfWide has keys too wide to share a word with the zeros before them: a
+// range of 60 bits after bools, and a composite of 84 bits.
+type dfWide struct {
+	B1, B2, B3, B4, B5 bool
+	R                  int64 `net:"range,min=-576460752303423488,max=576460752303423487"`
+	C                  struct {
+		K1 int64 `net:"range,min=-2199023255552,max=2199023255551"`
+		K2 int64 `net:"range,min=-2199023255552,max=2199023255551"`
+		F  bool
+	} `net:"composite"`
+	Y float32 `net:"q,min=0,max=50,prec=0.01"`
+}
+
+// TestDeltaFlatWideKeys checks the writes that do not fit in one word with
+// their zeros (a key written after its changed bit, a composite's leaves
+// spilling into a second word) against the general path.
+func TestDeltaFlatWideKeys(t *testing.T) {
+	c := MustFor[dfWide]()
+	require.NotNil(t, c.p.dflat, "on the fast path")
+	r := rand.New(rand.NewSource(2))
+	for it := 0; it < 2000; it++ {
+		var base dfWide
+		base.R = r.Int63n(1<<59) - 1<<58
+		base.C.K1, base.C.K2 = r.Int63n(1<<41)-1<<40, r.Int63n(1<<41)-1<<40
+		base.Y = float32(r.Float64() * 50)
+		cur := base
+		if r.Intn(2) == 0 {
+			cur.R = r.Int63n(1<<59) - 1<<58
+		}
+		if r.Intn(2) == 0 {
+			cur.C.K2 = r.Int63n(1<<41) - 1<<40
+		}
+		// 0 to 5 unchanged bools before R: its zeros, one and 60 bits fit
+		// in a word up to 3 of them.
+		for _, b := range []*bool{&cur.B1, &cur.B2, &cur.B3, &cur.B4, &cur.B5} {
+			*b = r.Intn(2) == 0
+		}
+		if r.Intn(2) == 0 {
+			cur.Y = float32(r.Float64() * 50)
+		}
+		deltaFlatOn = true
+		a, errA := c.AppendDelta(nil, &base, &cur)
+		deltaFlatOn = false
+		b, errB := c.AppendDelta(nil, &base, &cur)
+		deltaFlatOn = true
+		require.NoError(t, errA)
+		require.NoError(t, errB)
+		require.Equal(t, b, a, "it %d", it)
+	}
+}
