@@ -652,9 +652,12 @@ func TestCSharpModel(t *testing.T) {
 	cases = append(cases, mhCases(t, hand, "MHand")...)
 	bounds := mbModel(t)
 	cases = append(cases, mbCases(t, bounds, "MBounds")...)
+	one, pw := mpOneModel(t), mpWideModel(t) // plain mask tables
+	cases = append(cases, mpOneCases(t, one, "MPOne")...)
+	cases = append(cases, mpWideCases(t, pw, "MPWide", r)...)
 	gmsgs, gcases := goldenModelMessages(t)
 	cases = append(cases, gcases...)
-	msgs := append([]gen.Message{gen.Named("MWorld", c.Schema()), gen.Named("MPlain", plain.Schema()), gen.Named("MHand", hand.Schema()), gen.Named("MBounds", bounds.Schema())}, gmsgs...)
+	msgs := append([]gen.Message{gen.Named("MWorld", c.Schema()), gen.Named("MPlain", plain.Schema()), gen.Named("MHand", hand.Schema()), gen.Named("MBounds", bounds.Schema()), gen.Named("MPOne", one.Schema()), gen.Named("MPWide", pw.Schema())}, gmsgs...)
 	var src strings.Builder
 	if err := gen.CSharp(&src, "Conf", msgs...); err != nil {
 		t.Fatal(err)

@@ -738,8 +738,11 @@ func TestTypeScriptModel(t *testing.T) {
 	cases = append(cases, mhCases(t, hand, "MHand")...)
 	bounds := mbModel(t)
 	cases = append(cases, mbCases(t, bounds, "MBounds")...)
+	one, pw := mpOneModel(t), mpWideModel(t) // plain mask tables
+	cases = append(cases, mpOneCases(t, one, "MPOne")...)
+	cases = append(cases, mpWideCases(t, pw, "MPWide", r)...)
 
-	msgs := []gen.Message{gen.Named("MWorld", c.Schema()), gen.Named("MWide", wide.Schema()), gen.Named("MHand", hand.Schema()), gen.Named("MBounds", bounds.Schema())}
+	msgs := []gen.Message{gen.Named("MWorld", c.Schema()), gen.Named("MWide", wide.Schema()), gen.Named("MHand", hand.Schema()), gen.Named("MBounds", bounds.Schema()), gen.Named("MPOne", one.Schema()), gen.Named("MPWide", pw.Schema())}
 	gm, gc := tsmGoldenCases(t)
 	if len(gm) == 0 {
 		t.Log("no golden model vectors (testdata/golden, delta-model-*) yet")
