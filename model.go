@@ -95,7 +95,8 @@ func (m *Model) MarshalBinary() ([]byte, error) {
 // another version (version 1 files held Rice parameters: retrain), of the
 // wrong length, with a bad checksum, a kind outside 1..5, fewer than two
 // symbols in a table, or lengths that are no prefix code (a length above
-// 15, an over-subscribed code, an ESC length outside 1..5) is refused with
+// 15, an over-subscribed code, an ESC length outside 1..5, except in a
+// plain mask table, whose lengths are all 0) is refused with
 // an error wrapping ErrModel, and m is left unchanged. Whether the model
 // fits a codec is checked by WithModel.
 func (m *Model) UnmarshalBinary(b []byte) error {
@@ -131,7 +132,9 @@ func (m *Model) UnmarshalBinary(b []byte) error {
 		if err != nil {
 			return fmt.Errorf("%w: table %d: %v", ErrModel, i, err)
 		}
-		if l := c.Len(0); l < 1 || l > fields.CodeEscMaxLen {
+		// A mask table with no codes at all is plain; every other table
+		// has an ESC of 1..5 bits.
+		if l := c.Len(0); (l < 1 || l > fields.CodeEscMaxLen) && (kind != tkMask || !c.Empty()) {
 			return fmt.Errorf("%w: table %d: ESC length %d", ErrModel, i, l)
 		}
 		p = p[s:]

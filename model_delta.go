@@ -48,7 +48,8 @@ func (e *encoder) encStructDeltaModel(p *plan, b, c unsafe.Pointer, skip int) (b
 }
 
 // insertMasks inserts (or, training, notes) the mask symbols of a struct's
-// changed fields ch at bit position at, before the fields' deltas.
+// changed fields ch at bit position at, before the fields' deltas. A plain
+// table (no codes) has an ESC of 0 bits: its chunk is just the k bits.
 func (e *encoder) insertMasks(p *plan, ch fieldSet, at int) {
 	rt := e.ar.rt
 	t0, nf := rt.lay.table(p.uid), len(p.fields)
@@ -272,12 +273,17 @@ func (d *decoder) decStructDeltaModel(p *plan, b, dst unsafe.Pointer, skip int) 
 	}
 	for j := 0; j*maskChunk < nf; j++ {
 		k := min(maskChunk, nf-j*maskChunk)
-		s, err := rt.codes[t0+j].Read(d.r)
-		if err != nil {
-			return err
+		// A plain table (no codes) reads as ESC: the k bits follow.
+		s, m := 0, uint64(0)
+		if c := rt.codes[t0+j]; !c.Empty() {
+			var err error
+			if s, err = c.Read(d.r); err != nil {
+				return err
+			}
+			m = uint64(s - 1)
 		}
-		m := uint64(s - 1)
 		if s == 0 {
+			var err error
 			if m, err = d.r.ReadBits(k); err != nil {
 				return err
 			}

@@ -153,6 +153,12 @@ func (c *Code) tokenTables(look int) {
 // N returns the number of symbols.
 func (c *Code) N() int { return len(c.lens) }
 
+// Empty reports whether no symbol has a codeword (all lengths 0). A model
+// mask table that is empty is "plain": a chunk's changed bits are written
+// as plain bits, with no symbol before them (docs/wire-format.md,
+// "Models").
+func (c *Code) Empty() bool { return c.maxLen == 0 }
+
 // Len returns the length of symbol s's codeword, 0 when it has none (or s
 // is not a symbol).
 func (c *Code) Len(s int) int {

@@ -1,0 +1,135 @@
+package bitwire
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"github.com/bitwire/bitwire/bits"
+	"github.com/bitwire/bitwire/fields"
+	"github.com/stretchr/testify/require"
+)
+
+// A plain mask table (all lengths 0) writes a chunk's changed bits as
+// plain bits, with no symbol before them: mOther's one field costs its
+// changed bit alone.
+func TestModelPlainMaskExactBits(t *testing.T) {
+	c := MustFor[mOther]()
+	window := []uint8{2, 0, 2, 3, 3, 3, 3, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}
+	m := modelOf(t, c.Fingerprint(), []uint8{tkMask, tkWindow}, []uint8{0, 0, 0}, window)
+	cm := c.WithModel(m)
+	require.NoError(t, cm.ModelErr())
+	base := mOther{X: 1}
+	for _, tc := range []struct {
+		x    float32
+		bits int
+		want string // the bits in stream order
+	}{
+		{1, 1, "0"},                      // unchanged
+		{1.01, 1 + 3, "1" + "01" + "0"},  // changed; slot 1 `01`, sign
+		{0.97, 1 + 4, "1" + "101" + "1"}, // 3 steps, slot 3 `101`, sign
+		{1.5, 1 + 19, "1" + "00" + "x"},  // slot 11 has no code: ESC `00`, X in 17 bits
+	} {
+		cur := mOther{X: tc.x}
+		var w bits.Writer
+		require.NoError(t, cm.EncodeDelta(&w, &base, &cur))
+		require.Equal(t, tc.bits, w.Len(), "X=%g", tc.x)
+		for i, ch := range tc.want {
+			if ch == 'x' {
+				break
+			}
+			require.Equal(t, uint64(ch-'0'), uint64(w.Bytes()[i/8]>>(i%8)&1), "X=%g bit %d", tc.x, i)
+		}
+		var got mOther
+		var r bits.Reader
+		r.Reset(w.Bytes())
+		require.NoError(t, cm.DecodeDelta(&r, &base, &got))
+		require.InDelta(t, tc.x, got.X, 0.005)
+	}
+	// No input: the plain bit is cut off, as a plain changed bit is.
+	var got mOther
+	require.ErrorIs(t, cm.UnmarshalDelta(nil, &base, &got), bits.ErrUnexpectedEnd)
+
+	// The file round-trips, and an all-zero table of any other kind is
+	// refused.
+	b, err := m.MarshalBinary()
+	require.NoError(t, err)
+	var m2 Model
+	require.NoError(t, m2.UnmarshalBinary(b))
+	require.Equal(t, *m, m2)
+	for _, kind := range []byte{tkWindow, tkModular, tkQuatMode, tkQuatDiff} {
+		var m3 Model
+		require.ErrorIs(t, m3.UnmarshalBinary(modelFile(2, 7, []byte{kind, 0, 0, 0})), ErrModel, "kind %d", kind)
+		require.Zero(t, m3.hash)
+	}
+	require.NoError(t, m3ok(modelFile(2, 7, []byte{tkMask, 0, 0, 0})))
+	require.NoError(t, m3ok(modelFile(2, 7, []byte{tkMask, 0, 0, 0, 0, 0, 0, 0, 0, 0}))) // k = 3
+}
+
+func m3ok(b []byte) error {
+	var m Model
+	return m.UnmarshalBinary(b)
+}
+
+// With every mask table plain, a trained model's deltas round-trip over
+// random pairs (multi-field structs, entities, the root), each mask costing
+// exactly its k bits: the size is the trained model's less its mask codes
+// plus the plain bits, checked against a model whose masks are all ESC.
+func TestModelPlainMaskRoundTrip(t *testing.T) {
+	c := MustFor[mWorld]()
+	m := trainOn(t, c, 31, 0.05)
+	plain := &Model{layout: m.layout, kinds: m.kinds}
+	escOnly := &Model{layout: m.layout, kinds: m.kinds}
+	for i, code := range m.codes {
+		p, e := code, code
+		if m.kinds[i] == tkMask {
+			l := make([]uint8, code.N())
+			var err error
+			p, err = fields.NewCode(l)
+			require.NoError(t, err)
+			l[0] = 1 // ESC alone, 1 bit
+			e, err = fields.NewCode(l)
+			require.NoError(t, err)
+		}
+		plain.codes = append(plain.codes, p)
+		escOnly.codes = append(escOnly.codes, e)
+	}
+	plain.setHash()
+	escOnly.setHash()
+	cp, ce := c.WithModel(plain), c.WithModel(escOnly)
+	require.NoError(t, cp.ModelErr())
+	rng := rand.New(rand.NewPCG(32, 32))
+	for i := range 400 {
+		b, cur := mPair(rng, 1+i%12, 0.05)
+		if i%5 == 0 {
+			cur.Bodies[0] = b.Bodies[0] // an unchanged body
+		}
+		var wp, we bits.Writer
+		require.NoError(t, cp.EncodeDelta(&wp, &b, &cur))
+		require.NoError(t, ce.EncodeDelta(&we, &b, &cur))
+		// one ESC bit less per mask symbol: the root's and each changed body's
+		masks := 1
+		for j := range cur.Bodies {
+			if j < len(b.Bodies) && cur.Bodies[j] != b.Bodies[j] {
+				masks++
+			}
+		}
+		require.Equal(t, we.Len()-masks, wp.Len())
+		data, err := cp.MarshalDelta(&b, &cur)
+		require.NoError(t, err)
+		var got, want mWorld
+		require.NoError(t, cp.UnmarshalDelta(data, &b, &got))
+		require.NoError(t, c.UnmarshalDelta(mustDelta(t, c, &b, &cur), &b, &want))
+		require.Equal(t, want, got)
+		// every truncation fails
+		for n := range len(data) - 1 {
+			var x mWorld
+			require.Error(t, cp.UnmarshalDelta(data[:n], &b, &x))
+		}
+	}
+}
+
+func mustDelta(t testing.TB, c *Codec[mWorld], b, cur *mWorld) []byte {
+	d, err := c.MarshalDelta(b, cur)
+	require.NoError(t, err)
+	return d
+}
