@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"hash/crc32"
+	"hash/fnv"
 	"io"
 	"math"
 	"math/rand"
@@ -700,7 +701,22 @@ func TestModelSchemaChecks(t *testing.T) {
 		t.Fatal(err)
 	}
 	tables.Model.Hash, tables.Fingerprint = hex16(m.Hash()), ""
-	for name, s := range map[string]*bitwire.Schema{"other layout": other, "corrupt": corrupt, "hash": hash, "layout": layout, "tables": tables} {
+	// a file whose first table that is not a mask's has every length 0
+	// (only a mask table may be plain), checksum and hash recomputed
+	zero := c.Schema()
+	zero.Model.File = append([]byte(nil), zero.Model.File...)
+	for p := 16; ; {
+		n := int(binary.BigEndian.Uint16(zero.Model.File[p+1:]))
+		if zero.Model.File[p] != 1 {
+			clear(zero.Model.File[p+3 : p+3+n])
+			break
+		}
+		p += 3 + n
+	}
+	zf := zero.Model.File[:len(zero.Model.File)-4]
+	zero.Model.File = binary.BigEndian.AppendUint32(zf, crc32.ChecksumIEEE(zf))
+	zero.Model.Hash, zero.Fingerprint = hex16(fnv64a(zero.Model.File)), ""
+	for name, s := range map[string]*bitwire.Schema{"other layout": other, "corrupt": corrupt, "hash": hash, "layout": layout, "tables": tables, "plain, not a mask": zero} {
 		err := gen.CSharp(io.Discard, "Conf", gen.Named("W", s))
 		if !errors.Is(err, gen.ErrSchema) {
 			t.Errorf("%s: %v, want ErrSchema", name, err)
@@ -720,6 +736,12 @@ func tableGrown(f []byte) []byte {
 	out = append(out, 0)
 	out = append(out, f[19+n:len(f)-4]...)
 	return binary.BigEndian.AppendUint32(out, crc32.ChecksumIEEE(out))
+}
+
+func fnv64a(b []byte) uint64 {
+	h := fnv.New64a()
+	h.Write(b)
+	return h.Sum64()
 }
 
 func hex16(v uint64) string {

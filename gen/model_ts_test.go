@@ -483,6 +483,9 @@ func tsmFileCases(t *testing.T, name string, c *bitwire.Codec[tsmWorld], file, o
 		"ESC 0":        tsmReCRC(edit(func(b []byte) []byte { b[at[0]+3] = 0; return b })),
 		"ESC 6":        tsmReCRC(edit(func(b []byte) []byte { b[at[0]+3] = 6; return b })),
 		"another kind": tsmReCRC(edit(func(b []byte) []byte { b[win] = 3; return b })), // a window table said modular, same S
+		// every length 0: plain, which only a mask table may be
+		"plain mask":   tsmReCRC(edit(func(b []byte) []byte { clear(b[at[0]+3 : at[0]+3+int(binary.BigEndian.Uint16(b[at[0]+1:]))]); return b })),
+		"plain window": tsmReCRC(edit(func(b []byte) []byte { clear(b[win+3 : win+3+int(binary.BigEndian.Uint16(b[win+1:]))]); return b })),
 		"another S": tsmReCRC(edit(func(b []byte) []byte { // table 1 with one more symbol, without a code
 			end := at[1] + 3 + int(binary.BigEndian.Uint16(b[at[1]+1:]))
 			binary.BigEndian.PutUint16(b[at[1]+1:], binary.BigEndian.Uint16(b[at[1]+1:])+1)
@@ -521,7 +524,7 @@ func tsmFileCases(t *testing.T, name string, c *bitwire.Codec[tsmWorld], file, o
 		if err != nil {
 			cc.Want, cc.Err, cc.ErrMsg = "", tsmSentinel(err), err.Error()
 		}
-		if !strings.HasPrefix(n, "random") && (n == "valid") != (err == nil) {
+		if !strings.HasPrefix(n, "random") && (n == "valid" || n == "plain mask") != (err == nil) {
 			t.Fatalf("model file %q: Go says %v", n, err)
 		}
 		verdicts[cc.Err+cc.Want]++

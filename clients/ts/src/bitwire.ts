@@ -1280,12 +1280,8 @@ export class Model {
       if (s < 2 || s > end - p) throw new ErrModel(`table ${i}: ${s} symbols`);
       let c: Code;
       try { c = new Code(b.subarray(p, p + s)); } catch (e) { throw e instanceof ErrModel ? new ErrModel(`table ${i}: ${e.detail}`) : e; }
-      if (c.plain) {
-        if (kind !== TK_MASK) throw new ErrModel(`table ${i}: kind ${kind} with no code (only a mask table may be plain)`);
-      } else {
-        const esc = c.lens[0];
-        if (esc < 1 || esc > CODE_ESC_MAX_LEN) throw new ErrModel(`table ${i}: ESC length ${esc}`);
-      }
+      const esc = c.lens[0]; // a mask table with no codes at all is plain; any other has an ESC of 1..5 bits
+      if ((esc < 1 || esc > CODE_ESC_MAX_LEN) && !(kind === TK_MASK && c.plain)) throw new ErrModel(`table ${i}: ESC length ${esc}`);
       p += s;
       kinds.push(kind); codes.push(c);
     }
