@@ -31,6 +31,14 @@ type gmEntity struct {
 	X  float32 `net:"q,min=-128,max=128,prec=0.01,dmin=-2,dmax=2"`
 }
 
+// gmTurn's mask table (2 fields: S = 5) is plain (all lengths 0): its
+// chunk's changed bits are written as 2 plain bits, no symbol before them.
+// X and Rot have gmPlayer's tables.
+type gmTurn struct {
+	X   float32    `net:"q,min=-128,max=128,prec=0.01,dmin=-2,dmax=2"`
+	Rot [4]float32 `net:"quat,bits=9"`
+}
+
 // The hand-built tables (code lengths by symbol; symbol 0 is ESC).
 var (
 	// masks: ESC 2, mask 0 (symbol 1) 2, X+Yaw (mask 3, symbol 4) 2,
@@ -99,6 +107,13 @@ func gmWorldModel() *Model {
 		[][]uint8{{1, 2, 2}, {2, 0, 0, 1, 0}, gmWindow})
 }
 
+func gmTurnModel() *Model {
+	qk, ql := gmQuatTables()
+	return gmModel(MustFor[gmTurn]().Fingerprint(),
+		append([]uint8{tkMask, tkWindow}, qk...),
+		append([][]uint8{make([]uint8, 5), gmWindow}, ql...))
+}
+
 // modelDeltaCase is deltaCase with a model.
 func modelDeltaCase[T any](name string, m *Model, base, cur T) goldenCase {
 	c := MustFor[T]().WithModel(m)
@@ -141,6 +156,8 @@ func goldenModelCases() []goldenCase {
 		modelDeltaCase("delta-model-entities", wm,
 			gmWorld{Es: []gmEntity{{1, 1}, {2, 2}, {3, 3}}},
 			gmWorld{Es: []gmEntity{{1, 1}, {2, 2.5}, {3, 3.02}}}),
+		modelDeltaCase("delta-model-plain-mask", gmTurnModel(),
+			gmTurn{X: 10, Rot: q(0, 0, 0, 1)}, gmTurn{X: 10.01, Rot: q(0.0087, 0, 0, 0.99996)}),
 	}
 }
 

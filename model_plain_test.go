@@ -133,3 +133,54 @@ func mustDelta(t testing.TB, c *Codec[mWorld], b, cur *mWorld) []byte {
 	require.NoError(t, err)
 	return d
 }
+
+// Training: a one-field mask table is always plain (its ESC takes code
+// space, so it cannot beat the plain bit), on short and on long
+// recordings (the cross-validated choice); a table of several fields that
+// change together keeps its code, and a table of fields that change
+// independently at random (k bits of entropy) is plain.
+func TestModelTrainPlainMask(t *testing.T) {
+	c := MustFor[mOther]()
+	for _, pairs := range []int{3, 50, 1000} {
+		for _, pChange := range []float64{0.05, 0.5, 0.95} {
+			rng := rand.New(rand.NewPCG(uint64(pairs), 5))
+			tr := c.NewTrainer()
+			for range pairs {
+				b := mOther{X: float32(rng.IntN(100))}
+				cur := b
+				if rng.Float64() < pChange {
+					cur.X += 0.01
+				}
+				require.NoError(t, tr.Add(&b, &cur))
+			}
+			m, err := tr.Model()
+			require.NoError(t, err)
+			require.True(t, m.codes[0].Empty(), "%d pairs, p %g", pairs, pChange)
+			require.False(t, m.codes[1].Empty())
+		}
+	}
+
+	type five struct {
+		A, B, C, D, E uint8
+	}
+	c5 := MustFor[five]()
+	for _, together := range []bool{true, false} {
+		rng := rand.New(rand.NewPCG(7, 7))
+		tr := c5.NewTrainer()
+		for range 1000 {
+			var b, cur five
+			if together {
+				cur.A, cur.B = 1, 1 // two masks only
+				if rng.IntN(2) == 0 {
+					cur = b
+				}
+			} else {
+				cur = five{uint8(rng.IntN(2)), uint8(rng.IntN(2)), uint8(rng.IntN(2)), uint8(rng.IntN(2)), uint8(rng.IntN(2))}
+			}
+			require.NoError(t, tr.Add(&b, &cur))
+		}
+		m, err := tr.Model()
+		require.NoError(t, err)
+		require.Equal(t, !together, m.codes[0].Empty(), "together %v", together)
+	}
+}

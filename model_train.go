@@ -2,6 +2,7 @@ package bitwire
 
 import (
 	"math"
+	mbits "math/bits"
 
 	"github.com/bitwire/bitwire/fields"
 )
@@ -32,6 +33,11 @@ const (
 // slots, a mode table's over its modes, and a mask table's the product of
 // each field's own frequency of change. Each prior also spreads each count
 // a little to the neighbouring slots.
+//
+// A mask table of k fields whose code is expected to cost k bits a symbol
+// or more is made plain (all lengths 0: the k changed bits alone; see
+// plainMask). A one-field table always is: its ESC takes code space, so no
+// code of its three symbols gives both masks one bit.
 func (t *Trainer[T]) Model() (*Model, error) {
 	if t.st.pairs == 0 {
 		return nil, ErrNoTraining
@@ -39,12 +45,18 @@ func (t *Trainer[T]) Model() (*Model, error) {
 	lay := t.o.model.lay
 	m := &Model{layout: t.c.lfps[0], kinds: lay.kinds}
 	w := make([][]float64, len(lay.kinds))
+	ths := make([]smoothing, len(lay.kinds))
 	for _, u := range trainUnits(lay) {
 		th := t.st.crossValidate(lay, u)
 		u.weights(lay, t.st.counts, th, w)
+		ths[u.t0] = th
 	}
 	for i := range w {
-		c, err := fields.NewCode(fields.TrainLengths(intWeights(w[i])))
+		lens := fields.TrainLengths(intWeights(w[i]))
+		if lay.kinds[i] == tkMask && t.st.plainMask(lay, i, lens, ths[i]) {
+			lens = make([]uint8, len(lens)) // plain: the k bits alone
+		}
+		c, err := fields.NewCode(lens)
 		if err != nil {
 			return nil, err // not reached: TrainLengths gives prefix codes
 		}
@@ -98,13 +110,17 @@ func (u trainUnit) weights(lay *modelLayout, cnt [][]uint64, th smoothing, w [][
 	}
 }
 
-// crossValidate picks the smoothing of unit u: the one whose codes,
-// trained on the earlier part of the recording, cost least on the later
-// part (split after half and after three quarters of the segments).
-func (st *trainStats) crossValidate(lay *modelLayout, u trainUnit) smoothing {
+// split is the counts of a unit's tables in the earlier (train) and the
+// later (test) part of the recording.
+type split struct{ train, test [][]uint64 }
+
+// splits returns unit u's cross-validation splits: after half and after
+// three quarters of the segments; none when the recording is too short
+// to cross-validate on.
+func (st *trainStats) splits(u trainUnit) []split {
 	ns := len(st.segs)
 	if ns < 4 || st.pairs < minCrossValidate {
-		return smoothings[0]
+		return nil
 	}
 	sum := func(lo, hi int) [][]uint64 {
 		out := make([][]uint64, u.n)
@@ -118,10 +134,20 @@ func (st *trainStats) crossValidate(lay *modelLayout, u trainUnit) smoothing {
 		}
 		return out
 	}
-	type split struct{ train, test [][]uint64 }
-	var splits []split
+	var out []split
 	for _, f := range []int{ns / 2, 3 * ns / 4} {
-		splits = append(splits, split{sum(0, f), sum(f, ns)})
+		out = append(out, split{sum(0, f), sum(f, ns)})
+	}
+	return out
+}
+
+// crossValidate picks the smoothing of unit u: the one whose codes,
+// trained on the earlier part of the recording, cost least on the later
+// part (splits).
+func (st *trainStats) crossValidate(lay *modelLayout, u trainUnit) smoothing {
+	splits := st.splits(u)
+	if splits == nil {
+		return smoothings[0]
 	}
 	best, bestCost := smoothings[0], math.Inf(1)
 	w := make([][]float64, u.t0+u.n)
@@ -148,6 +174,44 @@ func (st *trainStats) crossValidate(lay *modelLayout, u trainUnit) smoothing {
 		}
 	}
 	return best
+}
+
+// plainMask reports whether mask table t (k fields, S = 1 + 2^k) is to be
+// plain: whether its trained code is expected to cost at least k bits a
+// symbol. The expectation is measured as crossValidate measures: the code
+// trained with smoothing th on the earlier part of the recording, costed
+// on the later part (over both splits); on a recording too short for
+// that, lens (the code trained on all of it) costed on all of it. A
+// symbol without a codeword costs ESC and the k bits. A table with no
+// recorded symbol is plain.
+func (st *trainStats) plainMask(lay *modelLayout, t int, lens []uint8, th smoothing) bool {
+	k := mbits.Len(uint(len(lens) - 2)) // S - 1 = 2^k
+	cost := func(lens []uint8, cnt []uint64) (bits, n float64) {
+		for s, x := range cnt {
+			l := int(lens[s])
+			if l == 0 {
+				l = int(lens[0]) + k
+			}
+			bits += float64(x) * float64(l)
+			n += float64(x)
+		}
+		return bits, n
+	}
+	u := trainUnit{t, 1}
+	var bits, n float64
+	if splits := st.splits(u); splits != nil {
+		w := make([][]float64, t+1)
+		full := make([][]uint64, t+1)
+		for _, sp := range splits {
+			full[t] = sp.train[0]
+			u.weights(lay, full, th, w)
+			b, m := cost(fields.TrainLengths(intWeights(w[t])), sp.test[0])
+			bits, n = bits+b, n+m
+		}
+	} else {
+		bits, n = cost(lens, st.counts[t])
+	}
+	return bits >= float64(k)*n
 }
 
 // smoothed returns a table's weights: its counts plus a pseudo-samples

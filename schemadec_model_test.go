@@ -111,16 +111,30 @@ func (d *sdec) token(t int) (m uint64, neg, esc bool) {
 	return m, neg, false
 }
 
+// plainTable reports whether a table's lengths are all 0 (a plain mask
+// table).
+func plainTable(lens []byte) bool {
+	for _, l := range lens {
+		if l != 0 {
+			return false
+		}
+	}
+	return true
+}
+
 // structDeltaModel reads a struct's masks, then its changed fields.
 func (d *sdec) structDeltaModel(t int, base map[string]any, top bool, skip int) map[string]any {
 	fields := d.s.Types[t].Fields
 	changed := make([]bool, len(fields))
 	for j := 0; 8*j < len(fields); j++ {
 		k := min(8, len(fields)-8*j)
-		s := d.sym(d.model.first[t] + j)
-		mask := uint64(s - 1)
-		if s == 0 {
+		var mask uint64
+		if tab := d.model.first[t] + j; plainTable(d.model.lens[tab]) {
+			mask = d.read(k) // a plain table: the k bits alone
+		} else if s := d.sym(tab); s == 0 {
 			mask = d.read(k)
+		} else {
+			mask = uint64(s - 1)
 		}
 		for i := range k {
 			changed[8*j+i] = mask>>uint(i)&1 == 1
