@@ -527,6 +527,12 @@ type gcmPlayer struct {
 
 type gcmWorld struct{ Es []gcmEntity }
 
+// gcmTurn mirrors gmTurn, whose mask table is plain.
+type gcmTurn struct {
+	X   float32    `net:"q,min=-128,max=128,prec=0.01,dmin=-2,dmax=2"`
+	Rot [4]float32 `net:"quat,bits=9"`
+}
+
 type gcmEntity struct {
 	ID uint16  `net:"id"`
 	X  float32 `net:"q,min=-128,max=128,prec=0.01,dmin=-2,dmax=2"`
@@ -552,6 +558,7 @@ func goldenModelPairs() map[string][2]any {
 		"delta-model-quat-relative":  {p, turn},
 		"delta-model-all":            {p, all},
 		"delta-model-entities":       {gcmWorld{Es: []gcmEntity{{1, 1}, {2, 2}, {3, 3}}}, gcmWorld{Es: []gcmEntity{{1, 1}, {2, 2.5}, {3, 3.02}}}},
+		"delta-model-plain-mask":     {gcmTurn{X: 10, Rot: q(0, 0, 0, 1)}, gcmTurn{X: 10.01, Rot: q(0.0087, 0, 0, 0.99996)}},
 	}
 }
 
@@ -630,6 +637,8 @@ func goldenModelMessages(t *testing.T) ([]gen.Message, []cfCase) {
 			cases = append(cases, goldenModelCase(t, g.name, &s, g.hex, base, pair[1].(gcmPlayer))...)
 		case gcmWorld:
 			cases = append(cases, goldenModelCase(t, g.name, &s, g.hex, base, pair[1].(gcmWorld))...)
+		case gcmTurn:
+			cases = append(cases, goldenModelCase(t, g.name, &s, g.hex, base, pair[1].(gcmTurn))...)
 		}
 	}
 	if len(pairs) > 0 {

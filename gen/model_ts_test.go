@@ -548,6 +548,11 @@ type tsmgmPlayer struct {
 
 type tsmgmWorld struct{ Es []tsmgmEntity }
 
+type tsmgmTurn struct {
+	X   float32    `net:"q,min=-128,max=128,prec=0.01,dmin=-2,dmax=2"`
+	Rot [4]float32 `net:"quat,bits=9"`
+}
+
 type tsmgmEntity struct {
 	ID uint16  `net:"id"`
 	X  float32 `net:"q,min=-128,max=128,prec=0.01,dmin=-2,dmax=2"`
@@ -678,9 +683,12 @@ func tsmGoldenCases(t *testing.T) ([]gen.Message, []cfCase) {
 	p := tsmgmPlayer{X: 10, Yaw: 359.5, HP: 100, Rot: [4]float32{0, 0, 0, 1}}
 	w := tsmgmWorld{Es: []tsmgmEntity{{1, 1}, {2, 2}, {3, 3}}}
 	for _, b := range tsmReadGolden(t, "delta-model-") {
-		if strings.Contains(b.name, "entities") {
+		switch {
+		case strings.Contains(b.name, "entities"):
 			tsmGoldenCase(t, b, w, &msgs, &cases)
-		} else {
+		case strings.Contains(b.name, "plain-mask"):
+			tsmGoldenCase(t, b, tsmgmTurn{X: 10, Rot: [4]float32{0, 0, 0, 1}}, &msgs, &cases)
+		default:
 			tsmGoldenCase(t, b, p, &msgs, &cases)
 		}
 	}
