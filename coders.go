@@ -301,6 +301,7 @@ var stringCoder = coder{
 	maxBits: bytesMax,
 	eq:      func(_ *node, a, b unsafe.Pointer) bool { return *(*string)(a) == *(*string)(b) },
 	copy:    func(_ *node, dst, src unsafe.Pointer) { *(*string)(dst) = *(*string)(src) },
+	flat:    flatVia,
 	schema:  func(n *node, ns *NodeSchema) { ns.Type, ns.MaxLen = "string", n.maxlen },
 }
 
@@ -323,6 +324,7 @@ var bytesCoder = coder{
 		copy(buf, s)
 		*d = buf
 	},
+	flat:   flatVia,
 	schema: func(n *node, ns *NodeSchema) { ns.Type, ns.MaxLen = "bytes", n.maxlen },
 }
 

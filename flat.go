@@ -63,8 +63,12 @@ type flatOp struct {
 	// q on a float32 where fields.Quantizer.Float32Scale proves it
 	// (qmul != 0): the index of v in [qmin, qmax] is v·qmul + qoff.
 	qmul, qoff, qmin, qmax float64
-	grid                   *fields.QuatGrid // quat: the decoding tables; nil when too wide
-	bw                     uint             // bitlen: the prefix width; quat: the bits of a component
+	// q on a float32 that Float32Scale does not prove, where Index has a
+	// fast path (qinv != 0): its terms (fields.Quantizer.IndexTerms), run
+	// inline for v in [qmin, qmax]; Index where they are not sure.
+	qiat, qinv, qioff float64
+	grid              *fields.QuatGrid // quat: the decoding tables; nil when too wide
+	bw                uint             // bitlen: the prefix width; quat: the bits of a component
 }
 
 // flatPlan is the flat form of a struct plan.
@@ -153,6 +157,8 @@ func (op *flatOp) kernel() int {
 		op.q0, op.qN = float32(q.Value(0)), float32(q.Value(q.Steps()))
 		if mul, off, ok := q.Float32Scale(); ok {
 			op.qmul, op.qoff, op.qmin, op.qmax = mul, off, q.Min(), q.Max()
+		} else if at, inv, off, ok := q.IndexTerms(); ok && inv != 0 {
+			op.qiat, op.qinv, op.qioff, op.qmin, op.qmax = at, inv, off, q.Min(), q.Max()
 		}
 		return op.width
 	case flatRangeInt:
@@ -228,8 +234,9 @@ func (fp *flatPlan) addNode(n *node, off uintptr, depth int) bool {
 // writer holds a partial value; the caller rewinds it and runs the general
 // path, which returns the real error: so the errors here need not be the
 // right ones, only non-nil. The hottest codings are written through the
-// inlinable parts of their fields API (Quantizer.Index, IntRange bounds,
-// Writer.WriteBits) rather than through Write, which saves a call each.
+// inlinable parts of their fields API (Quantizer.IndexQuick/IndexTerms or
+// Float32Scale, IntRange bounds, Writer.WriteBits) rather than through
+// Write, which saves a call each.
 func (e *encoder) encFlat(fp *flatPlan, base unsafe.Pointer) error {
 	return e.encFlats(fp, base, 1, 0)
 }
@@ -256,6 +263,9 @@ func (e *encoder) encFlats(fp *flatPlan, first unsafe.Pointer, count int, stride
 		return nil
 	}
 	ops := fp.ops
+	// the open run's leaves so far, in memory (its address is taken): it
+	// then costs no register across encNode's calls
+	acc := &struct{ run uint64 }{}
 	for ; k < count; k++ {
 		base := unsafe.Add(first, uintptr(k)*stride)
 		for i := range ops {
@@ -270,25 +280,26 @@ func (e *encoder) encFlats(fp *flatPlan, first unsafe.Pointer, count int, stride
 						return errFlat
 					}
 					x = uint64(int64(float64(v*op.qmul) + op.qoff)) // float64: no fused multiply-add
+				} else if y := float64((v-op.qiat)*op.qinv) + op.qioff; op.qinv != 0 && v >= op.qmin && v <= op.qmax &&
+					int64(y-fields.IndexGuard) == int64(y) && int64(y+fields.IndexGuard) == int64(y) {
+					x = uint64(int64(y)) // Index's fast path, inline
 				} else {
 					var err error
 					if x, err = op.n.q.Index(v); err != nil {
 						return err
 					}
 				}
-				w.WriteBits(x, op.width)
+				acc.run |= x << (op.sh & 63)
 			case flatRangeInt:
 				x := loadInt(p, op.mem) - op.lo
 				if x > op.lim {
 					return errFlat
 				}
-				w.WriteBits(x, op.width)
+				acc.run |= x << (op.sh & 63)
 			case flatBool:
-				var b uint64
 				if *(*bool)(p) {
-					b = 1
+					acc.run |= 1 << (op.sh & 63)
 				}
-				w.WriteBits(b, 1)
 			case flatBitlenU:
 				// fields.WriteBitlen, written out: the prefix p, then the
 				// value above it, whose leading 1 WriteBits drops.
@@ -313,11 +324,16 @@ func (e *encoder) encFlats(fp *flatPlan, first unsafe.Pointer, count int, stride
 						return err
 					}
 				}
-				w.WriteBits(u, op.width)
+				acc.run |= u << (op.sh & 63)
 			default:
 				if err := e.encNode(op.n, p); err != nil {
 					return err
 				}
+				continue // in no run
+			}
+			if op.end > 0 { // the run is whole: one write of it
+				w.WriteBits(acc.run, int(op.end))
+				acc.run = 0
 			}
 		}
 	}
@@ -352,6 +368,19 @@ func (d *decoder) decFlats(fp *flatPlan, first unsafe.Pointer, count int, stride
 			}
 			r.SkipTo(int(next))
 			k = done
+		}
+		if k < count {
+			// The last structs, too near the input's end for decWords:
+			// from a zero-padded copy of the rest when it is short.
+			data, pos := r.Source()
+			if rest := len(data) - pos>>3; rest <= padBytes-8 && pos&7+fp.words+64 <= padBytes*8 {
+				next, done, err := decWordsPadded(fp, unsafe.Add(first, uintptr(k)*stride), count-k, stride, data, uint(pos))
+				if err != nil {
+					return err
+				}
+				r.SkipTo(int(next))
+				k += done
+			}
 		}
 	}
 	ops := fp.ops
@@ -410,6 +439,25 @@ func (d *decoder) decFlats(fp *flatPlan, first unsafe.Pointer, count int, stride
 	return nil
 }
 
+// padBytes is the size of decWordsPadded's copy.
+const padBytes = 128
+
+// decWordsPadded is decWords over a zero-padded copy of data from pos's
+// byte, which the caller has checked fits with 8 bytes to spare: the
+// structs at the end of the input, where decWords' 8-byte loads would
+// read past it. A struct that runs past the end of the real data read
+// zeros; that is an error (the general path then reports it).
+func decWordsPadded(fp *flatPlan, first unsafe.Pointer, count int, stride uintptr, data []byte, pos uint) (uint, int, error) {
+	var buf [padBytes]byte
+	at := pos >> 3
+	copy(buf[:], data[at:])
+	next, done, err := decWords(fp, first, count, stride, buf[:], pos&7, padBytes*8-uint(fp.words)-64)
+	if next += at * 8; err == nil && next > uint(len(data))*8 {
+		err = errFlat
+	}
+	return next, done, err
+}
+
 // value32 is float32(Quantizer.Value(x)) for x <= lim, from the op's copy
 // of its terms.
 func (op *flatOp) value32(x uint64) float32 {
@@ -458,6 +506,9 @@ func encWords(fp *flatPlan, first unsafe.Pointer, count int, stride uintptr, buf
 						return pos, l.k, errFlat
 					}
 					x = uint64(int64(float64(v*op.qmul) + op.qoff)) // float64: no fused multiply-add
+				} else if y := float64((v-op.qiat)*op.qinv) + op.qioff; op.qinv != 0 && v >= op.qmin && v <= op.qmax &&
+					int64(y-fields.IndexGuard) == int64(y) && int64(y+fields.IndexGuard) == int64(y) {
+					x = uint64(int64(y)) // as in encFlats
 				} else {
 					var err error
 					if x, err = op.n.q.Index(v); err != nil {

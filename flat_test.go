@@ -1,6 +1,7 @@
 package bitwire
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -41,10 +42,19 @@ type flatWorld struct {
 	Entities [3]flatEntity
 }
 
-// notFlat has a string: the flat path does not apply.
+// notFlat has a slice: the flat path does not apply.
 type notFlat struct {
 	A flatVec
-	S string
+	S []int8 `net:",maxlen=4"`
+}
+
+// flatStrings has a string and a byte slice, which the flat path codes
+// through encNode and decNode.
+type flatStrings struct {
+	A flatVec
+	S string `net:",maxlen=80"`
+	B []byte
+	T bool
 }
 
 // signedNotFlat has a signed bitlen integer, whose sign flag the flat path
@@ -66,6 +76,7 @@ func TestFlatPlans(t *testing.T) {
 		{"PlayerState", MustFor[PlayerState]().p, true},
 		{"Players64", MustFor[Players64]().p, true},
 		{"notFlat", MustFor[notFlat]().p, false},
+		{"flatStrings", MustFor[flatStrings]().p, true},
 		{"signedNotFlat", MustFor[signedNotFlat]().p, false},
 		{"Adaptive (bitlen groups)", MustFor[Adaptive]().p, false},
 	} {
@@ -397,5 +408,144 @@ func TestFlatWordEncoderMatchesGeneralPath(t *testing.T) {
 	}
 	if errs == 0 || ties == 0 {
 		t.Fatal("the error paths or Pack's fallback were not reached")
+	}
+}
+
+func randomWordCrate(rng *rand.Rand) wordCrate {
+	r := [4]float64{rng.NormFloat64(), rng.NormFloat64(), rng.NormFloat64(), rng.NormFloat64()}
+	n := math.Sqrt(r[0]*r[0] + r[1]*r[1] + r[2]*r[2] + r[3]*r[3])
+	rot := [4]float32{float32(r[0] / n), float32(r[1] / n), float32(r[2] / n), float32(r[3] / n)}
+	return wordCrate{ID: rng.Uint32() >> uint(rng.IntN(33)), X: float32(rng.Float64()*1024 - 512),
+		Y: float32(1 + rng.Float64()*63), HP: int16(rng.IntN(251) - 50), Rot: rot, Awake: rng.IntN(2) == 0,
+		Small: rot}
+}
+
+// TestFlatPaddedTailMatchesGeneralPath checks decWordsPadded, which reads
+// the structs at the end of the input from a zero-padded copy: a flat root
+// (its only struct is always at the end) and short slices, from every
+// prefix of their encodings and corrupted copies, give the general path's
+// values and errors. A struct that runs past the end must not decode from
+// the padding's zeros.
+func TestFlatPaddedTailMatchesGeneralPath(t *testing.T) {
+	root := MustFor[wordCrate]()
+	if fp := root.p.flat; fp == nil || fp.words == 0 || fp.words+64+7 > padBytes*8 {
+		t.Fatal("wordCrate is not read by decWordsPadded")
+	}
+	slice := MustFor[wordWorld]()
+	rng := rand.New(rand.NewPCG(23, 24))
+	check := func(name string, in []byte, dec func([]byte) (any, error), general func([]byte) (any, error)) {
+		t.Helper()
+		a, errA := dec(in)
+		b, errB := general(in)
+		if errString(errA) != errString(errB) {
+			t.Fatalf("%s %x: flat error %v, general %v", name, in, errA, errB)
+		}
+		if errA == nil && !equalBits(a, b) {
+			t.Fatalf("%s %x: flat %+v, general %+v", name, in, a, b)
+		}
+	}
+	decRoot := func(in []byte) (any, error) { var v wordCrate; err := root.Unmarshal(in, &v); return v, err }
+	genRoot := func(in []byte) (v any, err error) { withoutFlat(root.p, func() { v, err = decRoot(in) }); return }
+	decSlice := func(in []byte) (any, error) { var v wordWorld; err := slice.Unmarshal(in, &v); return v, err }
+	genSlice := func(in []byte) (v any, err error) { withoutFlat(slice.p, func() { v, err = decSlice(in) }); return }
+	for i := 0; i < 300; i++ {
+		v := randomWordCrate(rng)
+		if rng.IntN(4) == 0 {
+			v.ID = 0
+		}
+		data, err := root.Marshal(&v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := wordWorld{Lead: uint8(rng.IntN(8)), Tick: rng.Uint32(), Crates: make([]wordCrate, rng.IntN(4))}
+		for k := range w.Crates {
+			w.Crates[k] = randomWordCrate(rng)
+		}
+		wdata, err := slice.Marshal(&w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for n := 0; n <= len(data); n++ {
+			check("root", data[:n], decRoot, genRoot)
+		}
+		for n := 0; n <= len(wdata); n++ {
+			check("slice", wdata[:n], decSlice, genSlice)
+		}
+		for _, in := range [][]byte{data, wdata} {
+			bad := append([]byte(nil), in...)
+			bad[rng.IntN(len(bad))] ^= byte(1 + rng.IntN(255))
+			check("corrupt", bad, decRoot, genRoot)
+			check("corrupt", bad, decSlice, genSlice)
+			check("longer", append(append([]byte(nil), in...), byte(rng.IntN(256))), decRoot, genRoot)
+		}
+	}
+}
+
+// equalBits compares two decoded values by their printed form (floats
+// bit for bit, NaN included).
+func equalBits(a, b any) bool {
+	return fmt.Sprintf("%#v", a) == fmt.Sprintf("%#v", b)
+}
+
+// TestFlatStringsMatchGeneralPath checks strings and byte slices on the
+// flat path (through encNode and decNode) against the general path: the
+// same bytes and errors for strings over their maxlen and byte slices over
+// the codec's length limit, and the same values and errors decoding every
+// prefix and corrupted copies, under allocation budgets too small for
+// the longer ones.
+func TestFlatStringsMatchGeneralPath(t *testing.T) {
+	base := MustFor[flatStrings]()
+	if base.p.flat == nil {
+		t.Fatal("flatStrings has no flat plan")
+	}
+	rng := rand.New(rand.NewPCG(25, 26))
+	var errs, longs int
+	for i := 0; i < 400; i++ {
+		v := flatStrings{A: flatVec{X: float32(rng.Float64()*200 - 100)}, T: rng.IntN(2) == 0}
+		s := make([]byte, rng.IntN(90))
+		for k := range s {
+			s[k] = byte('a' + rng.IntN(26))
+		}
+		v.S = string(s)
+		if n := rng.IntN(120); n > 0 {
+			v.B = make([]byte, n)
+			for k := range v.B {
+				v.B[k] = byte(rng.Uint32())
+			}
+		}
+		if len(v.S) > 64 || len(v.B) > 64 {
+			longs++
+		}
+		for _, c := range []*Codec[flatStrings]{base, base.WithLimits(Limits{MaxLen: 100}),
+			base.WithLimits(Limits{MaxAllocPerByte: 1 + rng.IntN(3)})} {
+			got, gotErr := c.Append(nil, &v)
+			var want []byte
+			var wantErr error
+			withoutFlat(c.p, func() { want, wantErr = c.Append(nil, &v) })
+			if errString(gotErr) != errString(wantErr) || string(got) != string(want) {
+				t.Fatalf("encode %d: flat %x, %v; general %x, %v", i, got, gotErr, want, wantErr)
+			}
+			if gotErr != nil {
+				errs++
+				continue
+			}
+			bad := append([]byte(nil), got...)
+			bad[rng.IntN(len(bad))] ^= byte(1 + rng.IntN(255))
+			for _, in := range [][]byte{got, got[:rng.IntN(len(got))], got[:len(got)-1], bad} {
+				var a, b flatStrings
+				errA := c.Unmarshal(in, &a)
+				var errB error
+				withoutFlat(c.p, func() { errB = c.Unmarshal(in, &b) })
+				if errString(errA) != errString(errB) {
+					t.Fatalf("decode %d %x: flat error %v, general %v", i, in, errA, errB)
+				}
+				if errA == nil && !equalBits(a, b) {
+					t.Fatalf("decode %d: flat %+v, general %+v", i, a, b)
+				}
+			}
+		}
+	}
+	if errs == 0 || longs == 0 {
+		t.Fatal("the error paths or the long strings were not reached")
 	}
 }

@@ -93,16 +93,29 @@ func (w *Writer) WriteBytes(p []byte) {
 		w.buf = append(w.buf, p[:words]...)
 	} else {
 		sh := uint(w.n) & 63
+		s, buf := w.scratch, w.buf // in registers across the loop
 		for k := 0; k < words; k += 8 {
 			v := binary.LittleEndian.Uint64(p[k:])
-			w.buf = binary.LittleEndian.AppendUint64(w.buf, w.scratch|v<<sh)
-			w.scratch = v >> ((64 - sh) & 63) // sh is 1..63
+			buf = binary.LittleEndian.AppendUint64(buf, s|v<<sh)
+			s = v >> ((64 - sh) & 63) // sh is 1..63
+		}
+		w.scratch, w.buf = s, buf
+	}
+	// The last 0..7 bytes in one write: the top of p's last 8 bytes, or
+	// the bytes gathered when p is shorter.
+	k := len(p) - words
+	if k == 0 {
+		return
+	}
+	var v uint64
+	if words > 0 {
+		v = binary.LittleEndian.Uint64(p[len(p)-8:]) >> (uint(64-8*k) & 63)
+	} else {
+		for i, c := range p {
+			v |= uint64(c) << (uint(i*8) & 63)
 		}
 	}
-	p = p[words:]
-	for _, c := range p {
-		w.WriteBits(uint64(c), 8)
-	}
+	w.WriteBits(v, 8*k)
 }
 
 // WriteFrom writes every bit written to src so far, in order, as if each
@@ -295,7 +308,9 @@ func (r *Reader) Spent() int64 { return r.spent }
 // Spend adds n to the counter that Spent returns.
 func (r *Reader) Spend(n int64) { r.spent += n }
 
-// refill tops the cache up to at least 57 bits when that much input remains.
+// refill tops the cache up to at least 56 bits, and at most 63, when that
+// much input remains. Never 64: ReadBits' fast path takes n < 64 bits from
+// the cache, and a 64-bit read must find fewer cached.
 func (r *Reader) refill() {
 	if r.next+8 <= len(r.data) {
 		r.cache |= binary.LittleEndian.Uint64(r.data[r.next:]) << uint(r.n)
@@ -303,7 +318,7 @@ func (r *Reader) refill() {
 		r.n |= 56
 		return
 	}
-	for r.n <= 56 && r.next < len(r.data) {
+	for r.n <= 55 && r.next < len(r.data) {
 		r.cache |= uint64(r.data[r.next]) << uint(r.n)
 		r.next++
 		r.n += 8
@@ -428,12 +443,33 @@ func (r *Reader) ReadBytes(p []byte) error {
 	if len(p)*8 > r.Remaining() {
 		return ErrUnexpectedEnd
 	}
-	for len(p) >= 4 {
-		binary.LittleEndian.PutUint32(p, uint32(r.take(32)))
-		p = p[4:]
+	// Whole words of the input while 8 bytes are left in it: each byte of
+	// p takes the cached bits and the word's low ones, and the word's top
+	// bits are cached in their place, so the count cached does not change
+	// (a shift by 64 gives 0: nothing cached, or the whole word when 64
+	// bits are).
+	n := uint(r.n)
+	c, next := r.cache, r.next
+	for len(p) >= 8 && next+8 <= len(r.data) {
+		x := binary.LittleEndian.Uint64(r.data[next:])
+		binary.LittleEndian.PutUint64(p, c|x<<n)
+		c = x >> (64 - n)
+		next += 8
+		p = p[8:]
 	}
-	for i := range p {
-		p[i] = byte(r.take(8))
+	r.cache, r.next = c, next
+	for len(p) >= 7 {
+		v := r.take(56)
+		binary.LittleEndian.PutUint32(p, uint32(v))
+		binary.LittleEndian.PutUint16(p[4:], uint16(v>>32))
+		p[6] = byte(v >> 48)
+		p = p[7:]
+	}
+	if len(p) > 0 {
+		v := r.take(8 * len(p))
+		for i := range p {
+			p[i] = byte(v >> (uint(8*i) & 63))
+		}
 	}
 	return nil
 }

@@ -109,6 +109,76 @@ func TestWriteBytesReadBytes(t *testing.T) {
 	}
 }
 
+// TestReadBits64AfterByteRefill: near the end of the input the cache is
+// refilled byte by byte, and a 64-bit read right after must not find 64
+// bits cached and take none of them (it returned 0).
+func TestReadBits64AfterByteRefill(t *testing.T) {
+	var w Writer
+	w.WriteBits(0xA5A5A5A5A5A5A5A5, 64)
+	w.WriteBits(0x5A5A5A5A5A5A5A5A, 64)
+	w.WriteBits(0x2A5, 10)
+	r := NewReader(w.Bytes())
+	require.NoError(t, r.Skip(64))
+	r.Peek(56)
+	v, err := r.ReadBits(64)
+	require.NoError(t, err)
+	require.Equal(t, uint64(0x5A5A5A5A5A5A5A5A), v)
+	v, err = r.ReadBits(10)
+	require.NoError(t, err)
+	require.Equal(t, uint64(0x2A5), v)
+}
+
+// TestWriteBytesReadBytesAnyOffset checks WriteBytes against WriteBits of
+// each byte, and ReadBytes against ReadBits of each byte, at every bit
+// offset, for lengths around the 8-byte words, with more bits after the
+// bytes or none, and ReadBytes past the end.
+func TestWriteBytesReadBytesAnyOffset(t *testing.T) {
+	rng := rand.New(rand.NewSource(3))
+	for trial := 0; trial < 3000; trial++ {
+		lead := rng.Intn(130)
+		p := make([]byte, rng.Intn(40))
+		rng.Read(p)
+		tail := rng.Intn(3) * rng.Intn(70)
+		var w, ref Writer
+		for _, x := range []*Writer{&w, &ref} {
+			for k := lead; k > 0; k -= min(k, 64) {
+				x.WriteBits(0xA5A5A5A5A5A5A5A5, min(k, 64))
+			}
+		}
+		w.WriteBytes(p)
+		for _, c := range p {
+			ref.WriteBits(uint64(c), 8)
+		}
+		for _, x := range []*Writer{&w, &ref} {
+			for k := tail; k > 0; k -= min(k, 64) {
+				x.WriteBits(0x5A5A5A5A5A5A5A5A, min(k, 64))
+			}
+		}
+		require.Equal(t, ref.Bytes(), w.Bytes(), "lead %d, %d bytes, tail %d", lead, len(p), tail)
+		require.Equal(t, ref.Len(), w.Len())
+		data := w.Bytes()
+		r := NewReader(data)
+		require.NoError(t, r.Skip(lead))
+		if rng.Intn(2) == 0 { // fill the cache first, or not
+			r.Peek(rng.Intn(57))
+		}
+		got := make([]byte, len(p))
+		require.NoError(t, r.ReadBytes(got))
+		require.Equal(t, p, got)
+		require.Equal(t, lead+8*len(p), r.Pos())
+		k := min(tail, 64)
+		v, err := r.ReadBits(k)
+		require.NoError(t, err)
+		require.Equal(t, uint64(0x5A5A5A5A5A5A5A5A)&(^uint64(0)>>(64-k)), v, "lead %d, %d bytes, tail %d", lead, len(p), tail)
+		// past the end: ErrUnexpectedEnd, nothing consumed
+		r = NewReader(data)
+		require.NoError(t, r.Skip(lead))
+		over := make([]byte, (len(data)*8-lead)/8+1)
+		require.ErrorIs(t, r.ReadBytes(over), ErrUnexpectedEnd)
+		require.Equal(t, lead, r.Pos())
+	}
+}
+
 func TestTruncate(t *testing.T) {
 	rng := rand.New(rand.NewSource(2))
 	for trial := 0; trial < 200; trial++ {

@@ -251,3 +251,60 @@ func TestPack32MatchesPack(t *testing.T) {
 		}
 	}
 }
+
+// TestIndexTermsMatchIndex runs Index's fast path from IndexTerms, as a
+// caller inlines it, against Index: around every rounding boundary of
+// grids from min, anchored at zero, by bits and fine, and on random
+// values; where the guard is not clear the caller calls Index, so only the
+// values it accepts are compared, and most must be accepted.
+func TestIndexTermsMatchIndex(t *testing.T) {
+	rng := rand.New(rand.NewPCG(8, 0))
+	for _, q := range []Quantizer{
+		mustQuantizerBits(t, 0, 360, 10),
+		mustQuantizerBits(t, -180, 180, 12),
+		mustQuantizer(t, 1, 64, 0.01),
+		mustQuantizer(t, -100, 100, 0.001),
+		mustQuantizer(t, 0, 10, 0.3),
+		mustQuantizer(t, -1, 1, 1e-7),
+		mustQuantizer(t, -1e6, 1e6, 1e-3),
+	} {
+		at, inv, off, ok := q.IndexTerms()
+		if !ok {
+			continue
+		}
+		var took, all int
+		check := func(v float64) {
+			if !(v >= q.Min() && v <= q.Max()) {
+				return
+			}
+			all++
+			y := float64((v-at)*inv) + off
+			k := int64(y)
+			if int64(y-IndexGuard) != k || int64(y+IndexGuard) != k {
+				return
+			}
+			took++
+			want, err := q.Index(v)
+			require.NoError(t, err)
+			if uint64(k) != want {
+				t.Fatalf("[%v, %v] step %v: v=%v: the inline path gives %d, Index %d", q.Min(), q.Max(), q.Step(), v, k, want)
+			}
+		}
+		for i := uint64(0); i <= min(q.Steps(), 20000); i++ {
+			b := q.Value(i) + q.Step()/2 // a boundary, and the values around it
+			for _, v := range []float64{b, float64(float32(b))} {
+				for j, u, d := 0, v, v; j < 4; j, u, d = j+1, math.Nextafter(u, math.Inf(1)), math.Nextafter(d, math.Inf(-1)) {
+					check(u)
+					check(d)
+				}
+			}
+		}
+		for range 100000 {
+			check(q.Min() + rng.Float64()*(q.Max()-q.Min()))
+			check(float64(float32(q.Min() + rng.Float64()*(q.Max()-q.Min()))))
+		}
+		if took < all/2 {
+			t.Errorf("[%v, %v] step %v: the inline path took %d of %d values", q.Min(), q.Max(), q.Step(), took, all)
+		}
+	}
+}

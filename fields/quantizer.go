@@ -216,8 +216,9 @@ func (q *Quantizer) ZeroAnchored() bool { return q.zero }
 // NaN or infinite v is ErrInvalidValue; a v below min or above max is
 // ErrOutOfRange.
 func (q *Quantizer) Index(v float64) (uint64, error) {
-	// The common case, small enough to be inlined: roundDiv's product,
-	// when it is not near a rounding boundary. v <= max keeps it at most
+	// The common case (IndexQuick is this part alone, small enough for
+	// callers to inline): roundDiv's product, when it is not near a
+	// rounding boundary. v <= max keeps it at most
 	// Steps(): the product exceeds the quotient by far less than a half.
 	if q.quick && v >= q.min && v <= q.max {
 		if k, ok := truncClear(float64((v-q.at)*q.inv) + q.off); ok { // float64: no fused multiply-add
@@ -225,6 +226,19 @@ func (q *Quantizer) Index(v float64) (uint64, error) {
 		}
 	}
 	return q.indexChecked(v)
+}
+
+// IndexGuard is the margin of Index's fast path (see IndexTerms).
+const IndexGuard = roundDivGuard
+
+// IndexTerms returns the terms of Index's fast path, for a caller that
+// runs it inline: for v in [Min(), Max()], let y = float64((v-at)*inv) +
+// off, computed in that order without a fused multiply-add, and k =
+// int64(y); when int64(y-IndexGuard) and int64(y+IndexGuard) are k too,
+// Index(v) is k. Otherwise, or when ok is false (a grid whose Index
+// divides), the caller calls Index.
+func (q *Quantizer) IndexTerms() (at, inv, off float64, ok bool) {
+	return q.at, q.inv, q.off, q.quick
 }
 
 // indexChecked is Index without its fast path.
