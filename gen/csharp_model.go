@@ -10,7 +10,8 @@ import (
 // The C# side of models (docs/wire-format.md, "Models"). A message whose
 // schema carries a model gets, in its codec class, its own delta decoders:
 // one method per struct type its deltas reach (bwMD<type>: the type's mask
-// symbols, then each changed field's value delta), and the model's tables
+// symbols, or a plain mask table's k changed bits, then each changed
+// field's value delta), and the model's tables
 // as static Bitwire.Code objects built from the code lengths of the
 // schema's model file (bwMT<table>; a quaternion's 21 as one array,
 // bwMQ<table>). The tables are fixed when the code is generated: the
@@ -136,7 +137,11 @@ func (g *csGen) emitModelDeltas() (string, error) {
 		var skipBits []string
 		for j := 0; 8*j < len(t.Fields); j++ {
 			k := min(8, len(t.Fields)-8*j)
-			b.f("            ulong bwK%d = d.Mask(%s, %d);\n", j, g.modelTable(t0+j), k)
+			if g.mdl.plain[t0+j] { // a plain table: the k changed bits, no symbol
+				b.f("            ulong bwK%d = d.R.Read(%d);\n", j, k)
+			} else {
+				b.f("            ulong bwK%d = d.Mask(%s, %d);\n", j, g.modelTable(t0+j), k)
+			}
 			skipBits = append(skipBits, fmt.Sprintf("skip < %d ? bwK%d >> (skip - %d)", 8*j+k, j, 8*j))
 		}
 		if len(skipBits) > 0 {

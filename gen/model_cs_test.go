@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"hash/crc32"
+	"hash/fnv"
 	"io"
 	"math"
 	"math/rand"
@@ -526,6 +527,12 @@ type gcmPlayer struct {
 
 type gcmWorld struct{ Es []gcmEntity }
 
+// gcmTurn mirrors gmTurn, whose mask table is plain.
+type gcmTurn struct {
+	X   float32    `net:"q,min=-128,max=128,prec=0.01,dmin=-2,dmax=2"`
+	Rot [4]float32 `net:"quat,bits=9"`
+}
+
 type gcmEntity struct {
 	ID uint16  `net:"id"`
 	X  float32 `net:"q,min=-128,max=128,prec=0.01,dmin=-2,dmax=2"`
@@ -551,6 +558,7 @@ func goldenModelPairs() map[string][2]any {
 		"delta-model-quat-relative":  {p, turn},
 		"delta-model-all":            {p, all},
 		"delta-model-entities":       {gcmWorld{Es: []gcmEntity{{1, 1}, {2, 2}, {3, 3}}}, gcmWorld{Es: []gcmEntity{{1, 1}, {2, 2.5}, {3, 3.02}}}},
+		"delta-model-plain-mask":     {gcmTurn{X: 10, Rot: q(0, 0, 0, 1)}, gcmTurn{X: 10.01, Rot: q(0.0087, 0, 0, 0.99996)}},
 	}
 }
 
@@ -629,6 +637,8 @@ func goldenModelMessages(t *testing.T) ([]gen.Message, []cfCase) {
 			cases = append(cases, goldenModelCase(t, g.name, &s, g.hex, base, pair[1].(gcmPlayer))...)
 		case gcmWorld:
 			cases = append(cases, goldenModelCase(t, g.name, &s, g.hex, base, pair[1].(gcmWorld))...)
+		case gcmTurn:
+			cases = append(cases, goldenModelCase(t, g.name, &s, g.hex, base, pair[1].(gcmTurn))...)
 		}
 	}
 	if len(pairs) > 0 {
@@ -652,9 +662,12 @@ func TestCSharpModel(t *testing.T) {
 	cases = append(cases, mhCases(t, hand, "MHand")...)
 	bounds := mbModel(t)
 	cases = append(cases, mbCases(t, bounds, "MBounds")...)
+	one, pw := mpOneModel(t), mpWideModel(t) // plain mask tables
+	cases = append(cases, mpOneCases(t, one, "MPOne")...)
+	cases = append(cases, mpWideCases(t, pw, "MPWide", r)...)
 	gmsgs, gcases := goldenModelMessages(t)
 	cases = append(cases, gcases...)
-	msgs := append([]gen.Message{gen.Named("MWorld", c.Schema()), gen.Named("MPlain", plain.Schema()), gen.Named("MHand", hand.Schema()), gen.Named("MBounds", bounds.Schema())}, gmsgs...)
+	msgs := append([]gen.Message{gen.Named("MWorld", c.Schema()), gen.Named("MPlain", plain.Schema()), gen.Named("MHand", hand.Schema()), gen.Named("MBounds", bounds.Schema()), gen.Named("MPOne", one.Schema()), gen.Named("MPWide", pw.Schema())}, gmsgs...)
 	var src strings.Builder
 	if err := gen.CSharp(&src, "Conf", msgs...); err != nil {
 		t.Fatal(err)
@@ -697,7 +710,22 @@ func TestModelSchemaChecks(t *testing.T) {
 		t.Fatal(err)
 	}
 	tables.Model.Hash, tables.Fingerprint = hex16(m.Hash()), ""
-	for name, s := range map[string]*bitwire.Schema{"other layout": other, "corrupt": corrupt, "hash": hash, "layout": layout, "tables": tables} {
+	// a file whose first table that is not a mask's has every length 0
+	// (only a mask table may be plain), checksum and hash recomputed
+	zero := c.Schema()
+	zero.Model.File = append([]byte(nil), zero.Model.File...)
+	for p := 16; ; {
+		n := int(binary.BigEndian.Uint16(zero.Model.File[p+1:]))
+		if zero.Model.File[p] != 1 {
+			clear(zero.Model.File[p+3 : p+3+n])
+			break
+		}
+		p += 3 + n
+	}
+	zf := zero.Model.File[:len(zero.Model.File)-4]
+	zero.Model.File = binary.BigEndian.AppendUint32(zf, crc32.ChecksumIEEE(zf))
+	zero.Model.Hash, zero.Fingerprint = hex16(fnv64a(zero.Model.File)), ""
+	for name, s := range map[string]*bitwire.Schema{"other layout": other, "corrupt": corrupt, "hash": hash, "layout": layout, "tables": tables, "plain, not a mask": zero} {
 		err := gen.CSharp(io.Discard, "Conf", gen.Named("W", s))
 		if !errors.Is(err, gen.ErrSchema) {
 			t.Errorf("%s: %v, want ErrSchema", name, err)
@@ -717,6 +745,12 @@ func tableGrown(f []byte) []byte {
 	out = append(out, 0)
 	out = append(out, f[19+n:len(f)-4]...)
 	return binary.BigEndian.AppendUint32(out, crc32.ChecksumIEEE(out))
+}
+
+func fnv64a(b []byte) uint64 {
+	h := fnv.New64a()
+	h.Write(b)
+	return h.Sum64()
 }
 
 func hex16(v uint64) string {

@@ -133,19 +133,21 @@ func absI64(v int64) uint64 {
 	return uint64(v)
 }
 
-// schemaModel is a schema's model as the generators use it: the layout and
-// each table's code lengths.
+// schemaModel is a schema's model as the generators use it: the layout,
+// each table's code lengths, and which tables are plain (every length 0: a
+// mask table whose chunk is written as its k changed bits, with no symbol).
 type schemaModel struct {
 	layout *modelLayout
 	lens   [][]uint8
+	plain  []bool
 }
 
 // checkModel reads and checks the model of s, which has passed
 // SchemaFingerprint: so its file is a valid model file whose hash is the
 // schema's, trained for the schema's layout (both as the schema states it
 // and as the file holds it). Its tables must be the schema's, in number,
-// kind and symbols, and the schema not a union's. Anything else is
-// ErrSchema.
+// kind and symbols, only mask tables plain, and the schema not a union's.
+// Anything else is ErrSchema.
 func checkModel(s *bitwire.Schema) (*schemaModel, error) {
 	ms := s.Model
 	if s.Union != nil {
@@ -169,7 +171,15 @@ func checkModel(s *bitwire.Schema) (*schemaModel, error) {
 		if kind != l.kinds[i] || n != l.syms[i] {
 			return nil, fmt.Errorf("%w: model table %d is of kind %d with %d symbols, the schema's of kind %d with %d", ErrSchema, i, kind, n, l.kinds[i], l.syms[i])
 		}
-		sm.lens = append(sm.lens, p[3:3+n])
+		lens, plain := p[3:3+n], true
+		for _, l := range lens {
+			plain = plain && l == 0
+		}
+		if plain && kind != tkMask {
+			return nil, fmt.Errorf("%w: model table %d of kind %d has no code (only a mask table may be plain)", ErrSchema, i, kind)
+		}
+		sm.lens = append(sm.lens, lens)
+		sm.plain = append(sm.plain, plain)
 		p = p[3+n:]
 	}
 	return sm, nil

@@ -483,6 +483,9 @@ func tsmFileCases(t *testing.T, name string, c *bitwire.Codec[tsmWorld], file, o
 		"ESC 0":        tsmReCRC(edit(func(b []byte) []byte { b[at[0]+3] = 0; return b })),
 		"ESC 6":        tsmReCRC(edit(func(b []byte) []byte { b[at[0]+3] = 6; return b })),
 		"another kind": tsmReCRC(edit(func(b []byte) []byte { b[win] = 3; return b })), // a window table said modular, same S
+		// every length 0: plain, which only a mask table may be
+		"plain mask":   tsmReCRC(edit(func(b []byte) []byte { clear(b[at[0]+3 : at[0]+3+int(binary.BigEndian.Uint16(b[at[0]+1:]))]); return b })),
+		"plain window": tsmReCRC(edit(func(b []byte) []byte { clear(b[win+3 : win+3+int(binary.BigEndian.Uint16(b[win+1:]))]); return b })),
 		"another S": tsmReCRC(edit(func(b []byte) []byte { // table 1 with one more symbol, without a code
 			end := at[1] + 3 + int(binary.BigEndian.Uint16(b[at[1]+1:]))
 			binary.BigEndian.PutUint16(b[at[1]+1:], binary.BigEndian.Uint16(b[at[1]+1:])+1)
@@ -521,7 +524,7 @@ func tsmFileCases(t *testing.T, name string, c *bitwire.Codec[tsmWorld], file, o
 		if err != nil {
 			cc.Want, cc.Err, cc.ErrMsg = "", tsmSentinel(err), err.Error()
 		}
-		if !strings.HasPrefix(n, "random") && (n == "valid") != (err == nil) {
+		if !strings.HasPrefix(n, "random") && (n == "valid" || n == "plain mask") != (err == nil) {
 			t.Fatalf("model file %q: Go says %v", n, err)
 		}
 		verdicts[cc.Err+cc.Want]++
@@ -544,6 +547,11 @@ type tsmgmPlayer struct {
 }
 
 type tsmgmWorld struct{ Es []tsmgmEntity }
+
+type tsmgmTurn struct {
+	X   float32    `net:"q,min=-128,max=128,prec=0.01,dmin=-2,dmax=2"`
+	Rot [4]float32 `net:"quat,bits=9"`
+}
 
 type tsmgmEntity struct {
 	ID uint16  `net:"id"`
@@ -675,9 +683,12 @@ func tsmGoldenCases(t *testing.T) ([]gen.Message, []cfCase) {
 	p := tsmgmPlayer{X: 10, Yaw: 359.5, HP: 100, Rot: [4]float32{0, 0, 0, 1}}
 	w := tsmgmWorld{Es: []tsmgmEntity{{1, 1}, {2, 2}, {3, 3}}}
 	for _, b := range tsmReadGolden(t, "delta-model-") {
-		if strings.Contains(b.name, "entities") {
+		switch {
+		case strings.Contains(b.name, "entities"):
 			tsmGoldenCase(t, b, w, &msgs, &cases)
-		} else {
+		case strings.Contains(b.name, "plain-mask"):
+			tsmGoldenCase(t, b, tsmgmTurn{X: 10, Rot: [4]float32{0, 0, 0, 1}}, &msgs, &cases)
+		default:
 			tsmGoldenCase(t, b, p, &msgs, &cases)
 		}
 	}
@@ -738,8 +749,11 @@ func TestTypeScriptModel(t *testing.T) {
 	cases = append(cases, mhCases(t, hand, "MHand")...)
 	bounds := mbModel(t)
 	cases = append(cases, mbCases(t, bounds, "MBounds")...)
+	one, pw := mpOneModel(t), mpWideModel(t) // plain mask tables
+	cases = append(cases, mpOneCases(t, one, "MPOne")...)
+	cases = append(cases, mpWideCases(t, pw, "MPWide", r)...)
 
-	msgs := []gen.Message{gen.Named("MWorld", c.Schema()), gen.Named("MWide", wide.Schema()), gen.Named("MHand", hand.Schema()), gen.Named("MBounds", bounds.Schema())}
+	msgs := []gen.Message{gen.Named("MWorld", c.Schema()), gen.Named("MWide", wide.Schema()), gen.Named("MHand", hand.Schema()), gen.Named("MBounds", bounds.Schema()), gen.Named("MPOne", one.Schema()), gen.Named("MPWide", pw.Schema())}
 	gm, gc := tsmGoldenCases(t)
 	if len(gm) == 0 {
 		t.Log("no golden model vectors (testdata/golden, delta-model-*) yet")

@@ -1157,6 +1157,8 @@ export class Code {
   /** the next lookBits stream bits -> (symbol + 1) << 4 | length, 0 for a longer code or none */
   look: Uint32Array;
   lookMask: number;
+  /** every length 0: a plain mask table, whose chunks are their k changed bits with no symbol */
+  plain: boolean;
   /** lengths over 15, or over-subscribing the code space, are ErrModel */
   constructor(lens: Uint8Array) {
     this.lens = lens.slice();
@@ -1165,6 +1167,7 @@ export class Code {
       if (l > CODE_MAX_LEN) throw new ErrModel(`code length ${l} over ${CODE_MAX_LEN}`);
       if (l > 0) { kraft += 2 ** (CODE_MAX_LEN - l); this.count[l]++; maxLen = Math.max(maxLen, l); n++; }
     }
+    this.plain = n === 0;
     if (kraft > 2 ** CODE_MAX_LEN) throw new ErrModel("code lengths over-subscribe the code space");
     let code = 0, idx = 0;
     for (let l = 1; l <= CODE_MAX_LEN; l++) {
@@ -1277,8 +1280,8 @@ export class Model {
       if (s < 2 || s > end - p) throw new ErrModel(`table ${i}: ${s} symbols`);
       let c: Code;
       try { c = new Code(b.subarray(p, p + s)); } catch (e) { throw e instanceof ErrModel ? new ErrModel(`table ${i}: ${e.detail}`) : e; }
-      const esc = c.lens[0];
-      if (esc < 1 || esc > CODE_ESC_MAX_LEN) throw new ErrModel(`table ${i}: ESC length ${esc}`);
+      const esc = c.lens[0]; // a mask table with no codes at all is plain; any other has an ESC of 1..5 bits
+      if ((esc < 1 || esc > CODE_ESC_MAX_LEN) && !(kind === TK_MASK && c.plain)) throw new ErrModel(`table ${i}: ESC length ${esc}`);
       p += s;
       kinds.push(kind); codes.push(c);
     }
@@ -1473,7 +1476,8 @@ export class DeltaDecoder extends Decoder {
   }
   /**
    * a struct's delta with a model: one mask symbol per chunk of 8 fields (ESC: the chunk's
-   * changed bits follow), then the changed fields' value deltas in field order
+   * changed bits follow; a plain table: the changed bits alone), then the changed fields'
+   * value deltas in field order
    */
   private structDeltaModel(t: StructPlan, b: any, skip: number, m: ModelTables): any {
     const r = this.r;
@@ -1482,7 +1486,8 @@ export class DeltaDecoder extends Decoder {
     const ch: number[] = new Array(nf);
     for (let j = 0; j * 8 < nf; j++) {
       const k = Math.min(8, nf - 8 * j);
-      const s = m.codes[t0 + j].read(r);
+      const c = m.codes[t0 + j];
+      const s = c.plain ? 0 : c.read(r);
       const mask = s === 0 ? r.read(k) : s - 1;
       for (let i = 0; i < k; i++) ch[8 * j + i] = (mask >>> i) & 1;
     }
