@@ -44,8 +44,11 @@ const (
 	valueWidth = 5
 	distWidth  = 5
 	// AckSize is the size of an encoded Ack in bytes, without a
-	// missing-baseline report; AckSizeMissing with one.
-	AckSize        = 19
+	// missing-baseline report.
+	AckSize = 19
+	// AckSizeMissing is the size of an encoded Ack in bytes with a
+	// missing-baseline report (8 more bytes: the seq of the packet the client
+	// could not apply and that packet's ack token).
 	AckSizeMissing = AckSize + 8
 	// ackMissing is the ack's flag bit of a missing-baseline report; the
 	// other flag bits are reserved.
