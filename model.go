@@ -333,6 +333,10 @@ type trainStats struct {
 	// each, the last one filling), for Model's cross-validation.
 	segs   [][][]uint64
 	segLen int
+	// The adaptive code's state of each quaternion node (by uid -
+	// lay.base) in the pair being added: the absolute or relative choice
+	// recorded is the one the adaptive code makes in the same message.
+	quats []fields.QuatDeltaState
 }
 
 // note records symbol s of table t.
@@ -452,6 +456,12 @@ func (c *Codec[T]) NewTrainer() *Trainer[T] {
 // that the codec cannot encode is not recorded and its error is returned.
 func (t *Trainer[T]) Add(base, cur *T) error {
 	t.st.pending = t.st.pending[:0]
+	if t.st.quats == nil {
+		t.st.quats = make([]fields.QuatDeltaState, len(t.o.model.lay.tab))
+	}
+	for i := range t.st.quats {
+		t.st.quats[i] = fields.NewQuatDeltaState()
+	}
 	t.w.Reset(t.w.Bytes()[:0])
 	if err := encodeDeltaRoot(t.c.p, &t.w, unsafe.Pointer(base), unsafe.Pointer(cur), &t.o); err != nil {
 		return err

@@ -483,7 +483,7 @@ func (d *decoder) decScalarModel(rt *modelRT, n *node, t int, b, dst unsafe.Poin
 func (e *encoder) writeQuatModel(rt *modelRT, n *node, qb uint64, okb bool, qc uint64) {
 	if st := rt.train; st != nil {
 		t0 := rt.lay.table(n.uid)
-		rank, d, rel := n.quat.DeltaSymbols(qb, okb, qc)
+		rank, d, rel := n.quat.DeltaSymbolsIn(&st.quats[n.uid-rt.lay.base], qb, okb, qc)
 		if !rel {
 			st.note(t0, 0)
 			return
