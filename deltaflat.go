@@ -30,7 +30,7 @@ import (
 // the general path.
 var deltaFlatOn = true
 
-// deltaKind of an operation.
+// dopKind is the kind of a delta plan operation.
 type dopKind uint8
 
 const (
