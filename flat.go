@@ -72,6 +72,18 @@ type flatOp struct {
 }
 
 // flatPlan is the flat form of a struct plan.
+// wordLoop is the outer loop's state of encWords and decWords: the first
+// struct, the stride, how many structs and which one, and the last bit
+// position a whole struct may start at. Both keep it in memory (they take
+// its address), so the leaves' loop has the registers and the state is read
+// once a struct rather than once a leaf.
+type wordLoop struct {
+	first    unsafe.Pointer
+	stride   uintptr
+	count, k int
+	stop     uint
+}
+
 type flatPlan struct {
 	ops   []flatOp
 	depth int // struct nesting the leaves span: 1 when none is in a nested struct
@@ -486,13 +498,7 @@ func encWords(fp *flatPlan, first unsafe.Pointer, count int, stride uintptr, buf
 		acc = uint64(buf[pos>>3]) & (1<<(pos&7) - 1) // the bits already in pos's byte
 	}
 	var run uint64 // the open run's leaves so far
-	// as in decWords: the outer loop's state in memory
-	l := &struct {
-		first    unsafe.Pointer
-		stride   uintptr
-		count, k int
-		stop     uint
-	}{first, stride, count, 0, stop}
+	l := &wordLoop{first, stride, count, 0, stop}
 	for ; l.k < l.count && pos <= l.stop; l.k++ {
 		base := unsafe.Add(l.first, uintptr(l.k)*l.stride)
 		for op := &ops[0]; ; op = (*flatOp)(unsafe.Add(unsafe.Pointer(op), unsafe.Sizeof(*op))) {
@@ -585,15 +591,7 @@ func decWords(fp *flatPlan, first unsafe.Pointer, count int, stride uintptr, dat
 	src := unsafe.Pointer(unsafe.SliceData(data))
 	ops := fp.ops
 	var v uint64 // the open run's bits not yet taken
-	// The outer loop's state, kept in memory (its address is taken): the
-	// leaves' loop then has the registers, and it is read once a struct
-	// rather than once a leaf.
-	l := &struct {
-		first    unsafe.Pointer
-		stride   uintptr
-		count, k int
-		stop     uint
-	}{first, stride, count, 0, stop}
+	l := &wordLoop{first, stride, count, 0, stop}
 	for ; l.k < l.count && pos <= l.stop; l.k++ {
 		base := unsafe.Add(l.first, uintptr(l.k)*l.stride)
 		// The leaves, by a pointer that stops at the last: one register
