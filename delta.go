@@ -48,12 +48,12 @@ func (n *node) setDelta(path string) error {
 
 type arena struct {
 	buf     []int32
-	writers []*bits.Writer        // spare scratch writers
-	quats   []deltaSlot           // the adaptive state of each node coded so far
-	saved   []deltaSlot           // a stack of quats saved by saveQuats
-	rt      *modelRT              // the codec's model (code tables) or trainer, or nil
-	words   []uint64              // scratch bit sets (changed fields of model-coded structs)
-	keys    [maxDeltaOps]deltaKey // encStructDeltaFlat's keys
+	writers []*bits.Writer // spare scratch writers
+	quats   []deltaSlot    // the adaptive state of each node coded so far
+	saved   []deltaSlot    // a stack of quats saved by saveQuats
+	rt      *modelRT       // the codec's model (code tables) or trainer, or nil
+	words   []uint64       // scratch bit sets (changed fields of model-coded structs)
+	flat    flatScratch    // encStructDeltaFlat's scratch
 }
 
 // saveQuats saves the quaternion states before a pass that may be undone

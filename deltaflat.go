@@ -2,8 +2,9 @@ package bitwire
 
 import (
 	"math"
-	mbits "math/bits"
 	"unsafe"
+
+	"github.com/bitwire/bitwire/bits"
 
 	"github.com/bitwire/bitwire/fields"
 )
@@ -11,20 +12,21 @@ import (
 // The fast path of struct deltas: a struct whose fields are scalar leaves,
 // quaternions, composite structs of flat leaves and nested structs of the
 // same (the typical entity) is compiled once more into a flat list of delta
-// operations, and encStructDelta runs that list in two loops: the first
-// quantizes each side of each leaf once (none when the two are equal bit
-// for bit) and sets a changed bit per operation, a struct's bit when any of
-// its leaves changed; the second writes the changed bits and each changed
-// leaf. No recursion into nested structs, no writing that is taken back
-// when a nested struct turns out unchanged.
+// operations in wire order, and encStructDeltaFlat runs that list in one
+// pass that judges and writes each field at once: a changed bit and, when
+// it is 1, the key, gathered a word at a time. A nested struct or a
+// composite is first compared byte for byte (equal: a 0 bit and the next
+// field); else its 1 bit and its fields are written as they are judged,
+// and taken back for a 0 bit when none of them changed after quantization.
 //
 // It writes exactly the bits of the general path (encStructDelta's loop).
-// Where the first loop meets an error it gives up before writing anything,
-// and the general path runs instead: it reports the error at its place, or
-// codes a baseline that cannot be quantized as the general path does. The
-// path is taken without a model or trainer (their codings go through the
-// general path: writeLeafDelta and the struct's changed bits are the seams
-// they plug into), without sentinels and without per-field accounting.
+// Where it meets an error it takes back what it wrote (and the adaptive
+// states of what it wrote, when an error can follow them) and the general
+// path runs instead: it reports the error at its place, or codes a
+// baseline that cannot be quantized as the general path does. The path is
+// taken without a model or trainer (their codings go through the general
+// path: writeLeafDelta and the struct's changed bits are the seams they
+// plug into), without sentinels and without per-field accounting.
 
 // deltaFlatOn turns the fast path on; tests turn it off to compare it with
 // the general path.
@@ -34,64 +36,59 @@ var deltaFlatOn = true
 type dopKind uint8
 
 const (
-	dopOther     dopKind = iota // another scalar: the general path writes it if it changed
-	dopQ32                      // q on a float32, without clamp
+	dopQ32       dopKind = iota // q on a float32, without clamp
 	dopRangeInt                 // range on a signed integer, without clamp or window
 	dopBool                     // bool
 	dopQuat                     // quaternion
-	dopStruct                   // a nested struct: its operations follow, up to end
-	dopComposite                // a composite struct: its flat leaves follow, up to end
+	dopOther                    // another scalar: the general path writes it if it changed
+	dopStruct                   // a nested struct: its fields follow, then dopEnd
+	dopComposite                // a composite struct: its flat leaves follow, then dopEnd
+	dopEnd                      // the end of the innermost open struct or composite
+	dopFull                     // added to dopQ32..dopQuat: a composite's leaf, its key in full
 )
 
-// dop is one operation of a delta plan.
+// dop flags.
+const (
+	dopWide   = 1 << iota // the changed bit and the key fit in one word
+	dopWindow             // a q leaf with a dmin/dmax window
+	dopUndo               // a write with adaptive state that a later error must undo
+	dopI64                // a range on an int64 (or int): one load
+	dopAllQ               // a struct or composite of proven q leaves only (see gather)
+)
+
+// dop is one operation of a delta plan, with the constants that judging
+// and writing it need, so that the pass seldom follows n.
 type dop struct {
-	kind dopKind
-	mark bool // it has a changed bit of its own (not a leaf of a composite)
-	off  uintptr
-	n    *node
-	end  int    // the operation after it and, for dopStruct and dopComposite, after its last leaf
-	in   uint64 // dopStruct, dopComposite: the mask of the operations inside it
-	sub  uint64 // dopStruct: the changed bits of its own fields
-	// A leaf's key is written as key - lo in width bits (in a composite,
-	// any leaf; on its own, plain ones: not a quaternion or a window).
-	lo    uint64
-	width uint
-	plain bool
+	kind  dopKind
+	width uint8 // a leaf's key width; dopStruct, dopComposite: the word size its bytes are compared in
+	flags uint8 // dopWide, dopWindow, dopUndo, dopI64
+	mem   memKind
+	end   int32   // the operation after it: after its dopEnd for a struct or composite
+	off   uintptr // from the struct's start
+	size  uintptr // dopStruct, dopComposite, dopQuat: the bytes compared first
+	// dopRangeInt: a key is the value - lo, in range when at most span
+	lo, span uint64
+	// dopQ32 whose index Float32Scale proves to be one product and sum:
+	// mul, qoff, and the range [qlo, qhi] where it holds (empty: not proven)
+	mul, qoff, qlo, qhi float64
+	n                   *node
+	grid                *fields.QuatGrid // dopQuat of float32 components with tables
 }
 
-// deltaPlan is the flat delta form of a struct plan. Operation i owns bit
-// i of the masks.
+// deltaPlan is the flat delta form of a struct plan.
 type deltaPlan struct {
-	ops     []dop
-	top     []int     // the operation of each field of the struct
-	structs []dstruct // the struct and composite operations, innermost first
-	depth   int       // struct nesting the operations span, the struct itself being 1
-	// the leaves by kind, in order, so that judging them needs no dispatch
-	q32, rng, bools, quats, others []dleaf
-	marks                          uint64 // the changed bits of the struct's own fields
-	otherBits                      uint64 // the operations of others
+	ops []dop
+	top []int // the operation of each field of the struct
+	// an entity's operations: those of ops but its id field's, idField
+	// (-1 when the struct has no id field)
+	noID    []dop
+	idField int
+	depth   int // struct nesting the operations span, the struct itself being 1
+	nest    int // the most structs and composites open at once
 }
 
-// dstruct is a struct or composite operation as the judging needs it: its
-// bit, the operations inside it and (a struct) its fields' changed bits.
-type dstruct struct{ bit, in, sub uint64 }
-
-// dleaf is a leaf in one of a delta plan's lists by kind.
-type dleaf struct {
-	bit  uint64 // 1 << its operation
-	i    int    // its operation
-	mark bool   // it has a changed bit (false: a leaf of a composite)
-	off  uintptr
-	n    *node
-	// a q leaf whose index Float32Scale proves to be one product and sum:
-	// mul, off, and the range [lo, hi] where it holds (empty: not proven)
-	mul, qoff, lo, hi float64
-	// a quaternion of float32 components whose width has tables: Pack32
-	// first, Pack where it is not sure
-	grid *fields.QuatGrid
-}
-
-// maxDeltaOps bounds a delta plan: the changed bits live in one word.
+// maxDeltaOps bounds a delta plan, so that the starts of its open structs
+// fit in the arena's scratch.
 const maxDeltaOps = 64
 
 // deltaKey is a leaf's key in the baseline and in the current value.
@@ -101,66 +98,55 @@ type deltaKey struct{ b, c uint64 }
 // not on the fast path (slices, maps, pointers, arrays, groups, fields with
 // a sign flag) or there are more than maxDeltaOps operations.
 func flattenDelta(p *plan) *deltaPlan {
-	dp := &deltaPlan{top: make([]int, len(p.fields))}
-	if !dp.addStruct(p, 0, 1, dp.top) {
+	dp := &deltaPlan{top: make([]int, len(p.fields)), idField: -1}
+	if !dp.addStruct(p, 0, 1, dp.top, -1) {
 		return nil
 	}
-	for _, i := range dp.top {
-		dp.marks |= 1 << uint(i)
-	}
-	for i := range dp.ops {
-		op := &dp.ops[i]
-		switch op.kind {
-		case dopQ32:
-			op.width, op.plain = uint(op.n.q.Bits()), !op.n.hasD
-		case dopRangeInt:
-			op.width, op.lo, op.plain = uint(op.n.irng.Bits()), uint64(op.n.irng.Min()), true
-		case dopBool:
-			op.width, op.plain = 1, true
-		case dopQuat:
-			op.width = uint(op.n.quat.Bits())
-		}
-	}
-	for i := len(dp.ops) - 1; i >= 0; i-- {
-		op := &dp.ops[i]
-		if op.kind >= dopStruct {
-			dp.structs = append(dp.structs, dstruct{bit: 1 << uint(i), in: op.in, sub: op.sub})
-			continue
-		}
-		op.end = i + 1
-		l := dleaf{bit: 1 << uint(i), i: i, mark: op.mark, off: op.off, n: op.n}
-		l.lo, l.hi = math.Inf(1), math.Inf(-1) // an empty range: not proven
-		if op.kind == dopQ32 {
-			if mul, off, ok := op.n.q.Float32Scale(); ok {
-				l.mul, l.qoff, l.lo, l.hi = mul, off, op.n.q.Min(), op.n.q.Max()
+	dp.ops = markUndo(dp.ops)
+	// The operations of an entity, which skip its id field.
+	for i := range p.fields {
+		if f := &p.fields[i]; f.node.spec.id && f.node.code != cStruct {
+			all := dp.ops
+			dp.ops = nil
+			if dp.addStruct(p, 0, 1, make([]int, len(p.fields)), i) {
+				dp.idField, dp.noID = i, markUndo(dp.ops)
 			}
+			dp.ops = all
+			break
 		}
-		if op.kind == dopQuat && op.n.mem == mF32 {
-			l.grid = op.n.quat.Grid()
-		}
-		if op.kind == dopOther {
-			dp.otherBits |= l.bit
-		}
-		list := &dp.others
-		switch op.kind {
-		case dopQ32:
-			list = &dp.q32
-		case dopRangeInt:
-			list = &dp.rng
-		case dopBool:
-			list = &dp.bools
-		case dopQuat:
-			list = &dp.quats
-		}
-		*list = append([]dleaf{l}, *list...)
 	}
 	return dp
 }
 
-func (dp *deltaPlan) addStruct(p *plan, off uintptr, depth int, top []int) bool {
+// markUndo marks the writes with state (a relative quaternion, a window)
+// that must be undone when an error follows them: when an operation after
+// them can fail.
+func markUndo(ops []dop) []dop {
+	fallible := false
+	for i := len(ops) - 1; i >= 0; i-- {
+		op := &ops[i]
+		switch op.kind % dopFull {
+		case dopBool, dopStruct, dopComposite, dopEnd:
+		default:
+			if fallible && (op.kind == dopQuat || op.flags&dopWindow != 0) {
+				op.flags |= dopUndo
+			}
+			fallible = true
+		}
+	}
+	return ops
+}
+
+// addStruct adds the operations of the fields of p but field skip (-1:
+// none) at off, recording each field's first operation in top.
+func (dp *deltaPlan) addStruct(p *plan, off uintptr, depth int, top []int, skip int) bool {
 	dp.depth = max(dp.depth, depth)
 	for i := range p.fields {
 		f := &p.fields[i]
+		if i == skip {
+			top[i] = -1
+			continue
+		}
 		if f.grp != nil || f.node.sgn {
 			return false
 		}
@@ -172,14 +158,55 @@ func (dp *deltaPlan) addStruct(p *plan, off uintptr, depth int, top []int) bool 
 	return true
 }
 
-func (dp *deltaPlan) addNode(n *node, off uintptr, depth int) bool {
-	at := len(dp.ops)
-	if at >= maxDeltaOps {
+// add appends op, a leaf of kind k of node n at off, with its constants.
+func (dp *deltaPlan) add(k dopKind, n *node, off uintptr) bool {
+	if len(dp.ops) >= maxDeltaOps {
 		return false
 	}
-	op := dop{kind: dopOther, mark: true, off: off, n: n}
+	op := dop{kind: k, mem: n.mem, off: off, n: n, end: int32(len(dp.ops) + 1)}
+	op.qlo, op.qhi = math.Inf(1), math.Inf(-1) // an empty range: not proven
+	width := 0
+	switch k % dopFull {
+	case dopQ32:
+		width = n.q.Bits()
+		if mul, qoff, ok := n.q.Float32Scale(); ok {
+			op.mul, op.qoff, op.qlo, op.qhi = mul, qoff, n.q.Min(), n.q.Max()
+		}
+		if n.hasD && k == dopQ32 {
+			op.flags |= dopWindow
+		}
+	case dopRangeInt:
+		width = n.irng.Bits()
+		op.lo, op.span = uint64(n.irng.Min()), uint64(n.irng.Max())-uint64(n.irng.Min())
+		if n.mem == mI64 {
+			op.flags |= dopI64
+		}
+	case dopBool:
+		width = 1
+	case dopQuat:
+		width = n.quat.Bits()
+		op.size = n.size
+		if n.mem == mF32 {
+			op.grid = n.quat.Grid()
+		}
+	}
+	op.width = uint8(width)
+	if width < 64 {
+		op.flags |= dopWide
+	}
+	dp.ops = append(dp.ops, op)
+	return true
+}
+
+func (dp *deltaPlan) addNode(n *node, off uintptr, depth int) bool {
+	at := len(dp.ops)
 	switch n.code {
 	case cStruct:
+		if len(dp.ops)+2 > maxDeltaOps {
+			return false
+		}
+		// compared first in words of its alignment (at most 8 bytes)
+		op := dop{kind: dopStruct, off: off, n: n, size: n.size, width: spanUnit(n.typ.Align())}
 		if n.spec.composite {
 			if !compositeFlat(n) {
 				return false
@@ -187,35 +214,40 @@ func (dp *deltaPlan) addNode(n *node, off uintptr, depth int) bool {
 			op.kind = dopComposite
 			dp.ops = append(dp.ops, op)
 			for _, fo := range n.sub.flat.ops {
-				if len(dp.ops) >= maxDeltaOps {
+				if !dp.add(fullKind[fo.code]+dopFull, fo.n, off+fo.off) {
 					return false
 				}
-				dp.ops = append(dp.ops, dop{kind: fullKind[fo.code], off: off + fo.off, n: fo.n})
 			}
 			dp.depth = max(dp.depth, depth+n.sub.flat.depth)
 		} else {
-			op.kind = dopStruct
 			dp.ops = append(dp.ops, op)
 			fields := make([]int, len(n.sub.fields))
-			if !dp.addStruct(n.sub, off, depth+1, fields) {
+			if !dp.addStruct(n.sub, off, depth+1, fields, -1) {
 				return false
 			}
-			for _, k := range fields {
-				dp.ops[at].sub |= 1 << uint(k)
+		}
+		if len(dp.ops) >= maxDeltaOps {
+			return false
+		}
+		dp.ops = append(dp.ops, dop{kind: dopEnd})
+		dp.ops[at].end = int32(len(dp.ops))
+		dp.ops[len(dp.ops)-1].end = int32(len(dp.ops))
+		// Its fields all q leaves on float32s with proven keys: a loop of
+		// their own.
+		allQ := true
+		for k := at + 1; k < len(dp.ops)-1; k++ {
+			if o := &dp.ops[k]; o.kind%dopFull != dopQ32 || o.flags&dopWindow != 0 || o.qlo > o.qhi {
+				allQ = false
 			}
 		}
-		o := &dp.ops[at]
-		o.end = len(dp.ops)
-		for k := at + 1; k < o.end; k++ {
-			o.in |= 1 << uint(k)
+		if allQ {
+			dp.ops[at].flags |= dopAllQ
 		}
 		return true
 	case cSlice, cMap, cPtr, cArray:
 		return false
 	}
-	op.kind = leafKind(n)
-	dp.ops = append(dp.ops, op)
-	return true
+	return dp.add(leafKind(n), n, off)
 }
 
 // leafKind returns the operation of a scalar leaf.
@@ -254,195 +286,459 @@ func compositeFlat(n *node) bool {
 	return true
 }
 
+// flatScratch is encStructDeltaFlat's scratch in the arena: the bits it
+// gathers, in whole words then acc, and where each open struct's changed
+// bit is among them.
+type flatScratch struct {
+	opened [maxDeltaOps]int
+	words  [flatWords]uint64
+}
+
+// flatWords bounds the words a delta plan gathers: 64 operations of at
+// most 65 bits each.
+const flatWords = 128
+
 // encStructDeltaFlat is encStructDelta (without its depth count) by the
 // delta plan dp, skipping field skip (-1: none). ok is false when it wrote
 // nothing and the general path must run: a value that cannot be coded, or
 // a changed leaf of another coding.
+//
+// Its bits are gathered in the arena and written at the end or before a
+// write of another kind (a quaternion's or a window's), so that taking
+// back a struct's bits costs no call. Its inner loop calls nothing; an
+// operation that needs a call leaves it for the loop around it.
 func (e *encoder) encStructDeltaFlat(dp *deltaPlan, b, c unsafe.Pointer, skip int) (changed, ok bool) {
-	keys := &e.ar.keys
-	var mask uint64 // the changed leaves
-	// Judge, kind by kind: a key per side of each leaf not equal bit for
-	// bit (a leaf of a composite needs its current key in any case).
-	for x := range dp.q32 {
-		l := &dp.q32[x]
-		pb, pc := ptrAt(b, l.off), ptrAt(c, l.off)
-		same := *(*uint32)(pb) == *(*uint32)(pc)
-		if same && l.mark {
-			continue
-		}
-		q := &l.n.q
-		k := &keys[l.i&(maxDeltaOps-1)]
-		xc, xb := float64(*(*float32)(pc)), float64(*(*float32)(pb))
-		var kc, kb uint64
-		if xc >= l.lo && xc <= l.hi {
-			kc = uint64(int64(float64(xc*l.mul) + l.qoff)) // float64: no fused multiply-add
-		} else {
-			var ok bool
-			if kc, ok = q.IndexQuick(xc); !ok {
-				var err error
-				if kc, err = q.Index(xc); err != nil {
-					return false, false
-				}
-			}
-		}
-		k.c = kc
-		if same {
-			continue
-		}
-		if xb >= l.lo && xb <= l.hi {
-			kb = uint64(int64(float64(xb*l.mul) + l.qoff))
-		} else {
-			var ok bool
-			if kb, ok = q.IndexQuick(xb); !ok {
-				var err error
-				if kb, err = q.Index(xb); err != nil {
-					return false, false
-				}
-			}
-		}
-		k.b = kb
-		if kb != kc {
-			mask |= l.bit
-		}
-	}
-	for x := range dp.rng {
-		l := &dp.rng[x]
-		vb, vc := loadInt(ptrAt(b, l.off), l.n.mem), loadInt(ptrAt(c, l.off), l.n.mem)
-		if vb == vc && l.mark {
-			continue
-		}
-		if r := &l.n.irng; int64(vc) < r.Min() || int64(vc) > r.Max() {
-			return false, false
-		}
-		keys[l.i&(maxDeltaOps-1)].c = vc
-		if vb != vc {
-			mask |= l.bit
-		}
-	}
-	for x := range dp.bools {
-		l := &dp.bools[x]
-		vc := *(*bool)(ptrAt(c, l.off))
-		var kc uint64
-		if vc {
-			kc = 1
-		}
-		keys[l.i&(maxDeltaOps-1)].c = kc
-		if *(*bool)(ptrAt(b, l.off)) != vc {
-			mask |= l.bit
-		}
-	}
-	for x := range dp.quats {
-		l := &dp.quats[x]
-		n := l.n
-		pb, pc := ptrAt(b, l.off), ptrAt(c, l.off)
-		if l.mark && memEqual(pb, pc, n.size) {
-			continue
-		}
-		qc, ok := packQuatLeaf(l, pc)
-		if !ok {
-			return false, false
-		}
-		qb, ok := packQuatLeaf(l, pb)
-		if !ok {
-			return false, false
-		}
-		keys[l.i&(maxDeltaOps-1)] = deltaKey{qb, qc}
-		if qb != qc {
-			mask |= l.bit
-		}
-	}
-	so, others := -1, dp.otherBits
-	if skip >= 0 {
-		so = dp.top[skip]
-		others &^= 1 << (uint(so) & 63)
-	}
-	if others != 0 {
-		for x := range dp.others {
-			l := &dp.others[x]
-			if l.i != so && !eqNode(l.n, ptrAt(b, l.off), ptrAt(c, l.off), 0) {
-				return false, false // written by the general path
-			}
-		}
-	}
-	// The changed bits to write: the struct's fields' and, in each changed
-	// nested struct, its fields'; a struct changed when a leaf in it did.
-	ops := dp.ops
-	marks := dp.marks
-	if so >= 0 {
-		marks &^= 1 << (uint(so) & 63)
-	}
-	for x := range dp.structs { // innermost first
-		if st := &dp.structs[x]; mask&st.in != 0 {
-			mask |= st.bit
-			marks |= st.sub
-		}
-	}
-	// Write them: before each changed one, the unchanged ones since the
-	// last, in one write; after it, its delta.
 	w := e.w
-	todo := mask & marks
-	var done uint64 // the changed bits written or passed
-	for todo != 0 {
-		i := mbits.TrailingZeros64(todo)
-		bit := uint64(1) << (uint(i) & 63)
-		todo &^= bit
-		z := uint(mbits.OnesCount64(marks&^done&(bit-1))) & 63 // zeros before its one
-		done = bit<<1 - 1
-		op := &ops[i&(maxDeltaOps-1)]
-		n := op.n
-		k := &keys[i&(maxDeltaOps-1)]
-		if op.plain && z+1+op.width <= 64 { // the zeros, the one and the key at once
-			w.WriteBits(1<<z|(k.c-op.lo)<<(z+1), int(z+1+op.width))
-			continue
+	start := w.Len()
+	ops := dp.ops
+	if skip >= 0 {
+		if skip != dp.idField {
+			return false, false // the general path skips any field
 		}
-		switch op.kind {
-		case dopStruct: // its fields follow
-			w.WriteBits(1<<z, int(z+1))
-		case dopComposite: // the zeros, the one and the leaves, gathered a word at a time
-			acc, na := uint64(1)<<z, z+1
-			for j := i + 1; j < op.end; j++ {
-				l := &ops[j]
-				if na+l.width > 64 {
-					w.WriteBits(acc, int(na))
-					acc, na = 0, 0
-				}
-				acc |= (keys[j&(maxDeltaOps-1)].c - l.lo) << (na & 63)
-				na += l.width
-			}
-			w.WriteBits(acc, int(na))
-		default:
-			w.WriteBits(1<<z, int(z+1))
-			switch op.kind {
-			case dopQ32:
-				if n.hasD && e.writeWindow(n, k.b, k.c) {
-					continue
-				}
-				w.WriteBits(k.c, n.q.Bits())
-			case dopRangeInt:
-				w.WriteBits(k.c-uint64(n.irng.Min()), n.irng.Bits())
-			case dopBool:
-				w.WriteBits(k.c, 1)
-			default:
-				e.writeQuatLeaf(n, k)
-			}
-		}
+		ops = dp.noID
 	}
-	w.WriteBits(0, mbits.OnesCount64(marks&^done))
-	return mask != 0, true
+	fs := &e.ar.flat
+	saved := -1 // the mark of the quaternion states saved, once saved
+	var r flatRun
+	for {
+		gather(ops, b, c, fs, &r)
+		if r.i >= len(ops) {
+			break
+		}
+		// Operation op, the slow way: v in nv bits to gather.
+		op := &ops[r.i]
+		pb, pc := ptrAt(b, op.off), ptrAt(c, op.off)
+		v, nv := uint64(0), uint(1)
+		switch op.kind {
+		case dopQ32, dopQ32 + dopFull:
+			ub, uc := *(*uint32)(pb), *(*uint32)(pc)
+			kc, okc := q32Key(op, uc)
+			if !okc {
+				goto fail
+			}
+			kb, okb := q32Key(op, ub)
+			if !okb && (op.kind == dopQ32 || ub != uc) {
+				goto fail
+			}
+			if op.kind != dopQ32 { // a composite's leaf
+				if ub != uc && kb != kc {
+					r.ds |= 1
+				}
+				v, nv = kc, uint(op.width)
+				break
+			}
+			if kb == kc {
+				break
+			}
+			r.ds |= 1
+			if op.flags&dopWindow == 0 {
+				v, nv = 1|kc<<1, uint(op.width)+1
+				break
+			}
+			if op.flags&dopUndo != 0 && saved < 0 {
+				saved = e.ar.saveQuats()
+			}
+			r.flushOne(w, fs)
+			nv = 0
+			if !e.writeWindow(op.n, kb, kc) {
+				w.WriteBits(kc, int(op.width))
+			}
+		case dopRangeInt, dopRangeInt + dopFull:
+			vb, vc := loadInt(pb, op.mem), loadInt(pc, op.mem)
+			if vc-op.lo > op.span {
+				goto fail
+			}
+			if op.kind != dopRangeInt { // not reached: gather takes them
+				if vb != vc {
+					r.ds |= 1
+				}
+				v, nv = vc-op.lo, uint(op.width)
+				break
+			}
+			r.ds |= 1 // a key too wide to gather with its 1 bit
+			r.flushOne(w, fs)
+			w.WriteBits(vc-op.lo, int(op.width))
+			nv = 0
+		case dopQuat, dopQuat + dopFull:
+			if op.kind == dopQuat && memEqual(pb, pc, op.size) {
+				break
+			}
+			kc, okc := packQuatOp(op, pc)
+			if !okc {
+				goto fail
+			}
+			if op.kind != dopQuat { // a composite's leaf
+				if !memEqual(pb, pc, op.size) {
+					kb, okb := packQuatOp(op, pb)
+					if !okb {
+						goto fail
+					}
+					if kb != kc {
+						r.ds |= 1
+					}
+				}
+				v, nv = kc, uint(op.width)
+				break
+			}
+			kb, okb := packQuatOp(op, pb)
+			if !okb {
+				goto fail
+			}
+			if kb == kc {
+				break
+			}
+			r.ds |= 1
+			if op.flags&dopUndo != 0 && saved < 0 {
+				saved = e.ar.saveQuats()
+			}
+			r.flushOne(w, fs)
+			nv = 0
+			e.writeQuatLeaf(op.n, &deltaKey{kb, kc})
+		default: // dopOther
+			if !eqNode(op.n, pb, pc, 0) {
+				goto fail // written by the general path
+			}
+		}
+		r.put(fs, v, nv)
+		r.i++
+	}
+	flushWords(w, fs, r.nw, r.acc, r.na)
+	if saved >= 0 {
+		e.ar.dropQuats(saved)
+	}
+	return r.ds&1 != 0, true
+fail:
+	w.Truncate(start)
+	if saved >= 0 {
+		e.ar.restoreQuats(saved)
+	}
+	return false, false
 }
 
-// packQuatLeaf is Pack of the quaternion leaf l of the struct at p: by
+// put gathers the low nv bits of v (at most 64).
+func (r *flatRun) put(fs *flatScratch, v uint64, nv uint) {
+	r.acc |= v << (r.na & 63)
+	if r.na += nv; r.na >= 64 {
+		fs.words[r.nw&(flatWords-1)] = r.acc
+		r.nw++
+		r.na -= 64
+		r.acc = v >> 1 >> ((nv - r.na - 1) & 63)
+	}
+}
+
+// flushOne writes the bits gathered and a 1 bit after them, and empties
+// the gathering: a write of another kind follows.
+func (r *flatRun) flushOne(w *bits.Writer, fs *flatScratch) {
+	flushWords(w, fs, r.nw, r.acc, r.na|1<<7)
+	r.acc, r.na, r.nw = 0, 0, 0
+}
+
+// flatRun is the state of encStructDeltaFlat's pass: the operation it is
+// at, the bits it gathered (whole words in the scratch, then acc: na bits,
+// 0 to 63) and its open structs (sp of them; bit 0 of ds: a field of the
+// innermost changed, above it those around it).
+type flatRun struct {
+	i, nw, sp int
+	acc, ds   uint64
+	na        uint
+}
+
+// gather runs operations from r.i on, judging and gathering them, until
+// the end or an operation that needs a call (left at r.i). It calls
+// nothing, so that its state stays in registers.
+func gather(ops []dop, b, c unsafe.Pointer, fs *flatScratch, r *flatRun) {
+	i, nw, sp, acc, ds, na := r.i, r.nw, r.sp, r.acc, r.ds, r.na
+	var kb, kc uint64
+	var okb, okc bool
+	for ; i < len(ops); i++ {
+		op := &ops[i]
+		pb, pc := ptrAt(b, op.off), ptrAt(c, op.off)
+		v, nv := uint64(0), uint(1)
+		switch op.kind {
+		case dopQ32:
+			ub, uc := *(*uint32)(pb), *(*uint32)(pc)
+			if ub == uc {
+				break
+			}
+			xb, xc := float64(math.Float32frombits(ub)), float64(math.Float32frombits(uc))
+			if xc >= op.qlo && xc <= op.qhi && xb >= op.qlo && xb <= op.qhi {
+				kc = uint64(int64(float64(xc*op.mul) + op.qoff)) // float64: no fused multiply-add
+				kb = uint64(int64(float64(xb*op.mul) + op.qoff))
+			} else {
+				q := &op.n.q
+				if kc, okc = q.IndexQuick(xc); !okc {
+					goto out
+				}
+				if kb, okb = q.IndexQuick(xb); !okb {
+					goto out
+				}
+			}
+			if kb == kc {
+				break
+			}
+			if op.flags&dopWindow != 0 {
+				goto out
+			}
+			ds |= 1
+			v, nv = 1|kc<<1, uint(op.width)+1 // q widths are at most 53
+		case dopRangeInt:
+			var vb, vc uint64
+			if op.flags&dopI64 != 0 {
+				vb, vc = *(*uint64)(pb), *(*uint64)(pc)
+			} else {
+				vb, vc = loadInt(pb, op.mem), loadInt(pc, op.mem)
+			}
+			if vb == vc {
+				break
+			}
+			if vc-op.lo > op.span || op.flags&dopWide == 0 {
+				goto out
+			}
+			ds |= 1
+			v, nv = 1|(vc-op.lo)<<1, uint(op.width)+1
+		case dopBool:
+			vb, vc := *(*bool)(pb), *(*bool)(pc)
+			if vb != vc {
+				ds |= 1
+				v, nv = 1|uint64(b2u(vc))<<1, 2
+			}
+		case dopStruct, dopComposite:
+			if op.flags&dopAllQ == 0 && op.n.pod && spanEqual(pb, pc, op.size, uintptr(op.width)) {
+				i = int(op.end) - 1
+				break
+			}
+			if op.flags&dopAllQ != 0 {
+				// Its 1 bit and its fields, taken back for a 0 if none
+				// changed; the general way below when a value is off the
+				// proven range.
+				acc0, na0, nw0 := acc, na, nw
+				acc, na, nw = gatherBits(fs, acc, na, nw, 1, 1)
+				full := op.kind == dopComposite
+				ch := false
+				end := int(op.end) - 1
+				j := i + 1
+				for ; j < end; j++ {
+					l := &ops[j]
+					ub, uc := *(*uint32)(ptrAt(b, l.off)), *(*uint32)(ptrAt(c, l.off))
+					if ub == uc && !full {
+						acc, na, nw = gatherBits(fs, acc, na, nw, 0, 1)
+						continue
+					}
+					xb, xc := float64(math.Float32frombits(ub)), float64(math.Float32frombits(uc))
+					if !(xc >= l.qlo && xc <= l.qhi && xb >= l.qlo && xb <= l.qhi) {
+						break
+					}
+					kc = uint64(int64(float64(xc*l.mul) + l.qoff)) // float64: no fused multiply-add
+					kb = uint64(int64(float64(xb*l.mul) + l.qoff))
+					v, nv = kc, uint(l.width)
+					if !full {
+						v, nv = 0, 1
+						if kb != kc {
+							v, nv = 1|kc<<1, uint(l.width)+1
+						}
+					}
+					ch = ch || kb != kc
+					acc, na, nw = gatherBits(fs, acc, na, nw, v, nv)
+				}
+				if j == end {
+					i = end
+					v, nv = 0, 0
+					if !ch {
+						acc, na, nw = acc0, na0, nw0
+						nv = 1
+					} else {
+						ds |= 1
+					}
+					break
+				}
+				acc, na, nw = acc0, na0, nw0
+				if op.n.pod && spanEqual(pb, pc, op.size, uintptr(op.width)) {
+					i = int(op.end) - 1
+					break
+				}
+			}
+			// Its 1 bit, taken back at its end if nothing in it changed.
+			fs.opened[sp&(maxDeltaOps-1)] = nw<<6 + int(na)
+			sp++
+			ds <<= 1
+			v = 1
+		case dopEnd:
+			sp--
+			nv = 0
+			if ds&1 == 0 { // take back its 1 bit and its fields, gather a 0
+				at := fs.opened[sp&(maxDeltaOps-1)]
+				if k := at >> 6; k < nw {
+					acc, nw = fs.words[k&(flatWords-1)], k
+				}
+				na = uint(at) & 63
+				acc &= 1<<na - 1
+				nv = 1
+			}
+			ds = ds>>1 | ds&1
+		case dopQ32 + dopFull:
+			ub, uc := *(*uint32)(pb), *(*uint32)(pc)
+			xb, xc := float64(math.Float32frombits(ub)), float64(math.Float32frombits(uc))
+			if xc >= op.qlo && xc <= op.qhi && xb >= op.qlo && xb <= op.qhi {
+				kc = uint64(int64(float64(xc*op.mul) + op.qoff))
+				kb = uint64(int64(float64(xb*op.mul) + op.qoff))
+			} else {
+				q := &op.n.q
+				if kc, okc = q.IndexQuick(xc); !okc {
+					goto out
+				}
+				if kb, okb = q.IndexQuick(xb); !okb {
+					goto out
+				}
+			}
+			if kb != kc {
+				ds |= 1
+			}
+			v, nv = kc, uint(op.width)
+		case dopRangeInt + dopFull:
+			var vb, vc uint64
+			if op.flags&dopI64 != 0 {
+				vb, vc = *(*uint64)(pb), *(*uint64)(pc)
+			} else {
+				vb, vc = loadInt(pb, op.mem), loadInt(pc, op.mem)
+			}
+			if vc-op.lo > op.span {
+				goto out
+			}
+			if vb != vc {
+				ds |= 1
+			}
+			v, nv = vc-op.lo, uint(op.width)
+		case dopBool + dopFull:
+			vb, vc := *(*bool)(pb), *(*bool)(pc)
+			if vb != vc {
+				ds |= 1
+			}
+			v = uint64(b2u(vc))
+		default:
+			goto out
+		}
+		acc |= v << (na & 63)
+		if na += nv; na >= 64 { // a whole word: v's bits past it start acc
+			fs.words[nw&(flatWords-1)] = acc
+			nw++
+			na -= 64
+			acc = v >> 1 >> ((nv - na - 1) & 63)
+		}
+	}
+out:
+	r.i, r.nw, r.sp, r.acc, r.ds, r.na = i, nw, sp, acc, ds, na
+}
+
+// gatherBits gathers the low nv bits of v (at most 64) after the na bits
+// of acc and the nw words before them.
+func gatherBits(fs *flatScratch, acc uint64, na uint, nw int, v uint64, nv uint) (uint64, uint, int) {
+	acc |= v << (na & 63)
+	if na += nv; na >= 64 { // a whole word: v's bits past it start acc
+		fs.words[nw&(flatWords-1)] = acc
+		nw++
+		na -= 64
+		acc = v >> 1 >> ((nv - na - 1) & 63)
+	}
+	return acc, na, nw
+}
+
+// flushWords writes the nw words gathered in fs, then the low na&127 bits
+// of acc (at most 63) and, when na has bit 7, a 1 bit after them.
+func flushWords(w *bits.Writer, fs *flatScratch, nw int, acc uint64, na uint) {
+	for k := 0; k < nw; k++ {
+		w.WriteBits(fs.words[k&(flatWords-1)], 64)
+	}
+	n := na & 127
+	if na&(1<<7) == 0 {
+		w.WriteBits(acc, int(n))
+		return
+	}
+	w.WriteBits(acc|1<<(n&63), int(n)+1)
+}
+
+// spanEqual reports whether the size bytes at a and b are equal, compared
+// in words of unit bytes (4 when the struct there is aligned so, else 1). It is small enough to be inlined: gather calls nothing.
+func spanEqual(a, b unsafe.Pointer, size, unit uintptr) bool {
+	for k := uintptr(0); k < size; k += unit {
+		if unit == 4 {
+			if *(*uint32)(ptrAt(a, k)) != *(*uint32)(ptrAt(b, k)) {
+				return false
+			}
+		} else if *(*uint8)(ptrAt(a, k)) != *(*uint8)(ptrAt(b, k)) {
+			return false
+		}
+	}
+	return true
+}
+
+// spanUnit is the word size spanEqual compares a struct of alignment
+// align in: 4 when it is aligned so, else 1.
+func spanUnit(align int) uint8 {
+	if align >= 4 {
+		return 4
+	}
+	return 1
+}
+
+// b2u is 1 for true.
+func b2u(b bool) uint8 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// q32Key is the index of the float32 with bits u in the q leaf op, and
+// false when it has none.
+func q32Key(op *dop, u uint32) (uint64, bool) {
+	x := float64(math.Float32frombits(u))
+	if x >= op.qlo && x <= op.qhi {
+		return uint64(int64(float64(x*op.mul) + op.qoff)), true // float64: no fused multiply-add
+	}
+	return q32KeySlow(&op.n.q, x)
+}
+
+// q32KeySlow is q32Key off the proven range.
+func q32KeySlow(q *fields.Quantizer, x float64) (uint64, bool) {
+	if k, ok := q.IndexQuick(x); ok {
+		return k, true
+	}
+	k, err := q.Index(x)
+	return k, err == nil
+}
+
+// packQuatOp is Pack of the quaternion leaf op of the struct at p: by
 // Pack32 where it is sure (float32 components), else by Pack; ok is false
 // when Pack returns an error.
-func packQuatLeaf(l *dleaf, p unsafe.Pointer) (uint64, bool) {
-	if g := l.grid; g != nil {
-		o := &l.n.qoff
+func packQuatOp(op *dop, p unsafe.Pointer) (uint64, bool) {
+	if g := op.grid; g != nil {
+		o := &op.n.qoff
 		if u, ok := g.Pack32(*(*float32)(ptrAt(p, o[0])), *(*float32)(ptrAt(p, o[1])),
 			*(*float32)(ptrAt(p, o[2])), *(*float32)(ptrAt(p, o[3]))); ok {
 			return u, true
 		}
 	}
-	u, err := l.n.quat.Pack(loadQuat(l.n, p))
+	u, err := op.n.quat.Pack(loadQuat(op.n, p))
 	return u, err == nil
 }
 
