@@ -478,7 +478,7 @@ func gather(ops []dop, b, c unsafe.Pointer, fs *flatScratch, r *flatRun) {
 		case dopQ32:
 			ub, uc := *(*uint32)(pb), *(*uint32)(pc)
 			if ub == uc {
-				break
+				goto zero
 			}
 			xb, xc := float64(math.Float32frombits(ub)), float64(math.Float32frombits(uc))
 			if xc >= op.qlo && xc <= op.qhi && xb >= op.qlo && xb <= op.qhi {
@@ -494,7 +494,7 @@ func gather(ops []dop, b, c unsafe.Pointer, fs *flatScratch, r *flatRun) {
 				}
 			}
 			if kb == kc {
-				break
+				goto zero
 			}
 			if op.flags&dopWindow != 0 {
 				goto out
@@ -509,7 +509,7 @@ func gather(ops []dop, b, c unsafe.Pointer, fs *flatScratch, r *flatRun) {
 				vb, vc = loadInt(pb, op.mem), loadInt(pc, op.mem)
 			}
 			if vb == vc {
-				break
+				goto zero
 			}
 			if vc-op.lo > op.span || op.flags&dopWide == 0 {
 				goto out
@@ -518,14 +518,15 @@ func gather(ops []dop, b, c unsafe.Pointer, fs *flatScratch, r *flatRun) {
 			v, nv = 1|(vc-op.lo)<<1, uint(op.width)+1
 		case dopBool:
 			vb, vc := *(*bool)(pb), *(*bool)(pc)
-			if vb != vc {
-				ds |= 1
-				v, nv = 1|uint64(b2u(vc))<<1, 2
+			if vb == vc {
+				goto zero
 			}
+			ds |= 1
+			v, nv = 1|uint64(b2u(vc))<<1, 2
 		case dopStruct, dopComposite:
 			if op.flags&dopAllQ == 0 && op.n.pod && spanEqual(pb, pc, op.size, uintptr(op.width)) {
 				i = int(op.end) - 1
-				break
+				goto zero
 			}
 			if op.flags&dopAllQ != 0 {
 				// Its 1 bit and its fields, taken back for a 0 if none
@@ -574,7 +575,7 @@ func gather(ops []dop, b, c unsafe.Pointer, fs *flatScratch, r *flatRun) {
 				acc, na, nw = acc0, na0, nw0
 				if op.n.pod && spanEqual(pb, pc, op.size, uintptr(op.width)) {
 					i = int(op.end) - 1
-					break
+					goto zero
 				}
 			}
 			// Its 1 bit, taken back at its end if nothing in it changed.
@@ -643,6 +644,13 @@ func gather(ops []dop, b, c unsafe.Pointer, fs *flatScratch, r *flatRun) {
 			nw++
 			na -= 64
 			acc = v >> 1 >> ((nv - na - 1) & 63)
+		}
+		continue
+	zero: // an unchanged field's 0 bit
+		if na++; na == 64 {
+			fs.words[nw&(flatWords-1)] = acc
+			nw++
+			acc, na = 0, 0
 		}
 	}
 out:
