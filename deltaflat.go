@@ -66,7 +66,8 @@ type dop struct {
 	end   int32   // the operation after it: after its dopEnd for a struct or composite
 	off   uintptr // from the struct's start
 	size  uintptr // dopStruct, dopComposite, dopQuat: the bytes compared first
-	// dopRangeInt: a key is the value - lo, in range when at most span
+	// dopRangeInt: a key is the value - lo, in range when at most span;
+	// dopEnd: lo is the operation of its struct
 	lo, span uint64
 	// dopQ32 whose index Float32Scale proves to be one product and sum:
 	// mul, qoff, and the range [qlo, qhi] where it holds (empty: not proven)
@@ -232,6 +233,7 @@ func (dp *deltaPlan) addNode(n *node, off uintptr, depth int) bool {
 		dp.ops = append(dp.ops, dop{kind: dopEnd})
 		dp.ops[at].end = int32(len(dp.ops))
 		dp.ops[len(dp.ops)-1].end = int32(len(dp.ops))
+		dp.ops[len(dp.ops)-1].lo = uint64(at)
 		// Its fields all q leaves on float32s with proven keys: a loop of
 		// their own.
 		allQ := true
@@ -288,7 +290,7 @@ func compositeFlat(n *node) bool {
 
 // flatScratch is encStructDeltaFlat's scratch in the arena: the bits it
 // gathers, in whole words then acc, and where each open struct's changed
-// bit is among them.
+// bit is among them (by the struct's operation).
 type flatScratch struct {
 	opened [maxDeltaOps]int
 	words  [flatWords]uint64
@@ -455,19 +457,19 @@ func (r *flatRun) flushOne(w *bits.Writer, fs *flatScratch) {
 
 // flatRun is the state of encStructDeltaFlat's pass: the operation it is
 // at, the bits it gathered (whole words in the scratch, then acc: na bits,
-// 0 to 63) and its open structs (sp of them; bit 0 of ds: a field of the
-// innermost changed, above it those around it).
+// 0 to 63) and whether its open structs changed (bit 0 of ds: a field of
+// the innermost one did, above it those around it).
 type flatRun struct {
-	i, nw, sp int
-	acc, ds   uint64
-	na        uint
+	i, nw   int
+	acc, ds uint64
+	na      uint
 }
 
 // gather runs operations from r.i on, judging and gathering them, until
 // the end or an operation that needs a call (left at r.i). It calls
 // nothing, so that its state stays in registers.
 func gather(ops []dop, b, c unsafe.Pointer, fs *flatScratch, r *flatRun) {
-	i, nw, sp, acc, ds, na := r.i, r.nw, r.sp, r.acc, r.ds, r.na
+	i, nw, acc, ds, na := r.i, r.nw, r.acc, r.ds, r.na
 	var kb, kc uint64
 	var okb, okc bool
 	for ; i < len(ops); i++ {
@@ -579,15 +581,13 @@ func gather(ops []dop, b, c unsafe.Pointer, fs *flatScratch, r *flatRun) {
 				}
 			}
 			// Its 1 bit, taken back at its end if nothing in it changed.
-			fs.opened[sp&(maxDeltaOps-1)] = nw<<6 + int(na)
-			sp++
+			fs.opened[i&(maxDeltaOps-1)] = nw<<6 + int(na)
 			ds <<= 1
 			v = 1
 		case dopEnd:
-			sp--
 			nv = 0
 			if ds&1 == 0 { // take back its 1 bit and its fields, gather a 0
-				at := fs.opened[sp&(maxDeltaOps-1)]
+				at := fs.opened[op.lo&(maxDeltaOps-1)]
 				if k := at >> 6; k < nw {
 					acc, nw = fs.words[k&(flatWords-1)], k
 				}
@@ -654,7 +654,7 @@ func gather(ops []dop, b, c unsafe.Pointer, fs *flatScratch, r *flatRun) {
 		}
 	}
 out:
-	r.i, r.nw, r.sp, r.acc, r.ds, r.na = i, nw, sp, acc, ds, na
+	r.i, r.nw, r.acc, r.ds, r.na = i, nw, acc, ds, na
 }
 
 // gatherBits gathers the low nv bits of v (at most 64) after the na bits
