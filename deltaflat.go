@@ -44,6 +44,7 @@ const (
 	dopStruct                   // a nested struct: its fields follow, then dopEnd
 	dopComposite                // a composite struct: its flat leaves follow, then dopEnd
 	dopEnd                      // the end of the innermost open struct or composite
+	dopStop                     // the end of the list
 	dopFull                     // added to dopQ32..dopQuat: a composite's leaf, its key in full
 )
 
@@ -67,7 +68,8 @@ type dop struct {
 	off   uintptr // from the struct's start
 	size  uintptr // dopStruct, dopComposite, dopQuat: the bytes compared first
 	// dopRangeInt: a key is the value - lo, in range when at most span;
-	// dopEnd: lo is the operation of its struct
+	// dopStruct, dopComposite: lo is the operation itself, span the bytes
+	// from it to the operation after its dopEnd; dopEnd: lo is its struct's
 	lo, span uint64
 	// dopQ32 whose index Float32Scale proves to be one product and sum:
 	// mul, qoff, and the range [qlo, qhi] where it holds (empty: not proven)
@@ -75,6 +77,9 @@ type dop struct {
 	n                   *node
 	grid                *fields.QuatGrid // dopQuat of float32 components with tables
 }
+
+// dopSize is the size of a dop, the step from one to the next.
+const dopSize = unsafe.Sizeof(dop{})
 
 // deltaPlan is the flat delta form of a struct plan.
 type deltaPlan struct {
@@ -103,14 +108,14 @@ func flattenDelta(p *plan) *deltaPlan {
 	if !dp.addStruct(p, 0, 1, dp.top, -1) {
 		return nil
 	}
-	dp.ops = markUndo(dp.ops)
+	dp.ops = markUndo(append(dp.ops, dop{kind: dopStop}))
 	// The operations of an entity, which skip its id field.
 	for i := range p.fields {
 		if f := &p.fields[i]; f.node.spec.id && f.node.code != cStruct {
 			all := dp.ops
 			dp.ops = nil
 			if dp.addStruct(p, 0, 1, make([]int, len(p.fields)), i) {
-				dp.idField, dp.noID = i, markUndo(dp.ops)
+				dp.idField, dp.noID = i, markUndo(append(dp.ops, dop{kind: dopStop}))
 			}
 			dp.ops = all
 			break
@@ -127,7 +132,7 @@ func markUndo(ops []dop) []dop {
 	for i := len(ops) - 1; i >= 0; i-- {
 		op := &ops[i]
 		switch op.kind % dopFull {
-		case dopBool, dopStruct, dopComposite, dopEnd:
+		case dopBool, dopStruct, dopComposite, dopEnd, dopStop:
 		default:
 			if fallible && (op.kind == dopQuat || op.flags&dopWindow != 0) {
 				op.flags |= dopUndo
@@ -234,6 +239,8 @@ func (dp *deltaPlan) addNode(n *node, off uintptr, depth int) bool {
 		dp.ops[at].end = int32(len(dp.ops))
 		dp.ops[len(dp.ops)-1].end = int32(len(dp.ops))
 		dp.ops[len(dp.ops)-1].lo = uint64(at)
+		dp.ops[at].lo = uint64(at)
+		dp.ops[at].span = uint64(len(dp.ops)-at) * uint64(dopSize)
 		// Its fields all q leaves on float32s with proven keys: a loop of
 		// their own.
 		allQ := true
@@ -324,7 +331,7 @@ func (e *encoder) encStructDeltaFlat(dp *deltaPlan, b, c unsafe.Pointer, skip in
 	var r flatRun
 	for {
 		gather(ops, b, c, fs, &r)
-		if r.i >= len(ops) {
+		if r.i >= len(ops)-1 { // at dopStop
 			break
 		}
 		// Operation op, the slow way: v in nv bits to gather.
@@ -469,11 +476,15 @@ type flatRun struct {
 // the end or an operation that needs a call (left at r.i). It calls
 // nothing, so that its state stays in registers.
 func gather(ops []dop, b, c unsafe.Pointer, fs *flatScratch, r *flatRun) {
-	i, nw, acc, ds, na := r.i, r.nw, r.acc, r.ds, r.na
+	// The operations by address: the list ends with dopStop, and a struct
+	// knows the bytes to the operation after it.
+	base := unsafe.Pointer(unsafe.SliceData(ops))
+	at := unsafe.Add(base, uintptr(r.i)*dopSize)
+	nw, acc, ds, na := r.nw, r.acc, r.ds, r.na
 	var kb, kc uint64
 	var okb, okc bool
-	for ; i < len(ops); i++ {
-		op := &ops[i]
+	for ; ; at = unsafe.Add(at, dopSize) {
+		op := (*dop)(at)
 		pb, pc := ptrAt(b, op.off), ptrAt(c, op.off)
 		v, nv := uint64(0), uint(1)
 		switch op.kind {
@@ -527,7 +538,7 @@ func gather(ops []dop, b, c unsafe.Pointer, fs *flatScratch, r *flatRun) {
 			v, nv = 1|uint64(b2u(vc))<<1, 2
 		case dopStruct, dopComposite:
 			if op.flags&dopAllQ == 0 && op.n.pod && spanEqual(pb, pc, op.size, uintptr(op.width)) {
-				i = int(op.end) - 1
+				at = unsafe.Add(at, uintptr(op.span)-dopSize)
 				goto zero
 			}
 			if op.flags&dopAllQ != 0 {
@@ -538,10 +549,8 @@ func gather(ops []dop, b, c unsafe.Pointer, fs *flatScratch, r *flatRun) {
 				acc, na, nw = gatherBits(fs, acc, na, nw, 1, 1)
 				full := op.kind == dopComposite
 				ch := false
-				end := int(op.end) - 1
-				j := i + 1
-				for ; j < end; j++ {
-					l := &ops[j]
+				l := (*dop)(unsafe.Add(at, dopSize))
+				for ; l.kind != dopEnd; l = (*dop)(unsafe.Add(unsafe.Pointer(l), dopSize)) {
 					ub, uc := *(*uint32)(ptrAt(b, l.off)), *(*uint32)(ptrAt(c, l.off))
 					if ub == uc && !full {
 						acc, na, nw = gatherBits(fs, acc, na, nw, 0, 1)
@@ -563,35 +572,33 @@ func gather(ops []dop, b, c unsafe.Pointer, fs *flatScratch, r *flatRun) {
 					ch = ch || kb != kc
 					acc, na, nw = gatherBits(fs, acc, na, nw, v, nv)
 				}
-				if j == end {
-					i = end
-					v, nv = 0, 0
+				if l.kind == dopEnd {
+					at = unsafe.Pointer(l)
 					if !ch {
 						acc, na, nw = acc0, na0, nw0
-						nv = 1
-					} else {
-						ds |= 1
+						goto zero
 					}
-					break
+					ds |= 1
+					continue
 				}
 				acc, na, nw = acc0, na0, nw0
 				if op.n.pod && spanEqual(pb, pc, op.size, uintptr(op.width)) {
-					i = int(op.end) - 1
+					at = unsafe.Add(at, uintptr(op.span)-dopSize)
 					goto zero
 				}
 			}
 			// Its 1 bit, taken back at its end if nothing in it changed.
-			fs.opened[i&(maxDeltaOps-1)] = nw<<6 + int(na)
+			fs.opened[op.lo&(maxDeltaOps-1)] = nw<<6 + int(na)
 			ds <<= 1
 			v = 1
 		case dopEnd:
 			nv = 0
 			if ds&1 == 0 { // take back its 1 bit and its fields, gather a 0
-				at := fs.opened[op.lo&(maxDeltaOps-1)]
-				if k := at >> 6; k < nw {
+				pos := fs.opened[op.lo&(maxDeltaOps-1)]
+				if k := pos >> 6; k < nw {
 					acc, nw = fs.words[k&(flatWords-1)], k
 				}
-				na = uint(at) & 63
+				na = uint(pos) & 63
 				acc &= 1<<na - 1
 				nv = 1
 			}
@@ -635,6 +642,8 @@ func gather(ops []dop, b, c unsafe.Pointer, fs *flatScratch, r *flatRun) {
 				ds |= 1
 			}
 			v = uint64(b2u(vc))
+		case dopStop:
+			goto out
 		default:
 			goto out
 		}
@@ -654,7 +663,8 @@ func gather(ops []dop, b, c unsafe.Pointer, fs *flatScratch, r *flatRun) {
 		}
 	}
 out:
-	r.i, r.nw, r.acc, r.ds, r.na = i, nw, acc, ds, na
+	r.i = int((uintptr(at) - uintptr(base)) / dopSize)
+	r.nw, r.acc, r.ds, r.na = nw, acc, ds, na
 }
 
 // gatherBits gathers the low nv bits of v (at most 64) after the na bits
