@@ -545,43 +545,55 @@ func gather(ops []dop, b, c unsafe.Pointer, fs *flatScratch, r *flatRun) {
 				// Its 1 bit and its fields, taken back for a 0 if none
 				// changed; the general way below when a value is off the
 				// proven range.
-				acc0, na0, nw0 := acc, na, nw
+				pos := nw<<6 + int(na)
 				acc, na, nw = gatherBits(fs, acc, na, nw, 1, 1)
-				full := op.kind == dopComposite
-				ch := false
+				var ch uint64 // not 0: a key changed
 				l := (*dop)(unsafe.Add(at, dopSize))
-				for ; l.kind != dopEnd; l = (*dop)(unsafe.Add(unsafe.Pointer(l), dopSize)) {
-					ub, uc := *(*uint32)(ptrAt(b, l.off)), *(*uint32)(ptrAt(c, l.off))
-					if ub == uc && !full {
-						acc, na, nw = gatherBits(fs, acc, na, nw, 0, 1)
-						continue
-					}
-					xb, xc := float64(math.Float32frombits(ub)), float64(math.Float32frombits(uc))
-					if !(xc >= l.qlo && xc <= l.qhi && xb >= l.qlo && xb <= l.qhi) {
-						break
-					}
-					kc = uint64(int64(float64(xc*l.mul) + l.qoff)) // float64: no fused multiply-add
-					kb = uint64(int64(float64(xb*l.mul) + l.qoff))
-					v, nv = kc, uint(l.width)
-					if !full {
-						v, nv = 0, 1
-						if kb != kc {
-							v, nv = 1|kc<<1, uint(l.width)+1
+				if op.kind == dopComposite {
+					for ; l.kind != dopEnd; l = (*dop)(unsafe.Add(unsafe.Pointer(l), dopSize)) {
+						xb := float64(*(*float32)(ptrAt(b, l.off)))
+						xc := float64(*(*float32)(ptrAt(c, l.off)))
+						if !(xc >= l.qlo && xc <= l.qhi && xb >= l.qlo && xb <= l.qhi) {
+							break
 						}
+						kc = uint64(int64(float64(xc*l.mul) + l.qoff)) // float64: no fused multiply-add
+						kb = uint64(int64(float64(xb*l.mul) + l.qoff))
+						ch |= kb ^ kc
+						acc, na, nw = gatherBits(fs, acc, na, nw, kc, uint(l.width))
 					}
-					ch = ch || kb != kc
-					acc, na, nw = gatherBits(fs, acc, na, nw, v, nv)
+				} else {
+					for ; l.kind != dopEnd; l = (*dop)(unsafe.Add(unsafe.Pointer(l), dopSize)) {
+						ub, uc := *(*uint32)(ptrAt(b, l.off)), *(*uint32)(ptrAt(c, l.off))
+						if ub != uc {
+							xb, xc := float64(math.Float32frombits(ub)), float64(math.Float32frombits(uc))
+							if !(xc >= l.qlo && xc <= l.qhi && xb >= l.qlo && xb <= l.qhi) {
+								break
+							}
+							kc = uint64(int64(float64(xc*l.mul) + l.qoff))
+							kb = uint64(int64(float64(xb*l.mul) + l.qoff))
+							if kb != kc {
+								ch = 1
+								acc, na, nw = gatherBits(fs, acc, na, nw, 1|kc<<1, uint(l.width)+1)
+								continue
+							}
+						}
+						acc, na, nw = gatherBits(fs, acc, na, nw, 0, 1)
+					}
 				}
-				if l.kind == dopEnd {
+				if l.kind == dopEnd && ch != 0 {
 					at = unsafe.Pointer(l)
-					if !ch {
-						acc, na, nw = acc0, na0, nw0
-						goto zero
-					}
 					ds |= 1
 					continue
 				}
-				acc, na, nw = acc0, na0, nw0
+				if k := pos >> 6; k < nw { // take back
+					acc, nw = fs.words[k&(flatWords-1)], k
+				}
+				na = uint(pos) & 63
+				acc &= 1<<na - 1
+				if l.kind == dopEnd {
+					at = unsafe.Pointer(l)
+					goto zero
+				}
 				if op.n.pod && spanEqual(pb, pc, op.size, uintptr(op.width)) {
 					at = unsafe.Add(at, uintptr(op.span)-dopSize)
 					goto zero
