@@ -4,7 +4,9 @@ import (
 	"math"
 	"math/rand"
 	"testing"
+	"unsafe"
 
+	"github.com/bitwire/bitwire/bits"
 	"github.com/stretchr/testify/require"
 )
 
@@ -249,4 +251,189 @@ func TestDeltaFlatWideKeys(t *testing.T) {
 		require.NoError(t, errB)
 		require.Equal(t, b, a, "it %d", it)
 	}
+}
+
+// Types whose structs and composites are all proven q leaves (the loops of
+// their own in gather), around a relative quaternion and a range that may
+// make the pass give up after the quaternion is written.
+type dfPos struct {
+	X float32 `net:"q,min=-512,max=512,prec=0.01"`
+	Y float32 `net:"q,min=0,max=64,prec=0.01"`
+	Z float32 `net:"q,min=-512,max=512,prec=0.01"`
+}
+
+type dfAllQ struct {
+	ID  uint16     `net:"id"`
+	P   dfPos      // a struct of proven q leaves
+	C   dfPos      `net:"composite"` // a composite of them
+	Rot [4]float32 `net:"quat,bits=9"`
+	N   struct {
+		A float32 `net:"q,min=-512,max=512,prec=0.01"`
+		P dfPos
+	}
+	Y  float32 `net:"q,min=0,max=64,prec=0.01"`
+	Hp int     `net:"range,min=0,max=200"`
+}
+
+type dfAllQWorld struct {
+	Ents []dfAllQ `net:",maxlen=64"`
+	One  dfAllQ
+}
+
+// dfFlat runs the fast path alone on base and cur by plan p (skipping
+// field skip) and returns its bits, whether it reported a change and
+// whether it applied.
+func dfFlat(t *testing.T, p *plan, base, cur unsafe.Pointer, skip int) ([]byte, bool, bool) {
+	t.Helper()
+	require.NotNil(t, p.dflat, "on the fast path")
+	var w bits.Writer
+	e := (*options)(nil).encoder(&w, new(arena), 0)
+	w.WriteBits(5, 3) // bits before: a take-back must keep them
+	changed, ok := e.encStructDeltaFlat(p.dflat, base, cur, skip)
+	if !ok {
+		require.Equal(t, 3, w.Len(), "nothing left written when it gives up")
+	}
+	return append([]byte(nil), w.Bytes()...), changed, ok
+}
+
+func dfRandPos(r *rand.Rand) dfPos {
+	return dfPos{X: float32(r.Float64()*1024 - 512), Y: float32(r.Float64() * 64), Z: float32(r.Float64()*1024 - 512)}
+}
+
+// TestDeltaFlatAllQ checks the loops for structs and composites of proven
+// q leaves against the general path: changes that move keys, changes that
+// do not (a struct taken back for a 0 bit), values that cannot be coded in
+// either side, and a baseline that cannot be coded after a changed
+// quaternion (the pass gives up after writing it and restores its state).
+func TestDeltaFlatAllQ(t *testing.T) {
+	c := MustFor[dfAllQWorld]()
+	sub := c.p.fields[0].node.elem.sub
+	require.NotNil(t, sub.dflat)
+	for _, f := range []int{1, 2} { // P and C
+		require.NotZero(t, sub.dflat.ops[sub.dflat.top[f]].flags&dopAllQ, "field %d on its own loop", f)
+	}
+	r := rand.New(rand.NewSource(3))
+	same, flat, gaveUp, general := 0, 0, 0, 0
+	for it := 0; it < 4000; it++ {
+		var base dfAllQ
+		base.P, base.C, base.N.P = dfRandPos(r), dfRandPos(r), dfRandPos(r)
+		base.N.A, base.Y, base.Hp = float32(r.Float64()*1024-512), float32(r.Float64()*64), r.Intn(201)
+		base.Rot = dfRandQuat(r)
+		cur := base
+		for k := r.Intn(4); k >= 0; k-- {
+			switch r.Intn(10) {
+			case 0:
+				cur.P.X += float32(r.Float64() - 0.5)
+			case 1:
+				cur.P.Y += 1e-6 // the same key: taken back
+			case 2:
+				cur.C.Z += float32(r.Float64() - 0.5)
+			case 3:
+				cur.C.X += 1e-5 // a composite of unchanged keys
+			case 4:
+				cur.Rot = dfTurn(r, cur.Rot)
+			case 5:
+				cur.N.P.Z += float32(r.Float64() - 0.5)
+			case 6:
+				cur.N.P.Y += 1e-6 // taken back two structs deep
+			case 7:
+				cur.Y = float32(r.Float64() * 64)
+			case 8:
+				cur.Hp = r.Intn(201)
+			case 9:
+				cur.N.A += 1e-7
+			}
+		}
+		switch r.Intn(40) {
+		case 0:
+			cur.P.Z = float32(math.NaN())
+		case 1:
+			cur.C.Y = 65
+		case 2:
+			cur.N.P.X = 600
+		case 3: // after a changed quaternion, a baseline that cannot be coded
+			cur.Rot = dfTurn(r, cur.Rot)
+			base.Y, cur.Y = 70, 3
+		case 4:
+			base.C.Y = float32(math.Inf(1))
+		}
+		a, changed, ok := dfFlat(t, sub, unsafe.Pointer(&base), unsafe.Pointer(&cur), 0)
+		if !ok {
+			gaveUp++
+		} else {
+			flat++
+			if !changed {
+				same++
+			}
+		}
+		// The general path on the same struct (its id skipped, as in a set).
+		var w bits.Writer
+		e := (*options)(nil).encoder(&w, new(arena), 0)
+		w.WriteBits(5, 3)
+		deltaFlatOn = false
+		ch, err := e.encStructDelta(sub, unsafe.Pointer(&base), unsafe.Pointer(&cur), 0)
+		deltaFlatOn = true
+		if err != nil {
+			require.False(t, ok, "it %d: the fast path writes what the general path cannot", it)
+			general++
+			continue
+		}
+		if ok {
+			require.Equal(t, w.Bytes(), a, "it %d: the fast path's bits", it)
+			require.Equal(t, ch, changed, "it %d", it)
+		}
+		// And the whole message, both ways.
+		wb, wc := dfAllQWorld{Ents: []dfAllQ{base}, One: base}, dfAllQWorld{Ents: []dfAllQ{cur}, One: cur}
+		x, errX := c.AppendDelta(nil, &wb, &wc)
+		deltaFlatOn = false
+		y, errY := c.AppendDelta(nil, &wb, &wc)
+		deltaFlatOn = true
+		require.NoError(t, errX)
+		require.NoError(t, errY)
+		require.Equal(t, y, x, "it %d: the message's bits", it)
+	}
+	require.Greater(t, flat, 3000)
+	require.Greater(t, same, 50, "structs whose values changed but not their keys")
+	require.Greater(t, gaveUp, 200)
+	require.Greater(t, general, 100)
+}
+
+// TestDeltaFlatUndo checks that a pass that gives up after writing a
+// quaternion leaves no trace: neither bits nor the quaternion's state,
+// which the general path then starts from.
+func TestDeltaFlatUndo(t *testing.T) {
+	c := MustFor[dfAllQWorld]()
+	r := rand.New(rand.NewSource(4))
+	var base dfAllQ
+	base.P, base.C, base.N.P = dfRandPos(r), dfRandPos(r), dfRandPos(r)
+	base.Rot = dfRandQuat(r)
+	base.Y = 70 // cannot be coded: a changed Y makes the pass give up
+	cur := base
+	cur.Rot = dfTurn(r, cur.Rot)
+	cur.Y = 3
+	sub := c.p.fields[0].node.elem.sub
+	require.NotZero(t, sub.dflat.ops[sub.dflat.top[3]].flags&dopUndo, "Rot is undone when Y fails")
+	_, _, ok := dfFlat(t, sub, unsafe.Pointer(&base), unsafe.Pointer(&cur), 0)
+	require.False(t, ok, "gives up at Y")
+	// Several entities turn their quaternions: the state carries from one to
+	// the next, so an undo left out would change the later ones' bits.
+	wb, wc := dfAllQWorld{One: base}, dfAllQWorld{One: cur}
+	for i := 0; i < 5; i++ {
+		e := base
+		e.ID = uint16(i)
+		e.Y = 1
+		f := e
+		f.Rot = dfTurn(r, f.Rot)
+		if i == 2 {
+			e.Y, f.Y = 70, 3
+		}
+		wb.Ents, wc.Ents = append(wb.Ents, e), append(wc.Ents, f)
+	}
+	x, err := c.AppendDelta(nil, &wb, &wc)
+	require.NoError(t, err)
+	deltaFlatOn = false
+	y, err := c.AppendDelta(nil, &wb, &wc)
+	deltaFlatOn = true
+	require.NoError(t, err)
+	require.Equal(t, y, x)
 }
