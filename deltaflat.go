@@ -331,11 +331,11 @@ func (e *encoder) encStructDeltaFlat(dp *deltaPlan, b, c unsafe.Pointer, skip in
 	var r flatRun
 	for {
 		gather(ops, b, c, fs, &r)
-		if r.i >= len(ops)-1 { // at dopStop
+		op := (*dop)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(ops)), r.at))
+		if op.kind == dopStop {
 			break
 		}
 		// Operation op, the slow way: v in nv bits to gather.
-		op := &ops[r.i]
 		pb, pc := ptrAt(b, op.off), ptrAt(c, op.off)
 		v, nv := uint64(0), uint(1)
 		switch op.kind {
@@ -429,9 +429,13 @@ func (e *encoder) encStructDeltaFlat(dp *deltaPlan, b, c unsafe.Pointer, skip in
 			}
 		}
 		r.put(fs, v, nv)
-		r.i++
+		r.at += dopSize
 	}
-	flushWords(w, fs, r.nw, r.acc, r.na)
+	if r.nw == 0 {
+		w.WriteBits(r.acc, int(r.na))
+	} else {
+		flushWords(w, fs, r.nw, r.acc, r.na)
+	}
 	if saved >= 0 {
 		e.ar.dropQuats(saved)
 	}
@@ -467,19 +471,20 @@ func (r *flatRun) flushOne(w *bits.Writer, fs *flatScratch) {
 // 0 to 63) and whether its open structs changed (bit 0 of ds: a field of
 // the innermost one did, above it those around it).
 type flatRun struct {
-	i, nw   int
+	at      uintptr // the operation's byte offset in the list
+	nw      int
 	acc, ds uint64
 	na      uint
 }
 
-// gather runs operations from r.i on, judging and gathering them, until
-// the end or an operation that needs a call (left at r.i). It calls
+// gather runs operations from r.at on, judging and gathering them, until
+// the end or an operation that needs a call (left at r.at). It calls
 // nothing, so that its state stays in registers.
 func gather(ops []dop, b, c unsafe.Pointer, fs *flatScratch, r *flatRun) {
 	// The operations by address: the list ends with dopStop, and a struct
 	// knows the bytes to the operation after it.
 	base := unsafe.Pointer(unsafe.SliceData(ops))
-	at := unsafe.Add(base, uintptr(r.i)*dopSize)
+	at := unsafe.Add(base, r.at)
 	nw, acc, ds, na := r.nw, r.acc, r.ds, r.na
 	var kb, kc uint64
 	var okb, okc bool
@@ -675,7 +680,7 @@ func gather(ops []dop, b, c unsafe.Pointer, fs *flatScratch, r *flatRun) {
 		}
 	}
 out:
-	r.i = int((uintptr(at) - uintptr(base)) / dopSize)
+	r.at = uintptr(at) - uintptr(base)
 	r.nw, r.acc, r.ds, r.na = nw, acc, ds, na
 }
 
