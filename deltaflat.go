@@ -462,7 +462,11 @@ func (r *flatRun) put(fs *flatScratch, v uint64, nv uint) {
 // flushOne writes the bits gathered and a 1 bit after them, and empties
 // the gathering: a write of another kind follows.
 func (r *flatRun) flushOne(w *bits.Writer, fs *flatScratch) {
-	flushWords(w, fs, r.nw, r.acc, r.na|1<<7)
+	if r.nw == 0 {
+		w.WriteBits(r.acc|1<<(r.na&63), int(r.na)+1)
+	} else {
+		flushWords(w, fs, r.nw, r.acc, r.na|1<<7)
+	}
 	r.acc, r.na, r.nw = 0, 0, 0
 }
 
