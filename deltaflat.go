@@ -388,29 +388,27 @@ func (e *encoder) encStructDeltaFlat(dp *deltaPlan, b, c unsafe.Pointer, skip in
 			r.flushOne(w, fs)
 			w.WriteBits(vc-op.lo, int(op.width))
 			nv = 0
-		case dopQuat, dopQuat + dopFull:
-			if op.kind == dopQuat && memEqual(pb, pc, op.size) {
-				break
-			}
+		case dopQuat + dopFull: // a composite's leaf
 			kc, okc := packQuatOp(op, pc)
 			if !okc {
 				goto fail
 			}
-			if op.kind != dopQuat { // a composite's leaf
-				if !memEqual(pb, pc, op.size) {
-					kb, okb := packQuatOp(op, pb)
-					if !okb {
-						goto fail
-					}
-					if kb != kc {
-						r.ds |= 1
-					}
+			if !memEqual(pb, pc, op.size) {
+				kb, okb := packQuatOp(op, pb)
+				if !okb {
+					goto fail
 				}
-				v, nv = kc, uint(op.width)
+				if kb != kc {
+					r.ds |= 1
+				}
+			}
+			v, nv = kc, uint(op.width)
+		case dopQuat:
+			if memEqual(pb, pc, op.size) {
 				break
 			}
-			kb, okb := packQuatOp(op, pb)
-			if !okb {
+			kb, kc, okq := packQuatPair(op, pb, pc)
+			if !okq {
 				goto fail
 			}
 			if kb == kc {
@@ -779,6 +777,26 @@ func packQuatOp(op *dop, p unsafe.Pointer) (uint64, bool) {
 	}
 	u, err := op.n.quat.Pack(loadQuat(op.n, p))
 	return u, err == nil
+}
+
+// packQuatPair is packQuatOp of the baseline at pb and the current value
+// at pc, in one call.
+func packQuatPair(op *dop, pb, pc unsafe.Pointer) (kb, kc uint64, ok bool) {
+	if g := op.grid; g != nil {
+		o := &op.n.qoff
+		kc, okc := g.Pack32(*(*float32)(ptrAt(pc, o[0])), *(*float32)(ptrAt(pc, o[1])),
+			*(*float32)(ptrAt(pc, o[2])), *(*float32)(ptrAt(pc, o[3])))
+		kb, okb := g.Pack32(*(*float32)(ptrAt(pb, o[0])), *(*float32)(ptrAt(pb, o[1])),
+			*(*float32)(ptrAt(pb, o[2])), *(*float32)(ptrAt(pb, o[3])))
+		if okb && okc {
+			return kb, kc, true
+		}
+	}
+	if kc, ok = packQuatOp(op, pc); !ok {
+		return 0, 0, false
+	}
+	kb, ok = packQuatOp(op, pb)
+	return kb, kc, ok
 }
 
 // writeQuatLeaf writes a changed quaternion against its baseline, from
