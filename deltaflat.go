@@ -61,7 +61,7 @@ const (
 // and writing it need, so that the pass seldom follows n.
 type dop struct {
 	kind  dopKind
-	width uint8 // a leaf's key width; dopStruct, dopComposite: the word size its bytes are compared in
+	width uint8 // a leaf's key width; dopStruct, dopComposite: the unit its bytes are compared in (spanUnit)
 	flags uint8 // dopWide, dopWindow, dopUndo, dopI64
 	mem   memKind
 	end   int32   // the operation after it: after its dopEnd for a struct or composite
@@ -212,7 +212,7 @@ func (dp *deltaPlan) addNode(n *node, off uintptr, depth int) bool {
 			return false
 		}
 		// compared first in words of its alignment (at most 8 bytes)
-		op := dop{kind: dopStruct, off: off, n: n, size: n.size, width: spanUnit(n.typ.Align())}
+		op := dop{kind: dopStruct, off: off, n: n, size: n.size, width: spanUnit(n.size)}
 		if n.spec.composite {
 			if !compositeFlat(n) {
 				return false
@@ -714,25 +714,29 @@ func flushWords(w *bits.Writer, fs *flatScratch, nw int, acc uint64, na uint) {
 }
 
 // spanEqual reports whether the size bytes at a and b are equal, compared
-// in words of unit bytes (4 when the struct there is aligned so, else 1). It is small enough to be inlined: gather calls nothing.
+// unit bytes at a time (8, 4, 2 or 1, dividing size). Byte arrays compare
+// in one load each where the machine loads unaligned words, byte by byte
+// elsewhere. It is small enough to be inlined: gather calls nothing.
 func spanEqual(a, b unsafe.Pointer, size, unit uintptr) bool {
 	for k := uintptr(0); k < size; k += unit {
-		if unit == 4 {
-			if *(*uint32)(ptrAt(a, k)) != *(*uint32)(ptrAt(b, k)) {
-				return false
-			}
-		} else if *(*uint8)(ptrAt(a, k)) != *(*uint8)(ptrAt(b, k)) {
+		x, y := ptrAt(a, k), ptrAt(b, k)
+		if unit == 4 && *(*[4]byte)(x) != *(*[4]byte)(y) ||
+			unit == 2 && *(*[2]byte)(x) != *(*[2]byte)(y) ||
+			unit == 8 && *(*[8]byte)(x) != *(*[8]byte)(y) ||
+			unit == 1 && *(*byte)(x) != *(*byte)(y) {
 			return false
 		}
 	}
 	return true
 }
 
-// spanUnit is the word size spanEqual compares a struct of alignment
-// align in: 4 when it is aligned so, else 1.
-func spanUnit(align int) uint8 {
-	if align >= 4 {
-		return 4
+// spanUnit is the unit spanEqual compares size bytes in: the largest of
+// 8, 4, 2 and 1 that divides it.
+func spanUnit(size uintptr) uint8 {
+	for _, u := range []uintptr{8, 4, 2} {
+		if size%u == 0 {
+			return uint8(u)
+		}
 	}
 	return 1
 }
