@@ -273,6 +273,8 @@ type dfAllQ struct {
 	}
 	Y  float32 `net:"q,min=0,max=64,prec=0.01"`
 	Hp int     `net:"range,min=0,max=200"`
+	Lv int16   `net:"range,min=-300,max=300"`                                 // a range loaded by its size
+	W  int64   `net:"range,min=-9223372036854775808,max=9223372036854775807"` // 64 bits: not gathered with its changed bit
 }
 
 type dfAllQWorld struct {
@@ -321,7 +323,11 @@ func TestDeltaFlatAllQ(t *testing.T) {
 		base.Rot = dfRandQuat(r)
 		cur := base
 		for k := r.Intn(4); k >= 0; k-- {
-			switch r.Intn(10) {
+			switch r.Intn(12) {
+			case 10:
+				cur.Lv = int16(r.Intn(601) - 300)
+			case 11:
+				cur.W = int64(r.Uint64())
 			case 0:
 				cur.P.X += float32(r.Float64() - 0.5)
 			case 1:
@@ -356,6 +362,8 @@ func TestDeltaFlatAllQ(t *testing.T) {
 			base.Y, cur.Y = 70, 3
 		case 4:
 			base.C.Y = float32(math.Inf(1))
+		case 5:
+			cur.Lv = 301
 		}
 		a, changed, ok := dfFlat(t, sub, unsafe.Pointer(&base), unsafe.Pointer(&cur), 0)
 		if !ok {
