@@ -194,51 +194,88 @@ func (q Quat) ComponentBits() int { return q.n }
 func (q Quat) DeltaMaxBits() int { return 3 + q.Bits() }
 
 // quatDiffs returns the mode (rank) and the three differences of cur
-// against base for a relative coding.
+// against base for a relative coding: quatRanks' rank of cur's dropped
+// component and the differences against ReexpressQuat's indexes, computed
+// without building their arrays (TestQuatDeltaMatchesReference holds them
+// to those definitions).
 func (q *Quat) quatDiffs(base, cur uint64) (int, [3]int64) {
-	n := uint(q.n)
+	n := uint(q.n) & 31
 	mask := uint64(1)<<n - 1
-	mb, m := int(base&3), int(cur&3)
-	bi := [3]uint64{base >> 2 & mask, base >> (2 + n) & mask, base >> (2 + 2*n) & mask}
-	ci := [3]int64{int64(cur >> 2 & mask), int64(cur >> (2 + n) & mask), int64(cur >> (2 + 2*n) & mask)}
-	if m == mb {
-		return 0, [3]int64{ci[0] - int64(bi[0]), ci[1] - int64(bi[1]), ci[2] - int64(bi[2])}
+	b0, b1, b2 := int64(base>>2&mask), int64(base>>(2+n)&mask), int64(base>>(2+2*n)&mask)
+	c0, c1, c2 := int64(cur>>2&mask), int64(cur>>(2+n)&mask), int64(cur>>(2+2*n)&mask)
+	if base&3 == cur&3 {
+		return 0, [3]int64{c0 - b0, c1 - b1, c2 - b2}
 	}
-	// ReexpressQuat and the rank of m (quatRanks' order), without
-	// building the arrays: the four indexes in component order are the
-	// baseline's three with the rebuilt one inserted at mb.
+	return q.crossDiffs(base, cur, [3]int64{b0, b1, b2}, [3]int64{c0, c1, c2})
+}
+
+// crossDiffs is quatDiffs when the dropped component changes, from the
+// baseline's and cur's coded indexes b and c. In half steps from the
+// middle of the grid a baseline index is s = 2i - steps; the rebuilt
+// component (ExpandQuat) is inserted where the new coded components want
+// it (quatCross), and the re-expressed indexes are flipped to steps - i
+// when the new dropped component is below the middle. Its rank: one more
+// than the number of the baseline's other coded components larger in
+// magnitude, or as large and before it.
+func (q *Quat) crossDiffs(base, cur uint64, b, c [3]int64) (int, [3]int64) {
 	steps := int64(q.steps)
-	t := 2 * steps * steps
-	var all [4]int64
-	o := &quatOthers[mb]
-	for k := range 3 {
-		x := int64(bi[k])
-		all[o[k]&3] = x
-		sx := 2*x - steps
-		t -= sx * sx
-	}
-	all[mb] = min((isqrt(max(t, 0))+steps+1)/2, steps)
-	dm := q.dist(uint64(all[m&3]))
+	s0, s1, s2 := 2*b[0]-steps, 2*b[1]-steps, 2*b[2]-steps
+	t := 2*steps*steps - s0*s0 - s1*s1 - s2*s2
+	x := &quatCross[base&3][cur&3]
+	jm := x.jm & 3
+	v := [4]int64{b[0], b[1], b[2], min((isqrt(max(t, 0))+steps+1)/2, steps)}
+	sm := 2*v[jm] - steps
+	dm := abs64(sm)
+	d0, d1, d2 := abs64(s0), abs64(s1), abs64(s2)
 	rank := 1
-	for k := range 3 {
-		if c := int(o[k]); c != m {
-			if d := q.dist(bi[k]); d > dm || d == dm && c < m {
-				rank++
+	if d0 > dm || d0 == dm && jm > 0 {
+		rank++
+	}
+	if d1 > dm || d1 == dm && jm > 1 {
+		rank++
+	}
+	if d2 > dm {
+		rank++
+	}
+	// f is 0, or -1 to flip: steps&f + (i^f - f) is i or steps - i.
+	f := sm >> 63
+	o := steps & f
+	return rank, [3]int64{
+		c[0] - (o + (v[x.src[0]&3] ^ f - f)),
+		c[1] - (o + (v[x.src[1]&3] ^ f - f)),
+		c[2] - (o + (v[x.src[2]&3] ^ f - f)),
+	}
+}
+
+// quatCross tells crossDiffs, for the baseline's dropped component mb and
+// the new one m (different), where the new coded components come from
+// (src: 0..2 the baseline's coded index at that position, 3 the rebuilt
+// one) and where m is among the baseline's coded ones (jm). Built from
+// quatOthers.
+var quatCross = func() (t [4][4]struct {
+	src [3]uint8
+	jm  uint8
+}) { for mb := range 4 {
+	for m := range 4 {
+		if m == mb {
+			continue
+		}
+		x := &t[mb][m]
+		for k, comp := range quatOthers[m] {
+			x.src[k] = 3
+			for j, bc := range quatOthers[mb] {
+				if bc == comp {
+					x.src[k] = uint8(j)
+				}
+			}
+		}
+		for j, bc := range quatOthers[mb] {
+			if int(bc) == m {
+				x.jm = uint8(j)
 			}
 		}
 	}
-	flip := 2*all[m&3] < steps
-	var e [3]int64
-	p := &quatOthers[m&3]
-	for k := range 3 {
-		x := all[p[k]&3]
-		if flip {
-			x = steps - x
-		}
-		e[k] = ci[k] - x
-	}
-	return rank, e
-}
+}; return t }()
 
 // params returns the Rice parameter of the next difference and the context
 // after it: the first follows the packet's running mean; the second and
@@ -262,25 +299,37 @@ func (s *QuatDeltaState) allParams(e [3]int64) [3]int {
 
 // WriteDelta writes cur (packed by Pack) against base (packed by Pack;
 // baseOK false when the baseline could not be packed, which forces the
-// absolute mode), and updates s. It writes no changed bit.
+// absolute mode), and updates s. It writes no changed bit. Either form
+// goes out in one write when it fits 64 bits (always, up to 19 bits a
+// component).
 func (q *Quat) WriteDelta(w *bits.Writer, s *QuatDeltaState, base uint64, baseOK bool, cur uint64) {
 	if baseOK {
 		rank, e := q.quatDiffs(base, cur)
 		code, cn := s.modeCode(rank)
 		k := s.allParams(e)
-		size := cn + RiceBits(e[0], k[0], q.n) + RiceBits(e[1], k[1], q.n) + RiceBits(e[2], k[2], q.n)
-		if size <= 3+q.Bits() {
-			w.WriteBits(code, cn)
-			for i := range 3 {
-				WriteRice(w, e[i], k[i], q.n)
+		if size := cn + RiceBits(e[0], k[0], q.n) + RiceBits(e[1], k[1], q.n) + RiceBits(e[2], k[2], q.n); size <= 3+q.Bits() {
+			c0, n0 := riceCode(e[0], k[0], q.n)
+			c1, n1 := riceCode(e[1], k[1], q.n)
+			c2, n2 := riceCode(e[2], k[2], q.n)
+			if size <= 64 {
+				w.WriteBits(code|c0<<(uint(cn)&63)|c1<<(uint(cn+n0)&63)|c2<<(uint(cn+n0+n1)&63), size)
+			} else {
+				w.WriteBits(code, cn)
+				w.WriteBits(c0, n0)
+				w.WriteBits(c1, n1)
+				w.WriteBits(c2, n2)
 			}
 			s.update(e)
 			return
 		}
 	}
 	code, cn := s.modeCode(quatModeAbsolute)
-	w.WriteBits(code, cn)
-	w.WriteBits(cur, q.Bits())
+	if nb := cn + q.Bits(); nb <= 64 {
+		w.WriteBits(code|cur<<(uint(cn)&63), nb)
+	} else {
+		w.WriteBits(code, cn)
+		w.WriteBits(cur, q.Bits())
+	}
 	s.afterAbs = 1
 }
 

@@ -61,6 +61,28 @@ func WriteRice(w *bits.Writer, v int64, k, width int) {
 	}
 }
 
+// riceCode returns the bits WriteRice writes for v, first bit lowest, and
+// their count (RiceBits), so that a caller can join several codes into one
+// write. k is at most RiceMaxK and width at most 20: a code is at most 28
+// bits.
+func riceCode(v int64, k, width int) (uint64, int) {
+	m := abs64(v)
+	var c uint64
+	var n int
+	if q := m >> (uint(k) & 63); q < RiceEscape {
+		c = 1<<q - 1 | (m&(1<<(uint(k)&63)-1))<<(q+1)
+		n = int(q) + 1 + k
+	} else {
+		c = 1<<RiceEscape - 1 | (m&(1<<(uint(width)&63)-1))<<RiceEscape
+		n = RiceEscape + width
+	}
+	if m != 0 {
+		c |= uint64(v) >> 63 << (uint(n) & 63)
+		n++
+	}
+	return c, n
+}
+
 // ReadRice reads a value written by WriteRice with the same k and width.
 // An escape holding a magnitude that the unary form could have spelt, and
 // a negative zero, are ErrMalformed: each value has one spelling.
