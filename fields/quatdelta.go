@@ -194,40 +194,41 @@ func (q Quat) ComponentBits() int { return q.n }
 func (q Quat) DeltaMaxBits() int { return 3 + q.Bits() }
 
 // quatDiffs returns the mode (rank) and the three differences of cur
-// against base for a relative coding: quatRanks' rank of cur's dropped
-// component and the differences against ReexpressQuat's indexes, computed
-// without building their arrays (TestQuatDeltaMatchesReference holds them
-// to those definitions).
+// against base for a relative coding (diffs, as an array).
 func (q *Quat) quatDiffs(base, cur uint64) (int, [3]int64) {
+	rank, e0, e1, e2 := q.diffs(base, cur)
+	return rank, [3]int64{e0, e1, e2}
+}
+
+// diffs returns the mode (rank) and the three differences of cur against
+// base for a relative coding: quatRanks' rank of cur's dropped component
+// and the differences against ReexpressQuat's indexes, computed without
+// building their arrays (TestQuatDeltaMatchesReference holds them to
+// those definitions), as scalars, which a call returns in registers. In
+// half steps from the middle of the grid a baseline index is
+// s = 2i - steps; the rebuilt component (ExpandQuat) goes where quatCross
+// says; the rank of a new dropped component is one more than the number
+// of the baseline's other coded components larger in magnitude, or as
+// large and before it; and the re-expressed indexes are flipped to
+// steps - i when the new dropped component is below the middle.
+func (q *Quat) diffs(base, cur uint64) (rank int, e0, e1, e2 int64) {
 	n := uint(q.n) & 31
 	mask := uint64(1)<<n - 1
 	b0, b1, b2 := int64(base>>2&mask), int64(base>>(2+n)&mask), int64(base>>(2+2*n)&mask)
 	c0, c1, c2 := int64(cur>>2&mask), int64(cur>>(2+n)&mask), int64(cur>>(2+2*n)&mask)
 	if base&3 == cur&3 {
-		return 0, [3]int64{c0 - b0, c1 - b1, c2 - b2}
+		return 0, c0 - b0, c1 - b1, c2 - b2
 	}
-	return q.crossDiffs(base, cur, [3]int64{b0, b1, b2}, [3]int64{c0, c1, c2})
-}
-
-// crossDiffs is quatDiffs when the dropped component changes, from the
-// baseline's and cur's coded indexes b and c. In half steps from the
-// middle of the grid a baseline index is s = 2i - steps; the rebuilt
-// component (ExpandQuat) is inserted where the new coded components want
-// it (quatCross), and the re-expressed indexes are flipped to steps - i
-// when the new dropped component is below the middle. Its rank: one more
-// than the number of the baseline's other coded components larger in
-// magnitude, or as large and before it.
-func (q *Quat) crossDiffs(base, cur uint64, b, c [3]int64) (int, [3]int64) {
 	steps := int64(q.steps)
-	s0, s1, s2 := 2*b[0]-steps, 2*b[1]-steps, 2*b[2]-steps
+	s0, s1, s2 := 2*b0-steps, 2*b1-steps, 2*b2-steps
 	t := 2*steps*steps - s0*s0 - s1*s1 - s2*s2
 	x := &quatCross[base&3][cur&3]
+	v := [4]int64{b0, b1, b2, min((isqrt(max(t, 0))+steps+1)/2, steps)}
 	jm := x.jm & 3
-	v := [4]int64{b[0], b[1], b[2], min((isqrt(max(t, 0))+steps+1)/2, steps)}
 	sm := 2*v[jm] - steps
 	dm := abs64(sm)
 	d0, d1, d2 := abs64(s0), abs64(s1), abs64(s2)
-	rank := 1
+	rank = 1
 	if d0 > dm || d0 == dm && jm > 0 {
 		rank++
 	}
@@ -240,42 +241,44 @@ func (q *Quat) crossDiffs(base, cur uint64, b, c [3]int64) (int, [3]int64) {
 	// f is 0, or -1 to flip: steps&f + (i^f - f) is i or steps - i.
 	f := sm >> 63
 	o := steps & f
-	return rank, [3]int64{
-		c[0] - (o + (v[x.src[0]&3] ^ f - f)),
-		c[1] - (o + (v[x.src[1]&3] ^ f - f)),
-		c[2] - (o + (v[x.src[2]&3] ^ f - f)),
-	}
+	return rank, c0 - (o + (v[x.src[0]&3] ^ f - f)), c1 - (o + (v[x.src[1]&3] ^ f - f)), c2 - (o + (v[x.src[2]&3] ^ f - f))
 }
 
-// quatCross tells crossDiffs, for the baseline's dropped component mb and
+// quatCross tells diffs, for the baseline's dropped component mb and
 // the new one m (different), where the new coded components come from
 // (src: 0..2 the baseline's coded index at that position, 3 the rebuilt
 // one) and where m is among the baseline's coded ones (jm). Built from
 // quatOthers.
-var quatCross = func() (t [4][4]struct {
-	src [3]uint8
-	jm  uint8
-}) { for mb := range 4 {
-	for m := range 4 {
-		if m == mb {
-			continue
-		}
-		x := &t[mb][m]
-		for k, comp := range quatOthers[m] {
-			x.src[k] = 3
+var quatCross = func() (t [4][4]quatCrossEntry) {
+	for mb := range 4 {
+		for m := range 4 {
+			if m == mb {
+				continue
+			}
+			x := &t[mb][m]
+			for k, comp := range quatOthers[m] {
+				x.src[k] = 3 // mb, the rebuilt component
+				for j, bc := range quatOthers[mb] {
+					if bc == comp {
+						x.src[k] = uint8(j)
+					}
+				}
+			}
 			for j, bc := range quatOthers[mb] {
-				if bc == comp {
-					x.src[k] = uint8(j)
+				if int(bc) == m {
+					x.jm = uint8(j)
 				}
 			}
 		}
-		for j, bc := range quatOthers[mb] {
-			if int(bc) == m {
-				x.jm = uint8(j)
-			}
-		}
 	}
-}; return t }()
+	return t
+}()
+
+// quatCrossEntry is an entry of quatCross.
+type quatCrossEntry struct {
+	src [3]uint8
+	jm  uint8
+}
 
 // params returns the Rice parameter of the next difference and the context
 // after it: the first follows the packet's running mean; the second and
@@ -304,13 +307,14 @@ func (s *QuatDeltaState) allParams(e [3]int64) [3]int {
 // component).
 func (q *Quat) WriteDelta(w *bits.Writer, s *QuatDeltaState, base uint64, baseOK bool, cur uint64) {
 	if baseOK {
-		rank, e := q.quatDiffs(base, cur)
+		rank, e0, e1, e2 := q.diffs(base, cur)
+		a0, a1 := abs64(e0), abs64(e1)
+		k0, k1, k2 := s.mean.K(), riceK(a0), riceK((a0+a1+1)/2)
 		code, cn := s.modeCode(rank)
-		k := s.allParams(e)
-		if size := cn + RiceBits(e[0], k[0], q.n) + RiceBits(e[1], k[1], q.n) + RiceBits(e[2], k[2], q.n); size <= 3+q.Bits() {
-			c0, n0 := riceCode(e[0], k[0], q.n)
-			c1, n1 := riceCode(e[1], k[1], q.n)
-			c2, n2 := riceCode(e[2], k[2], q.n)
+		if size := cn + RiceBits(e0, k0, q.n) + RiceBits(e1, k1, q.n) + RiceBits(e2, k2, q.n); size <= 3+q.Bits() {
+			c0, n0 := riceCode(e0, k0, q.n)
+			c1, n1 := riceCode(e1, k1, q.n)
+			c2, n2 := riceCode(e2, k2, q.n)
 			if size <= 64 {
 				w.WriteBits(code|c0<<(uint(cn)&63)|c1<<(uint(cn+n0)&63)|c2<<(uint(cn+n0+n1)&63), size)
 			} else {
@@ -319,7 +323,8 @@ func (q *Quat) WriteDelta(w *bits.Writer, s *QuatDeltaState, base uint64, baseOK
 				w.WriteBits(c1, n1)
 				w.WriteBits(c2, n2)
 			}
-			s.update(e)
+			s.mean.Add((a0 + a1 + abs64(e2) + 1) / 3) // update's
+			s.afterAbs = 0
 			return
 		}
 	}
@@ -332,6 +337,9 @@ func (q *Quat) WriteDelta(w *bits.Writer, s *QuatDeltaState, base uint64, baseOK
 	}
 	s.afterAbs = 1
 }
+
+// riceK is the parameter allParams derives from a mean magnitude a.
+func riceK(a uint64) int { return NewRiceMean(uint32(min(a, 1<<20))).K() }
 
 // update moves the packet's running mean toward this relative
 // quaternion's mean difference (an absolute one leaves it alone).

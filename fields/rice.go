@@ -63,24 +63,20 @@ func WriteRice(w *bits.Writer, v int64, k, width int) {
 
 // riceCode returns the bits WriteRice writes for v, first bit lowest, and
 // their count (RiceBits), so that a caller can join several codes into one
-// write. k is at most RiceMaxK and width at most 20: a code is at most 28
-// bits.
+// write. k is at most RiceMaxK and width at most 20, so a code is at most
+// 28 bits; as for WriteRice, |v| must fit in width bits. It is small
+// enough to be inlined.
 func riceCode(v int64, k, width int) (uint64, int) {
-	m := abs64(v)
-	var c uint64
-	var n int
-	if q := m >> (uint(k) & 63); q < RiceEscape {
-		c = 1<<q - 1 | (m&(1<<(uint(k)&63)-1))<<(q+1)
-		n = int(q) + 1 + k
-	} else {
-		c = 1<<RiceEscape - 1 | (m&(1<<(uint(width)&63)-1))<<RiceEscape
-		n = RiceEscape + width
+	sg := uint64(v >> 63) // all ones when v is negative
+	m := (uint64(v) ^ sg) - sg
+	q := m >> (uint(k) & 63)
+	// The k low bits of m are m ^ q<<k.
+	c, n := 1<<q-1|(m^q<<(uint(k)&63))<<(q+1), int(q)+1+k
+	if q >= RiceEscape {
+		c, n = 1<<RiceEscape-1|m<<RiceEscape, RiceEscape+width
 	}
-	if m != 0 {
-		c |= uint64(v) >> 63 << (uint(n) & 63)
-		n++
-	}
-	return c, n
+	// The sign bit, for m != 0 (v's sign bit is 0 when m is).
+	return c | sg&1<<(uint(n)&63), n + int((m|-m)>>63)
 }
 
 // ReadRice reads a value written by WriteRice with the same k and width.
