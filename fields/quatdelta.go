@@ -94,6 +94,13 @@ func isqrt(x int64) int64 {
 	return r
 }
 
+// isqrtSmall is isqrt for 0 <= x < 2^50, where the float square root is
+// already exact: float64(x) is x, and for r² < x < (r+1)² the root lies
+// more than 1/(2(r+1)) below r+1, more than half a float64 ulp of r+1
+// (under (r+1)·2^-53) while (r+1)² < 2^52, so its rounding stays below
+// r+1, and it stays at or above r, which is a float64.
+func isqrtSmall(x int64) int64 { return int64(math.Sqrt(float64(x))) }
+
 // ReexpressQuat returns the three indexes the baseline u (packed) has when
 // component m is the dropped one instead: its four indexes (ExpandQuat),
 // all flipped (i -> steps - i, the same rotation) when component m's is
@@ -214,8 +221,12 @@ func (q *Quat) quatDiffs(base, cur uint64) (int, [3]int64) {
 func (q *Quat) diffs(base, cur uint64) (rank int, e0, e1, e2 int64) {
 	n := uint(q.n) & 31
 	mask := uint64(1)<<n - 1
-	b0, b1, b2 := int64(base>>2&mask), int64(base>>(2+n)&mask), int64(base>>(2+2*n)&mask)
-	c0, c1, c2 := int64(cur>>2&mask), int64(cur>>(2+n)&mask), int64(cur>>(2+2*n)&mask)
+	bb, cc := base>>2, cur>>2
+	b0, c0 := int64(bb&mask), int64(cc&mask)
+	bb, cc = bb>>n, cc>>n
+	b1, c1 := int64(bb&mask), int64(cc&mask)
+	bb, cc = bb>>n, cc>>n
+	b2, c2 := int64(bb&mask), int64(cc&mask)
 	if base&3 == cur&3 {
 		return 0, c0 - b0, c1 - b1, c2 - b2
 	}
@@ -223,7 +234,7 @@ func (q *Quat) diffs(base, cur uint64) (rank int, e0, e1, e2 int64) {
 	s0, s1, s2 := 2*b0-steps, 2*b1-steps, 2*b2-steps
 	t := 2*steps*steps - s0*s0 - s1*s1 - s2*s2
 	x := &quatCross[base&3][cur&3]
-	v := [4]int64{b0, b1, b2, min((isqrt(max(t, 0))+steps+1)/2, steps)}
+	v := [4]int64{b0, b1, b2, min((isqrtSmall(max(t, 0))+steps+1)/2, steps)} // t < 2^41
 	jm := x.jm & 3
 	sm := 2*v[jm] - steps
 	dm := abs64(sm)
@@ -338,8 +349,11 @@ func (q *Quat) WriteDelta(w *bits.Writer, s *QuatDeltaState, base uint64, baseOK
 	s.afterAbs = 1
 }
 
-// riceK is the parameter allParams derives from a mean magnitude a.
-func riceK(a uint64) int { return NewRiceMean(uint32(min(a, 1<<20))).K() }
+// riceK is the parameter allParams derives from a mean magnitude a below
+// 2^20 (as every difference of at most 20-bit indexes is): NewRiceMean(a)
+// holds 16a, and K is the bit length of 16a·11/256, floor(11a/16), at most
+// 20 bits.
+func riceK(a uint64) int { return mbits.Len64(a * 11 >> 4) }
 
 // update moves the packet's running mean toward this relative
 // quaternion's mean difference (an absolute one leaves it alone).
