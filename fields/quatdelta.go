@@ -315,14 +315,15 @@ func (s *QuatDeltaState) allParams(e [3]int64) [3]int {
 // baseOK false when the baseline could not be packed, which forces the
 // absolute mode), and updates s. It writes no changed bit. Either form
 // goes out in one write when it fits 64 bits (always, up to 19 bits a
-// component).
+// component). It spells Bits() and DeltaMaxBits() out: their value
+// receivers would copy q.
 func (q *Quat) WriteDelta(w *bits.Writer, s *QuatDeltaState, base uint64, baseOK bool, cur uint64) {
 	if baseOK {
 		rank, e0, e1, e2 := q.diffs(base, cur)
 		a0, a1 := abs64(e0), abs64(e1)
 		k0, k1, k2 := s.mean.K(), riceK(a0), riceK((a0+a1+1)/2)
 		code, cn := s.modeCode(rank)
-		if size := cn + RiceBits(e0, k0, q.n) + RiceBits(e1, k1, q.n) + RiceBits(e2, k2, q.n); size <= 3+q.Bits() {
+		if size := cn + RiceBits(e0, k0, q.n) + RiceBits(e1, k1, q.n) + RiceBits(e2, k2, q.n); size <= 5+3*q.n {
 			c0, n0 := riceCode(e0, k0, q.n)
 			c1, n1 := riceCode(e1, k1, q.n)
 			c2, n2 := riceCode(e2, k2, q.n)
@@ -340,11 +341,11 @@ func (q *Quat) WriteDelta(w *bits.Writer, s *QuatDeltaState, base uint64, baseOK
 		}
 	}
 	code, cn := s.modeCode(quatModeAbsolute)
-	if nb := cn + q.Bits(); nb <= 64 {
+	if nb := cn + 2 + 3*q.n; nb <= 64 {
 		w.WriteBits(code|cur<<(uint(cn)&63), nb)
 	} else {
 		w.WriteBits(code, cn)
-		w.WriteBits(cur, q.Bits())
+		w.WriteBits(cur, 2+3*q.n)
 	}
 	s.afterAbs = 1
 }
