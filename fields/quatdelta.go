@@ -323,10 +323,9 @@ func (q *Quat) WriteDelta(w *bits.Writer, s *QuatDeltaState, base uint64, baseOK
 		a0, a1 := abs64(e0), abs64(e1)
 		k0, k1, k2 := s.mean.K(), riceK(a0), riceK((a0+a1+1)/2)
 		code, cn := s.modeCode(rank)
-		if size := cn + RiceBits(e0, k0, q.n) + RiceBits(e1, k1, q.n) + RiceBits(e2, k2, q.n); size <= 5+3*q.n {
-			c0, n0 := riceCode(e0, k0, q.n)
-			c1, n1 := riceCode(e1, k1, q.n)
-			c2, n2 := riceCode(e2, k2, q.n)
+		n0, n1, n2 := RiceBits(e0, k0, q.n), RiceBits(e1, k1, q.n), RiceBits(e2, k2, q.n)
+		if size := cn + n0 + n1 + n2; size <= 5+3*q.n {
+			c0, c1, c2 := riceCode(e0, k0, n0), riceCode(e1, k1, n1), riceCode(e2, k2, n2)
 			if size <= 64 {
 				w.WriteBits(code|c0<<(uint(cn)&63)|c1<<(uint(cn+n0)&63)|c2<<(uint(cn+n0+n1)&63), size)
 			} else {

@@ -61,22 +61,21 @@ func WriteRice(w *bits.Writer, v int64, k, width int) {
 	}
 }
 
-// riceCode returns the bits WriteRice writes for v, first bit lowest, and
-// their count (RiceBits), so that a caller can join several codes into one
-// write. k is at most RiceMaxK and width at most 20, so a code is at most
-// 28 bits; as for WriteRice, |v| must fit in width bits. It is small
+// riceCode returns the bits WriteRice writes for v with parameter k, first
+// bit lowest, given their count n (RiceBits with WriteRice's width), so
+// that a caller can join several codes into one write. As for WriteRice,
+// |v| must fit in the width, and the code must fit in 64 bits. It is small
 // enough to be inlined.
-func riceCode(v int64, k, width int) (uint64, int) {
+func riceCode(v int64, k, n int) uint64 {
 	sg := uint64(v >> 63) // all ones when v is negative
 	m := (uint64(v) ^ sg) - sg
 	q := m >> (uint(k) & 63)
-	// The k low bits of m are m ^ q<<k.
-	c, n := 1<<q-1|(m^q<<(uint(k)&63))<<(q+1), int(q)+1+k
-	if q >= RiceEscape {
-		c, n = 1<<RiceEscape-1|m<<RiceEscape, RiceEscape+width
+	c := 1<<RiceEscape - 1 | m<<RiceEscape // escaped: m follows the ones
+	if q < RiceEscape {
+		c = 1<<q - 1 | (m^q<<(uint(k)&63))<<(q+1) // q ones, a 0, the k low bits
 	}
-	// The sign bit, for m != 0 (v's sign bit is 0 when m is).
-	return c | sg&1<<(uint(n)&63), n + int((m|-m)>>63)
+	// The sign of a nonzero m is the last bit (sg is 0 when m is).
+	return c | sg&1<<(uint(n-1)&63)
 }
 
 // ReadRice reads a value written by WriteRice with the same k and width.
