@@ -145,3 +145,33 @@ func TestQuatDeltaMatchesReference(t *testing.T) {
 		sameDeltas(t, q, pairs)
 	}
 }
+
+// TestRiceCode checks riceCode against WriteRice for every parameter and
+// width, values near zero, near the escape and at the widest.
+func TestRiceCode(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 14))
+	for width := 1; width <= 20; width++ {
+		for k := 0; k <= RiceMaxK; k++ {
+			top := int64(1)<<uint(width) - 1
+			vs := []int64{0, 1, -1, top, -top}
+			for d := int64(-2); d <= 2; d++ {
+				if e := int64(RiceEscape)<<uint(k) + d; e <= top {
+					vs = append(vs, e, -e)
+				}
+			}
+			for range 20 {
+				vs = append(vs, rng.Int64N(2*top+1)-top)
+			}
+			for _, v := range vs {
+				var w bits.Writer
+				WriteRice(&w, v, k, width)
+				n := RiceBits(v, k, width)
+				var cw bits.Writer
+				cw.WriteBits(riceCode(v, k, n), n)
+				if w.Len() != n || !bytes.Equal(w.Bytes(), cw.Bytes()) {
+					t.Fatalf("v=%d k=%d width=%d: riceCode %x (%d bits), WriteRice %x (%d bits)", v, k, width, cw.Bytes(), n, w.Bytes(), w.Len())
+				}
+			}
+		}
+	}
+}
