@@ -371,6 +371,7 @@ type QuatGrid struct {
 	inv32, mid32 float64
 	e            []quatEntry // 2^n entries; the last, off the grid, can never be valid
 	mask         uint64      // 2^n - 1
+	sh1, sh2     uint8       // 2+n and 2+2n: where Pack32 puts the second and third indexes
 	tab          *[1 << MaxQuatGridBits]quatEntry
 }
 
@@ -400,7 +401,8 @@ func (q *Quat) Grid() *QuatGrid {
 	slot := &quatGrids[n]
 	slot.once.Do(func() {
 		tab := new([1 << MaxQuatGridBits]quatEntry)
-		t := &QuatGrid{n: uint(n), steps: q.steps, inv32: q.inv * (1 << 32), mid32: q.mid * (1 << 32), e: tab[:1<<uint(n)], mask: 1<<uint(n) - 1, tab: tab}
+		t := &QuatGrid{n: uint(n), steps: q.steps, inv32: q.inv * (1 << 32), mid32: q.mid * (1 << 32), e: tab[:1<<uint(n)], mask: 1<<uint(n) - 1, tab: tab,
+			sh1: uint8(2 + n), sh2: uint8(2 + 2*n)}
 		for i := range tab {
 			e := &tab[i]
 			e.thr = math.Float64bits(math.Inf(1))
@@ -505,8 +507,7 @@ func (t *QuatGrid) Pack32(x, y, z, w float32) (u uint64, ok bool) {
 	e := t.tab
 	ea, eb, ec := &e[a], &e[b], &e[cc]
 	d := math.Sqrt(1 - ea.sq - eb.sq - ec.sq) // NaN below 0: fails the comparison
-	n := t.n & 15
-	u = m | a<<2 | b<<((2+n)&63) | cc<<((2+2*n)&63)
+	u = m | a<<2 | b<<(t.sh1&63) | cc<<(t.sh2&63)
 	ok = math.Abs(norm2-1) <= quatNormTolerance && frac <= 1<<32-2*guard &&
 		d >= math.Float64frombits(max(ea.thr, eb.thr, ec.thr))
 	return u, ok
