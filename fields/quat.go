@@ -457,9 +457,9 @@ func (t *QuatGrid) Rebuild32(i0, i1, i2 uint64) (a, b, c, d float32, ok bool) {
 //   - the squared norm is Pack's, to the bit (float32 squares are exact in a
 //     float64, and the sum is taken in Pack's order), so its test is Pack's;
 //   - the dropped component is the largest magnitude, lowest index on ties,
-//     as one integer max of the float32 magnitudes' bits (which order as the
-//     magnitudes do, so as the float64s Pack compares) shifted above the
-//     complement of the component's index;
+//     by integer comparisons of the float32 magnitudes' bits (which order as
+//     the magnitudes do, so as the float64s Pack compares), strictly greater
+//     to replace, which compile to conditional moves;
 //   - each index is the floor of y = c·k + mid, k = ±inv/√norm2 (one square
 //     root, one division), computed 2^32 times larger (a power of two:
 //     the same roundings), so that the integer part of 2^32·y is the index
@@ -482,11 +482,19 @@ func (t *QuatGrid) Pack32(x, y, z, w float32) (u uint64, ok bool) {
 	// float64(...) keeps each product rounded alone: no fused multiply-add.
 	norm2 := float64(c[0]*c[0]) + float64(c[1]*c[1]) + float64(c[2]*c[2]) + float64(c[3]*c[3])
 	const sign32 = 1 << 31
-	k0 := uint64(math.Float32bits(x)&^sign32)<<2 | 3
-	k1 := uint64(math.Float32bits(y)&^sign32)<<2 | 2
-	k2 := uint64(math.Float32bits(z)&^sign32)<<2 | 1
-	k3 := uint64(math.Float32bits(w)&^sign32)<<2 | 0
-	m := (3 - max(k0, k1, k2, k3)) & 3
+	b0, b1, b2, b3 := math.Float32bits(x)&^sign32, math.Float32bits(y)&^sign32, math.Float32bits(z)&^sign32, math.Float32bits(w)&^sign32
+	m := uint64(0)
+	if b1 > b0 {
+		m = 1
+	}
+	big := max(b0, b1)
+	if b2 > big {
+		m = 2
+	}
+	big = max(big, b2)
+	if b3 > big {
+		m = 3
+	}
 	// ±2^32·inv/√norm2, negative when the dropped component is, so that it
 	// is positive after scaling.
 	k := math.Float64frombits(math.Float64bits(t.inv32/math.Sqrt(norm2)) ^ math.Float64bits(c[m])&signBit)
