@@ -234,7 +234,7 @@ func (q *Quat) diffs(base, cur uint64) (rank int, e0, e1, e2 int64) {
 	s0, s1, s2 := 2*b0-steps, 2*b1-steps, 2*b2-steps
 	t := 2*steps*steps - s0*s0 - s1*s1 - s2*s2
 	x := &quatCross[base&3][cur&3]
-	v := [4]int64{b0, b1, b2, min((isqrtSmall(max(t, 0))+steps+1)/2, steps)} // t < 2^41
+	v := [4]int64{b0, b1, b2, min((isqrtSmall(max(t, 0))+steps+1)>>1, steps)} // t < 2^41; >>1: /2 of a non-negative
 	jm := x.jm & 3
 	sm := 2*v[jm] - steps
 	dm := abs64(sm)
