@@ -79,3 +79,24 @@ func BenchmarkQuatDelta(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkPack32 packs 256 random float32 rotations by QuatGrid.Pack32 (9
+// bits a component), one a loop.
+func BenchmarkPack32(b *testing.B) {
+	q, _ := NewQuat(9)
+	g := q.Grid()
+	rng := rand.New(rand.NewPCG(2, 2))
+	var vs [256][4]float32
+	for i := range vs {
+		vs[i] = randomRot(rng)
+	}
+	var sink uint64
+	for i := 0; b.Loop(); i++ {
+		v := &vs[i%len(vs)]
+		u, _ := g.Pack32(v[0], v[1], v[2], v[3])
+		sink += u
+	}
+	if sink == 1 {
+		b.Log(sink)
+	}
+}
