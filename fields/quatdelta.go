@@ -320,12 +320,15 @@ func (s *QuatDeltaState) allParams(e [3]int64) [3]int {
 func (q *Quat) WriteDelta(w *bits.Writer, s *QuatDeltaState, base uint64, baseOK bool, cur uint64) {
 	if baseOK {
 		rank, e0, e1, e2 := q.diffs(base, cur)
-		a0, a1 := abs64(e0), abs64(e1)
+		a0, a1, a2 := abs64(e0), abs64(e1), abs64(e2)
 		k0, k1, k2 := s.mean.K(), riceK(a0), riceK((a0+a1+1)/2)
+		q0, q1, q2 := a0>>(uint(k0)&63), a1>>(uint(k1)&63), a2>>(uint(k2)&63)
 		code, cn := s.modeCode(rank)
-		n0, n1, n2 := RiceBits(e0, k0, q.n), RiceBits(e1, k1, q.n), RiceBits(e2, k2, q.n)
+		n0, n1, n2 := riceLen(a0, q0, k0, q.n), riceLen(a1, q1, k1, q.n), riceLen(a2, q2, k2, q.n)
 		if size := cn + n0 + n1 + n2; size <= 5+3*q.n {
-			c0, c1, c2 := riceCode(e0, k0, n0), riceCode(e1, k1, n1), riceCode(e2, k2, n2)
+			c0 := riceCode(a0, q0, uint64(e0)>>63, k0, n0)
+			c1 := riceCode(a1, q1, uint64(e1)>>63, k1, n1)
+			c2 := riceCode(a2, q2, uint64(e2)>>63, k2, n2)
 			if size <= 64 {
 				w.WriteBits(code|c0<<(uint(cn)&63)|c1<<(uint(cn+n0)&63)|c2<<(uint(cn+n0+n1)&63), size)
 			} else {
@@ -334,7 +337,7 @@ func (q *Quat) WriteDelta(w *bits.Writer, s *QuatDeltaState, base uint64, baseOK
 				w.WriteBits(c1, n1)
 				w.WriteBits(c2, n2)
 			}
-			s.mean.Add((a0 + a1 + abs64(e2) + 1) / 3) // update's
+			s.mean.Add((a0 + a1 + a2 + 1) / 3) // update's
 			s.afterAbs = 0
 			return
 		}

@@ -146,7 +146,7 @@ func TestQuatDeltaMatchesReference(t *testing.T) {
 	}
 }
 
-// TestRiceCode checks riceCode against WriteRice for every parameter and
+// TestRiceCode checks riceLen and riceCode against RiceBits and WriteRice for every parameter and
 // width, values near zero, near the escape and at the widest.
 func TestRiceCode(t *testing.T) {
 	rng := rand.New(rand.NewPCG(13, 14))
@@ -166,8 +166,12 @@ func TestRiceCode(t *testing.T) {
 				var w bits.Writer
 				WriteRice(&w, v, k, width)
 				n := RiceBits(v, k, width)
+				m := abs64(v)
+				if got := riceLen(m, m>>uint(k), k, width); got != n {
+					t.Fatalf("v=%d k=%d width=%d: riceLen %d, RiceBits %d", v, k, width, got, n)
+				}
 				var cw bits.Writer
-				cw.WriteBits(riceCode(v, k, n), n)
+				cw.WriteBits(riceCode(m, m>>uint(k), uint64(v)>>63, k, n), n)
 				if w.Len() != n || !bytes.Equal(w.Bytes(), cw.Bytes()) {
 					t.Fatalf("v=%d k=%d width=%d: riceCode %x (%d bits), WriteRice %x (%d bits)", v, k, width, cw.Bytes(), n, w.Bytes(), w.Len())
 				}

@@ -61,21 +61,28 @@ func WriteRice(w *bits.Writer, v int64, k, width int) {
 	}
 }
 
-// riceCode returns the bits WriteRice writes for v with parameter k, first
-// bit lowest, given their count n (RiceBits with WriteRice's width), so
-// that a caller can join several codes into one write. As for WriteRice,
-// |v| must fit in the width, and the code must fit in 64 bits. It is small
-// enough to be inlined.
-func riceCode(v int64, k, n int) uint64 {
-	sg := uint64(v >> 63) // all ones when v is negative
-	m := (uint64(v) ^ sg) - sg
-	q := m >> (uint(k) & 63)
+// riceLen is RiceBits of a value of magnitude m, given q = m>>k, so that
+// a caller that has m and q uses them for the code too (riceCode).
+func riceLen(m, q uint64, k, width int) int {
+	n := int((m | -m) >> 63) // the sign bit of a nonzero m
+	if q < RiceEscape {
+		return n + int(q) + 1 + k
+	}
+	return n + RiceEscape + width
+}
+
+// riceCode returns the bits WriteRice writes for a value of magnitude m
+// (q = m>>k) and sign bit neg (0 or 1, 0 for m = 0) with parameter k,
+// first bit lowest, given their count n (riceLen), so that a caller can
+// join several codes into one write. As for WriteRice, m must fit in the
+// width, and the code must fit in 64 bits. It is small enough to be
+// inlined.
+func riceCode(m, q, neg uint64, k, n int) uint64 {
 	c := 1<<RiceEscape - 1 | m<<RiceEscape // escaped: m follows the ones
 	if q < RiceEscape {
-		c = 1<<q - 1 | (m^q<<(uint(k)&63))<<(q+1) // q ones, a 0, the k low bits
+		c = 1<<q - 1 | (m^q<<(uint(k)&63))<<(q+1) // q ones, a 0, the k low bits (m ^ q<<k)
 	}
-	// The sign of a nonzero m is the last bit (sg is 0 when m is).
-	return c | sg&1<<(uint(n-1)&63)
+	return c | neg<<(uint(n-1)&63) // the sign, last
 }
 
 // ReadRice reads a value written by WriteRice with the same k and width.
