@@ -371,6 +371,7 @@ type QuatGrid struct {
 	inv32, mid32 float64
 	e            []quatEntry // 2^n entries; the last, off the grid, can never be valid
 	mask         uint64      // 2^n - 1
+	sh1, sh2     uint8       // 2+n and 2+2n: where Pack32 puts the second and third indexes
 	tab          *[1 << MaxQuatGridBits]quatEntry
 }
 
@@ -400,7 +401,8 @@ func (q *Quat) Grid() *QuatGrid {
 	slot := &quatGrids[n]
 	slot.once.Do(func() {
 		tab := new([1 << MaxQuatGridBits]quatEntry)
-		t := &QuatGrid{n: uint(n), steps: q.steps, inv32: q.inv * (1 << 32), mid32: q.mid * (1 << 32), e: tab[:1<<uint(n)], mask: 1<<uint(n) - 1, tab: tab}
+		t := &QuatGrid{n: uint(n), steps: q.steps, inv32: q.inv * (1 << 32), mid32: q.mid * (1 << 32), e: tab[:1<<uint(n)], mask: 1<<uint(n) - 1, tab: tab,
+			sh1: uint8(2 + n), sh2: uint8(2 + 2*n)}
 		for i := range tab {
 			e := &tab[i]
 			e.thr = math.Float64bits(math.Inf(1))
@@ -455,9 +457,9 @@ func (t *QuatGrid) Rebuild32(i0, i1, i2 uint64) (a, b, c, d float32, ok bool) {
 //   - the squared norm is Pack's, to the bit (float32 squares are exact in a
 //     float64, and the sum is taken in Pack's order), so its test is Pack's;
 //   - the dropped component is the largest magnitude, lowest index on ties,
-//     as one integer max of the float32 magnitudes' bits (which order as the
-//     magnitudes do, so as the float64s Pack compares) shifted above the
-//     complement of the component's index;
+//     by integer comparisons of the float32 magnitudes' bits (which order as
+//     the magnitudes do, so as the float64s Pack compares), strictly greater
+//     to replace, which compile to conditional moves;
 //   - each index is the floor of y = c·k + mid, k = ±inv/√norm2 (one square
 //     root, one division), computed 2^32 times larger (a power of two:
 //     the same roundings), so that the integer part of 2^32·y is the index
@@ -480,11 +482,19 @@ func (t *QuatGrid) Pack32(x, y, z, w float32) (u uint64, ok bool) {
 	// float64(...) keeps each product rounded alone: no fused multiply-add.
 	norm2 := float64(c[0]*c[0]) + float64(c[1]*c[1]) + float64(c[2]*c[2]) + float64(c[3]*c[3])
 	const sign32 = 1 << 31
-	k0 := uint64(math.Float32bits(x)&^sign32)<<2 | 3
-	k1 := uint64(math.Float32bits(y)&^sign32)<<2 | 2
-	k2 := uint64(math.Float32bits(z)&^sign32)<<2 | 1
-	k3 := uint64(math.Float32bits(w)&^sign32)<<2 | 0
-	m := (3 - max(k0, k1, k2, k3)) & 3
+	b0, b1, b2, b3 := math.Float32bits(x)&^sign32, math.Float32bits(y)&^sign32, math.Float32bits(z)&^sign32, math.Float32bits(w)&^sign32
+	m := uint64(0)
+	if b1 > b0 {
+		m = 1
+	}
+	big := max(b0, b1)
+	if b2 > big {
+		m = 2
+	}
+	big = max(big, b2)
+	if b3 > big {
+		m = 3
+	}
 	// ±2^32·inv/√norm2, negative when the dropped component is, so that it
 	// is positive after scaling.
 	k := math.Float64frombits(math.Float64bits(t.inv32/math.Sqrt(norm2)) ^ math.Float64bits(c[m])&signBit)
@@ -505,8 +515,7 @@ func (t *QuatGrid) Pack32(x, y, z, w float32) (u uint64, ok bool) {
 	e := t.tab
 	ea, eb, ec := &e[a], &e[b], &e[cc]
 	d := math.Sqrt(1 - ea.sq - eb.sq - ec.sq) // NaN below 0: fails the comparison
-	n := t.n & 15
-	u = m | a<<2 | b<<((2+n)&63) | cc<<((2+2*n)&63)
+	u = m | a<<2 | b<<(t.sh1&63) | cc<<(t.sh2&63)
 	ok = math.Abs(norm2-1) <= quatNormTolerance && frac <= 1<<32-2*guard &&
 		d >= math.Float64frombits(max(ea.thr, eb.thr, ec.thr))
 	return u, ok

@@ -94,6 +94,13 @@ func isqrt(x int64) int64 {
 	return r
 }
 
+// isqrtSmall is isqrt for 0 <= x < 2^50, where the float square root is
+// already exact: float64(x) is x, and for r² < x < (r+1)² the root lies
+// more than 1/(2(r+1)) below r+1, more than half a float64 ulp of r+1
+// (under (r+1)·2^-53) while (r+1)² < 2^52, so its rounding stays below
+// r+1, and it stays at or above r, which is a float64.
+func isqrtSmall(x int64) int64 { return int64(math.Sqrt(float64(x))) }
+
 // ReexpressQuat returns the three indexes the baseline u (packed) has when
 // component m is the dropped one instead: its four indexes (ExpandQuat),
 // all flipped (i -> steps - i, the same rotation) when component m's is
@@ -194,50 +201,94 @@ func (q Quat) ComponentBits() int { return q.n }
 func (q Quat) DeltaMaxBits() int { return 3 + q.Bits() }
 
 // quatDiffs returns the mode (rank) and the three differences of cur
-// against base for a relative coding.
+// against base for a relative coding (diffs, as an array).
 func (q *Quat) quatDiffs(base, cur uint64) (int, [3]int64) {
-	n := uint(q.n)
+	rank, e0, e1, e2 := q.diffs(base, cur)
+	return rank, [3]int64{e0, e1, e2}
+}
+
+// diffs returns the mode (rank) and the three differences of cur against
+// base for a relative coding: quatRanks' rank of cur's dropped component
+// and the differences against ReexpressQuat's indexes, computed without
+// building their arrays (TestQuatDeltaMatchesReference holds them to
+// those definitions), as scalars, which a call returns in registers. In
+// half steps from the middle of the grid a baseline index is
+// s = 2i - steps; the rebuilt component (ExpandQuat) goes where quatCross
+// says; the rank of a new dropped component is one more than the number
+// of the baseline's other coded components larger in magnitude, or as
+// large and before it; and the re-expressed indexes are flipped to
+// steps - i when the new dropped component is below the middle.
+func (q *Quat) diffs(base, cur uint64) (rank int, e0, e1, e2 int64) {
+	n := uint(q.n) & 31
 	mask := uint64(1)<<n - 1
-	mb, m := int(base&3), int(cur&3)
-	bi := [3]uint64{base >> 2 & mask, base >> (2 + n) & mask, base >> (2 + 2*n) & mask}
-	ci := [3]int64{int64(cur >> 2 & mask), int64(cur >> (2 + n) & mask), int64(cur >> (2 + 2*n) & mask)}
-	if m == mb {
-		return 0, [3]int64{ci[0] - int64(bi[0]), ci[1] - int64(bi[1]), ci[2] - int64(bi[2])}
+	bb, cc := base>>2, cur>>2
+	b0, c0 := int64(bb&mask), int64(cc&mask)
+	bb, cc = bb>>n, cc>>n
+	b1, c1 := int64(bb&mask), int64(cc&mask)
+	bb, cc = bb>>n, cc>>n
+	b2, c2 := int64(bb&mask), int64(cc&mask)
+	if base&3 == cur&3 {
+		return 0, c0 - b0, c1 - b1, c2 - b2
 	}
-	// ReexpressQuat and the rank of m (quatRanks' order), without
-	// building the arrays: the four indexes in component order are the
-	// baseline's three with the rebuilt one inserted at mb.
 	steps := int64(q.steps)
-	t := 2 * steps * steps
-	var all [4]int64
-	o := &quatOthers[mb]
-	for k := range 3 {
-		x := int64(bi[k])
-		all[o[k]&3] = x
-		sx := 2*x - steps
-		t -= sx * sx
+	s0, s1, s2 := 2*b0-steps, 2*b1-steps, 2*b2-steps
+	t := 2*steps*steps - s0*s0 - s1*s1 - s2*s2
+	x := &quatCross[base&3][cur&3]
+	v := [4]int64{b0, b1, b2, min((isqrtSmall(max(t, 0))+steps+1)>>1, steps)} // t < 2^41; >>1: /2 of a non-negative
+	jm := x.jm & 3
+	sm := 2*v[jm] - steps
+	dm := abs64(sm)
+	d0, d1, d2 := abs64(s0), abs64(s1), abs64(s2)
+	rank = 1
+	if d0 > dm || d0 == dm && jm > 0 {
+		rank++
 	}
-	all[mb] = min((isqrt(max(t, 0))+steps+1)/2, steps)
-	dm := q.dist(uint64(all[m&3]))
-	rank := 1
-	for k := range 3 {
-		if c := int(o[k]); c != m {
-			if d := q.dist(bi[k]); d > dm || d == dm && c < m {
-				rank++
+	if d1 > dm || d1 == dm && jm > 1 {
+		rank++
+	}
+	if d2 > dm {
+		rank++
+	}
+	// f is 0, or -1 to flip: steps&f + (i^f - f) is i or steps - i.
+	f := sm >> 63
+	o := steps & f
+	return rank, c0 - (o + (v[x.src[0]&3] ^ f - f)), c1 - (o + (v[x.src[1]&3] ^ f - f)), c2 - (o + (v[x.src[2]&3] ^ f - f))
+}
+
+// quatCross tells diffs, for the baseline's dropped component mb and
+// the new one m (different), where the new coded components come from
+// (src: 0..2 the baseline's coded index at that position, 3 the rebuilt
+// one) and where m is among the baseline's coded ones (jm). Built from
+// quatOthers.
+var quatCross = func() (t [4][4]quatCrossEntry) {
+	for mb := range 4 {
+		for m := range 4 {
+			if m == mb {
+				continue
+			}
+			x := &t[mb][m]
+			for k, comp := range quatOthers[m] {
+				x.src[k] = 3 // mb, the rebuilt component
+				for j, bc := range quatOthers[mb] {
+					if bc == comp {
+						x.src[k] = uint8(j)
+					}
+				}
+			}
+			for j, bc := range quatOthers[mb] {
+				if int(bc) == m {
+					x.jm = uint8(j)
+				}
 			}
 		}
 	}
-	flip := 2*all[m&3] < steps
-	var e [3]int64
-	p := &quatOthers[m&3]
-	for k := range 3 {
-		x := all[p[k]&3]
-		if flip {
-			x = steps - x
-		}
-		e[k] = ci[k] - x
-	}
-	return rank, e
+	return t
+}()
+
+// quatCrossEntry is an entry of quatCross.
+type quatCrossEntry struct {
+	src [3]uint8
+	jm  uint8
 }
 
 // params returns the Rice parameter of the next difference and the context
@@ -262,27 +313,50 @@ func (s *QuatDeltaState) allParams(e [3]int64) [3]int {
 
 // WriteDelta writes cur (packed by Pack) against base (packed by Pack;
 // baseOK false when the baseline could not be packed, which forces the
-// absolute mode), and updates s. It writes no changed bit.
+// absolute mode), and updates s. It writes no changed bit. Either form
+// goes out in one write when it fits 64 bits (always, up to 19 bits a
+// component). It spells Bits() and DeltaMaxBits() out: their value
+// receivers would copy q.
 func (q *Quat) WriteDelta(w *bits.Writer, s *QuatDeltaState, base uint64, baseOK bool, cur uint64) {
 	if baseOK {
-		rank, e := q.quatDiffs(base, cur)
+		rank, e0, e1, e2 := q.diffs(base, cur)
+		a0, a1, a2 := abs64(e0), abs64(e1), abs64(e2)
+		k0, k1, k2 := s.mean.K(), riceK(a0), riceK((a0+a1+1)/2)
+		q0, q1, q2 := a0>>(uint(k0)&63), a1>>(uint(k1)&63), a2>>(uint(k2)&63)
 		code, cn := s.modeCode(rank)
-		k := s.allParams(e)
-		size := cn + RiceBits(e[0], k[0], q.n) + RiceBits(e[1], k[1], q.n) + RiceBits(e[2], k[2], q.n)
-		if size <= 3+q.Bits() {
-			w.WriteBits(code, cn)
-			for i := range 3 {
-				WriteRice(w, e[i], k[i], q.n)
+		n0, n1, n2 := riceLen(a0, q0, k0, q.n), riceLen(a1, q1, k1, q.n), riceLen(a2, q2, k2, q.n)
+		if size := cn + n0 + n1 + n2; size <= 5+3*q.n {
+			c0 := riceCode(a0, q0, uint64(e0)>>63, k0, n0)
+			c1 := riceCode(a1, q1, uint64(e1)>>63, k1, n1)
+			c2 := riceCode(a2, q2, uint64(e2)>>63, k2, n2)
+			if size <= 64 {
+				w.WriteBits(code|c0<<(uint(cn)&63)|c1<<(uint(cn+n0)&63)|c2<<(uint(cn+n0+n1)&63), size)
+			} else {
+				w.WriteBits(code, cn)
+				w.WriteBits(c0, n0)
+				w.WriteBits(c1, n1)
+				w.WriteBits(c2, n2)
 			}
-			s.update(e)
+			s.mean.Add((a0 + a1 + a2 + 1) / 3) // update's
+			s.afterAbs = 0
 			return
 		}
 	}
 	code, cn := s.modeCode(quatModeAbsolute)
-	w.WriteBits(code, cn)
-	w.WriteBits(cur, q.Bits())
+	if nb := cn + 2 + 3*q.n; nb <= 64 {
+		w.WriteBits(code|cur<<(uint(cn)&63), nb)
+	} else {
+		w.WriteBits(code, cn)
+		w.WriteBits(cur, 2+3*q.n)
+	}
 	s.afterAbs = 1
 }
+
+// riceK is the parameter allParams derives from a mean magnitude a below
+// 2^20 (as every difference of at most 20-bit indexes is): NewRiceMean(a)
+// holds 16a, and K is the bit length of 16a·11/256, floor(11a/16), at most
+// 20 bits.
+func riceK(a uint64) int { return mbits.Len64(a * 11 >> 4) }
 
 // update moves the packet's running mean toward this relative
 // quaternion's mean difference (an absolute one leaves it alone).

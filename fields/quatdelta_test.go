@@ -44,6 +44,33 @@ func TestIsqrt(t *testing.T) {
 	}
 }
 
+// TestIsqrtSmall checks the float square root against isqrt around every
+// kind of square up to 2^50, its domain, and at random.
+func TestIsqrtSmall(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	check := func(x int64) {
+		if x < 0 || x >= 1<<50 {
+			return
+		}
+		if got, want := isqrtSmall(x), isqrt(x); got != want {
+			t.Fatalf("isqrtSmall(%d) = %d, want %d", x, got, want)
+		}
+	}
+	for e := uint(0); e <= 25; e++ {
+		for _, r := range []int64{1<<e - 1, 1 << e, 1<<e + 1, 1<<25 - 1 - int64(e)} {
+			for d := int64(-2); d <= 2; d++ {
+				check(r*r + d)
+			}
+		}
+	}
+	for range 100000 {
+		r := rng.Int64N(1 << 25)
+		check(r*r - 1)
+		check(r * r)
+		check(rng.Int64N(1 << 50))
+	}
+}
+
 // validPacks returns every packed quaternion Unpack accepts, for small n.
 func validPacks(t *testing.T, q Quat) []uint64 {
 	var out []uint64

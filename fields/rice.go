@@ -61,6 +61,30 @@ func WriteRice(w *bits.Writer, v int64, k, width int) {
 	}
 }
 
+// riceLen is RiceBits of a value of magnitude m, given q = m>>k, so that
+// a caller that has m and q uses them for the code too (riceCode).
+func riceLen(m, q uint64, k, width int) int {
+	n := int((m | -m) >> 63) // the sign bit of a nonzero m
+	if q < RiceEscape {
+		return n + int(q) + 1 + k
+	}
+	return n + RiceEscape + width
+}
+
+// riceCode returns the bits WriteRice writes for a value of magnitude m
+// (q = m>>k) and sign bit neg (0 or 1, 0 for m = 0) with parameter k,
+// first bit lowest, given their count n (riceLen), so that a caller can
+// join several codes into one write. As for WriteRice, m must fit in the
+// width, and the code must fit in 64 bits. It is small enough to be
+// inlined.
+func riceCode(m, q, neg uint64, k, n int) uint64 {
+	c := 1<<RiceEscape - 1 | m<<RiceEscape // escaped: m follows the ones
+	if q < RiceEscape {
+		c = 1<<q - 1 | (m^q<<(uint(k)&63))<<(q+1) // q ones, a 0, the k low bits (m ^ q<<k)
+	}
+	return c | neg<<(uint(n-1)&63) // the sign, last
+}
+
 // ReadRice reads a value written by WriteRice with the same k and width.
 // An escape holding a magnitude that the unary form could have spelt, and
 // a negative zero, are ErrMalformed: each value has one spelling.
