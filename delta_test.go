@@ -406,6 +406,43 @@ func TestFirstDiffAndEqualRun(t *testing.T) {
 	}
 }
 
+// firstDiff finds a difference at every position of every length up to
+// 200 bytes, with the slices at every offset from an 8-byte boundary and
+// differing bytes just past their ends (which it must not read), and
+// equalRun turns it into whole elements for every stride up to 40.
+func TestFirstDiffEveryPosition(t *testing.T) {
+	bufA, bufB := make([]byte, 224), make([]byte, 224)
+	for i := range bufA {
+		bufA[i] = byte(i*7 + 3)
+	}
+	for off := 0; off < 8; off++ {
+		for n := 0; n <= 200; n++ {
+			copy(bufB, bufA)
+			for k := off + n; k < len(bufB); k++ {
+				bufB[k] ^= 0xff // beyond the end: differs
+			}
+			a, b := bufA[off:off+n:off+n], bufB[off:off+n:off+n]
+			require.Equal(t, n, firstDiff(a, b), "equal: off %d n %d", off, n)
+			for stride := 1; stride <= 40 && n > 0; stride++ {
+				if count := n / stride; count > 0 {
+					require.Equal(t, count, equalRun(unsafe.Pointer(&a[0]), unsafe.Pointer(&b[0]), count, uintptr(stride)))
+				}
+			}
+			for at := 0; at < n; at++ {
+				for _, bit := range []byte{0x01, 0x80} {
+					b[at] ^= bit
+					require.Equal(t, at, firstDiff(a, b), "off %d n %d at %d", off, n, at)
+					if stride := 1 + (at+n)%40; n/stride > 0 {
+						got := equalRun(unsafe.Pointer(&a[0]), unsafe.Pointer(&b[0]), n/stride, uintptr(stride))
+						require.Equal(t, min(at/stride, n/stride), got, "off %d n %d at %d stride %d", off, n, at, stride)
+					}
+					b[at] ^= bit
+				}
+			}
+		}
+	}
+}
+
 // Index sets round-trip whichever form the encoder picks: empty, full,
 // bitmask, and Rice codes with quotients from 0 to well past 63 bits.
 func TestIndexSetRoundTrip(t *testing.T) {
