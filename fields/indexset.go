@@ -33,22 +33,41 @@ func riceCost(idx []int32, k int) int {
 // changes by c minus the sum over gaps of floor(g/2^k) - floor(g/2^(k+1)),
 // and each of those terms only shrinks as k grows. So a walk from a guess
 // (the bit length of the mean gap) to the first k that its neighbours do
-// not beat finds the minimum, in a few passes rather than one per k.
+// not beat finds the minimum, in a few passes rather than one per k. One
+// pass sums the quotients of the guess and its two neighbours, where the
+// walk usually ends; a walk past them costs a pass a step.
 func bestRiceK(idx []int32, kmax int) (int, int) {
 	kmax = min(kmax, 23)
 	mean := (int(idx[len(idx)-1]) + 1) / len(idx)
 	k := min(BitsRequired(uint64(mean))-1, kmax)
 	k = max(k, 0)
-	cost := riceCost(idx, k)
+	lo := max(k-1, 0) // the window lo..lo+2 holds k and its neighbours
+	var win [3]int
+	prev := int32(-1)
+	for _, i := range idx {
+		g := int(i - prev - 1)
+		win[0] += g >> uint(lo)
+		win[1] += g >> uint(lo+1)
+		win[2] += g >> uint(lo+2)
+		prev = i
+	}
+	c := len(idx)
+	costAt := func(k int) int { // riceCost(idx, k)
+		if d := uint(k - lo); d < 3 {
+			return win[d] + c*(1+k)
+		}
+		return riceCost(idx, k)
+	}
+	cost := costAt(k)
 	for k > 0 { // down, through ties, to the least k of least cost
-		c := riceCost(idx, k-1)
+		c := costAt(k - 1)
 		if c > cost {
 			break
 		}
 		k, cost = k-1, c
 	}
 	for k < kmax { // or up, while strictly better
-		c := riceCost(idx, k+1)
+		c := costAt(k + 1)
 		if c >= cost {
 			break
 		}
@@ -79,36 +98,35 @@ func WriteIndexSet(w *bits.Writer, idx []int32, n int, countKnown bool) {
 	}
 	if useMask {
 		w.WriteBool(false)
-		// the bitmask, 64 bits at a time
-		var word uint64
+		// the bitmask, 64 bits at a time, each word set from the indexes
+		// that fall in it
 		j := 0
-		for i := 0; i < n; i++ {
-			if j < c && int(idx[j]) == i {
-				word |= 1 << uint(i&63)
-				j++
+		for base := 0; base < n; base += 64 {
+			var word uint64
+			for ; j < c && int(idx[j]) < base+64; j++ {
+				word |= 1 << (uint(idx[j]) & 63)
 			}
-			if i&63 == 63 {
-				w.WriteBits(word, 64)
-				word = 0
-			}
-		}
-		if n&63 != 0 {
-			w.WriteBits(word, n&63)
+			w.WriteBits(word, min(64, n-base))
 		}
 		return
 	}
 	w.WriteBool(true)
 	w.WriteBits(uint64(bestK), 5)
 	prev := int32(-1)
+	low := uint64(1)<<uint(bestK) - 1
 	for _, i := range idx {
 		g := uint64(i - prev - 1)
 		q := g >> uint(bestK)
+		prev = i
+		if q+1+uint64(bestK) <= 64 { // the ones, the zero and the low bits at once
+			w.WriteBits(1<<q-1|(g&low)<<(q+1), int(q)+1+bestK)
+			continue
+		}
 		for ; q >= 63; q -= 63 {
 			w.WriteBits(1<<63-1, 63)
 		}
 		w.WriteBits(1<<q-1, int(q)+1) // q ones, then a zero
 		w.WriteBits(g, bestK)
-		prev = i
 	}
 }
 
