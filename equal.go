@@ -128,6 +128,14 @@ func firstDiff(a, b []byte) int {
 	}
 	pa, pb := unsafe.Pointer(unsafe.SliceData(a)), unsafe.Pointer(unsafe.SliceData(b))
 	i := 0
+	if n >= 128 { // long stretches by vector instructions where there are any
+		if v, ok := vecDiff(pa, pb, n); ok {
+			if v < n&^63 {
+				return v
+			}
+			i = v
+		}
+	}
 	for ; i+64 <= n; i += 64 { // eight words at once
 		x, y := (*[8]uint64)(unsafe.Add(pa, i)), (*[8]uint64)(unsafe.Add(pb, i))
 		if (x[0]^y[0])|(x[1]^y[1])|(x[2]^y[2])|(x[3]^y[3])|
