@@ -101,8 +101,7 @@ func memEqual(a, b unsafe.Pointer, size uintptr) bool {
 // equalRun returns how many leading elements of two arrays of count
 // elements, stride bytes apart, are equal byte for byte.
 func equalRun(a, b unsafe.Pointer, count int, stride uintptr) int {
-	size := uintptr(count) * stride
-	d := firstDiff(unsafe.Slice((*byte)(a), size), unsafe.Slice((*byte)(b), size))
+	d := memDiff(a, b, count*int(stride))
 	return int(uintptr(d) / stride)
 }
 
@@ -117,16 +116,22 @@ func equalRun(a, b unsafe.Pointer, count int, stride uintptr) int {
 // comparison a block at a time, then a narrowing to the word, took more
 // instructions: the narrowing compares the differing block again.)
 func firstDiff(a, b []byte) int {
-	n := len(a)
-	b = b[:n]
+	if len(a) == 0 {
+		return 0
+	}
+	b = b[:len(a)]
+	return memDiff(unsafe.Pointer(unsafe.SliceData(a)), unsafe.Pointer(unsafe.SliceData(b)), len(a))
+}
+
+// memDiff is firstDiff of the n bytes at pa and pb.
+func memDiff(pa, pb unsafe.Pointer, n int) int {
 	if n < 8 {
 		i := 0
-		for i < n && a[i] == b[i] {
+		for i < n && *(*byte)(unsafe.Add(pa, i)) == *(*byte)(unsafe.Add(pb, i)) {
 			i++
 		}
 		return i
 	}
-	pa, pb := unsafe.Pointer(unsafe.SliceData(a)), unsafe.Pointer(unsafe.SliceData(b))
 	i := 0
 	if n >= 128 { // long stretches by vector instructions where there are any
 		if v, ok := vecDiff(pa, pb, n); ok {
