@@ -131,7 +131,7 @@ func (e *encoder) encEntityDeltaFused(n *node, b, c unsafe.Pointer) (bool, error
 				continue
 			}
 		}
-		ib, ic := loadInt(ptrAt(pb, idOff), idMem), loadInt(ptrAt(pc, idOff), idMem)
+		ib, ic := loadInts(ptrAt(pb, idOff), ptrAt(pc, idOff), idMem)
 		if ib != ic {
 			if ib < ic {
 				removed[nr] = int32(i)
