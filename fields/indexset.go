@@ -114,20 +114,33 @@ func WriteIndexSet(w *bits.Writer, idx []int32, n int, countKnown bool) {
 	w.WriteBits(uint64(bestK), 5)
 	prev := int32(-1)
 	low := uint64(1)<<uint(bestK) - 1
+	// Gaps are gathered in acc (nacc bits) and written a word at a time.
+	var acc uint64
+	nacc := 0
 	for _, i := range idx {
 		g := uint64(i - prev - 1)
 		q := g >> uint(bestK)
 		prev = i
-		if q+1+uint64(bestK) <= 64 { // the ones, the zero and the low bits at once
-			w.WriteBits(1<<q-1|(g&low)<<(q+1), int(q)+1+bestK)
+		if width := int(q) + 1 + bestK; width <= 64 { // the ones, the zero and the low bits at once
+			v := 1<<q - 1 | (g&low)<<(q+1)
+			if nacc+width <= 64 {
+				acc |= v << uint(nacc&63)
+				nacc += width
+				continue
+			}
+			w.WriteBits(acc, nacc)
+			acc, nacc = v, width
 			continue
 		}
+		w.WriteBits(acc, nacc)
+		acc, nacc = 0, 0
 		for ; q >= 63; q -= 63 {
 			w.WriteBits(1<<63-1, 63)
 		}
 		w.WriteBits(1<<q-1, int(q)+1) // q ones, then a zero
 		w.WriteBits(g, bestK)
 	}
+	w.WriteBits(acc, nacc)
 }
 
 // indexCountWidth is the bitlen prefix width of an index set's count.

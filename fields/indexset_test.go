@@ -58,6 +58,14 @@ func TestWriteIndexSetBitExact(t *testing.T) {
 		if trial%7 == 0 && n > 1000 { // one near neighbour, one far away
 			idx = []int32{1, int32(n - 1)}
 		}
+		if trial%11 == 0 { // neighbours, then quotients past 63 (k small)
+			n = 2000 + rng.Intn(3000)
+			idx = idx[:0]
+			for i := int32(0); i < int32(50+rng.Intn(100)); i++ {
+				idx = append(idx, i)
+			}
+			idx = append(idx, int32(n-2-rng.Intn(20)), int32(n-1))
+		}
 		countKnown := trial%2 == 0
 		var got, want bits.Writer
 		WriteIndexSet(&got, idx, n, countKnown)
