@@ -117,12 +117,14 @@ func WriteIndexSet(w *bits.Writer, idx []int32, n int, countKnown bool) {
 	// Gaps are gathered in acc (nacc bits) and written a word at a time.
 	var acc uint64
 	nacc := 0
+	kk := uint(bestK) & 63 // (masked shifts: no tests of 64 or more)
 	for _, i := range idx {
 		g := uint64(i - prev - 1)
-		q := g >> uint(bestK)
+		q := g >> kk
 		prev = i
 		if width := int(q) + 1 + bestK; width <= 64 { // the ones, the zero and the low bits at once
-			v := 1<<q - 1 | (g&low)<<(q+1)
+			// q ≤ 63; q+1 = 64 only with k = 0, when g&low is 0
+			v := 1<<(q&63) - 1 | (g&low)<<((q+1)&63)
 			if nacc+width <= 64 {
 				acc |= v << uint(nacc&63)
 				nacc += width
