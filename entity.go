@@ -84,7 +84,7 @@ func (e *encoder) encEntityDelta(n *node, b, c unsafe.Pointer) (bool, error) {
 // encoding each survivor in one pass: a survivor's delta goes to a scratch
 // writer while the entities are matched, and is dropped again if no field
 // changed. Runs of survivors that are equal byte for byte (pointer-free
-// elements only) are skipped a block at a time. Its errors carry bit
+// elements only) are skipped at once (equalRun). Its errors carry bit
 // offsets of the scratch writer; encEntityDelta reruns the plain pass for
 // them.
 func (e *encoder) encEntityDeltaFused(n *node, b, c unsafe.Pointer) (bool, error) {
