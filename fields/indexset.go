@@ -122,27 +122,38 @@ func WriteIndexSet(w *bits.Writer, idx []int32, n int, countKnown bool) {
 		g := uint64(i - prev - 1)
 		q := g >> kk
 		prev = i
-		if width := int(q) + 1 + bestK; width <= 64 { // the ones, the zero and the low bits at once
-			// q ≤ 63; q+1 = 64 only with k = 0, when g&low is 0
-			v := 1<<(q&63) - 1 | (g&low)<<((q+1)&63)
-			if nacc+width <= 64 {
-				acc |= v << uint(nacc&63)
-				nacc += width
-				continue
-			}
-			w.WriteBits(acc, nacc)
-			acc, nacc = v, width
+		width := int(q) + 1 + bestK
+		if width > 64 { // a quotient of 64 or more (rare)
+			writeLongGap(w, acc, nacc, g, bestK)
+			acc, nacc = 0, 0
 			continue
 		}
-		w.WriteBits(acc, nacc)
-		acc, nacc = 0, 0
-		for ; q >= 63; q -= 63 {
-			w.WriteBits(1<<63-1, 63)
+		// The ones, the zero and the low bits at once: q ≤ 63, and q+1 =
+		// 64 only with k = 0, when g&low is 0.
+		v := 1<<(q&63) - 1 | (g&low)<<((q+1)&63)
+		if nacc+width > 64 {
+			w.WriteBits(acc, nacc)
+			acc, nacc = 0, 0
 		}
-		w.WriteBits(1<<q-1, int(q)+1) // q ones, then a zero
-		w.WriteBits(g, bestK)
+		acc |= v << uint(nacc&63)
+		nacc += width
 	}
 	w.WriteBits(acc, nacc)
+}
+
+// writeLongGap writes the nacc gathered bits acc, then gap g with Rice
+// parameter k, whose code is longer than a word. (Out of WriteIndexSet's
+// loop, which keeps its registers.)
+//
+//go:noinline
+func writeLongGap(w *bits.Writer, acc uint64, nacc int, g uint64, k int) {
+	w.WriteBits(acc, nacc)
+	q := g >> uint(k)
+	for ; q >= 63; q -= 63 {
+		w.WriteBits(1<<63-1, 63)
+	}
+	w.WriteBits(1<<q-1, int(q)+1) // q ones, then a zero
+	w.WriteBits(g, k)
 }
 
 // indexCountWidth is the bitlen prefix width of an index set's count.
