@@ -3,6 +3,7 @@ package bitwire
 import (
 	"math"
 	"math/rand"
+	"sort"
 	"testing"
 	"unsafe"
 
@@ -406,6 +407,43 @@ func TestFirstDiffAndEqualRun(t *testing.T) {
 	}
 }
 
+// firstDiff finds a difference at every position of every length up to
+// 200 bytes, with the slices at every offset from an 8-byte boundary and
+// differing bytes just past their ends (which it must not read), and
+// equalRun turns it into whole elements for every stride up to 40.
+func TestFirstDiffEveryPosition(t *testing.T) {
+	bufA, bufB := make([]byte, 224), make([]byte, 224)
+	for i := range bufA {
+		bufA[i] = byte(i*7 + 3)
+	}
+	for off := 0; off < 8; off++ {
+		for n := 0; n <= 200; n++ {
+			copy(bufB, bufA)
+			for k := off + n; k < len(bufB); k++ {
+				bufB[k] ^= 0xff // beyond the end: differs
+			}
+			a, b := bufA[off:off+n:off+n], bufB[off:off+n:off+n]
+			require.Equal(t, n, firstDiff(a, b), "equal: off %d n %d", off, n)
+			for stride := 1; stride <= 40 && n > 0; stride++ {
+				if count := n / stride; count > 0 {
+					require.Equal(t, count, equalRun(unsafe.Pointer(&a[0]), unsafe.Pointer(&b[0]), count, uintptr(stride)))
+				}
+			}
+			for at := 0; at < n; at++ {
+				for _, bit := range []byte{0x01, 0x80} {
+					b[at] ^= bit
+					require.Equal(t, at, firstDiff(a, b), "off %d n %d at %d", off, n, at)
+					if stride := 1 + (at+n)%40; n/stride > 0 {
+						got := equalRun(unsafe.Pointer(&a[0]), unsafe.Pointer(&b[0]), n/stride, uintptr(stride))
+						require.Equal(t, min(at/stride, n/stride), got, "off %d n %d at %d stride %d", off, n, at, stride)
+					}
+					b[at] ^= bit
+				}
+			}
+		}
+	}
+}
+
 // Index sets round-trip whichever form the encoder picks: empty, full,
 // bitmask, and Rice codes with quotients from 0 to well past 63 bits.
 func TestIndexSetRoundTrip(t *testing.T) {
@@ -582,5 +620,51 @@ func TestSubtreesJudgedWhileWritten(t *testing.T) {
 			cur.In.Tags[3] = 4.1 // within half a step
 		}
 		checkFusedDelta(t, &base, &cur)
+	}
+}
+
+type idI8 struct {
+	ID int8    `net:"id"`
+	X  float32 `net:"q,min=-100,max=100,prec=0.1"`
+}
+
+type idI64 struct {
+	ID int64   `net:"id"`
+	X  float32 `net:"q,min=-100,max=100,prec=0.1"`
+}
+
+type idU32 struct {
+	ID uint32  `net:"id"`
+	X  float32 `net:"q,min=-100,max=100,prec=0.1"`
+}
+
+// The fused pass matches ids of every width and sign as the plain pass
+// does, negative ids included (compared as the plain pass compares them),
+// with entities removed, added and changed.
+func TestEntityDeltaFusedIDKinds(t *testing.T) {
+	rng := rand.New(rand.NewSource(29))
+	for trial := 0; trial < 100; trial++ {
+		n := rng.Intn(40)
+		ids := rng.Perm(120)[:n]
+		sort.Ints(ids)
+		var b8, c8 []idI8
+		var b64, c64 []idI64
+		var b32, c32 []idU32
+		for _, id := range ids {
+			x := float32(rng.Intn(100))
+			id -= 60 // negative ids too
+			if rng.Intn(5) > 0 {
+				b8, b64, b32 = append(b8, idI8{int8(id), x}), append(b64, idI64{int64(id) << 40, x}), append(b32, idU32{uint32(id), x})
+			}
+			if rng.Intn(5) > 0 {
+				if rng.Intn(3) == 0 {
+					x++
+				}
+				c8, c64, c32 = append(c8, idI8{int8(id), x}), append(c64, idI64{int64(id) << 40, x}), append(c32, idU32{uint32(id), x})
+			}
+		}
+		checkFusedDelta(t, &fusedWorld[idI8]{b8}, &fusedWorld[idI8]{c8})
+		checkFusedDelta(t, &fusedWorld[idI64]{b64}, &fusedWorld[idI64]{c64})
+		checkFusedDelta(t, &fusedWorld[idU32]{b32}, &fusedWorld[idU32]{c32})
 	}
 }

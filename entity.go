@@ -84,7 +84,7 @@ func (e *encoder) encEntityDelta(n *node, b, c unsafe.Pointer) (bool, error) {
 // encoding each survivor in one pass: a survivor's delta goes to a scratch
 // writer while the entities are matched, and is dropped again if no field
 // changed. Runs of survivors that are equal byte for byte (pointer-free
-// elements only) are skipped a block at a time. Its errors carry bit
+// elements only) are skipped at once (equalRun). Its errors carry bit
 // offsets of the scratch writer; encEntityDelta reruns the plain pass for
 // them.
 func (e *encoder) encEntityDeltaFused(n *node, b, c unsafe.Pointer) (bool, error) {
@@ -99,10 +99,17 @@ func (e *encoder) encEntityDeltaFused(n *node, b, c unsafe.Pointer) (bool, error
 	// since storing sw into e.w would make every writer escape.)
 	se := *e
 	se.w = sw
-	removed := e.ar.take(sb.len)
-	added := e.ar.take(sc.len)
-	changed := e.ar.take(min(sb.len, sc.len)) // survivor ordinals
-	idf := &n.elem.sub.fields[n.idField]
+	// The loop keeps few values live across the survivors' calls (which
+	// save no registers): the sets are filled by counts, and the survivors
+	// so far are i-nr.
+	nb, nc, stride := sb.len, sc.len, n.stride
+	db, dc := sb.data, sc.data
+	removed := e.ar.take(nb)[:nb]
+	added := e.ar.take(nc)[:nc]
+	changed := e.ar.take(min(nb, nc))[:min(nb, nc)] // survivor ordinals
+	nr, na, nch := 0, 0, 0
+	idField := n.idField
+	idf := &n.elem.sub.fields[idField]
 	idOff, idMem := idf.off, idf.node.mem
 	pod := n.elem.pod
 	// The survivors' deltas by the struct's delta plan where it applies
@@ -112,55 +119,57 @@ func (e *encoder) encEntityDeltaFused(n *node, b, c unsafe.Pointer) (bool, error
 	if dp != nil && (!deltaFlatOn || e.ar.rt != nil || e.debug || e.depth+dp.depth > e.maxDepth) {
 		dp = nil
 	}
-	survivors := 0
 	i, j := 0, 0
-	for i < sb.len && j < sc.len {
-		pb, pc := ptrAt(sb.data, uintptr(i)*n.stride), ptrAt(sc.data, uintptr(j)*n.stride)
+	for i < nb && j < nc {
+		pb, pc := ptrAt(db, uintptr(i)*stride), ptrAt(dc, uintptr(j)*stride)
 		// A first word that differs (a changed element, usually) needs no
 		// call; else a run of equal elements is skipped at once.
-		if pod && (n.stride < 8 || firstWord(pb) == firstWord(pc)) {
-			if run := equalRun(pb, pc, min(sb.len-i, sc.len-j), n.stride); run > 0 {
-				survivors += run
+		if pod && (stride < 8 || firstWord(pb) == firstWord(pc)) {
+			if run := equalRun(pb, pc, min(nb-i, nc-j), stride); run > 0 {
 				i += run
 				j += run
 				continue
 			}
 		}
-		ib, ic := loadInt(ptrAt(pb, idOff), idMem), loadInt(ptrAt(pc, idOff), idMem)
-		switch {
-		case ib == ic:
-			at, flagged := sw.Len(), se.flagged
-			var ch, ok bool
-			if dp != nil {
-				ch, ok = se.encStructDeltaFlat(dp, pb, pc, n.idField)
-			}
-			if !ok {
-				var err error
-				if ch, err = se.encStructDelta(sub, pb, pc, n.idField); err != nil {
-					return false, err
-				}
-			}
-			if ch {
-				changed = append(changed, int32(survivors))
+		ib, ic := loadInts(ptrAt(pb, idOff), ptrAt(pc, idOff), idMem)
+		if ib != ic {
+			if ib < ic {
+				removed[nr] = int32(i)
+				nr++
+				i++
 			} else {
-				sw.Truncate(at) // only unchanged bits: the survivor is unchanged
-				se.flagged = flagged
+				added[na] = int32(j)
+				na++
+				j++
 			}
-			survivors++
-			i++
-			j++
-		case ib < ic:
-			removed = append(removed, int32(i))
-			i++
-		default:
-			added = append(added, int32(j))
-			j++
+			continue
 		}
+		at, flagged := sw.Len(), se.flagged
+		var ch, ok bool
+		if dp != nil {
+			ch, ok = se.encStructDeltaFlat(dp, pb, pc, idField)
+		}
+		if !ok {
+			var err error
+			if ch, err = se.encStructDelta(sub, pb, pc, idField); err != nil {
+				return false, err
+			}
+		}
+		if ch {
+			changed[nch] = int32(i - nr)
+			nch++
+		} else {
+			sw.Truncate(at) // only unchanged bits: the survivor is unchanged
+			se.flagged = flagged
+		}
+		i++
+		j++
 	}
-	added = e.writeEntitySets(sb.len, sc.len, i, j, removed, added, changed, survivors)
+	survivors := i - nr
+	added = e.writeEntitySets(nb, nc, i, j, removed[:nr], added[:na], changed[:nch], survivors)
 	e.w.WriteFrom(sw)
 	e.flagged = se.flagged
-	return survivors != sb.len || survivors != sc.len || len(changed) > 0, e.encAdded(n, sc, added)
+	return survivors != nb || survivors != nc || nch > 0, e.encAdded(n, sc, added)
 }
 
 // writeEntitySets ends the matching of nb baseline entities with nc new

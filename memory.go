@@ -36,6 +36,27 @@ func loadInt(p unsafe.Pointer, m memKind) uint64 {
 	return 0
 }
 
+// loadInts is loadInt at p and at q, with one dispatch on m.
+func loadInts(p, q unsafe.Pointer, m memKind) (uint64, uint64) {
+	switch m {
+	case mU8:
+		return uint64(*(*uint8)(p)), uint64(*(*uint8)(q))
+	case mU16:
+		return uint64(*(*uint16)(p)), uint64(*(*uint16)(q))
+	case mU32:
+		return uint64(*(*uint32)(p)), uint64(*(*uint32)(q))
+	case mU64, mI64:
+		return *(*uint64)(p), *(*uint64)(q)
+	case mI8:
+		return uint64(int64(*(*int8)(p))), uint64(int64(*(*int8)(q)))
+	case mI16:
+		return uint64(int64(*(*int16)(p))), uint64(int64(*(*int16)(q)))
+	case mI32:
+		return uint64(int64(*(*int32)(p))), uint64(int64(*(*int32)(q)))
+	}
+	return 0, 0
+}
+
 func storeInt(p unsafe.Pointer, m memKind, v uint64) {
 	switch m {
 	case mU8, mI8:

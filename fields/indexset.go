@@ -33,22 +33,41 @@ func riceCost(idx []int32, k int) int {
 // changes by c minus the sum over gaps of floor(g/2^k) - floor(g/2^(k+1)),
 // and each of those terms only shrinks as k grows. So a walk from a guess
 // (the bit length of the mean gap) to the first k that its neighbours do
-// not beat finds the minimum, in a few passes rather than one per k.
+// not beat finds the minimum, in a few passes rather than one per k. One
+// pass sums the quotients of the guess and its two neighbours, where the
+// walk usually ends; a walk past them costs a pass a step.
 func bestRiceK(idx []int32, kmax int) (int, int) {
 	kmax = min(kmax, 23)
 	mean := (int(idx[len(idx)-1]) + 1) / len(idx)
 	k := min(BitsRequired(uint64(mean))-1, kmax)
 	k = max(k, 0)
-	cost := riceCost(idx, k)
+	lo := max(k-1, 0) // the window lo..lo+2 holds k and its neighbours
+	var win [3]int
+	prev := int32(-1)
+	for _, i := range idx {
+		g := int(i - prev - 1)
+		win[0] += g >> uint(lo)
+		win[1] += g >> uint(lo+1)
+		win[2] += g >> uint(lo+2)
+		prev = i
+	}
+	c := len(idx)
+	costAt := func(k int) int { // riceCost(idx, k)
+		if d := uint(k - lo); d < 3 {
+			return win[d] + c*(1+k)
+		}
+		return riceCost(idx, k)
+	}
+	cost := costAt(k)
 	for k > 0 { // down, through ties, to the least k of least cost
-		c := riceCost(idx, k-1)
+		c := costAt(k - 1)
 		if c > cost {
 			break
 		}
 		k, cost = k-1, c
 	}
 	for k < kmax { // or up, while strictly better
-		c := riceCost(idx, k+1)
+		c := costAt(k + 1)
 		if c >= cost {
 			break
 		}
@@ -79,37 +98,62 @@ func WriteIndexSet(w *bits.Writer, idx []int32, n int, countKnown bool) {
 	}
 	if useMask {
 		w.WriteBool(false)
-		// the bitmask, 64 bits at a time
-		var word uint64
+		// the bitmask, 64 bits at a time, each word set from the indexes
+		// that fall in it
 		j := 0
-		for i := 0; i < n; i++ {
-			if j < c && int(idx[j]) == i {
-				word |= 1 << uint(i&63)
-				j++
+		for base := 0; base < n; base += 64 {
+			var word uint64
+			for ; j < c && int(idx[j]) < base+64; j++ {
+				word |= 1 << (uint(idx[j]) & 63)
 			}
-			if i&63 == 63 {
-				w.WriteBits(word, 64)
-				word = 0
-			}
-		}
-		if n&63 != 0 {
-			w.WriteBits(word, n&63)
+			w.WriteBits(word, min(64, n-base))
 		}
 		return
 	}
 	w.WriteBool(true)
 	w.WriteBits(uint64(bestK), 5)
 	prev := int32(-1)
+	low := uint64(1)<<uint(bestK) - 1
+	// Gaps are gathered in acc (nacc bits) and written a word at a time.
+	var acc uint64
+	nacc := 0
+	kk := uint(bestK) & 63 // (masked shifts: no tests of 64 or more)
 	for _, i := range idx {
 		g := uint64(i - prev - 1)
-		q := g >> uint(bestK)
-		for ; q >= 63; q -= 63 {
-			w.WriteBits(1<<63-1, 63)
-		}
-		w.WriteBits(1<<q-1, int(q)+1) // q ones, then a zero
-		w.WriteBits(g, bestK)
+		q := g >> kk
 		prev = i
+		width := int(q) + 1 + bestK
+		if width > 64 { // a quotient of 64 or more (rare)
+			writeLongGap(w, acc, nacc, g, bestK)
+			acc, nacc = 0, 0
+			continue
+		}
+		// The ones, the zero and the low bits at once: q ≤ 63, and q+1 =
+		// 64 only with k = 0, when g&low is 0.
+		v := 1<<(q&63) - 1 | (g&low)<<((q+1)&63)
+		if nacc+width > 64 {
+			w.WriteBits(acc, nacc)
+			acc, nacc = 0, 0
+		}
+		acc |= v << uint(nacc&63)
+		nacc += width
 	}
+	w.WriteBits(acc, nacc)
+}
+
+// writeLongGap writes the nacc gathered bits acc, then gap g with Rice
+// parameter k, whose code is longer than a word. (Out of WriteIndexSet's
+// loop, which keeps its registers.)
+//
+//go:noinline
+func writeLongGap(w *bits.Writer, acc uint64, nacc int, g uint64, k int) {
+	w.WriteBits(acc, nacc)
+	q := g >> uint(k)
+	for ; q >= 63; q -= 63 {
+		w.WriteBits(1<<63-1, 63)
+	}
+	w.WriteBits(1<<q-1, int(q)+1) // q ones, then a zero
+	w.WriteBits(g, k)
 }
 
 // indexCountWidth is the bitlen prefix width of an index set's count.
