@@ -122,17 +122,19 @@ func growSlice(n *node, ds *sliceHeader, l int, avoid unsafe.Pointer) {
 }
 
 // copyPod copies size bytes of a pointer-free value; the common sizes are
-// single moves.
+// single moves where the machine moves unaligned words (byte arrays, so
+// the compiler moves bytes where it may not: a value of 8 bytes may be
+// aligned to 4 or 1).
 func copyPod(dst, src unsafe.Pointer, size uintptr) {
 	switch size {
 	case 4:
-		*(*uint32)(dst) = *(*uint32)(src)
+		*(*[4]byte)(dst) = *(*[4]byte)(src)
 	case 8:
-		*(*uint64)(dst) = *(*uint64)(src)
+		*(*[8]byte)(dst) = *(*[8]byte)(src)
 	case 1:
 		*(*uint8)(dst) = *(*uint8)(src)
 	case 2:
-		*(*uint16)(dst) = *(*uint16)(src)
+		*(*[2]byte)(dst) = *(*[2]byte)(src)
 	default:
 		copy(unsafe.Slice((*byte)(dst), size), unsafe.Slice((*byte)(src), size))
 	}

@@ -84,16 +84,16 @@ func eqElems(n *node, a, b unsafe.Pointer, count, depth int) bool {
 
 // memEqual reports whether size bytes at a and b are equal. The sizes of
 // single floats and integers are one comparison, and 16 bytes two, without
-// a call.
+// a call (byte arrays and load64: whole words only where the machine loads
+// them unaligned, since a value's alignment may be less than its size).
 func memEqual(a, b unsafe.Pointer, size uintptr) bool {
 	switch size {
 	case 4:
-		return *(*uint32)(a) == *(*uint32)(b)
+		return *(*[4]byte)(a) == *(*[4]byte)(b)
 	case 8:
-		return *(*uint64)(a) == *(*uint64)(b)
+		return load64(a) == load64(b)
 	case 16: // a quaternion of float32s
-		x, y := (*[2]uint64)(a), (*[2]uint64)(b)
-		return x[0] == y[0] && x[1] == y[1]
+		return load64(a) == load64(b) && load64(unsafe.Add(a, 8)) == load64(unsafe.Add(b, 8))
 	}
 	return a == b || string(unsafe.Slice((*byte)(a), size)) == string(unsafe.Slice((*byte)(b), size))
 }
@@ -144,19 +144,21 @@ func memDiff(pa, pb unsafe.Pointer, n int) int {
 		}
 	}
 	for ; i+64 <= n; i += 64 { // eight words at once
-		x, y := (*[8]uint64)(unsafe.Add(pa, i)), (*[8]uint64)(unsafe.Add(pb, i))
-		if (x[0]^y[0])|(x[1]^y[1])|(x[2]^y[2])|(x[3]^y[3])|
-			(x[4]^y[4])|(x[5]^y[5])|(x[6]^y[6])|(x[7]^y[7]) != 0 {
+		x, y := unsafe.Add(pa, i), unsafe.Add(pb, i)
+		if (load64(x)^load64(y))|(load64(unsafe.Add(x, 8))^load64(unsafe.Add(y, 8)))|
+			(load64(unsafe.Add(x, 16))^load64(unsafe.Add(y, 16)))|(load64(unsafe.Add(x, 24))^load64(unsafe.Add(y, 24)))|
+			(load64(unsafe.Add(x, 32))^load64(unsafe.Add(y, 32)))|(load64(unsafe.Add(x, 40))^load64(unsafe.Add(y, 40)))|
+			(load64(unsafe.Add(x, 48))^load64(unsafe.Add(y, 48)))|(load64(unsafe.Add(x, 56))^load64(unsafe.Add(y, 56))) != 0 {
 			break
 		}
 	}
 	for ; i+8 <= n; i += 8 {
-		if d := *(*uint64)(unsafe.Add(pa, i)) ^ *(*uint64)(unsafe.Add(pb, i)); d != 0 {
+		if d := load64(unsafe.Add(pa, i)) ^ load64(unsafe.Add(pb, i)); d != 0 {
 			return i + diffByte(d)
 		}
 	}
 	if i < n { // the last 8 bytes; those before i are equal
-		if d := *(*uint64)(unsafe.Add(pa, n-8)) ^ *(*uint64)(unsafe.Add(pb, n-8)); d != 0 {
+		if d := load64(unsafe.Add(pa, n-8)) ^ load64(unsafe.Add(pb, n-8)); d != 0 {
 			return n - 8 + diffByte(d)
 		}
 	}
@@ -178,5 +180,5 @@ var bigEndian = func() bool { x := uint16(1); return *(*byte)(unsafe.Pointer(&x)
 // firstWord returns the first eight bytes at p, which must hold them, as a
 // native word (for comparisons).
 func firstWord(p unsafe.Pointer) uint64 {
-	return *(*uint64)(p)
+	return load64(p)
 }
