@@ -18,8 +18,9 @@ func cpuAVX2() bool
 var haveAVX2 = cpuAVX2()
 
 // vecDiff returns the index of the first differing byte of the leading
-// multiple of 64 bytes at a and b, or that multiple, comparing 64 bytes a
-// step with vector instructions; ok is false when they are missing.
+// multiple of 64 bytes at a and b, or that multiple, comparing 128 bytes a
+// step (then a last 64) with vector instructions; ok is false when they
+// are missing.
 func vecDiff(a, b unsafe.Pointer, n int) (i int, ok bool) {
 	if !haveAVX2 {
 		return 0, false
