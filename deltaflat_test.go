@@ -180,11 +180,7 @@ func TestDeltaFlatSameBits(t *testing.T) {
 		if r.Intn(30) == 0 { // a baseline that cannot be coded
 			dfMutate(r, &base.One, true)
 		}
-		deltaFlatOn = true
-		a, errA := c.AppendDelta(nil, &base, &cur)
-		deltaFlatOn = false
-		b, errB := c.AppendDelta(nil, &base, &cur)
-		deltaFlatOn = true
+		a, b, errA, errB := appendDeltaBothWays(c, &base, &cur)
 		if errA != nil || errB != nil {
 			require.Error(t, errA, "it %d", it)
 			require.Error(t, errB, "it %d", it)
@@ -242,11 +238,7 @@ func TestDeltaFlatWideKeys(t *testing.T) {
 		if r.Intn(2) == 0 {
 			cur.Y = float32(r.Float64() * 50)
 		}
-		deltaFlatOn = true
-		a, errA := c.AppendDelta(nil, &base, &cur)
-		deltaFlatOn = false
-		b, errB := c.AppendDelta(nil, &base, &cur)
-		deltaFlatOn = true
+		a, b, errA, errB := appendDeltaBothWays(c, &base, &cur)
 		require.NoError(t, errA)
 		require.NoError(t, errB)
 		require.Equal(t, b, a, "it %d", it)
@@ -392,10 +384,7 @@ func TestDeltaFlatAllQ(t *testing.T) {
 		}
 		// And the whole message, both ways.
 		wb, wc := dfAllQWorld{Ents: []dfAllQ{base}, One: base}, dfAllQWorld{Ents: []dfAllQ{cur}, One: cur}
-		x, errX := c.AppendDelta(nil, &wb, &wc)
-		deltaFlatOn = false
-		y, errY := c.AppendDelta(nil, &wb, &wc)
-		deltaFlatOn = true
+		x, y, errX, errY := appendDeltaBothWays(c, &wb, &wc)
 		require.NoError(t, errX)
 		require.NoError(t, errY)
 		require.Equal(t, y, x, "it %d: the message's bits", it)
@@ -437,11 +426,20 @@ func TestDeltaFlatUndo(t *testing.T) {
 		}
 		wb.Ents, wc.Ents = append(wb.Ents, e), append(wc.Ents, f)
 	}
-	x, err := c.AppendDelta(nil, &wb, &wc)
-	require.NoError(t, err)
-	deltaFlatOn = false
-	y, err := c.AppendDelta(nil, &wb, &wc)
-	deltaFlatOn = true
-	require.NoError(t, err)
+	x, y, errX, errY := appendDeltaBothWays(c, &wb, &wc)
+	require.NoError(t, errX)
+	require.NoError(t, errY)
 	require.Equal(t, y, x)
+}
+
+// appendDeltaBothWays encodes the delta from base to cur by the flat delta
+// plan and by the general path (deltaFlatOn false), for tests that compare
+// the two; it leaves deltaFlatOn true.
+func appendDeltaBothWays[T any](c *Codec[T], base, cur *T) (flat, general []byte, errFlat, errGeneral error) {
+	deltaFlatOn = true
+	flat, errFlat = c.AppendDelta(nil, base, cur)
+	deltaFlatOn = false
+	defer func() { deltaFlatOn = true }()
+	general, errGeneral = c.AppendDelta(nil, base, cur)
+	return flat, general, errFlat, errGeneral
 }
