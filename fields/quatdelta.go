@@ -352,11 +352,11 @@ func (q *Quat) WriteDelta(w *bits.Writer, s *QuatDeltaState, base uint64, baseOK
 	s.afterAbs = 1
 }
 
-// riceK is the parameter allParams derives from a mean magnitude a below
-// 2^20 (as every difference of at most 20-bit indexes is): NewRiceMean(a)
-// holds 16a, and K is the bit length of 16a·11/256, floor(11a/16), at most
-// 20 bits.
-func riceK(a uint64) int { return mbits.Len64(a * 11 >> 4) }
+// riceK is the parameter params derives from a mean magnitude a, for the
+// writer, whose differences of indexes of at most 20 bits are below 2^20:
+// there neither of RiceMean's caps applies (a reader's params keeps them,
+// since a short Rice form can spell more).
+func riceK(a uint64) int { return riceKOf16(uint32(a) << 4) }
 
 // update moves the packet's running mean toward this relative
 // quaternion's mean difference (an absolute one leaves it alone).

@@ -217,7 +217,10 @@ func NewRiceMean(mean uint32) RiceMean { return RiceMean{m16: min(mean, 1<<20) <
 // K returns the parameter for the current mean μ: the bit length of
 // floor(μ·11/16), near log2(μ·ln 2), which minimizes the expected size of
 // a geometric distribution of mean μ; at most RiceMaxK.
-func (a RiceMean) K() int { return min(mbits.Len32(a.m16*11>>8), RiceMaxK) }
+func (a RiceMean) K() int { return min(riceKOf16(a.m16), RiceMaxK) }
+
+// riceKOf16 is RiceMean's parameter for a mean held as 16μ, before its cap.
+func riceKOf16(m16 uint32) int { return mbits.Len32(m16 * 11 >> 8) }
 
 // Add moves the mean toward magnitude m (capped at 2^20).
 func (a *RiceMean) Add(m uint64) {
