@@ -337,8 +337,7 @@ func (q *Quat) WriteDelta(w *bits.Writer, s *QuatDeltaState, base uint64, baseOK
 				w.WriteBits(c1, n1)
 				w.WriteBits(c2, n2)
 			}
-			s.mean.Add((a0 + a1 + a2 + 1) / 3) // update's
-			s.afterAbs = 0
+			s.updateMags(a0, a1, a2)
 			return
 		}
 	}
@@ -361,7 +360,12 @@ func riceK(a uint64) int { return riceKOf16(uint32(a) << 4) }
 // update moves the packet's running mean toward this relative
 // quaternion's mean difference (an absolute one leaves it alone).
 func (s *QuatDeltaState) update(e [3]int64) {
-	s.mean.Add((abs64(e[0]) + abs64(e[1]) + abs64(e[2]) + 1) / 3)
+	s.updateMags(abs64(e[0]), abs64(e[1]), abs64(e[2]))
+}
+
+// updateMags is update of the differences' magnitudes.
+func (s *QuatDeltaState) updateMags(a0, a1, a2 uint64) {
+	s.mean.Add((a0 + a1 + a2 + 1) / 3)
 	s.afterAbs = 0
 }
 
