@@ -31,14 +31,7 @@ const (
 // width width.
 func RiceBits(v int64, k, width int) int {
 	m := abs64(v)
-	n := 0
-	if m != 0 {
-		n = 1
-	}
-	if q := m >> uint(k); q < RiceEscape {
-		return n + int(q) + 1 + k
-	}
-	return n + RiceEscape + width
+	return riceLen(m, m>>uint(k), k, width)
 }
 
 // RiceMaxBits returns the largest size of a value of magnitude at most
@@ -62,7 +55,9 @@ func WriteRice(w *bits.Writer, v int64, k, width int) {
 }
 
 // riceLen is RiceBits of a value of magnitude m, given q = m>>k, so that
-// a caller that has m and q uses them for the code too (riceCode).
+// a caller that has m and q uses them for the code too (riceCode): a sign
+// bit for a nonzero m, then q ones, a 0 and k low bits, or the escape's
+// ones and the magnitude in width bits.
 func riceLen(m, q uint64, k, width int) int {
 	n := int((m | -m) >> 63) // the sign bit of a nonzero m
 	if q < RiceEscape {
