@@ -124,7 +124,7 @@ func (e *encoder) encEntityDeltaFused(n *node, b, c unsafe.Pointer) (bool, error
 		pb, pc := ptrAt(db, uintptr(i)*stride), ptrAt(dc, uintptr(j)*stride)
 		// A first word that differs (a changed element, usually) needs no
 		// call; else a run of equal elements is skipped at once.
-		if pod && (stride < 8 || firstWord(pb) == firstWord(pc)) {
+		if pod && (stride < 8 || load64(pb) == load64(pc)) {
 			if run := equalRun(pb, pc, min(nb-i, nc-j), stride); run > 0 {
 				i += run
 				j += run

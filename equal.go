@@ -176,9 +176,3 @@ func diffByte(d uint64) int {
 
 // bigEndian is whether words load big-endian (firstDiff's native loads).
 var bigEndian = func() bool { x := uint16(1); return *(*byte)(unsafe.Pointer(&x)) == 0 }()
-
-// firstWord returns the first eight bytes at p, which must hold them, as a
-// native word (for comparisons).
-func firstWord(p unsafe.Pointer) uint64 {
-	return load64(p)
-}
