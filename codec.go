@@ -1,19 +1,3 @@
-// Package bitwire serializes the state of real-time multiplayer games into
-// as few bits as possible, fast.
-//
-// Describe the state with plain Go structs and net struct tags:
-//
-//	type Player struct {
-//		X, Y   float32 `net:"q,min=-512,max=512,prec=0.01"` // 17 bits each
-//		Health int     `net:"range,min=0,max=200"`          // 8 bits
-//		Alive  bool                                         // 1 bit
-//	}
-//
-// For compiles a type once into a plan of field codings (cached per type);
-// Marshal, Append, Unmarshal, Encode and Decode then walk that plan over the
-// value's memory without reflection. The codings themselves live in package
-// fields and the bit stream in package bits, both usable by hand-written
-// code. The exact bits of every coding are documented in docs/wire-format.md.
 package bitwire
 
 import (
