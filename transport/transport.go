@@ -139,13 +139,13 @@ type Conn interface {
 // Stats counts a Server's traffic. Bytes are payload bytes, without the
 // transport's own headers.
 type Stats struct {
-	Joined, Left             uint64
-	DatagramsIn, BytesIn     uint64
-	DatagramsOut, BytesOut   uint64
-	DroppedIn                uint64 // received while Receive's queue was full
-	DroppedOut               uint64 // not taken by the transport (a full buffer, a closing session)
-	Refused                  uint64 // sessions refused: bad offers, origins, tokens
-	StrayIn                  uint64 // datagrams from no peer (UDP)
+	Joined, Left           uint64
+	DatagramsIn, BytesIn   uint64
+	DatagramsOut, BytesOut uint64
+	DroppedIn              uint64 // received while Receive's queue was full
+	DroppedOut             uint64 // not taken by the transport (a full buffer, a closing session)
+	Refused                uint64 // sessions refused: bad offers, origins, tokens
+	StrayIn                uint64 // datagrams from no peer (UDP)
 }
 
 // Options configure every Server of this package.
