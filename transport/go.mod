@@ -12,6 +12,7 @@ require (
 
 require (
 	github.com/dunglas/httpsfv v1.1.1 // indirect
+	github.com/fatih/structtag v1.2.0 // indirect
 	github.com/google/uuid v1.6.0 // indirect
 	github.com/pion/datachannel v1.6.3 // indirect
 	github.com/pion/dtls/v3 v3.1.15 // indirect
@@ -35,3 +36,7 @@ require (
 	golang.org/x/text v0.40.0 // indirect
 	golang.org/x/time v0.14.0 // indirect
 )
+
+require github.com/bitwire/bitwire v0.0.0
+
+replace github.com/bitwire/bitwire => ../
