@@ -146,6 +146,11 @@ type Stats struct {
 	DroppedOut             uint64 // not taken by the transport (a full buffer, a closing session)
 	Refused                uint64 // sessions refused: bad offers, origins, tokens
 	StrayIn                uint64 // datagrams from no peer (UDP)
+	// WireIn and WireOut are the bytes of the transport's own UDP socket
+	// (UDP, WebTransport, WebRTC), framing and handshakes included, IP and
+	// UDP headers not: against BytesIn and BytesOut, the transport's
+	// overhead. Zero for WebSocket, which runs inside an HTTP server.
+	WireIn, WireOut uint64
 }
 
 // Options configure every Server of this package.
@@ -182,6 +187,8 @@ type hub struct {
 	lastID  atomic.Uint64
 	stats   Stats
 	statsMu sync.Mutex
+	wireIn  atomic.Uint64 // the socket's bytes, where the transport has one
+	wireOut atomic.Uint64
 }
 
 func newHub(name string, opts Options) *hub {
@@ -200,8 +207,10 @@ func (h *hub) count(f func(s *Stats)) {
 // Stats implements Server.
 func (h *hub) Stats() Stats {
 	h.statsMu.Lock()
-	defer h.statsMu.Unlock()
-	return h.stats
+	st := h.stats
+	h.statsMu.Unlock()
+	st.WireIn, st.WireOut = h.wireIn.Load(), h.wireOut.Load()
+	return st
 }
 
 func (h *hub) wake() {

@@ -190,6 +190,16 @@ func TestHelloAndDatagrams(t *testing.T) {
 			if st.Joined != 1 || st.DatagramsOut != n || st.DatagramsIn < uint64(len(got)) {
 				t.Fatalf("stats %+v", st)
 			}
+			switch r.name {
+			case "udp": // the socket carries the payload and nothing else
+				if st.WireOut != st.BytesOut || st.WireIn != st.BytesIn {
+					t.Fatalf("UDP wire %d/%d bytes, payload %d/%d", st.WireIn, st.WireOut, st.BytesIn, st.BytesOut)
+				}
+			case "webtransport", "webrtc": // framing, encryption, handshakes on top
+				if st.WireOut <= st.BytesOut || st.WireIn <= st.BytesIn {
+					t.Fatalf("%s wire %d/%d bytes, payload %d/%d", r.name, st.WireIn, st.WireOut, st.BytesIn, st.BytesOut)
+				}
+			}
 
 			c.Close()
 			if e := next(t, r.srv); e.Kind != transport.Left || e.Peer != peer {

@@ -55,7 +55,8 @@ func (p *udpPeer) send(b []byte) error {
 	if len(b) > 65507 {
 		return ErrTooLarge
 	}
-	_, err := p.s.conn.WriteToUDPAddrPort(b, p.addr)
+	n, err := p.s.conn.WriteToUDPAddrPort(b, p.addr)
+	p.s.wireOut.Add(uint64(n))
 	return err
 }
 
@@ -101,6 +102,7 @@ func (s *UDPServer) read() {
 	buf := make([]byte, 65536)
 	for {
 		n, from, err := s.conn.ReadFromUDPAddrPort(buf)
+		s.wireIn.Add(uint64(max(n, 0)))
 		if err != nil {
 			if errors.Is(err, net.ErrClosed) {
 				return

@@ -95,7 +95,7 @@ func ListenWebRTC(cfg WebRTCConfig) (*WebRTCServer, error) {
 	_ = conn.SetReadBuffer(4 << 20)
 	_ = conn.SetWriteBuffer(4 << 20)
 	s := &WebRTCServer{hub: newHub("webrtc", cfg.Options), cfg: cfg, conn: conn, pcs: map[*webrtc.PeerConnection]struct{}{}}
-	s.mux = webrtc.NewICEUDPMux(nil, conn)
+	s.mux = webrtc.NewICEUDPMux(nil, s.counting(conn))
 	var se webrtc.SettingEngine
 	se.SetICEUDPMux(s.mux)
 	se.SetLite(true)

@@ -123,7 +123,7 @@ func ListenWebTransport(addr string, cfg WebTransportConfig) (*WebTransportServe
 	s.wt = &webtransport.Server{H3: s.h3, CheckOrigin: check}
 	mux.HandleFunc(cfg.Path, s.session)
 	s.wg.Go(func() {
-		if err := s.wt.Serve(s.conn); err != nil && !errors.Is(err, http.ErrServerClosed) && !errors.Is(err, quic.ErrServerClosed) {
+		if err := s.wt.Serve(s.counting(s.conn)); err != nil && !errors.Is(err, http.ErrServerClosed) && !errors.Is(err, quic.ErrServerClosed) {
 			s.err = err
 		}
 	})
