@@ -34,3 +34,19 @@ func (c *countingConn) WriteTo(b []byte, a net.Addr) (int, error) {
 	}
 	return n, err
 }
+
+// SetReadBuffer and SetWriteBuffer pass the socket's buffer sizes through
+// to the UDP socket, as quic-go sets them.
+func (c *countingConn) SetReadBuffer(n int) error {
+	if s, ok := c.PacketConn.(interface{ SetReadBuffer(int) error }); ok {
+		return s.SetReadBuffer(n)
+	}
+	return nil
+}
+
+func (c *countingConn) SetWriteBuffer(n int) error {
+	if s, ok := c.PacketConn.(interface{ SetWriteBuffer(int) error }); ok {
+		return s.SetWriteBuffer(n)
+	}
+	return nil
+}

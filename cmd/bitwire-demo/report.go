@@ -43,7 +43,8 @@ type Summary struct {
 	// summed over the Peers), in kbit/s per client.
 	Split       PacketSplit     `json:"packet_split_kbps"`
 	Series      []SecondSummary `json:"series"`
-	NodeClients []NodeSummary   `json:"node,omitempty"` // each Node client (-node)
+	NodeClients []NodeSummary   `json:"node,omitempty"`         // each Node client (-node)
+	WebSessions []WebSummary    `json:"web_sessions,omitempty"` // -web: the browsers' sessions (web.go)
 	Attacks     AttackSummary   `json:"attacks"`
 }
 
