@@ -33,16 +33,23 @@ try {
   page.on("pageerror", (e) => logs.push("pageerror: " + e.message));
   const t0 = Date.now();
   await page.goto(url);
-  await page.waitForFunction((n) => {
+  const until = (n) => page.waitForFunction((n) => {
     const s = window.bitwire;
-    return s && (s.error !== "" || s.accepted >= n);
-  }, packets, { timeout, polling: 100 }).catch(() => {});
+    return s && (s.error !== "" || (s.accepted >= n && s.server !== null));
+  }, n, { timeout, polling: 100 }).catch(() => {});
+  // The server's counts at two reports, a window without the handshake:
+  // the transport's overhead over it.
+  await until(Math.floor(packets / 3));
+  const first = await page.evaluate(() => ({ at: Date.now(), server: window.bitwire.server, received: window.bitwire.received, bytes: window.bitwire.bytes }));
+  await until(packets);
   const connectedMs = Date.now() - t0;
   await page.evaluate(() => window.bitwireFlush && window.bitwireFlush());
+  const second = await page.evaluate(() => ({ at: Date.now(), server: window.bitwire.server, received: window.bitwire.received, bytes: window.bitwire.bytes }));
   await page.waitForTimeout(300); // two frames drawn after the last packet counted
   await page.locator("#view").screenshot({ path: shot });
   result = await page.evaluate(() => window.bitwire);
   result.ms = connectedMs;
+  result.window = [first, second];
   result.logs = logs.slice(0, 20);
 } catch (e) {
   result.error = String(e);
