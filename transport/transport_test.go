@@ -25,7 +25,7 @@ type rig struct {
 }
 
 // rigs starts every transport with opts, on loopback; t.Cleanup closes them.
-func rigs(t *testing.T, opts transport.Options) []rig {
+func rigs(t testing.TB, opts transport.Options) []rig {
 	t.Helper()
 	var out []rig
 
