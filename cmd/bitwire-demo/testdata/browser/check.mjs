@@ -22,7 +22,6 @@ const browser = await chromium.launch({
   args: [
     "--no-sandbox", // root, in a container
     "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run",
-    "--allow-loopback-in-peer-connection", // WebRTC ICE candidates on 127.0.0.1
   ],
 });
 let result = { error: "" };
