@@ -36,8 +36,10 @@ type WebSocketConfig struct {
 // http.Handler to mount where the page connects (e.g. /ws).
 type WebSocketServer struct {
 	*hub
-	cfg WebSocketConfig
-	wg  sync.WaitGroup
+	cfg     WebSocketConfig
+	mu      sync.Mutex
+	closing bool
+	wg      sync.WaitGroup // the handlers running
 }
 
 type wsPeer struct {
@@ -74,6 +76,15 @@ func NewWebSocketServer(cfg WebSocketConfig) *WebSocketServer {
 
 // ServeHTTP upgrades the request and runs the session until it ends.
 func (s *WebSocketServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	if s.closing {
+		s.mu.Unlock()
+		http.Error(w, "closed", http.StatusServiceUnavailable)
+		return
+	}
+	s.wg.Add(1)
+	s.mu.Unlock()
+	defer s.wg.Done()
 	id := s.newID()
 	hello, err := s.hello(id)
 	if err != nil {
@@ -100,8 +111,6 @@ func (s *WebSocketServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer s.leave(id)
-	s.wg.Add(1)
-	defer s.wg.Done()
 	go func() { // the writer: one message at a time, until the session ends
 		defer cancel()
 		for {
@@ -136,6 +145,9 @@ func (s *WebSocketServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // Close implements Server: it ends every session.
 func (s *WebSocketServer) Close() error {
+	s.mu.Lock()
+	s.closing = true
+	s.mu.Unlock()
 	s.shut()
 	s.wg.Wait()
 	return nil
