@@ -185,18 +185,32 @@ func (s *WebRTCServer) answer(ctx context.Context, offer webrtc.SessionDescripti
 		mu                  sync.Mutex
 		dataOpen, helloSent bool
 		peer                = &rtcPeer{pc: pc, limit: uint64(s.cfg.SendBuffer)}
-		joined, left        bool
+		joining, joined     bool
+		left                bool
+		early               [][]byte // datagrams that came before the join
 	)
 	// joinWhenReady joins the peer once its datagram channel is open and
 	// its hello sent.
 	joinWhenReady := func() {
 		mu.Lock()
-		ready := dataOpen && helloSent && !joined && !left
-		joined = joined || ready
+		ready := dataOpen && helloSent && !joining && !left
+		joining = joining || ready
 		mu.Unlock()
-		if ready && !s.join(id, peer, PeerInfo{Transport: "webrtc", Addr: remoteAddr(pc, from), Hello: hello}) {
-			pc.Close()
+		if !ready {
+			return
 		}
+		if !s.join(id, peer, PeerInfo{Transport: "webrtc", Addr: remoteAddr(pc, from), Hello: hello}) {
+			pc.Close()
+			return
+		}
+		// The browser may send as soon as its side is open, before this
+		// side's open event: those datagrams waited in early.
+		mu.Lock()
+		for _, d := range early {
+			s.deliver(id, d)
+		}
+		early, joined = nil, true
+		mu.Unlock()
 	}
 	pc.OnDataChannel(func(dc *webrtc.DataChannel) {
 		switch dc.Label() {
@@ -213,8 +227,16 @@ func (s *WebRTCServer) answer(ctx context.Context, offer webrtc.SessionDescripti
 				joinWhenReady()
 			})
 			dc.OnMessage(func(m webrtc.DataChannelMessage) {
-				if !m.IsString {
+				if m.IsString {
+					return
+				}
+				mu.Lock()
+				defer mu.Unlock()
+				switch {
+				case joined:
 					s.deliver(id, m.Data)
+				case len(early) < 64:
+					early = append(early, m.Data)
 				}
 			})
 		case "hello":
@@ -263,7 +285,7 @@ func (s *WebRTCServer) answer(ctx context.Context, offer webrtc.SessionDescripti
 	// no channel within 10 s here.
 	time.AfterFunc(10*time.Second, func() {
 		mu.Lock()
-		stuck := !joined && !left
+		stuck := !joining && !left
 		mu.Unlock()
 		if stuck {
 			s.forget(pc)
