@@ -31,8 +31,11 @@ type Config struct {
 	Net        NetConfig    // the conditioner of every client (ReorderStep is set by run)
 	Inject     InjectConfig // forged packets, spoofed acks, and the integrity mode (inject.go)
 	// Web, when set, is the address of the page's HTTP server (-web,
-	// web.go): browsers watch the world as more clients.
-	Web string
+	// web.go): browsers watch the world as more clients. WebClients Go
+	// clients connect to it (-webclients, webclient.go).
+	Web        string
+	WebClients int
+	webNoPage  bool // tests: the transports without the page (no TypeScript build)
 
 	Ctx      context.Context // ends the run early (its results are still reported); nil: none
 	Progress io.Writer       // the live progress line; nil: none

@@ -76,6 +76,9 @@ type webGateway struct {
 	lastNum  uint32
 	joined   int // sessions ever, for the choice of player
 	closed   []WebSummary
+
+	stopClients func() []WebClientSummary // -webclients
+	clientSums  []WebClientSummary
 }
 
 type pendingKey struct {
@@ -138,8 +141,11 @@ func startWeb(cfg Config, plain *bitwire.Codec[Entity], truth *truth, logf func(
 		events: make(chan webEvent, 4096), pending: map[pendingKey][]byte{}, sessions: map[uint32]*webSession{},
 	}
 	var err error
-	if g.files, err = buildWebClient(cfg.Model); err != nil {
-		return nil, err
+	g.files = map[string][]byte{}
+	if !cfg.webNoPage {
+		if g.files, err = buildWebClient(cfg.Model); err != nil {
+			return nil, err
+		}
 	}
 	if g.ln, err = net.Listen("tcp", cfg.Web); err != nil {
 		return nil, fmt.Errorf("-web: %w", err)
@@ -178,16 +184,16 @@ func startWeb(cfg Config, plain *bitwire.Codec[Entity], truth *truth, logf func(
 		})
 	}
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
+		if g.files["/index.html"] == nil {
+			http.NotFound(w, r)
+			return
+		}
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		w.Header().Set("Cache-Control", "no-store")
 		w.Write(g.files["/index.html"])
 	})
 	wtURL := fmt.Sprintf("https://%s%s", net.JoinHostPort(host, strconv.Itoa(g.wt.Addr().Port)), g.wt.Path())
 	mux.HandleFunc("GET /config.json", func(w http.ResponseWriter, r *http.Request) {
-		expiry := 0
-		if cfg.Inject.Integrity != snapshot.ModeMAC {
-			expiry = 3 * cfg.refreshTicks() // as clientOptions
-		}
 		w.Header().Set("Content-Type", "application/json")
 		json.NewEncoder(w).Encode(map[string]any{
 			"webtransport": wtURL,
@@ -195,7 +201,7 @@ func startWeb(cfg Config, plain *bitwire.Codec[Entity], truth *truth, logf func(
 			"webrtc":       "/webrtc",
 			"websocket":    "/ws",
 			"mode":         int(cfg.Inject.Integrity),
-			"expiry":       expiry,
+			"expiry":       g.expiry(),
 			"rate":         cfg.Rate,
 		})
 	})
@@ -211,6 +217,9 @@ func startWeb(cfg Config, plain *bitwire.Codec[Entity], truth *truth, logf func(
 	g.wg.Go(func() { g.http.Serve(g.ln) })
 	for tr, s := range map[string]transport.Server{"webtransport": g.wt, "webrtc": g.rtc, "websocket": g.ws} {
 		g.wg.Go(func() { g.pump(ctx, tr, s) })
+	}
+	if cfg.WebClients > 0 {
+		g.stopClients = g.startWebClients(cfg.WebClients)
 	}
 	return g, nil
 }
@@ -517,6 +526,7 @@ func (g *webGateway) summaries() []WebSummary {
 
 // close stops the page's server and the transports.
 func (g *webGateway) close() {
+	g.finishClients()
 	g.cancel()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
@@ -635,29 +645,52 @@ func buildWebClient(m *bitwire.Model) (map[string][]byte, error) {
 	return out, nil
 }
 
-// addWebSessions adds the browsers' sessions to the run's summary: their
-// desyncs are the run's.
+// finishClients ends the -webclients, once, keeping what they saw.
+func (g *webGateway) finishClients() {
+	if g.stopClients != nil {
+		g.clientSums = g.stopClients()
+		g.stopClients = nil
+	}
+}
+
+// addWebSessions adds the browsers' sessions and the -webclients to the
+// run's summary: their desyncs and errors are the run's. It ends the
+// -webclients first.
 func addWebSessions(s *Summary, g *webGateway) {
 	if g == nil {
 		return
 	}
+	g.finishClients()
 	s.WebSessions = g.summaries()
 	for _, ws := range s.WebSessions {
 		s.Desyncs += int(ws.Desyncs)
 	}
+	s.WebClients = g.clientSums
+	for _, c := range s.WebClients {
+		s.Desyncs += c.Desyncs
+		s.DecodeErrors += c.Errors
+	}
 }
 
 // webDefaults: with -web and no -duration, the run lasts an hour, long
-// enough to watch (the Go clients run beside the page as ever).
-func webDefaults(fs *flag.FlagSet, cfg *Config) {
+// enough to watch (the Go clients run beside the page as ever);
+// -webclients needs -web.
+func webDefaults(fs *flag.FlagSet, cfg *Config) error {
 	if cfg.Web == "" {
-		return
+		if cfg.WebClients != 0 {
+			return errors.New("-webclients needs -web")
+		}
+		return nil
+	}
+	if cfg.WebClients < 0 || cfg.WebClients > 64 {
+		return errors.New("-webclients must be within 0..64")
 	}
 	set := false
 	fs.Visit(func(f *flag.Flag) { set = set || f.Name == "duration" })
 	if !set {
 		cfg.Duration = time.Hour
 	}
+	return nil
 }
 
 // truthWindow is how much of the truth a -web run keeps: an hour of
