@@ -8,6 +8,7 @@ import (
 	"math"
 	mrand "math/rand/v2"
 	"net"
+	"net/http/httptest"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -245,7 +246,13 @@ type lossyProxy struct {
 
 func newLossyProxy(t *testing.T, server *net.UDPAddr, loss, reorder float64, grace int) *lossyProxy {
 	t.Helper()
-	front, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	return newLossyProxyAt(t, 0, server, loss, reorder, grace)
+}
+
+// newLossyProxyAt is newLossyProxy on the given port of 127.0.0.1 (0: any).
+func newLossyProxyAt(t *testing.T, port int, server *net.UDPAddr, loss, reorder float64, grace int) *lossyProxy {
+	t.Helper()
+	front, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: port})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -336,6 +343,37 @@ func TestReplicateThroughLoss(t *testing.T) {
 		})
 		checkLossy(t, res, p)
 	})
+}
+
+// TestReplicateThroughLossWebRTC: the same over a WebRTC data channel
+// (unordered, no retransmits), the server's candidates naming the proxy
+// (WebRTCConfig.PublicPort), so that every SCTP packet from the server
+// crosses it.
+func TestReplicateThroughLossWebRTC(t *testing.T) {
+	// The proxy needs the server's port, the server the proxy's: reserve
+	// the proxy's front port first.
+	front, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := front.LocalAddr().(*net.UDPAddr).Port
+	front.Close()
+	r, err := transport.ListenWebRTC(transport.WebRTCConfig{Options: transport.Options{Hello: newKey}, UDPAddr: "127.0.0.1:0", PublicPort: port})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	h := httptest.NewServer(r)
+	defer h.Close()
+	p := newLossyProxyAt(t, port, r.Addr(), 0.10, 0.05, 30)
+	res := runStream(t, r, func(ctx context.Context) (transport.Conn, []byte, error) {
+		c, err := transport.DialWebRTC(ctx, h.URL)
+		if err != nil {
+			return nil, nil, err
+		}
+		return c, c.Hello(), nil
+	})
+	checkLossy(t, res, p)
 }
 
 func checkLossy(t *testing.T, res streamResult, p *lossyProxy) {

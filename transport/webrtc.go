@@ -38,6 +38,11 @@ type WebRTCConfig struct {
 	// (a server behind a 1:1 NAT, a cloud instance's public address); the
 	// server's ICE candidates name them instead of its own interfaces'.
 	PublicIPs []string
+	// PublicPort, when set, is the UDP port browsers reach UDPAddr at (a
+	// NAT that forwards another port, a load balancer, a relay); the
+	// candidates name it instead of UDPAddr's port. It needs PublicIPs or a
+	// UDPAddr of one address.
+	PublicPort int
 	// SendBuffer is how many bytes may wait in a data channel before
 	// datagrams are dropped (Stats.DroppedOut); 0 means 64 KiB.
 	SendBuffer int
@@ -107,8 +112,16 @@ func ListenWebRTC(cfg WebRTCConfig) (*WebRTCServer, error) {
 		se.SetIncludeLoopbackCandidate(ip.IsLoopback())
 		se.SetIPFilter(func(a net.IP) bool { return a.Equal(ip) })
 	}
-	if len(cfg.PublicIPs) > 0 {
-		if err := se.SetICEAddressRewriteRules(webrtc.ICEAddressRewriteRule{External: cfg.PublicIPs, AsCandidateType: webrtc.ICECandidateTypeHost}); err != nil {
+	if len(cfg.PublicIPs) > 0 || cfg.PublicPort != 0 {
+		rule := webrtc.ICEAddressRewriteRule{External: cfg.PublicIPs, AsCandidateType: webrtc.ICECandidateTypeHost, NewPort: cfg.PublicPort}
+		if len(rule.External) == 0 {
+			if ua.IP == nil || ua.IP.IsUnspecified() {
+				conn.Close()
+				return nil, errors.New("transport: WebRTCConfig.PublicPort needs PublicIPs or a UDPAddr of one address")
+			}
+			rule.External = []string{ua.IP.String()}
+		}
+		if err := se.SetICEAddressRewriteRules(rule); err != nil {
 			conn.Close()
 			return nil, err
 		}
