@@ -164,6 +164,10 @@ type Options struct {
 	// Queue is how many received datagrams wait for Receive before more are
 	// dropped (Stats.DroppedIn); 0 means 4096.
 	Queue int
+	// MaxPeers bounds the peers connected at once; a session past it is
+	// refused (Stats.Refused), and so is a UDP address's first datagram.
+	// 0 means 1024.
+	MaxPeers int
 }
 
 // link is one peer as its transport holds it.
@@ -194,6 +198,9 @@ type hub struct {
 func newHub(name string, opts Options) *hub {
 	if opts.Queue <= 0 {
 		opts.Queue = 4096
+	}
+	if opts.MaxPeers <= 0 {
+		opts.MaxPeers = 1024
 	}
 	return &hub{name: name, opts: opts, peers: map[PeerID]link{}, notify: make(chan struct{}, 1), done: make(chan struct{})}
 }
@@ -238,12 +245,24 @@ func (h *hub) hello(id PeerID) ([]byte, error) {
 	return b, nil
 }
 
+// full reports whether MaxPeers peers are connected: a new session
+// would be refused.
+func (h *hub) full() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.peers) >= h.opts.MaxPeers
+}
+
 // join adds a peer under id and queues its Joined event; false when the
-// hub is closed (the caller then closes l).
+// hub is closed or full (the caller then closes l).
 func (h *hub) join(id PeerID, l link, info PeerInfo) bool {
 	h.mu.Lock()
-	if h.closed {
+	if h.closed || len(h.peers) >= h.opts.MaxPeers {
+		full := !h.closed
 		h.mu.Unlock()
+		if full {
+			h.count(func(s *Stats) { s.Refused++ })
+		}
 		return false
 	}
 	h.peers[id] = l

@@ -360,3 +360,56 @@ func TestSignallingRefusesBadOffers(t *testing.T) {
 		t.Fatalf("refused %d, want 5", st.Refused)
 	}
 }
+
+// TestMaxPeers: a server with MaxPeers 1 refuses a second session on
+// every transport (UDP: drops the second address's datagrams), counting
+// it, and takes one again once the first has left.
+func TestMaxPeers(t *testing.T) {
+	for _, r := range rigs(t, transport.Options{MaxPeers: 1}) {
+		t.Run(r.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+			defer cancel()
+			a, err := r.dial(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			a.Send([]byte("a"))
+			if e := next(t, r.srv); e.Kind != transport.Joined {
+				t.Fatalf("event %v", e.Kind)
+			}
+			b, err := r.dial(ctx)
+			if err == nil {
+				b.Send([]byte("b"))
+				defer b.Close()
+			} else if !errors.Is(err, transport.ErrHandshake) {
+				t.Fatalf("second dial: %v", err)
+			}
+			deadline := time.Now().Add(5 * time.Second)
+			for r.srv.Stats().Refused == 0 && time.Now().Before(deadline) {
+				time.Sleep(5 * time.Millisecond)
+			}
+			if st := r.srv.Stats(); st.Refused == 0 || st.Joined != 1 {
+				t.Fatalf("stats %+v: want the second session refused", st)
+			}
+			a.Close()
+			for {
+				e := next(t, r.srv)
+				if e.Kind == transport.Left {
+					break
+				}
+			}
+			c, err := r.dial(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			c.Send([]byte("c"))
+			for {
+				e := next(t, r.srv)
+				if e.Kind == transport.Joined {
+					break
+				}
+			}
+		})
+	}
+}

@@ -150,6 +150,10 @@ func (s *UDPServer) admit(from netip.AddrPort, b []byte) {
 		info.Hello, info.Client = tok.Key, tok.Client
 		welcome = welcomeFor(b)
 	}
+	if s.full() {
+		s.count(func(st *Stats) { st.Refused++ })
+		return
+	}
 	p := &udpPeer{s: s, id: s.newID(), addr: from}
 	p.lastSeen.Store(time.Now().UnixNano())
 	s.mu.Lock()

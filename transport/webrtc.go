@@ -186,6 +186,11 @@ func (s *WebRTCServer) answer(ctx context.Context, offer webrtc.SessionDescripti
 		pc.Close()
 		return nil, ErrClosed
 	}
+	if len(s.pcs) >= s.opts.MaxPeers { // the connected and the opening
+		s.mu.Unlock()
+		pc.Close()
+		return nil, errors.New("server full")
+	}
 	s.pcs[pc] = struct{}{}
 	s.mu.Unlock()
 	fail := func(err error) (*webrtc.SessionDescription, error) {

@@ -85,6 +85,11 @@ func (s *WebSocketServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.wg.Add(1)
 	s.mu.Unlock()
 	defer s.wg.Done()
+	if s.full() {
+		s.count(func(st *Stats) { st.Refused++ })
+		http.Error(w, "server full", http.StatusServiceUnavailable)
+		return
+	}
 	id := s.newID()
 	hello, err := s.hello(id)
 	if err != nil {

@@ -133,6 +133,11 @@ func ListenWebTransport(addr string, cfg WebTransportConfig) (*WebTransportServe
 // session opens one browser's session: the hello on a stream of its own,
 // then datagrams until the session ends.
 func (s *WebTransportServer) session(w http.ResponseWriter, r *http.Request) {
+	if s.full() {
+		s.count(func(st *Stats) { st.Refused++ })
+		w.WriteHeader(http.StatusServiceUnavailable)
+		return
+	}
 	id := s.newID()
 	hello, err := s.hello(id)
 	if err != nil {
