@@ -178,3 +178,49 @@ func TestWebReports(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestTruthPrune: a -web run forgets the record before the window, keeping
+// each entity's entry in force at its start, so that a state held from
+// inside the window still checks, and an entity removed before it is gone.
+func TestTruthPrune(t *testing.T) {
+	tr := newTruth(bitwire.MustFor[Entity]())
+	at := func(clock uint16) *Entity { return &Entity{Match: &Match{Clock: clock}} }
+	tr.record(1, 1, at(1))
+	tr.record(1, 5, at(5))
+	tr.record(1, 10, at(10))
+	tr.record(2, 1, at(1))
+	tr.remove(2, 3)
+	tr.record(3, 8, at(8))
+	tr.setOwn(4, nil)
+	tr.setOwn(7, nil)
+	tr.prune(6)
+	for _, c := range []struct {
+		id, tick     uint32
+		clock        uint16
+		equal, found bool
+	}{
+		{1, 6, 5, true, true},   // the entry in force at 6 is kept
+		{1, 9, 5, true, true},   // and holds until 10
+		{1, 10, 10, true, true}, // a later one
+		{1, 9, 4, false, true},  // a wrong state is still wrong
+		{1, 4, 1, false, false}, // before the window: forgotten
+		{2, 6, 1, false, false}, // removed before the window
+		{3, 8, 8, true, true},   // appeared after it
+	} {
+		equal, found := tr.check(c.id, c.tick, at(c.clock))
+		if equal != c.equal || found != c.found {
+			t.Errorf("check(%d, %d, clock %d) = %v, %v; want %v, %v", c.id, c.tick, c.clock, equal, found, c.equal, c.found)
+		}
+	}
+	if _, ok := tr.hist[2]; ok {
+		t.Error("an entity removed before the window is still recorded")
+	}
+	if len(tr.hist[1]) != 2 {
+		t.Errorf("entity 1 keeps %d entries, want 2", len(tr.hist[1]))
+	}
+	_, old := tr.own[4]
+	_, kept := tr.own[7]
+	if old || !kept {
+		t.Errorf("the players' positions of tick 4 kept: %v, of tick 7: %v", old, kept)
+	}
+}
