@@ -192,8 +192,17 @@ func startWeb(cfg Config, plain *bitwire.Codec[Entity], truth *truth, logf func(
 		w.Header().Set("Cache-Control", "no-store")
 		w.Write(g.files["/index.html"])
 	})
-	wtURL := fmt.Sprintf("https://%s%s", net.JoinHostPort(host, strconv.Itoa(g.wt.Addr().Port)), g.wt.Path())
 	mux.HandleFunc("GET /config.json", func(w http.ResponseWriter, r *http.Request) {
+		// WebTransport at the address it listens on; listening on all
+		// of them, at the host the page was loaded from (another
+		// machine's browser reaches the server by its address, not
+		// 127.0.0.1). The certificate is accepted by its hash, whatever
+		// the name.
+		wtHost := host
+		if h, _, err := net.SplitHostPort(r.Host); err == nil && h != "" && addr.IP.IsUnspecified() {
+			wtHost = h
+		}
+		wtURL := fmt.Sprintf("https://%s%s", net.JoinHostPort(wtHost, strconv.Itoa(g.wt.Addr().Port)), g.wt.Path())
 		w.Header().Set("Content-Type", "application/json")
 		json.NewEncoder(w).Encode(map[string]any{
 			"webtransport": wtURL,

@@ -72,6 +72,7 @@ function onPacket(d: Uint8Array) {
 
 let flushing: Promise<void> | null = null;
 async function flush(): Promise<void> {
+  if (!status.session) return; // not connected: nothing to report
   if (flushing) await flushing;
   const body = lines.splice(0);
   const n = body.filter((l) => l[0] === "C").length;
