@@ -19,6 +19,7 @@ const status = {
   transport: "", connected: false, session: 0, error: "" as string,
   received: 0, accepted: 0, stale: 0, noBaseline: 0, recovering: 0, errors: 0, bytes: 0,
   reported: 0, decodeMs: 0, decodeMax: 0, frames: 0,
+  decodeTimes: [] as number[], // ms, the first 5000 packets accepted
   server: null as ServerCounts | null,
 };
 (window as any).bitwire = status;
@@ -63,6 +64,7 @@ function onPacket(d: Uint8Array) {
   status.accepted++;
   status.decodeMs += dt;
   status.decodeMax = Math.max(status.decodeMax, dt);
+  if (status.decodeTimes.length < 5000) status.decodeTimes.push(dt);
   for (const id of info.updated) {
     const e = client.get(id)!;
     lines.push(`C ${id} ${e.tick} ${hex(EntityCodec.encode(e.value))}`);
