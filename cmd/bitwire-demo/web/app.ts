@@ -25,7 +25,13 @@ const status = {
 (window as any).bitwire = status;
 
 const $ = (id: string) => document.getElementById(id)!;
-function fail(msg: string) { status.error = msg; $("error").textContent = msg; }
+// fail shows an error; status.error keeps the first (what went wrong
+// first), the console every one.
+function fail(msg: string) {
+  console.error(msg);
+  if (!status.error) status.error = msg;
+  $("error").textContent = msg;
+}
 
 function fromB64(s: string): Uint8Array { return Uint8Array.from(atob(s), (c) => c.charCodeAt(0)); }
 const HEX = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, "0"));
