@@ -69,6 +69,7 @@ const (
 	Left
 )
 
+// String names the kind: "joined", "datagram" or "left".
 func (k EventKind) String() string {
 	switch k {
 	case Joined:

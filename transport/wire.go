@@ -19,6 +19,7 @@ func (h *hub) counting(c net.PacketConn) *countingConn {
 	return &countingConn{PacketConn: c, in: &h.wireIn, out: &h.wireOut}
 }
 
+// ReadFrom counts the bytes read.
 func (c *countingConn) ReadFrom(b []byte) (int, net.Addr, error) {
 	n, a, err := c.PacketConn.ReadFrom(b)
 	if n > 0 {
@@ -27,6 +28,7 @@ func (c *countingConn) ReadFrom(b []byte) (int, net.Addr, error) {
 	return n, a, err
 }
 
+// WriteTo counts the bytes written.
 func (c *countingConn) WriteTo(b []byte, a net.Addr) (int, error) {
 	n, err := c.PacketConn.WriteTo(b, a)
 	if n > 0 {
@@ -35,8 +37,8 @@ func (c *countingConn) WriteTo(b []byte, a net.Addr) (int, error) {
 	return n, err
 }
 
-// SetReadBuffer and SetWriteBuffer pass the socket's buffer sizes through
-// to the UDP socket, as quic-go sets them.
+// SetReadBuffer passes the socket's buffer size through to the UDP
+// socket, as quic-go sets it (and SetWriteBuffer below).
 func (c *countingConn) SetReadBuffer(n int) error {
 	if s, ok := c.PacketConn.(interface{ SetReadBuffer(int) error }); ok {
 		return s.SetReadBuffer(n)
@@ -44,6 +46,7 @@ func (c *countingConn) SetReadBuffer(n int) error {
 	return nil
 }
 
+// SetWriteBuffer: as SetReadBuffer.
 func (c *countingConn) SetWriteBuffer(n int) error {
 	if s, ok := c.PacketConn.(interface{ SetWriteBuffer(int) error }); ok {
 		return s.SetWriteBuffer(n)
