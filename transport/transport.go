@@ -16,7 +16,8 @@
 // DTLS, WebSocket over TLS when served as wss), the server can hand each
 // client a secret as the session opens (Options.Hello): how a browser gets
 // its per-client key for replicate's MAC mode. Plain UDP has no such
-// channel: ConnectToken lets a game's web backend hand the key out instead.
+// channel: a connect token (IssueToken, UDPConfig.TokenSecret) lets a
+// game's web backend hand the key out instead.
 package transport
 
 import (
