@@ -58,8 +58,14 @@ func realMain(args []string, stdout, stderr io.Writer) int {
 	chart := fs.String("chart", "", "write an SVG chart of kbit/s per second to `file`")
 	record := fs.String("record", "", "train a model on this run's traffic (each entity's consecutive states) and write it to `file`")
 	model := fs.String("model", "", "code every delta with the model in `file` (written by -record)")
+	fs.StringVar(&cfg.Web, "web", "", "also serve a page at `addr` (e.g. :8080) where browsers watch the world live (WebTransport, WebRTC); -duration then defaults to 1h")
+	fs.IntVar(&cfg.WebClients, "webclients", 0, "with -web: Go clients of the page's server, over WebTransport, WebRTC and WebSocket in turn")
 	seedList := fs.String("seeds", "", "run once per seed in `list` (e.g. 2-5 or 2,3,7) instead of -seed, reporting each run; with -record, train one model on all of them")
 	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if err := webDefaults(fs, &cfg); err != nil {
+		fmt.Fprintf(stderr, "bitwire-demo: %v\n", err)
 		return 2
 	}
 	seeds := []uint64{cfg.Seed}

@@ -45,6 +45,11 @@ type Summary struct {
 	Series      []SecondSummary `json:"series"`
 	NodeClients []NodeSummary   `json:"node,omitempty"` // each Node client (-node)
 	Attacks     AttackSummary   `json:"attacks"`
+
+	// -web (web.go): the browsers' sessions, and the Go clients of the
+	// page's server (-webclients, webclient.go).
+	WebSessions []WebSummary       `json:"web_sessions,omitempty"`
+	WebClients  []WebClientSummary `json:"web_clients,omitempty"`
 }
 
 // AttackSummary is what the forger and the spoofer did, and what the

@@ -30,6 +30,12 @@ type Config struct {
 	BudgetKbps int
 	Net        NetConfig    // the conditioner of every client (ReorderStep is set by run)
 	Inject     InjectConfig // forged packets, spoofed acks, and the integrity mode (inject.go)
+	// Web, when set, is the address of the page's HTTP server (-web,
+	// web.go): browsers watch the world as more clients. WebClients Go
+	// clients connect to it (-webclients, webclient.go).
+	Web        string
+	WebClients int
+	webNoPage  bool // tests: the transports without the page (no TypeScript build)
 
 	Ctx      context.Context // ends the run early (its results are still reported); nil: none
 	Progress io.Writer       // the live progress line; nil: none
@@ -209,6 +215,15 @@ func run(cfg Config) (Summary, error) {
 		closeAll()
 		return Summary{}, err
 	}
+	if cfg.Web != "" {
+		if srv.web, err = startWeb(cfg, plain, truth, logf); err != nil {
+			fleet.stopAll()
+			closeAll()
+			return Summary{}, err
+		}
+		defer srv.web.close()
+		fmt.Fprintf(logw, "bitwire-demo: watch the world in a browser at %s\n", srv.web.URL())
+	}
 	clients := make([]*client, cfg.Clients)
 	for i := range clients {
 		cond := newConditioner(cfg.Net, cfg.Seed*1000003+uint64(i))
@@ -311,6 +326,7 @@ loop:
 
 	sum := summarize(cfg, srv, clients, stats, ticks, wall, late, tickTimes)
 	addNodeClients(&sum, fleet.clients)
+	addWebSessions(&sum, srv.web)
 	sum.SlippedSeconds = slipped.Seconds()
 	if ticks > 0 {
 		sum.CPUPerTick = float64(cpu.Microseconds()) / 1000 / float64(ticks)

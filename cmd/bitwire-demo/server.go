@@ -124,6 +124,7 @@ type server struct {
 	spoofRng                   *rand.Rand
 	awakeSum                   int64
 	err                        error
+	web                        *webGateway // -web: the browsers' sessions (web.go)
 }
 
 // newServer returns the server; codec, with the shared Stats, is the one
@@ -315,6 +316,9 @@ func (s *server) tick(t uint32) error {
 			s.deltaAcct.add(sec, size, 1, 1)
 			s.deltaAcct.sizes = append(s.deltaAcct.sizes, size)
 		}
+	}
+	if s.web != nil {
+		return s.web.onTick(s, t)
 	}
 	return nil
 }

@@ -1,0 +1,287 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"image/png"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// syncBuffer is an io.Writer the run logs to while the test reads it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// pageResult is what testdata/browser/check.mjs prints: the page's
+// window.bitwire.
+type pageResult struct {
+	Transport string      `json:"transport"`
+	Connected bool        `json:"connected"`
+	Session   uint32      `json:"session"`
+	Error     string      `json:"error"`
+	Received  int64       `json:"received"`
+	Accepted  int64       `json:"accepted"`
+	Errors    int64       `json:"errors"`
+	Bytes     int64       `json:"bytes"`
+	Reported  int64       `json:"reported"`
+	DecodeMs  float64     `json:"decodeMs"`
+	DecodeMax float64     `json:"decodeMax"`
+	DecodeAll []float64   `json:"decodeTimes"`
+	Frames    int         `json:"frames"`
+	Server    *WebSummary `json:"server"`
+	Ms        int         `json:"ms"`
+	Logs      []string    `json:"logs"`
+	Window    []struct {
+		At       int64       `json:"at"` // ms
+		Server   *WebSummary `json:"server"`
+		Received int64       `json:"received"`
+		Bytes    int64       `json:"bytes"`
+	} `json:"window"`
+	Stale      int64 `json:"stale"`
+	NoBaseline int64 `json:"noBaseline"`
+}
+
+// browserTools finds Chromium, node and the pinned driver
+// (testdata/browser: `npm ci` there). The test runs only when
+// BITWIRE_BROWSER is set: =required (as .ci/run sets) fails when a tool
+// is missing, any other value skips, saying which.
+func browserTools(t *testing.T) (chromium, node string) {
+	t.Helper()
+	mode := os.Getenv("BITWIRE_BROWSER")
+	if mode == "" {
+		t.Skip("the browser test runs with BITWIRE_BROWSER=1 (it needs chromium and `npm ci` in cmd/bitwire-demo/testdata/browser); .ci/run sets BITWIRE_BROWSER=required")
+	}
+	if testing.Short() && mode != "required" {
+		t.Skip("-short: skipping the browser test")
+	}
+	missing := func(what string) {
+		if mode == "required" {
+			t.Fatalf("%s missing and BITWIRE_BROWSER=required", what)
+		}
+		t.Skipf("%s missing: skipping the browser test", what)
+	}
+	chromium = os.Getenv("BITWIRE_CHROMIUM")
+	if chromium == "" {
+		var err error
+		if chromium, err = exec.LookPath("chromium"); err != nil {
+			missing("chromium (apt-get install chromium)")
+		}
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		missing("node")
+	}
+	if _, err := os.Stat("testdata/browser/node_modules/playwright-core"); err != nil {
+		missing("the driver (npm ci in cmd/bitwire-demo/testdata/browser)")
+	}
+	if _, err := os.Stat("../../clients/ts/node_modules/typescript"); err != nil {
+		missing("the TypeScript compiler (npm ci in clients/ts)")
+	}
+	return chromium, node
+}
+
+// TestBrowser: the demo with -web, and headless Chromium opening its page
+// once over WebTransport and once over WebRTC: each session connects over
+// the transport asked for, accepts at least 150 packets with no decoding
+// error, the server finds every state the page reported equal to its own
+// (0 desyncs; the page's and the server's counts of reports equal, of
+// packets within what was in flight), and the view is drawn (the
+// screenshot has the watched player's and the crates' colours). In
+// -integrity mac, so the keys come in the sessions' hellos.
+func TestBrowser(t *testing.T) {
+	chromium, node := browserTools(t)
+	cfg := DefaultConfig()
+	cfg.Duration = 2 * time.Minute // ended by ctx once the pages are done
+	cfg.Clients = 2
+	cfg.Web = "127.0.0.1:0"
+	cfg.Inject.Integrity = 2 // snapshot.ModeMAC
+	var logw syncBuffer
+	cfg.Log = &logw
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	cfg.Ctx = ctx
+	type outcome struct {
+		sum Summary
+		err error
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		sum, err := run(cfg)
+		done <- outcome{sum, err}
+	}()
+	urlRE := regexp.MustCompile(`watch the world in a browser at (\S+)`)
+	var url string
+	for deadline := time.Now().Add(60 * time.Second); url == ""; {
+		if m := urlRE.FindStringSubmatch(logw.String()); m != nil {
+			url = m[1]
+			break
+		}
+		select {
+		case o := <-done:
+			t.Fatalf("the demo ended before serving the page: %v\n%s", o.err, logw.String())
+		case <-time.After(50 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no page URL within 60s:\n%s", logw.String())
+		}
+	}
+
+	dir := t.TempDir()
+	if d := os.Getenv("BITWIRE_SCREENSHOTS"); d != "" {
+		dir = d
+	}
+	const minPackets = 150
+	pages := map[string]pageResult{}
+	for _, tr := range []string{"webtransport", "webrtc"} {
+		shot := filepath.Join(dir, "bitwire-demo-"+tr+".png")
+		cmd := exec.Command(node, "check.mjs", "--url", url+"?transport="+tr, "--screenshot", shot,
+			"--packets", "150", "--timeout", "20000", "--chromium", chromium)
+		cmd.Dir = "testdata/browser"
+		out, err := cmd.CombinedOutput()
+		var res pageResult
+		sc := bufio.NewScanner(bytes.NewReader(out))
+		sc.Buffer(nil, 1<<20)
+		found := false
+		for sc.Scan() {
+			if line, ok := strings.CutPrefix(sc.Text(), "RESULT "); ok {
+				found = json.Unmarshal([]byte(line), &res) == nil
+			}
+		}
+		if err != nil || !found {
+			t.Fatalf("%s: the driver failed: %v\n%s", tr, err, out)
+		}
+		pages[tr] = res
+		t.Logf("%s: screenshot %s", tr, shot)
+		if res.Error != "" || res.Transport != tr || !res.Connected {
+			t.Errorf("%s: page connected over %q (connected %v), error %q; console: %q", tr, res.Transport, res.Connected, res.Error, res.Logs)
+			continue
+		}
+		if res.Accepted < minPackets || res.Errors != 0 {
+			t.Errorf("%s: the page accepted %d packets (want at least %d), %d decoding errors", tr, res.Accepted, minPackets, res.Errors)
+		}
+		if s := res.Server; s == nil || s.Session != res.Session || s.Reports != res.Reported || s.Checked+s.Unchecked != res.Reported || s.Desyncs != 0 || s.BadReports != 0 {
+			t.Errorf("%s: the server's counts %+v against the page's: %d states reported, session %d", tr, s, res.Reported, res.Session)
+		} else if s.Checked == 0 || res.Received > s.Packets+int64(cfg.Rate) || res.Received < s.Packets*95/100 {
+			// The server's count is from the page's last report; a
+			// second of packets may have arrived since.
+			t.Errorf("%s: the page received %d packets, the server had sent %d at its last report; %d states checked", tr, res.Received, s.Packets, s.Checked)
+		}
+		checkScreenshot(t, tr, shot)
+		if w := res.Window; len(w) == 2 && w[0].Server != nil && w[1].Server != nil && w[1].At > w[0].At {
+			// The overhead, over a window between two of the page's
+			// reports (no handshake in it): the transport's socket
+			// against the replicate payload, server to browser.
+			a, b := w[0].Server, w[1].Server
+			sec := float64(w[1].At-w[0].At) / 1000
+			pay, wire := float64(b.TransportTx-a.TransportTx), float64(b.WireOut-a.WireOut)
+			if pay > 0 {
+				t.Logf("%s: over %.1f s: payload %.0f B/s, the transport's socket %.0f B/s out (%.1f%%, %.0f bytes a packet more) and %.0f B/s in (acks, %.0f a packet)",
+					tr, sec, pay/sec, wire/sec, 100*(wire/pay-1), (wire-pay)/float64(b.Packets-a.Packets), float64(b.WireIn-a.WireIn)/sec, float64(b.WireIn-a.WireIn)/float64(b.Acks-a.Acks))
+			}
+		}
+		if n := len(res.DecodeAll); n > 0 && res.Server != nil {
+			d := slices.Sorted(slices.Values(res.DecodeAll))
+			t.Logf("%s: connected and %d packets accepted in %d ms; decode a packet: median %.3f ms, 90th percentile %.3f, mean %.3f, max %.2f (performance.now()); %d states checked by the server, %d desyncs",
+				tr, res.Accepted, res.Ms, d[n/2], d[n*9/10], res.DecodeMs/float64(res.Accepted), res.DecodeMax, res.Server.Checked, res.Server.Desyncs)
+		}
+	}
+	cancel()
+	var o outcome
+	select {
+	case o = <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the demo did not end within 30s of its context")
+	}
+	if o.err != nil {
+		t.Fatalf("run: %v", o.err)
+	}
+	if o.sum.Desyncs != 0 || o.sum.DecodeErrors != 0 {
+		t.Errorf("the run: %d desyncs, %d decoding errors", o.sum.Desyncs, o.sum.DecodeErrors)
+	}
+	byNum := map[uint32]WebSummary{}
+	for _, ws := range o.sum.WebSessions {
+		byNum[ws.Session] = ws
+	}
+	for tr, res := range pages {
+		ws, ok := byNum[res.Session]
+		if !ok || ws.Transport != tr {
+			t.Errorf("%s: session %d missing from the run's summary (%+v)", tr, res.Session, o.sum.WebSessions)
+			continue
+		}
+		if ws.Packets < res.Received || ws.Reports != res.Reported {
+			t.Errorf("%s: the server sent %d packets and received %d reports; the page counted %d and %d", tr, ws.Packets, ws.Reports, res.Received, res.Reported)
+		}
+	}
+}
+
+// checkScreenshot: the view must show players (the watched one green,
+// others blue) and crates (grey asleep, orange awake), not only the
+// background and the grid.
+func checkScreenshot(t *testing.T, tr, path string) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Errorf("%s: %v", tr, err)
+		return
+	}
+	defer f.Close()
+	img, err := png.Decode(f)
+	if err != nil {
+		t.Errorf("%s: screenshot: %v", tr, err)
+		return
+	}
+	near := func(r, g, b uint32, c [3]uint32) bool {
+		d := func(a, b uint32) uint32 {
+			if a > b {
+				return a - b
+			}
+			return b - a
+		}
+		return d(r>>8, c[0])+d(g>>8, c[1])+d(b>>8, c[2]) < 24
+	}
+	var own, players, crates, other int
+	bounds := img.Bounds()
+	for y := bounds.Min.Y; y < bounds.Max.Y; y++ {
+		for x := bounds.Min.X; x < bounds.Max.X; x++ {
+			r, g, b, _ := img.At(x, y).RGBA()
+			switch {
+			case near(r, g, b, [3]uint32{0x5f, 0xe3, 0x7a}):
+				own++
+			case near(r, g, b, [3]uint32{0x57, 0xa7, 0xff}):
+				players++
+			case near(r, g, b, [3]uint32{0x4a, 0x52, 0x60}), near(r, g, b, [3]uint32{0xe0, 0x9a, 0x3e}):
+				crates++
+			case !near(r, g, b, [3]uint32{0x0e, 0x11, 0x16}):
+				other++
+			}
+		}
+	}
+	// The watched player may be respawning at that moment: then other
+	// players must show.
+	if own+players < 20 || crates < 20 {
+		t.Errorf("%s: the screenshot shows %d pixels of the watched player, %d of others, %d of crates (%d else): the view is blank", tr, own, players, crates, other)
+	}
+}
