@@ -407,7 +407,7 @@ func renderGolden(t *testing.T) string {
 	b.WriteString("# in bits, the bytes in hex, and what a receiver decodes (from the quantized baseline).\n")
 	b.WriteString("# A delta's block also gives, in hex, the full message (as Marshal writes it) of its\n")
 	b.WriteString("# baseline (base) and of what the receiver decodes (result); a note says what the\n")
-	b.WriteString("# value text cannot. Values are printed as docs/wire-format.md, \"Golden vectors\", says.\n")
+	b.WriteString("# value text cannot. Values are printed as docs/wire-format.md, \"Golden files\", says.\n")
 	b.WriteString("# The schema of each case's type is in schemas/<case>.json.\n")
 	for _, gc := range goldenCases() {
 		data, n, err := gc.enc()
