@@ -22,6 +22,7 @@ import (
 	"github.com/bitwire/bitwire"
 	"github.com/bitwire/bitwire/bits"
 	"github.com/bitwire/bitwire/gen"
+	"github.com/bitwire/bitwire/internal/toolchain"
 	"github.com/bitwire/bitwire/snapshot"
 )
 
@@ -753,6 +754,7 @@ func damagedDeltaCorpus(t *testing.T, n int, r *rand.Rand, cases *[]cfCase) {
 // BITWIRE_CLIENTS=required (as .ci/run sets), where it fails.
 func clientTools(t *testing.T) (node, tsc string) {
 	t.Helper()
+	toolchain.SkipIfAsked(t)
 	missing := func(what string) {
 		if os.Getenv("BITWIRE_CLIENTS") == "required" {
 			t.Fatalf("%s missing and BITWIRE_CLIENTS=required", what)
@@ -940,6 +942,7 @@ func TestTypeScriptConformance(t *testing.T) {
 // BITWIRE_CLIENTS=required.
 func csTools(t *testing.T) (mcs, mono string) {
 	t.Helper()
+	toolchain.SkipIfAsked(t)
 	for _, name := range []string{"mcs", "mono"} {
 		p, err := exec.LookPath(name)
 		if err != nil {

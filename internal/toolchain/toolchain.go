@@ -48,13 +48,26 @@ func Missing(root string, need ...string) []string {
 	return out
 }
 
+// SkipIfAsked skips t, a test that needs the client toolchains, when
+// BITWIRE_CLIENTS=skip asks for the generated-client tests not to run
+// (a quick run while editing Go code).
+func SkipIfAsked(t testing.TB) {
+	t.Helper()
+	if os.Getenv("BITWIRE_CLIENTS") == "skip" {
+		t.Skip("BITWIRE_CLIENTS=skip: the generated-client tests do not run")
+	}
+}
+
 // Check is a package's test of its toolchains: what, the tests that need
-// them, did not run when one is missing, and Check then fails t, naming
-// them and the commands that install them, unless BITWIRE_CLIENTS=skip
-// says that they are skipped on purpose (then it skips).
-// BITWIRE_CLIENTS=required fails the tests themselves as well.
+// them, do not run when one is missing, and Check then fails t, naming what
+// is missing and the commands that install it, unless BITWIRE_CLIENTS=skip
+// says that they are skipped on purpose (then it skips, whatever is
+// installed). BITWIRE_CLIENTS=required fails the tests themselves as well.
 func Check(t testing.TB, root, what string, need ...string) {
 	t.Helper()
+	if os.Getenv("BITWIRE_CLIENTS") == "skip" {
+		t.Skip(what + " did not run: BITWIRE_CLIENTS=skip")
+	}
 	miss := Missing(root, need...)
 	if len(miss) == 0 {
 		return
@@ -63,9 +76,6 @@ func Check(t testing.TB, root, what string, need ...string) {
 	for i, n := range miss {
 		cmds[i] = install[n]
 	}
-	msg := what + " did not run: " + strings.Join(miss, ", ") + " missing; install with: " + strings.Join(cmds, "; ")
-	if os.Getenv("BITWIRE_CLIENTS") == "skip" {
-		t.Skip(msg + " (skipped on purpose: BITWIRE_CLIENTS=skip)")
-	}
-	t.Fatal(msg + "; or set BITWIRE_CLIENTS=skip to skip them on purpose")
+	t.Fatal(what + " did not run: " + strings.Join(miss, ", ") + " missing; install with: " +
+		strings.Join(cmds, "; ") + "; or set BITWIRE_CLIENTS=skip to skip them on purpose")
 }
