@@ -9,13 +9,15 @@
 // the schema, none is recomputed from Go.
 //
 // A typical use is a //go:generate program that imports the server's
-// types (see examples/gen):
+// types (see examples/gen, and the package's Example, which compiles):
 //
 //	f, _ := os.Create("client/world.ts")
-//	err := gen.TypeScript(f, gen.Named("World", bitwire.MustFor[World]().Schema()))
+//	err := gen.TypeScript(f, "./bitwire.js", gen.Named("WorldCodec", bitwire.MustFor[World]().Schema()))
 //
-// Generated code is reproducible from the schemas alone and is never edited
-// by hand.
+// The codec object is named apart from the classes, which take the struct
+// types' names: WorldCodec beside the class World (a message named like a
+// class is refused with ErrSchema). Generated code is reproducible from the
+// schemas alone and is never edited by hand.
 package gen
 
 import (
@@ -212,6 +214,17 @@ func nameTypes(msgs []Message) *typeNames {
 		tn.schema[m.Schema] = names
 	}
 	return tn
+}
+
+// checkMessageNames refuses a message whose name is also a class name: the
+// generated module would declare it twice.
+func checkMessageNames(msgs []Message, tn *typeNames) error {
+	for _, m := range msgs {
+		if tn.used[m.Name] {
+			return fmt.Errorf("%w: message name %q is also the name of a generated class (a struct type of the schemas): name the codec otherwise, e.g. %sCodec", ErrSchema, m.Name, m.Name)
+		}
+	}
+	return nil
 }
 
 // reserved are names the generated code uses itself.
