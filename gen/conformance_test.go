@@ -852,6 +852,7 @@ func buildCorpus(t *testing.T) []cfCase {
 		corpus(t, "Maps", casesPerType, func() cfMaps { return randMaps(r) }, func(cfMaps) cfMaps { return randMaps(r) }, &cases)
 		cases = append(cases, mapCases(t, casesPerType, r)...)
 		cases = append(cases, fixedExtremeCases(t)...)
+		cases = append(cases, namesCases(t, casesPerType/10, r)...)
 		kinds := map[string]int{}
 		for _, c := range cases {
 			kinds[c.Msg+" "+caseKind(c)]++
@@ -878,7 +879,7 @@ func caseKind(c cfCase) string {
 // corpusMessages are the schemas the corpus is written for, under the
 // names its cases use.
 func corpusMessages(t *testing.T) []gen.Message {
-	return []gen.Message{
+	return append([]gen.Message{
 		gen.Named("All", bitwire.MustFor[cfAll]().Schema()),
 		gen.Named("Player", bitwire.MustFor[cfPlayer]().Schema()),
 		gen.Named("Union", mustUnion(t).Schema()),
@@ -888,7 +889,7 @@ func corpusMessages(t *testing.T) []gen.Message {
 		gen.Named("Q3", bitwire.MustFor[cfQ3]().Schema()),
 		gen.Named("Maps", bitwire.MustFor[cfMaps]().Schema()),
 		gen.Named("FixedX", bitwire.MustFor[cfFixedX]().Schema()),
-	}
+	}, namesMessages()...)
 }
 
 // allocCases are a world, full, and a delta from it (45 of 300 crates
