@@ -72,15 +72,21 @@ func storeSignMag(n *node, p unsafe.Pointer, neg bool, mag uint64) error {
 
 // fixedExact reports whether i steps of a fixed-point field survive a trip
 // through the field's float type: ToInt(FromInt(i)) == i. Below 2^22 steps
-// (float32) or 2^50 (float64) they always do. Beyond, the encoder and the
-// decoder both refuse the counts that do not (ErrOutOfRange), so a decoded
-// value always encodes to the same bits and Quantize is idempotent.
+// (float32) or 2^50 (float64) they always do, as long as i·prec stays a
+// finite normal number of the type: prec at least the smallest normal
+// (2^-126, 2^-1022) and below 1e30 (float32) or 1e290 (float64), where
+// 2^22·prec and 2^50·prec are still far from the largest finite value.
+// Otherwise, and beyond those counts, the encoder and the decoder both
+// refuse the counts that do not survive (ErrOutOfRange): an i·prec that
+// overflows to ±Inf, or lands among the subnormals where neighbouring counts
+// share one value. So a decoded value always encodes to the same bits and
+// Quantize is idempotent.
 func fixedExact(n *node, i int64) bool {
-	lim := int64(1) << 50
+	lim, lo, hi := int64(1)<<50, 0x1p-1022, 1e290
 	if n.mem == mF32 {
-		lim = 1 << 22
+		lim, lo, hi = 1<<22, 0x1p-126, 1e30
 	}
-	if i > -lim && i < lim && (n.mem != mF32 || n.fx.Prec() < 1e30) {
+	if p := n.fx.Prec(); i > -lim && i < lim && p >= lo && p < hi {
 		return true
 	}
 	f := n.fx.FromInt(i)

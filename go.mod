@@ -1,6 +1,6 @@
 module github.com/bitwire/bitwire
 
-go 1.26.8
+go 1.22
 
 require (
 	github.com/fatih/structtag v1.2.0

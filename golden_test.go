@@ -34,10 +34,17 @@ type goldenCase struct {
 	want   func() any                     // what dec must return
 	show   any                            // the Go value(s) shown in the file
 	schema func() *Schema                 // the schema of the case's type(s)
+	note   string                         // what the block's value text cannot say, or ""
+	// deltas: the baseline (as shown), and the full encoding of a value of
+	// the case's type, for the block's base and result lines
+	base    any
+	marshal func(v any) ([]byte, error)
 }
 
-func fullCase[T any](name string, v T) goldenCase {
-	c := MustFor[T]()
+func fullCase[T any](name string, v T) goldenCase { return fullCaseOf(name, MustFor[T](), v) }
+
+// fullCaseOf is fullCase with a given codec (debug mode, a model).
+func fullCaseOf[T any](name string, c *Codec[T], v T) goldenCase {
 	return goldenCase{
 		name:   name,
 		show:   v,
@@ -63,11 +70,20 @@ func fullCase[T any](name string, v T) goldenCase {
 }
 
 func deltaCase[T any](name string, base, cur T) goldenCase {
-	c := MustFor[T]()
+	return deltaCaseOf(name, MustFor[T](), base, cur)
+}
+
+// deltaCaseOf is deltaCase with a given codec (debug mode, a model).
+func deltaCaseOf[T any](name string, c *Codec[T], base, cur T) goldenCase {
 	return goldenCase{
 		name:   name,
 		show:   [2]T{base, cur},
 		schema: c.Schema,
+		base:   base,
+		marshal: func(v any) ([]byte, error) {
+			x := v.(T)
+			return c.Marshal(&x)
+		},
 		enc: func() ([]byte, int, error) {
 			var w bits.Writer
 			err := c.EncodeDelta(&w, &base, &cur)
@@ -204,6 +220,21 @@ type gUint8s struct {
 	H uint8    `net:"bits=7"` // bits=7 first: an option (fixed width), not a kind
 }
 
+// gOffGrid: a window on a grid anchored at zero whose min is off the grid
+// (kmin = K(-0.25) = -2, while -0.25 is 2.5 steps below zero).
+type gOffGrid struct {
+	A float32 `net:"q,min=-0.25,max=10,prec=0.1,dmin=-1,dmax=1"`
+}
+
+// gDebug: what debug mode's sentinels follow (top-level fields, a nested
+// struct, a field group).
+type gDebug struct {
+	A uint8 `net:"bits=3"`
+	P gLeaf
+	B int32  `net:"bitlen,group=g"`
+	C uint32 `net:"bitlen,group=g"`
+}
+
 func goldenCases() []goldenCase {
 	q := func(x, y, z, w float32) [4]float32 { return [4]float32{x, y, z, w} }
 	return append([]goldenCase{
@@ -267,7 +298,23 @@ func goldenCases() []goldenCase {
 		deltaCase("delta-quat-after-absolute",
 			gSpinners{S: []Spinner{{Rot: q(0, 0, 0, 1)}, {Rot: q(0.6, 0, 0.8, 0)}, {Rot: q(0.5, 0.5, 0.5, 0.5)}}},
 			gSpinners{S: []Spinner{{Rot: q(0.5, -0.5, 0.5, 0.5)}, {Rot: q(0, 0.6, 0, 0.8)}, {Rot: q(0.51, 0.5, 0.49, 0.5)}}}),
+		// the stranger's spec: a grid anchored at zero whose min is not a
+		// multiple of the step, so that a window's baseline index is
+		// K(v) - kmin, not floor((v - A)/step + 0.5)
+		withNote(deltaCase("delta-window-anchored-offgrid", gOffGrid{A: 0.3}, gOffGrid{A: 0.4}),
+			"the baseline 0.3 is index K(0.3) - kmin = 3 - (-2) = 5; plus the difference 1 is index 6, 0.4 (floor((0.3 - A)/step + 0.5) would give 6, and 7 decodes as 0.5)"),
+		// debug mode: a sentinel 0xA5 after each top-level field (once
+		// after a group in a full message), none inside the nested struct
+		withNote(fullCaseOf("debug", MustFor[gDebug]().WithDebug(true), gDebug{A: 5, P: gLeaf{X: 2}, B: -1, C: 3}),
+			"debug: true: 0xA5 after A, after P (none after P.X), and once after the group B, C"),
+		withNote(deltaCaseOf("delta-debug", MustFor[gDebug]().WithDebug(true), gDebug{A: 5, P: gLeaf{X: 2}, B: -1, C: 3}, gDebug{A: 5, P: gLeaf{X: 3}, B: -1, C: 4}),
+			"debug: true: 0xA5 after each top-level field's changed bit and value delta, the group's members one by one"),
 	}, goldenModelCases()...)
+}
+
+func withNote(g goldenCase, note string) goldenCase {
+	g.note = note
+	return g
 }
 
 func unionCase() goldenCase {
@@ -279,6 +326,7 @@ func unionCase() goldenCase {
 	return goldenCase{
 		name:   "union",
 		show:   msgs,
+		note:   "three tagged messages written one after another by Union.Encode, with no count before them (Union.EncodeCount would write one), then padded once",
 		schema: u.Schema,
 		enc: func() ([]byte, int, error) {
 			var w bits.Writer
@@ -357,6 +405,9 @@ func renderGolden(t *testing.T) string {
 	b.WriteString("# bitwire golden vectors: the frozen wire format (see docs/wire-format.md).\n")
 	b.WriteString("# Each block: the case, its Go value(s) (for a delta: [baseline current]), the size\n")
 	b.WriteString("# in bits, the bytes in hex, and what a receiver decodes (from the quantized baseline).\n")
+	b.WriteString("# A delta's block also gives, in hex, the full message (as Marshal writes it) of its\n")
+	b.WriteString("# baseline (base) and of what the receiver decodes (result); a note says what the\n")
+	b.WriteString("# value text cannot. Values are printed as docs/wire-format.md, \"Golden files\", says.\n")
 	b.WriteString("# The schema of each case's type is in schemas/<case>.json.\n")
 	for _, gc := range goldenCases() {
 		data, n, err := gc.enc()
@@ -364,6 +415,16 @@ func renderGolden(t *testing.T) string {
 		out, err := gc.dec(data)
 		require.NoError(t, err, gc.name)
 		fmt.Fprintf(&b, "\n[%s]\nvalue   = %s\nbits    = %d\nhex     = %s\ndecoded = %s\n", gc.name, showValue(reflect.ValueOf(gc.show)), n, hex.EncodeToString(data), showValue(reflect.ValueOf(out)))
+		if gc.base != nil {
+			base, err := gc.marshal(gc.base)
+			require.NoError(t, err, gc.name)
+			result, err := gc.marshal(out)
+			require.NoError(t, err, gc.name)
+			fmt.Fprintf(&b, "base    = %s\nresult  = %s\n", hex.EncodeToString(base), hex.EncodeToString(result))
+		}
+		if gc.note != "" {
+			fmt.Fprintf(&b, "note    = %s\n", gc.note)
+		}
 	}
 	return b.String()
 }

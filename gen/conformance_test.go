@@ -22,6 +22,7 @@ import (
 	"github.com/bitwire/bitwire"
 	"github.com/bitwire/bitwire/bits"
 	"github.com/bitwire/bitwire/gen"
+	"github.com/bitwire/bitwire/internal/toolchain"
 	"github.com/bitwire/bitwire/snapshot"
 )
 
@@ -753,6 +754,7 @@ func damagedDeltaCorpus(t *testing.T, n int, r *rand.Rand, cases *[]cfCase) {
 // BITWIRE_CLIENTS=required (as .ci/run sets), where it fails.
 func clientTools(t *testing.T) (node, tsc string) {
 	t.Helper()
+	toolchain.SkipIfAsked(t)
 	missing := func(what string) {
 		if os.Getenv("BITWIRE_CLIENTS") == "required" {
 			t.Fatalf("%s missing and BITWIRE_CLIENTS=required", what)
@@ -849,6 +851,8 @@ func buildCorpus(t *testing.T) []cfCase {
 		cases = append(cases, q3Cases(t)...)
 		corpus(t, "Maps", casesPerType, func() cfMaps { return randMaps(r) }, func(cfMaps) cfMaps { return randMaps(r) }, &cases)
 		cases = append(cases, mapCases(t, casesPerType, r)...)
+		cases = append(cases, fixedExtremeCases(t)...)
+		cases = append(cases, namesCases(t, casesPerType/10, r)...)
 		kinds := map[string]int{}
 		for _, c := range cases {
 			kinds[c.Msg+" "+caseKind(c)]++
@@ -875,7 +879,7 @@ func caseKind(c cfCase) string {
 // corpusMessages are the schemas the corpus is written for, under the
 // names its cases use.
 func corpusMessages(t *testing.T) []gen.Message {
-	return []gen.Message{
+	return append([]gen.Message{
 		gen.Named("All", bitwire.MustFor[cfAll]().Schema()),
 		gen.Named("Player", bitwire.MustFor[cfPlayer]().Schema()),
 		gen.Named("Union", mustUnion(t).Schema()),
@@ -884,7 +888,8 @@ func corpusMessages(t *testing.T) []gen.Message {
 		gen.Named("Edge", bitwire.MustFor[cfEdge]().Schema()),
 		gen.Named("Q3", bitwire.MustFor[cfQ3]().Schema()),
 		gen.Named("Maps", bitwire.MustFor[cfMaps]().Schema()),
-	}
+		gen.Named("FixedX", bitwire.MustFor[cfFixedX]().Schema()),
+	}, namesMessages()...)
 }
 
 // allocCases are a world, full, and a delta from it (45 of 300 crates
@@ -938,6 +943,7 @@ func TestTypeScriptConformance(t *testing.T) {
 // BITWIRE_CLIENTS=required.
 func csTools(t *testing.T) (mcs, mono string) {
 	t.Helper()
+	toolchain.SkipIfAsked(t)
 	for _, name := range []string{"mcs", "mono"} {
 		p, err := exec.LookPath(name)
 		if err != nil {

@@ -130,7 +130,7 @@ func (g *csGen) emitModelDeltas() (string, error) {
 		ti := g.mdl.todo[0]
 		g.mdl.todo = g.mdl.todo[1:]
 		t := &g.s.Types[ti]
-		c := g.names[ti]
+		c := g.classes[ti]
 		b.f("        /// <summary>The delta of %s coded with the model: its fields' changed bits as mask symbols, then each changed field's delta.</summary>\n", c)
 		b.f("        static void bwMD%d(Decoder d, %s b, %s o, int skip)\n        {\n            d.Enter();\n", ti, c, c)
 		t0 := g.mdl.layout.types[ti]

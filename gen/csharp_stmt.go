@@ -66,9 +66,8 @@ func (g *csGen) dec(n *bitwire.NodeSchema, lv, in string) string {
 		b.p("{ ulong %s = Codings.ReadBitlen(d.R, 6); ulong ns%s = d.R.Read(30); if (ns%s >= 1000000000UL) throw new ErrOutOfRange(ns%s + \" nanoseconds\");", v, v, v, v)
 		b.p("  %s = new Bitwire.Time(Codings.Unzigzag(%s), (int)ns%s); }", lv, v, v)
 	case "struct":
-		c := g.names[*n.Ref]
-		b.p("if (%s == null) %s = new %s();", lv, lv, c)
-		b.p("%s.BwDecode(d, %s);", c, lv)
+		b.p("if (%s == null) %s = new %s();", lv, lv, g.classes[*n.Ref])
+		b.p("%s.BwDecode(d, %s);", g.names[*n.Ref], lv)
 	case "array":
 		a := g.v("a")
 		b.p("{ var %s = %s; if (%s == null || %s.Length != %d) %s = %s = new %s[%d];", a, lv, a, a, n.Count, lv, a, g.typ(n.Elem), n.Count)
@@ -332,9 +331,8 @@ func (g *csGen) cp(n *bitwire.NodeSchema, src, lv, in string) string {
 		b.p("{ var %s = %s; var %s = %s; if (%s == null || %s.Length != 4) %s = %s = new %s[4]; %s[0] = %s[0]; %s[1] = %s[1]; %s[2] = %s[2]; %s[3] = %s[3]; }",
 			sv, src, a, lv, a, a, lv, a, csScalar(n.Type), a, sv, a, sv, a, sv, a, sv)
 	case "struct":
-		c := g.names[*n.Ref]
-		b.p("if (%s == null) %s = new %s();", lv, lv, c)
-		b.p("%s.BwCopy(%s, %s);", c, src, lv)
+		b.p("if (%s == null) %s = new %s();", lv, lv, g.classes[*n.Ref])
+		b.p("%s.BwCopy(%s, %s);", g.names[*n.Ref], src, lv)
 	case "array":
 		a, s, i := g.v("a"), g.v("s"), g.v("i")
 		b.p("{ var %s = %s; var %s = %s; if (%s == null || %s.Length != %d) %s = %s = new %s[%d];", s, src, a, lv, a, a, n.Count, lv, a, g.typ(n.Elem), n.Count)
@@ -390,8 +388,7 @@ func (g *csGen) delta(n *bitwire.NodeSchema, base, lv, in string) string {
 		if n.Composite {
 			return g.dec(n, lv, in)
 		}
-		c := g.names[*n.Ref]
-		b.p("if (%s == null) %s = new %s();", lv, lv, c)
+		b.p("if (%s == null) %s = new %s();", lv, lv, g.classes[*n.Ref])
 		b.p("%s(d, %s, %s, -1);", g.structDelta(*n.Ref), base, lv)
 		return b.String()
 	case "quat":
@@ -539,7 +536,7 @@ func (g *csGen) sliceDelta(n *bitwire.NodeSchema, base, lv, in string) string {
 
 func (g *csGen) entityDelta(n *bitwire.NodeSchema, base, lv, in string) string {
 	b := &csLines{in: in}
-	c := g.names[*n.Elem.Ref]
+	c, cc := g.names[*n.Elem.Ref], g.classes[*n.Elem.Ref] // its coder and its class
 	bl, bn, l, rm, ad, ch, a, surv, na := g.v("bl"), g.v("bn"), g.v("l"), g.v("rm"), g.v("ad"), g.v("ch"), g.v("a"), g.v("surv"), g.v("na")
 	bi, ai, ri, ci, k, j := g.v("bi"), g.v("ai"), g.v("ri"), g.v("ci"), g.v("k"), g.v("j")
 	b.p("{ var %s = %s; int %s = %s == null ? 0 : %s.Count; int %s = d.Len(%d, 0);", bl, base, bn, bl, bl, l, n.MaxLen)
@@ -559,7 +556,7 @@ func (g *csGen) entityDelta(n *bitwire.NodeSchema, base, lv, in string) string {
 	b.p("    if (%s < %s.Count && %s[%s] == %s) { %s++; %s++; continue; }", ai, ad, ad, ai, j, ai, j)
 	b.p("    if (%s < %s.Count && %s[%s] == %s) { %s++; %s++; continue; }", ri, rm, rm, ri, bi, ri, bi)
 	b.p("    if (%s >= %s) throw new ErrMalformed(\"entity set survivors run past the baseline\");", bi, bn)
-	b.p("    if (%s[%s] == null) %s[%s] = new %s();", a, j, a, j, c)
+	b.p("    if (%s[%s] == null) %s[%s] = new %s();", a, j, a, j, cc)
 	b.p("    if (%s < %s.Count && %s[%s] == %s)", ci, ch, ch, ci, k)
 	b.p("    {")
 	b.p("      %s++;", ci)
@@ -571,7 +568,7 @@ func (g *csGen) entityDelta(n *bitwire.NodeSchema, base, lv, in string) string {
 	b.p("  }")
 	b.p("  foreach (var %s in %s)", j, ad)
 	b.p("  {")
-	b.p("    if (%s[%s] == null) %s[%s] = new %s();", a, j, a, j, c)
+	b.p("    if (%s[%s] == null) %s[%s] = new %s();", a, j, a, j, cc)
 	b.p("    try { %s.BwDecode(d, %s[%s]); }", c, a, j)
 	b.p("    catch (BitwireException x) { throw x.Within(\"[\" + %s + \"]\"); }", j)
 	b.p("  }")

@@ -9,21 +9,25 @@
 // the schema, none is recomputed from Go.
 //
 // A typical use is a //go:generate program that imports the server's
-// types (see examples/gen):
+// types (see examples/gen, and the package's Example, which compiles):
 //
 //	f, _ := os.Create("client/world.ts")
-//	err := gen.TypeScript(f, gen.Named("World", bitwire.MustFor[World]().Schema()))
+//	err := gen.TypeScript(f, "./bitwire.js", gen.Named("WorldCodec", bitwire.MustFor[World]().Schema()))
 //
-// Generated code is reproducible from the schemas alone and is never edited
-// by hand.
+// The codec object is named apart from the classes, which take the struct
+// types' names: WorldCodec beside the class World (a message named like a
+// class is refused with ErrSchema). Generated code is reproducible from the
+// schemas alone and is never edited by hand.
 package gen
 
 import (
 	"bufio"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"math"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -175,43 +179,179 @@ func fmtFloat(v float64) string {
 	return strconv.FormatFloat(v, 'g', -1, 64)
 }
 
-// typeNames gives each struct type of all schemas one class name: types
-// with the same label and Go type share it; others get a suffix.
+// typeNames names what the generated code declares for the struct types of
+// all schemas. A class holds a value and is one per Go type: the codings of
+// its fields belong to the plan of the field that holds it, not to the
+// value, so a Vec2 quantized one way in one field and another way in
+// another is one class Vec2 (a client's helper such as ToUnity(Vec2) takes
+// them all). A coder (C#: the static methods that read and write a class
+// for one plan) is one per distinct plan. Two uses of one Go type get two
+// classes (Vec2, Vec2_2) only when their members would have different
+// types: a 64-bit integer that one coding bounds within 2^53 (a number in
+// TypeScript) and another does not (a bigint), a struct of four floats
+// coded as a quaternion in one and as a struct in the other, or members of
+// such classes.
 type typeNames struct {
-	byKey  map[string]string // name + "\x00" + goType -> class name
-	used   map[string]bool
-	order  []classDef
-	schema map[*bitwire.Schema][]string // per schema, per type index: the class name
+	order  []classDef                   // one per coder, in the order first met
+	schema map[*bitwire.Schema][]string // per schema, per type index: the coder's name
+	class  map[*bitwire.Schema][]string // per schema, per type index: the class's name
 }
 
 type classDef struct {
-	name string
-	s    *bitwire.Schema
-	t    int
+	name  string // the coder: the class itself for the first plan of a class, else a static class of its own
+	class string // the class its values are
+	owner bool   // the first coder of its class, which declares the class
+	s     *bitwire.Schema
+	t     int
 }
 
+// typeRef is one struct type of one schema.
+type typeRef struct {
+	s *bitwire.Schema
+	t int
+}
+
+// refs matches the type references in a struct type's JSON.
+var refs = regexp.MustCompile(`"ref":(\d+)`)
+
 func nameTypes(msgs []Message) *typeNames {
-	tn := &typeNames{byKey: map[string]string{}, used: map[string]bool{}, schema: map[*bitwire.Schema][]string{}}
+	var all []typeRef
 	for _, m := range msgs {
-		names := make([]string, len(m.Schema.Types))
-		for i, t := range m.Schema.Types {
-			key := t.Name + "\x00" + t.GoType
-			if n, ok := tn.byKey[key]; ok {
-				names[i] = n
-				continue
-			}
-			n := t.Name
-			for k := 2; tn.used[n] || reserved[n]; k++ {
-				n = fmt.Sprintf("%s_%d", t.Name, k)
-			}
-			tn.used[n] = true
-			tn.byKey[key] = n
-			names[i] = n
-			tn.order = append(tn.order, classDef{name: n, s: m.Schema, t: i})
+		for i := range m.Schema.Types {
+			all = append(all, typeRef{m.Schema, i})
 		}
-		tn.schema[m.Schema] = names
+	}
+	// Classes: by Go type, split while their members' types differ.
+	classOf := refine(all, func(r typeRef) string { return r.s.Types[r.t].GoType }, func(r typeRef, id map[typeRef]int) string {
+		var b strings.Builder
+		names := make([]string, len(r.s.Types))
+		for i := range names {
+			names[i] = fmt.Sprint(id[typeRef{r.s, i}])
+		}
+		for _, f := range r.s.Types[r.t].Fields {
+			fmt.Fprintf(&b, "%s:%s:%s;", f.Name, f.Node.Type, tsType(f.Node, names))
+		}
+		return b.String()
+	})
+	// Coders: by class and plan (the fields' JSON with the plans of the
+	// struct types they refer to).
+	plans := map[typeRef]string{}
+	for _, r := range all {
+		t := r.s.Types[r.t]
+		js, _ := json.Marshal(struct {
+			F []bitwire.FieldSchema
+			G any
+		}{t.Fields, t.Groups})
+		plans[r] = string(js)
+	}
+	coderOf := refine(all, func(r typeRef) string {
+		return fmt.Sprint(classOf[r]) + "\x00" + refs.ReplaceAllString(plans[r], `"ref":_`)
+	}, func(r typeRef, id map[typeRef]int) string {
+		var b strings.Builder
+		for _, m := range refs.FindAllStringSubmatch(plans[r], -1) {
+			i, _ := strconv.Atoi(m[1])
+			fmt.Fprintf(&b, "%d,", id[typeRef{r.s, i}])
+		}
+		return b.String()
+	})
+
+	tn := &typeNames{schema: map[*bitwire.Schema][]string{}, class: map[*bitwire.Schema][]string{}}
+	used := map[string]bool{}
+	unique := func(base string) string {
+		n := base
+		for k := 2; used[n] || reserved[n]; k++ {
+			n = fmt.Sprintf("%s_%d", base, k)
+		}
+		used[n] = true
+		return n
+	}
+	className, coderName := map[int]string{}, map[int]string{}
+	for _, r := range all {
+		c, declared := className[classOf[r]]
+		if !declared {
+			c = unique(baseName(r.s.Types[r.t].Name))
+			className[classOf[r]] = c
+		}
+		if _, ok := coderName[coderOf[r]]; !ok {
+			name := c // the class's first plan: the class codes itself
+			if declared {
+				name = unique(c + "Coder")
+			}
+			coderName[coderOf[r]] = name
+			tn.order = append(tn.order, classDef{name: name, class: c, owner: !declared, s: r.s, t: r.t})
+		}
+	}
+	for _, m := range msgs {
+		s := m.Schema
+		cn, cd := make([]string, len(s.Types)), make([]string, len(s.Types))
+		for i := range s.Types {
+			cn[i], cd[i] = className[classOf[typeRef{s, i}]], coderName[coderOf[typeRef{s, i}]]
+		}
+		tn.class[s], tn.schema[s] = cn, cd
 	}
 	return tn
+}
+
+// baseName is a type label without the suffix _2, _3 … that the schema
+// gives to the second and later codings of one Go type.
+func baseName(label string) string {
+	if i := strings.LastIndexByte(label, '_'); i > 0 {
+		if _, err := strconv.Atoi(label[i+1:]); err == nil {
+			return label[:i]
+		}
+	}
+	return label
+}
+
+// refine partitions types: first by init, then, until no part splits, by
+// sig, which sees the current part of every type. It returns each type's
+// part, numbered in the order first met.
+func refine(all []typeRef, init func(typeRef) string, sig func(typeRef, map[typeRef]int) string) map[typeRef]int {
+	id := map[typeRef]int{}
+	number := func(key func(typeRef) string) int {
+		seen := map[string]int{}
+		next := map[typeRef]int{}
+		for _, r := range all {
+			k := key(r)
+			if _, ok := seen[k]; !ok {
+				seen[k] = len(seen)
+			}
+			next[r] = seen[k]
+		}
+		id = next
+		return len(seen)
+	}
+	parts := number(init)
+	for {
+		cur := id
+		n := number(func(r typeRef) string { return fmt.Sprint(cur[r]) + "\x00" + sig(r, cur) })
+		if n == parts {
+			return id
+		}
+		parts = n
+	}
+}
+
+// checkMessageNames refuses a message whose name is also a class name: the
+// generated module would declare it twice.
+func checkMessageNames(msgs []Message, tn *typeNames) error {
+	for _, m := range msgs {
+		if tn.declares(m.Name) {
+			return fmt.Errorf("%w: message name %q is also the name of a generated class (a struct type of the schemas): name the codec otherwise, e.g. %sCodec", ErrSchema, m.Name, m.Name)
+		}
+	}
+	return nil
+}
+
+// declares reports whether the generated code declares a class or coder of
+// that name.
+func (tn *typeNames) declares(name string) bool {
+	for _, c := range tn.order {
+		if c.name == name || c.class == name {
+			return true
+		}
+	}
+	return false
 }
 
 // reserved are names the generated code uses itself.

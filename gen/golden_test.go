@@ -3,7 +3,9 @@ package gen_test
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,8 +16,10 @@ import (
 	"github.com/bitwire/bitwire/gen"
 )
 
-// goldenCase is one block of testdata/golden/codings.txt.
-type goldenCase struct{ name, hex string }
+// goldenCase is one block of testdata/golden/codings.txt: a delta's block
+// also has the full messages of its baseline (base) and of what it decodes
+// to (result).
+type goldenCase struct{ name, hex, base, result string }
 
 func readGolden(t *testing.T) []goldenCase {
 	f, err := os.Open("../testdata/golden/codings.txt")
@@ -30,25 +34,31 @@ func readGolden(t *testing.T) []goldenCase {
 		l := sc.Text()
 		if strings.HasPrefix(l, "[") && strings.HasSuffix(l, "]") {
 			cs = append(cs, goldenCase{name: l[1 : len(l)-1]})
-		} else if k, v, ok := strings.Cut(l, "="); ok && strings.TrimSpace(k) == "hex" && len(cs) > 0 {
-			cs[len(cs)-1].hex = strings.TrimSpace(v)
+		} else if k, v, ok := strings.Cut(l, "="); ok && len(cs) > 0 {
+			switch c := &cs[len(cs)-1]; strings.TrimSpace(k) {
+			case "hex":
+				c.hex = strings.TrimSpace(v)
+			case "base":
+				c.base = strings.TrimSpace(v)
+			case "result":
+				c.result = strings.TrimSpace(v)
+			}
 		}
 	}
 	return cs
 }
 
-// goldenMessages reads the schema of every golden case that is a whole
-// message or union stream (deltas need their baselines, which the corpus
-// covers), and the cases as conformance lines: generated from the JSON
-// schema files alone, each client must decode each vector and re-encode it
-// to the same bytes.
+// goldenMessages reads the schema of every golden case and the cases as
+// conformance lines: generated from the JSON schema files alone, each client
+// must decode each whole message or union stream and re-encode it to the
+// same bytes, and decode each delta against its baseline (the block's base)
+// to a value whose full encoding is the block's result. Cases in debug mode
+// are left out: generated clients refuse debug schemas (gen.ErrSchema),
+// which is checked here.
 func goldenMessages(t *testing.T) ([]gen.Message, []cfCase) {
 	var msgs []gen.Message
 	var cases []cfCase
 	for _, c := range readGolden(t) {
-		if strings.HasPrefix(c.name, "delta-") {
-			continue
-		}
 		b, err := os.ReadFile(filepath.Join("../testdata/golden/schemas", c.name+".json"))
 		if err != nil {
 			t.Fatal(err)
@@ -58,12 +68,24 @@ func goldenMessages(t *testing.T) ([]gen.Message, []cfCase) {
 			t.Fatalf("%s: %v", c.name, err)
 		}
 		name := "G_" + strings.ReplaceAll(c.name, "-", "_")
-		msgs = append(msgs, gen.Named(name, &s))
-		kind := "golden"
-		if s.Union != nil {
-			kind = "golden-union"
+		if s.Debug {
+			if err := gen.TypeScript(io.Discard, "./bitwire.js", gen.Named(name, &s)); !errors.Is(err, gen.ErrSchema) {
+				t.Fatalf("%s: a debug schema gave %v, want gen.ErrSchema", c.name, err)
+			}
+			continue
 		}
-		cases = append(cases, cfCase{Kind: kind, Msg: name, Full: c.hex})
+		msgs = append(msgs, gen.Named(name, &s))
+		switch {
+		case strings.HasPrefix(c.name, "delta-"):
+			if c.base == "" || c.result == "" {
+				t.Fatalf("%s: a delta block without base and result", c.name)
+			}
+			cases = append(cases, cfCase{Kind: "golden-delta", Msg: name, Full: c.base, Delta: c.hex, Want: c.result})
+		case s.Union != nil:
+			cases = append(cases, cfCase{Kind: "golden-union", Msg: name, Full: c.hex})
+		default:
+			cases = append(cases, cfCase{Kind: "golden", Msg: name, Full: c.hex})
+		}
 	}
 	if len(cases) < 20 {
 		t.Fatalf("only %d golden cases", len(cases))
@@ -126,7 +148,7 @@ func runCS(t *testing.T, mono, exe string, cases []cfCase) {
 		switch kind {
 		case "delta", "damaged-delta":
 			data, base = c.Delta, fmt.Sprint(*c.Base)
-		case "alloc-delta":
+		case "alloc-delta", "golden-delta":
 			base = c.Delta // the delta; data is the baseline
 		case "snap":
 			data = c.Packet

@@ -31,8 +31,18 @@ type goldenState struct {
 	Entities []goldenEntity
 }
 
-// goldenKey is the MAC secret of the golden session.
+// goldenKey is the MAC secret of the golden session; the file spells its
+// bytes, so that a reader in another language need not read this source.
 var goldenKey = []byte("bitwire golden session key, 32B")
+
+// spaced is b in hex, a space between bytes.
+func spaced(b []byte) string {
+	s := make([]string, len(b))
+	for i, x := range b {
+		s[i] = fmt.Sprintf("%02x", x)
+	}
+	return strings.Join(s, " ")
+}
 
 func TestGoldenPackets(t *testing.T) {
 	c := bitwire.MustFor[goldenState]()
@@ -45,7 +55,8 @@ func TestGoldenPackets(t *testing.T) {
 	acks := []bool{true, false, true, false} // which packets the client acknowledges
 	var b strings.Builder
 	b.WriteString("# bitwire golden snapshot packets (see docs/wire-format.md, \"Snapshot packets\" and \"Acks\").\n")
-	b.WriteString("# A sender and a receiver of goldenState in each integrity mode (the MAC key is goldenKey);\n")
+	b.WriteString("# A sender and a receiver of goldenState in each integrity mode;\n")
+	fmt.Fprintf(&b, "# mode mac with the key %q (the %d bytes %s);\n", goldenKey, len(goldenKey), spaced(goldenKey))
 	b.WriteString("# the state hash is in every other packet; the receiver acknowledges the marked ticks.\n")
 	for _, mode := range []Option{nil, WithChecksum(), WithMAC(goldenKey)} {
 		s, err := NewSender(c, mode, WithStateHash(2))

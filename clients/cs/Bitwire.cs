@@ -691,8 +691,9 @@ namespace Bitwire
         public static double FromFixed(long i, double prec, bool f32) { double v = i * prec; return f32 ? (double)(float)v : v; }
         public static bool FixedExact(long i, double prec, bool f32)
         {
+            // below 2^22 (float32) or 2^50 steps every count survives while i·prec stays finite and normal
             long lim = f32 ? 1L << 22 : 1L << 50;
-            if (i > -lim && i < lim && (!f32 || prec < 1e30)) return true;
+            if (i > -lim && i < lim && prec >= (f32 ? 1.1754943508222875e-38 : 2.2250738585072014e-308) && prec < (f32 ? 1e30 : 1e290)) return true;
             double back = Codings.RoundHalfAway(FromFixed(i, prec, f32) / prec);
             return back > -9.2233720368547758e18 && back < 9.2233720368547758e18 && (long)back == i;
         }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/bitwire/bitwire"
+	"github.com/bitwire/bitwire/internal/toolchain"
 	"github.com/bitwire/bitwire/replicate"
 	"github.com/bitwire/bitwire/snapshot"
 )
@@ -19,6 +20,7 @@ import (
 // fails.
 func nodeTools(t *testing.T) {
 	t.Helper()
+	toolchain.SkipIfAsked(t)
 	_, err := exec.LookPath("node")
 	if err == nil {
 		_, err = os.Stat(filepath.Join("..", "..", "clients", "ts", "node_modules", "typescript", "bin", "tsc"))

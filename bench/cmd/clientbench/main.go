@@ -21,7 +21,6 @@ import (
 	"runtime"
 	"sort"
 	"strings"
-	"testing"
 	"time"
 
 	"github.com/bitwire/bitwire"
@@ -68,24 +67,24 @@ func main() {
 	goNs := map[string]float64{}
 	var w, w2 bench.World
 	var s bench.Snapshot
-	goNs["world901"] = median(func(b *testing.B) {
-		for i := 0; i < b.N; i++ {
+	goNs["world901"] = median(func(n int) {
+		for i := 0; i < n; i++ {
 			if err := wc.Unmarshal(full, &w); err != nil {
-				b.Fatal(err)
+				log.Fatal(err)
 			}
 		}
 	})
-	goNs["world901-delta"] = median(func(b *testing.B) {
-		for i := 0; i < b.N; i++ {
+	goNs["world901-delta"] = median(func(n int) {
+		for i := 0; i < n; i++ {
 			if err := wc.UnmarshalDelta(delta, &qbase, &w2); err != nil {
-				b.Fatal(err)
+				log.Fatal(err)
 			}
 		}
 	})
-	goNs["snapshot64"] = median(func(b *testing.B) {
-		for i := 0; i < b.N; i++ {
+	goNs["snapshot64"] = median(func(n int) {
+		for i := 0; i < n; i++ {
 			if err := sc.Unmarshal(snapBytes, &s); err != nil {
-				b.Fatal(err)
+				log.Fatal(err)
 			}
 		}
 	})
@@ -96,6 +95,8 @@ func main() {
 
 	fmt.Printf("Measured by `cd bench && go run ./cmd/clientbench` on %s (%s, node %s, %s; GOMAXPROCS %d).\n\n",
 		time.Now().UTC().Format("2006-01-02 15:04 UTC"), runtime.Version(), strings.TrimSpace(output("node", "--version")), monoVersion(), runtime.GOMAXPROCS(0))
+	fmt.Println("CPU time per decode (user and system, all of a process's threads), the median of 9 batches of at least 200 ms after a warm-up.")
+	fmt.Println()
 	fmt.Println("| workload | bytes | Go ns/op | Node ns/op | mono ns/op | Node × Go | mono × Go |")
 	fmt.Println("|---|--:|--:|--:|--:|--:|--:|")
 	for _, wl := range workloads {
@@ -111,15 +112,28 @@ func check(err error) {
 	}
 }
 
-// median runs a benchmark 7 times and returns the median ns/op.
-func median(f func(b *testing.B)) float64 {
+// median warms f up (batches doubled until one takes 200 ms of CPU), then
+// returns the median CPU time per call, in ns, over 9 batches of that size:
+// the same measure as the Node and mono loops (bench/clients), which a
+// loaded machine disturbs less than wall time.
+func median(f func(n int)) float64 {
+	n := 1
+	for {
+		t0 := cpuTime()
+		f(n)
+		if cpuTime()-t0 > 200e6 {
+			break
+		}
+		n *= 2
+	}
 	var v []float64
-	for k := 0; k < 7; k++ {
-		r := testing.Benchmark(f)
-		v = append(v, float64(r.T.Nanoseconds())/float64(r.N))
+	for k := 0; k < 9; k++ {
+		t0 := cpuTime()
+		f(n)
+		v = append(v, float64(cpuTime()-t0)/float64(n))
 	}
 	sort.Float64s(v)
-	return v[3]
+	return v[4]
 }
 
 func output(name string, args ...string) string {

@@ -112,6 +112,21 @@ public static class Conformance
                     passed++;
                     continue;
                 }
+                if (kind == "golden-delta")
+                {
+                    // a golden delta (testdata/golden/codings.txt): its baseline in full, the
+                    // delta, and the full encoding of what it decodes to
+                    var b = Unhex(data);
+                    var baseline = codec.GetMethod("Decode", new[] { typeof(byte[]) }).Invoke(null, new object[] { b });
+                    var d = Unhex(c[4]);
+                    var rootType = baseline.GetType();
+                    var o = Activator.CreateInstance(rootType);
+                    codec.GetMethod("DecodeDelta", new[] { typeof(byte[]), typeof(int), rootType, rootType }).Invoke(null, new object[] { d, d.Length, baseline, o });
+                    var again = Hex((byte[])codec.GetMethod("Encode").Invoke(null, new object[] { o }));
+                    if (again != want) { report("golden delta " + msg + ": decoded to " + again + ", want " + want); continue; }
+                    passed++;
+                    continue;
+                }
                 if (kind == "union" || kind == "golden-union")
                 {
                     var r = new BitReader(Unhex(data));

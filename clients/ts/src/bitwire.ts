@@ -807,10 +807,12 @@ function fromFixed(n: Node, i: number): number {
   const v = i * (n.prec as number);
   return n.f32 ? Math.fround(v) : v;
 }
-/** a step count (below 2^53) that survives the trip through the field's float type */
+/** a step count (below 2^53) that survives the trip through the field's float type;
+ * below 2^22 (float32) or 2^50 steps every count does while i·prec stays finite and normal */
 function fixedExact(n: Node, i: number): boolean {
+  const p = n.prec as number;
   const lim = n.f32 ? 2 ** 22 : 2 ** 50;
-  if (i > -lim && i < lim && (!n.f32 || (n.prec as number) < 1e30)) return true;
+  if (i > -lim && i < lim && p >= (n.f32 ? 2 ** -126 : 2 ** -1022) && p < (n.f32 ? 1e30 : 1e290)) return true;
   const back = roundHalfAway(fromFixed(n, i) / (n.prec as number));
   return back > -(2 ** 63) && back < 2 ** 63 && back === i;
 }

@@ -109,6 +109,17 @@ export async function run(modPath: string, corpusPath: string): Promise<void> {
       } catch (e) { report(`golden ${c.msg}: ${(e as Error).name}: ${(e as Error).message}`); }
       continue;
     }
+    if (c.kind === "golden-delta") {
+      // a golden delta (testdata/golden/codings.txt): its baseline in full, the delta,
+      // and the full encoding of what it decodes to
+      try {
+        const v = codec.decodeDelta(unhex(c.delta ?? ""), codec.decode(unhex(c.full)));
+        const again = hex(codec.encode(v));
+        if (again !== c.want) { report(`golden delta ${c.msg}: decoded to ${again}, want ${c.want}`); continue; }
+        passed++;
+      } catch (e) { report(`golden delta ${c.msg}: ${(e as Error).name}: ${(e as Error).message}`); }
+      continue;
+    }
     if (c.kind === "damaged") {
       let got: string;
       let msg = "";
