@@ -1,6 +1,6 @@
 module github.com/bitwire/bitwire/cmd/bitwire-demo
 
-go 1.25.0
+go 1.26.0
 
 require github.com/bitwire/bitwire v0.0.0
 
