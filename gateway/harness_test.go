@@ -170,7 +170,7 @@ func startNATS(t testing.TB, port int) *server.Server {
 
 func connect(t testing.TB, ns *server.Server, opts ...nats.Option) *nats.Conn {
 	t.Helper()
-	nc, err := nats.Connect(ns.ClientURL(), opts...)
+	nc, err := nats.Connect(ns.ClientURL(), append([]nats.Option{quiet}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -229,4 +229,12 @@ func sameWorld(t testing.TB, ref, srv *replicate.Server[Body], keep func(*Body) 
 	if srv.Len() != n {
 		t.Errorf("%d entities, want %d", srv.Len(), n)
 	}
+}
+
+// quiet replaces nats.go's default error handler, which prints the slow
+// consumer errors the tests provoke (Gateway counts them: Stats.Dropped).
+var quiet = nats.ErrorHandler(func(*nats.Conn, *nats.Subscription, error) {})
+
+func natsReconnect() []nats.Option {
+	return []nats.Option{nats.ReconnectWait(20 * time.Millisecond), nats.MaxReconnects(-1)}
 }

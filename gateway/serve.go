@@ -51,6 +51,8 @@ type Gateway[E any] struct {
 	full    uint32          // the tick of the full state being received (0: none)
 	seen    map[uint32]bool // the ids of that full state so far
 
+	dropped int // messages NATS dropped for the gateway's subscriptions so far
+
 	r       bits.Reader
 	scratch E
 	stats   GatewayStats
@@ -74,6 +76,7 @@ type GatewayStats struct {
 	Gaps     int   // gaps found in the stream (each starts a resync)
 	Bad      int   // malformed messages (each starts a resync)
 	Skipped  int   // messages skipped while resyncing
+	Dropped  int   // messages NATS dropped, the gateway's buffer (Pending) full
 }
 
 // NewGateway returns a Gateway of the world on nc whose entities c encodes
@@ -184,6 +187,7 @@ func (g *Gateway[E]) Next(ctx context.Context) (uint32, error) {
 func (g *Gateway[E]) handle(reply bool, data []byte) (tick uint32, ok bool, err error) {
 	g.stats.Messages++
 	g.stats.Bytes += int64(len(data))
+	g.checkDrops()
 	h, body, err := parseHeader(data)
 	if err != nil {
 		g.stats.Bad++
@@ -396,6 +400,28 @@ func (g *Gateway[E]) handleFull(h header, body []byte) (uint32, bool, error) {
 	g.endTick(tick)
 	g.stats.Syncs++
 	return tick, true, nil
+}
+
+// checkDrops starts a resync as soon as NATS dropped a message for a full
+// buffer, rather than at the next message of the cell that lost one.
+func (g *Gateway[E]) checkDrops() {
+	n := 0
+	for _, s := range g.subs {
+		if d, err := s.Dropped(); err == nil {
+			n += d
+		}
+	}
+	if n == g.dropped {
+		return
+	}
+	g.stats.Dropped += n - g.dropped
+	g.dropped = n
+	// While resyncing, the stream is skipped anyway, and a full state's
+	// lost part shows in its part numbers, or as no answer (Retry).
+	if !g.syncing {
+		g.stats.Gaps++
+		g.resync()
+	}
 }
 
 // gap starts a resync after a message that does not follow the last.
