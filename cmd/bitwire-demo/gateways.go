@@ -41,16 +41,16 @@ type GatewaySummary struct {
 	// BusBytesPerTick is what the world published a tick of the changes
 	// (every gateway receives them); FullBytes the full states it answered
 	// in all (one to each gateway at its start).
-	BusBytesPerTick  float64 `json:"bus_bytes_per_tick"`
-	FullBytes        int64   `json:"bus_full_state_bytes"`
-	ClientBytes      float64 `json:"client_bytes_per_tick"` // all clients' packets a tick
-	WorldCPUPerTick  float64 `json:"world_cpu_ms_per_tick"` // simulating, quantizing, publishing
+	BusBytesPerTick  float64      `json:"bus_bytes_per_tick"`
+	FullBytes        int64        `json:"bus_full_state_bytes"`
+	ClientBytes      float64      `json:"client_bytes_per_tick"` // all clients' packets a tick
+	WorldCPUPerTick  float64      `json:"world_cpu_ms_per_tick"` // simulating, quantizing, publishing
 	Gateway          []GatewayRow `json:"per_gateway"`
-	Desyncs          int         `json:"desyncs"`
-	DecodeErrors     int         `json:"decode_errors"`
-	ClientStats      clientStats `json:"client_stats"`
-	PublishErrors    int         `json:"publish_errors"`
-	NATSSlowConsumer int64       `json:"nats_slow_consumers"`
+	Desyncs          int          `json:"desyncs"`
+	DecodeErrors     int          `json:"decode_errors"`
+	ClientStats      clientStats  `json:"client_stats"`
+	PublishErrors    int          `json:"publish_errors"`
+	NATSSlowConsumer int64        `json:"nats_slow_consumers"`
 }
 
 // GatewayRow is one gateway's share.
@@ -69,9 +69,9 @@ type edge struct {
 	g      *gateway.Gateway[Entity]
 	nc     *nats.Conn
 	conn   *net.UDPConn
-	peers  []*peer       // its clients'
-	global []int         // by peer: the client's index
-	local  map[int]int   // client index → peer
+	peers  []*peer     // its clients'
+	global []int       // by peer: the client's index
+	local  map[int]int // client index → peer
 	acks   chan ack
 	served int
 	bytes  int64
