@@ -3,6 +3,7 @@ package gateway
 import (
 	"encoding/binary"
 	"fmt"
+	"hash/crc32"
 
 	"github.com/bitwire/bitwire/bits"
 	"github.com/bitwire/bitwire/fields"
@@ -16,8 +17,22 @@ const (
 	// BusVersion is the version of the bus message format; a gateway
 	// refuses messages of another (ErrBadMessage).
 	BusVersion = 1
-	headerSize = 28
+	headerSize = 32
+	crcAt      = 28 // the CRC32C of the message, this field left out
 )
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// messageCRC is the CRC32C of a message but its CRC field.
+func messageCRC(msg []byte) uint32 {
+	return crc32.Update(crc32.Checksum(msg[:crcAt], castagnoli), castagnoli, msg[crcAt+4:])
+}
+
+// sealMessage writes the CRC of a message whose header and body are in.
+func sealMessage(msg []byte) []byte {
+	binary.LittleEndian.PutUint32(msg[crcAt:], messageCRC(msg))
+	return msg
+}
 
 // The kinds of message.
 const (
@@ -60,7 +75,8 @@ func appendHeader(dst []byte, h header) []byte {
 	dst = binary.LittleEndian.AppendUint32(dst, h.tick)
 	dst = binary.LittleEndian.AppendUint32(dst, h.prev)
 	dst = binary.LittleEndian.AppendUint32(dst, h.cell)
-	return binary.LittleEndian.AppendUint32(dst, h.count)
+	dst = binary.LittleEndian.AppendUint32(dst, h.count)
+	return binary.LittleEndian.AppendUint32(dst, 0) // the CRC, by sealMessage
 }
 
 // parseHeader reads the header; body is the rest.
@@ -70,6 +86,9 @@ func parseHeader(msg []byte) (h header, body []byte, err error) {
 	}
 	if msg[0] != magic0 || msg[1] != magic1 || msg[2] != BusVersion {
 		return h, nil, fmt.Errorf("%w: magic %q version %d", ErrBadMessage, msg[:2], msg[2])
+	}
+	if got, want := binary.LittleEndian.Uint32(msg[crcAt:]), messageCRC(msg); got != want {
+		return h, nil, fmt.Errorf("%w: CRC %#08x, want %#08x", ErrBadMessage, got, want)
 	}
 	h.kind = msg[3]
 	if h.kind > kindFull {

@@ -227,7 +227,7 @@ func (p *Publisher[E]) Remove(id uint32) (bool, error) {
 func (p *Publisher[E]) event(cell int, op uint8, id uint32, body func(*bits.Writer) error) error {
 	co := &p.cells[cell]
 	if co.count > 0 && (co.w.Len()+7)/8+headerSize > p.cfg.MaxMessage*7/8 {
-		p.closePart(co, kindTick, cell)
+		p.closePart(co, kindTick, cell, false)
 	}
 	at := co.w.Len()
 	saved := co.ids
@@ -245,15 +245,18 @@ func (p *Publisher[E]) event(cell int, op uint8, id uint32, body func(*bits.Writ
 	return nil
 }
 
-// closePart turns the cell's pending events into a part (not yet the
-// last; Publish marks the last).
-func (p *Publisher[E]) closePart(co *cellOut, kind uint8, cell int) {
+// closePart turns the cell's pending events into a part, the last of
+// the cell's message or not.
+func (p *Publisher[E]) closePart(co *cellOut, kind uint8, cell int, last bool) {
 	h := header{kind: kind, part: uint16(len(co.parts)), fp: p.fp, tick: p.tick, cell: uint32(cell), count: co.count}
+	if last {
+		h.flags = flagLast
+	}
 	if kind == kindTick {
 		h.prev = co.prev
 	}
 	msg := appendHeader(make([]byte, 0, headerSize+(co.w.Len()+7)/8), h)
-	msg = append(msg, co.w.Bytes()...)
+	msg = sealMessage(append(msg, co.w.Bytes()...))
 	co.parts = append(co.parts, msg)
 	co.w.Reset(co.w.Bytes()[:0])
 	co.count, co.ids = 0, idStep{}
@@ -272,8 +275,7 @@ func (p *Publisher[E]) Publish() error {
 	p.open = false
 	for i := range p.cells {
 		co := &p.cells[i]
-		p.closePart(co, kindTick, i)
-		co.parts[len(co.parts)-1][6] = flagLast
+		p.closePart(co, kindTick, i, true)
 		for _, m := range co.parts {
 			p.send(cellSubject(p.cfg.Subject, i), m, true)
 		}
@@ -335,15 +337,14 @@ func (p *Publisher[E]) answer(m *nats.Msg) {
 				continue
 			}
 			if co.count > 0 && (co.w.Len()+7)/8+headerSize > p.cfg.MaxMessage*7/8 {
-				p.closePart(&co, kindFull, cell)
+				p.closePart(&co, kindFull, cell, false)
 			}
 			co.w.WriteBits(opFull, 2)
 			co.ids.write(&co.w, ent.id)
 			writeStored(&co.w, ent.full, ent.nbits)
 			co.count++
 		}
-		p.closePart(&co, kindFull, cell)
-		co.parts[len(co.parts)-1][6] = flagLast
+		p.closePart(&co, kindFull, cell, true)
 		for _, msg := range co.parts {
 			p.send(m.Reply, msg, false)
 		}
