@@ -88,7 +88,9 @@ func benchGateways(b *testing.B, gateways, clients int) {
 		gws[k].Close() // fed by hand below, once its request is in
 	}
 	waitRequests(b, pub, gateways)
-	rng := rand.New(rand.NewSource(1))
+	// The world's moves and the clients' losses draw from generators of
+	// their own: the world is the same whatever the gateways and clients.
+	wrng, rng := rand.New(rand.NewSource(1)), rand.New(rand.NewSource(2))
 	cs := make([]*benchClient, clients)
 	bodies := make([]Body, benchEntities)
 	tick := uint32(0)
@@ -108,14 +110,14 @@ func benchGateways(b *testing.B, gateways, clients int) {
 			}
 			if tick == 1 {
 				for i := range bodies {
-					bodies[i] = randomBody(rng)
+					bodies[i] = randomBody(wrng)
 					pub.Set(uint32(i+1), &bodies[i])
 				}
 			} else {
-				moving := benchEntities * (5 + rng.Intn(6)) / 100
+				moving := benchEntities * (5 + wrng.Intn(6)) / 100
 				for range moving {
-					i := rng.Intn(benchEntities)
-					nudge(rng, &bodies[i])
+					i := wrng.Intn(benchEntities)
+					nudge(wrng, &bodies[i])
 					if _, err := pub.Set(uint32(i+1), &bodies[i]); err != nil {
 						b.Fatal(err)
 					}
