@@ -19,7 +19,7 @@ go test -c -o "$bin" .
 benches=("$@")
 if [ ${#benches[@]} -eq 0 ]; then
 	benches=('^BenchmarkPublish$' '^BenchmarkApply$'
-		'^BenchmarkGatewayTick$/^gateways=1/' '^BenchmarkGatewayTick$/^gateways=4/' '^BenchmarkGatewayTick$/^gateways=16/')
+		'^BenchmarkGatewayTick$/^gateways=1/clients=64/' '^BenchmarkGatewayTick$/^gateways=4/' '^BenchmarkGatewayTick$/^gateways=16/')
 fi
 irefs() { # bench regexp, iterations
 	GODEBUG=cpu.rdtscp=off GOMAXPROCS=1 GOGC=off valgrind --tool=cachegrind \
