@@ -1,9 +1,12 @@
 package gateway
 
 import (
+	"context"
 	"errors"
 	"testing"
+	"time"
 
+	"github.com/bitwire/bitwire"
 	"github.com/bitwire/bitwire/replicate"
 )
 
@@ -117,5 +120,49 @@ func TestConfigErrors(t *testing.T) {
 	pub.Publish()
 	if err := pub.Advance(5); !errors.Is(err, ErrTickOrder) {
 		t.Errorf("Advance to the same tick: %v", err)
+	}
+}
+
+// Other is a layout other than Body's.
+type Other struct {
+	X float32 `net:"q,min=-1,max=1,bits=8"`
+}
+
+// TestNextErrors: a world of another codec layout is ErrProtocolMismatch;
+// Next ends with its context, and with ErrClosed on a closed connection.
+func TestNextErrors(t *testing.T) {
+	ns := startNATS(t, -1)
+	defer ns.Shutdown()
+	pub, err := NewPublisher(connect(t, ns), bitwire.MustFor[Other](), Config[Other]{Subject: "other"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	nc := connect(t, ns)
+	g, err := NewGateway(nc, bodyCodec, Config[Body]{Subject: "other", Retry: 10 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitRequests(t, pub, 1)
+	pub.Advance(1)
+	pub.Set(1, &Other{X: 0.5})
+	pub.Publish()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for i := range 2 { // the tick's message and the full state
+		if _, err := g.Next(ctx); !errors.Is(err, ErrProtocolMismatch) {
+			t.Errorf("another layout, message %d: %v", i, err)
+		}
+	}
+	short, cancel2 := context.WithTimeout(context.Background(), 30*time.Millisecond)
+	defer cancel2()
+	if _, err := g.Next(short); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("no tick: %v", err)
+	}
+	nc.Close()
+	if _, err := g.Next(ctx); !errors.Is(err, ErrClosed) {
+		t.Errorf("closed: %v", err)
+	}
+	if st := g.Stats(); st.Requests < 2 {
+		t.Errorf("the gateway did not ask again while it waited: %+v", st)
 	}
 }
