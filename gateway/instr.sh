@@ -18,8 +18,12 @@ trap 'rm -f "$bin"' EXIT
 go test -c -o "$bin" .
 benches=("$@")
 if [ ${#benches[@]} -eq 0 ]; then
-	benches=('^BenchmarkPublish$' '^BenchmarkApply$'
-		'^BenchmarkGatewayTick$/^gateways=1/clients=64/' '^BenchmarkGatewayTick$/^gateways=4/' '^BenchmarkGatewayTick$/^gateways=16/')
+	# Each level of a sub-benchmark's name is matched on its own, and
+	# anchored: "gateways=1" alone would match gateways=16 too.
+	benches=('^BenchmarkPublish$' '^BenchmarkApply$')
+	for g in 1 4 16; do
+		benches+=("^BenchmarkGatewayTick\$/^gateways=$g\$/^clients=64\$/")
+	done
 fi
 irefs() { # bench regexp, iterations
 	GODEBUG=cpu.rdtscp=off GOMAXPROCS=1 GOGC=off valgrind --tool=cachegrind \
