@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/nats-io/nats.go"
 
@@ -77,7 +78,8 @@ type PublisherStats struct {
 }
 
 // NewPublisher returns a Publisher of the world of entities encoded by c,
-// on nc. It subscribes to Subject.sync for the gateways' requests.
+// on nc. It subscribes to Subject.sync for the gateways' requests, and
+// returns once NATS has the subscription (or after a second).
 func NewPublisher[E any](nc *nats.Conn, c *bitwire.Codec[E], cfg Config[E]) (*Publisher[E], error) {
 	if nc == nil || c == nil {
 		return nil, errors.New("gateway: NewPublisher with a nil connection or codec")
@@ -92,6 +94,10 @@ func NewPublisher[E any](nc *nats.Conn, c *bitwire.Codec[E], cfg Config[E]) (*Pu
 		return nil, fmt.Errorf("gateway: subscribe: %w", err)
 	}
 	p.sub, p.out = sub, nc.Publish
+	// A request that reached NATS before the subscription would be lost
+	// (and asked again after the gateway's Retry): wait for NATS to have
+	// it. A connection that is down now subscribes when it is back.
+	_ = nc.FlushTimeout(time.Second)
 	return p, nil
 }
 

@@ -124,6 +124,9 @@ func NewGateway[E any](nc *nats.Conn, c *bitwire.Codec[E], cfg Config[E], opts .
 		}
 		g.subs = append(g.subs, sub)
 	}
+	// The subscriptions first, then the request: an answer that came
+	// before NATS had the inbox's would be lost (and asked again).
+	_ = nc.FlushTimeout(time.Second)
 	g.resync()
 	return g, nil
 }
