@@ -142,7 +142,8 @@ func TestMalformedMessages(t *testing.T) {
 		}
 		out = out[:0]
 	}
-	if st := g.Stats(); st.Bad == 0 || st.Syncs < 2 {
+	// A run of malformed messages is not a run of requests (resync).
+	if st := g.Stats(); st.Bad == 0 || st.Syncs < 2 || st.Requests > st.Syncs+5 {
 		t.Errorf("%+v", st)
 	}
 	// Now the genuine stream alone: the gateway serves again, and holds

@@ -434,9 +434,16 @@ func (g *Gateway[E]) gap() (uint32, bool, error) {
 	return 0, false, nil
 }
 
+// resync drops what is in progress and asks for a full state: at once,
+// unless it asked less than an eighth of Retry ago (a run of malformed
+// messages must not become a run of requests, each answered with the
+// whole world); Next asks again after Retry anyway.
 func (g *Gateway[E]) resync() {
+	again := g.syncing && time.Since(g.asked) < g.cfg.Retry/8
 	g.syncing, g.full, g.tick, g.done = true, 0, 0, 0
-	g.ask()
+	if !again {
+		g.ask()
+	}
 }
 
 // ask requests the full state of the gateway's cells, answered to its
