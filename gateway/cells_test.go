@@ -158,6 +158,9 @@ func TestNextErrors(t *testing.T) {
 	if _, err := g.Next(short); !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("no tick: %v", err)
 	}
+	if g.Synced() {
+		t.Error("synced without a full state of its world")
+	}
 	nc.Close()
 	if _, err := g.Next(ctx); !errors.Is(err, ErrClosed) {
 		t.Errorf("closed: %v", err)

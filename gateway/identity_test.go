@@ -71,6 +71,9 @@ func TestByteIdentity(t *testing.T) {
 			t.Fatal(err)
 		}
 		next(t, gw, tick)
+		if !gw.Synced() {
+			t.Fatalf("tick %d served, not synced", tick)
+		}
 		if tick == 1 || tick == 40 { // clients join at the start and later
 			for i, pc := range peerConfigs() {
 				rp, err := ref.NewPeer(pc)
