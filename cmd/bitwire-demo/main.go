@@ -11,7 +11,7 @@
 //	go run ./cmd/bitwire-demo [-duration 10s] [-clients 16] [-rate 30] [-crates 300]
 //	        [-budget 256] [-seed 1] [-loss 0.1] [-latency 50ms] [-jitter 10ms] [-dup 0.01]
 //	        [-reorder 0.01] [-forge 0.01] [-spoof 0.01] [-integrity none|crc|mac]
-//	        [-json] [-chart out.svg]
+//	        [-json] [-chart out.svg] [-gateways N]
 //
 // The exit status is 1 on any desync or decoding error, 2 when the run
 // could not be carried out. docs/demo.md explains the output.
@@ -60,6 +60,7 @@ func realMain(args []string, stdout, stderr io.Writer) int {
 	model := fs.String("model", "", "code every delta with the model in `file` (written by -record)")
 	fs.StringVar(&cfg.Web, "web", "", "also serve a page at `addr` (e.g. :8080) where browsers watch the world live (WebTransport, WebRTC); -duration then defaults to 1h")
 	fs.IntVar(&cfg.WebClients, "webclients", 0, "with -web: Go clients of the page's server, over WebTransport, WebRTC and WebSocket in turn")
+	gateways := fs.Int("gateways", 0, "serve the world from `N` gateway processes through an in-process NATS server (gateways.go, docs/gateway.md)")
 	seedList := fs.String("seeds", "", "run once per seed in `list` (e.g. 2-5 or 2,3,7) instead of -seed, reporting each run; with -record, train one model on all of them")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -97,6 +98,9 @@ func realMain(args []string, stdout, stderr io.Writer) int {
 		cfg.Progress = stdout
 	}
 
+	if *gateways > 0 {
+		return gatewayMain(cfg, *gateways, *jsonOut, stdout, stderr)
+	}
 	status := 0
 	for _, seed := range seeds {
 		cfg.Seed = seed

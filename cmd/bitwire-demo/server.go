@@ -125,6 +125,9 @@ type server struct {
 	awakeSum                   int64
 	err                        error
 	web                        *webGateway // -web: the browsers' sessions (web.go)
+	// mirror, when set, is told every change of the Server's entities, in
+	// order (v nil: a removal): -gateways publishes them (gateways.go).
+	mirror func(id uint32, v *Entity)
 }
 
 // newServer returns the server; codec, with the shared Stats, is the one
@@ -236,6 +239,9 @@ func (s *server) tick(t uint32) error {
 	err := s.pub.publish(s.world, func(id uint32) {
 		v, _ := s.srv.Get(id)
 		s.truth.record(id, t, v)
+		if s.mirror != nil {
+			s.mirror(id, v)
+		}
 		if s.cfg.Record != nil {
 			s.cfg.Record(id, v)
 		}
@@ -253,6 +259,9 @@ func (s *server) tick(t uint32) error {
 		s.fullSum += int64(b)
 	}, func(id uint32) {
 		s.truth.remove(id, t)
+		if s.mirror != nil {
+			s.mirror(id, nil)
+		}
 		s.fullSum -= int64(s.fullBits[id])
 		delete(s.fullBits, id)
 		if isPlayerID(id) {
