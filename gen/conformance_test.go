@@ -849,6 +849,7 @@ func buildCorpus(t *testing.T) []cfCase {
 		cases = append(cases, q3Cases(t)...)
 		corpus(t, "Maps", casesPerType, func() cfMaps { return randMaps(r) }, func(cfMaps) cfMaps { return randMaps(r) }, &cases)
 		cases = append(cases, mapCases(t, casesPerType, r)...)
+		corpus(t, "Wide", casesPerType/4, func() cfWide { return randWide(r) }, func(cfWide) cfWide { return randWide(r) }, &cases)
 		kinds := map[string]int{}
 		for _, c := range cases {
 			kinds[c.Msg+" "+caseKind(c)]++
@@ -884,6 +885,7 @@ func corpusMessages(t *testing.T) []gen.Message {
 		gen.Named("Edge", bitwire.MustFor[cfEdge]().Schema()),
 		gen.Named("Q3", bitwire.MustFor[cfQ3]().Schema()),
 		gen.Named("Maps", bitwire.MustFor[cfMaps]().Schema()),
+		gen.Named("Wide", bitwire.MustFor[cfWide]().Schema()),
 	}
 }
 

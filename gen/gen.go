@@ -61,12 +61,15 @@ func check(msgs []Message) error {
 		if s.WireVersion != supportedWireVersion {
 			return fmt.Errorf("%w: %s: wire version %d; the client runtimes implement version %d", ErrSchema, m.Name, s.WireVersion, supportedWireVersion)
 		}
-		if !isIdent(m.Name) || seen[m.Name] {
+		if !isIdent(m.Name) || keywords[m.Name] || seen[m.Name] {
 			return fmt.Errorf("%w: message name %q is not a unique identifier", ErrSchema, m.Name)
 		}
 		seen[m.Name] = true
 		if s.Debug {
 			return fmt.Errorf("%w: %s: debug schemas (sentinels) are not supported by generated clients", ErrSchema, m.Name)
+		}
+		if err := validate(s); err != nil {
+			return fmt.Errorf("%s: %w", m.Name, err)
 		}
 		if err := checkGrids(s); err != nil {
 			return fmt.Errorf("%s: %w", m.Name, err)
@@ -192,6 +195,9 @@ type classDef struct {
 
 func nameTypes(msgs []Message) *typeNames {
 	tn := &typeNames{byKey: map[string]string{}, used: map[string]bool{}, schema: map[*bitwire.Schema][]string{}}
+	for _, m := range msgs {
+		tn.used[m.Name] = true // the codec objects: a class named like one gets a suffix
+	}
 	for _, m := range msgs {
 		names := make([]string, len(m.Schema.Types))
 		for i, t := range m.Schema.Types {
