@@ -71,7 +71,7 @@ func (g *csGen) dec(n *bitwire.NodeSchema, lv, in string) string {
 		b.p("%s.BwDecode(d, %s);", c, lv)
 	case "array":
 		a := g.v("a")
-		b.p("{ var %s = %s; if (%s == null || %s.Length != %d) %s = %s = new %s[%d];", a, lv, a, a, n.Count, lv, a, g.typ(n.Elem), n.Count)
+		b.p("{ var %s = %s; if (%s == null || %s.Length != %d) %s = %s = %s;", a, lv, a, a, n.Count, lv, a, csNewArray(g.typ(n.Elem), n.Count))
 		b.WriteString(g.decElems(n, a, strconv.Itoa(n.Count), in+"  "))
 		b.p("}")
 	case "slice":
@@ -337,7 +337,7 @@ func (g *csGen) cp(n *bitwire.NodeSchema, src, lv, in string) string {
 		b.p("%s.BwCopy(%s, %s);", c, src, lv)
 	case "array":
 		a, s, i := g.v("a"), g.v("s"), g.v("i")
-		b.p("{ var %s = %s; var %s = %s; if (%s == null || %s.Length != %d) %s = %s = new %s[%d];", s, src, a, lv, a, a, n.Count, lv, a, g.typ(n.Elem), n.Count)
+		b.p("{ var %s = %s; var %s = %s; if (%s == null || %s.Length != %d) %s = %s = %s;", s, src, a, lv, a, a, n.Count, lv, a, csNewArray(g.typ(n.Elem), n.Count))
 		b.p("  for (int %s = 0; %s < %d; %s++)", i, i, n.Count, i)
 		b.p("  {")
 		b.WriteString(g.cp(n.Elem, s+"["+i+"]", a+"["+i+"]", in+"    "))
