@@ -850,6 +850,7 @@ func buildCorpus(t *testing.T) []cfCase {
 		corpus(t, "Maps", casesPerType, func() cfMaps { return randMaps(r) }, func(cfMaps) cfMaps { return randMaps(r) }, &cases)
 		cases = append(cases, mapCases(t, casesPerType, r)...)
 		corpus(t, "Wide", casesPerType/4, func() cfWide { return randWide(r) }, func(cfWide) cfWide { return randWide(r) }, &cases)
+		cases = append(cases, zeroCases(t, r)...)
 		kinds := map[string]int{}
 		for _, c := range cases {
 			kinds[c.Msg+" "+caseKind(c)]++
@@ -886,6 +887,7 @@ func corpusMessages(t *testing.T) []gen.Message {
 		gen.Named("Q3", bitwire.MustFor[cfQ3]().Schema()),
 		gen.Named("Maps", bitwire.MustFor[cfMaps]().Schema()),
 		gen.Named("Wide", bitwire.MustFor[cfWide]().Schema()),
+		gen.Named("Zero", bitwire.MustFor[cfZero]().Schema()),
 	}
 }
 

@@ -81,6 +81,9 @@ func (g *csGen) dec(n *bitwire.NodeSchema, lv, in string) string {
 			emin = 1
 		}
 		b.p("{ int %s = d.Len(%d, %d); var %s = %s; if (%s == null) %s = %s = new %s();", l, n.MaxLen, emin, a, lv, a, lv, a, g.typ(n))
+		if emin == 0 { // elements of no bits: bounded by the allocation budget (BitReader.ChargeZero)
+			b.p("  d.R.ChargeZero(%s);", l)
+		}
 		b.p("  if (%s.Count > %s) %s.RemoveRange(%s, %s.Count - %s);", a, l, a, l, a, l)
 		b.p("  while (%s.Count < %s) %s.Add(%s);", a, l, a, g.zero(n.Elem))
 		b.WriteString(g.decElems(n, a, l, in+"  "))
@@ -505,6 +508,9 @@ func (g *csGen) sliceDelta(n *bitwire.NodeSchema, base, lv, in string) string {
 	}
 	b.p("{ var %s = %s; int %s = %s == null ? 0 : %s.Count; int %s = d.Len(%d, 0); int %s = Math.Min(%s, %s);", bl, base, bn, bl, bl, l, n.MaxLen, common, bn, l)
 	b.p("  if (%s > %s && %d > 0 && %s - %s > d.R.Remaining / %d) throw new ErrUnexpectedEnd((%s - %s) + \" new elements need more input than remains\");", l, common, emin, l, common, max(emin, 1), l, common)
+	if emin == 0 { // new elements of no bits: bounded by the allocation budget (BitReader.ChargeZero)
+		b.p("  d.R.ChargeZero(%s - %s);", l, common)
+	}
 	b.p("  var %s = d.TakeList();", ch)
 	b.p("  try")
 	b.p("  {")

@@ -1,8 +1,14 @@
 package gen_test
 
 import (
+	"encoding/hex"
 	"math"
 	"math/rand"
+	"testing"
+
+	"github.com/bitwire/bitwire"
+	"github.com/bitwire/bitwire/bits"
+	"github.com/bitwire/bitwire/fields"
 )
 
 // cfWide has ranges wider than a flat run (57 to 64 bits) after other
@@ -27,4 +33,60 @@ func randWide(r *rand.Rand) cfWide {
 		v.B, v.C, v.D, v.E = math.MinInt64, -1<<62, 0, 0
 	}
 	return v
+}
+
+type cfEmpty struct{}
+
+// cfZero holds elements that take no bits: a few bytes may ask for
+// billions of them, which Go, TypeScript and C# charge one byte each to
+// the allocation budget (64 bytes an input byte plus 4096).
+type cfZero struct {
+	S []cfEmpty `net:"maxlen=2147483647"`
+	N [][]cfEmpty
+	A [][0]int32 `net:"maxlen=65535"`
+}
+
+// zeroCases are cfZero messages written length by length: lengths around
+// what the budget allows, the 4-byte bomb and nested ones, each with Go's
+// value or error under the default budget.
+func zeroCases(t *testing.T, r *rand.Rand) []cfCase {
+	c := bitwire.MustFor[cfZero]()
+	s := c.Schema()
+	var cs []cfCase
+	add := func(b []byte) {
+		var v cfZero
+		cc := cfCase{Kind: "damaged", Msg: "Zero", Full: hex.EncodeToString(b)}
+		if err := c.Unmarshal(b, &v); err != nil {
+			cc.Err, cc.ErrMsg = sentinel(err), err.Error()
+		} else {
+			cc.Want = canonOf(t, s, &v)
+		}
+		cs = append(cs, cc)
+	}
+	add([]byte{0xff, 0xff, 0xff, 0x7f})      // S: 2^31-1 elements, then cut off
+	add([]byte{0xff, 0xff, 0xff, 0x7f, 0, 0}) // and whole
+	for i := 0; i < 300; i++ {
+		w := bits.NewWriter(nil)
+		lens := []int{r.Intn(8000), r.Intn(4) * r.Intn(1 << 20)}
+		if i%3 == 0 {
+			lens[0] = 3700 + r.Intn(300) // near the edge of the budget of a short input
+		}
+		w.WriteBits(uint64(lens[0]), 31)
+		nOuter := r.Intn(40)
+		var inner []int
+		for j := 0; j < nOuter; j++ {
+			inner = append(inner, r.Intn(1<<20+1)*r.Intn(2)+r.Intn(300))
+		}
+		if err := fields.WriteLen(w, nOuter, 0); err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range inner {
+			if err := fields.WriteLen(w, l, 0); err != nil {
+				t.Fatal(err)
+			}
+		}
+		w.WriteBits(uint64(r.Intn(1<<16)), 16)
+		add(append([]byte(nil), w.Bytes()...))
+	}
+	return cs
 }

@@ -61,9 +61,21 @@ namespace Bitwire
     /// <summary>Reads an LSB-first bit stream; reading past the end throws ErrUnexpectedEnd.</summary>
     public sealed class BitReader
     {
-        byte[] data; int pos, end;
+        byte[] data; int pos, end; long spent;
         public BitReader(byte[] data) { Reset(data, data.Length); }
-        public void Reset(byte[] d, int length) { data = d; pos = 0; end = length * 8; }
+        public void Reset(byte[] d, int length) { data = d; pos = 0; end = length * 8; spent = 0; }
+        /// <summary>Charges count elements that take no bits (struct{}, [0]T) to the input's allocation
+        /// budget, one byte each, as Go's decoder does: 64 bytes a byte of input plus 4096, with Go's
+        /// allocator rounding. Nothing else bounds how many such elements a few bytes may ask for;
+        /// over the budget is ErrTooLong.</summary>
+        public void ChargeZero(int count)
+        {
+            if (count <= 0) return;
+            long need = count > 32768 ? count + 8192L : count + count / 8 + 16L;
+            long left = 64L * ((end + 7) / 8) + 4096 - spent;
+            if (need > left) throw new ErrTooLong(count + " elements of no bits over the allocation budget (" + left + " left)");
+            spent += need;
+        }
         public int Remaining { get { return end - pos; } }
         public int Position { get { return pos; } }
         public ulong Read(int n)
