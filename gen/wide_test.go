@@ -63,11 +63,11 @@ func zeroCases(t *testing.T, r *rand.Rand) []cfCase {
 		}
 		cs = append(cs, cc)
 	}
-	add([]byte{0xff, 0xff, 0xff, 0x7f})      // S: 2^31-1 elements, then cut off
+	add([]byte{0xff, 0xff, 0xff, 0x7f})       // S: 2^31-1 elements, then cut off
 	add([]byte{0xff, 0xff, 0xff, 0x7f, 0, 0}) // and whole
 	for i := 0; i < 300; i++ {
 		w := bits.NewWriter(nil)
-		lens := []int{r.Intn(8000), r.Intn(4) * r.Intn(1 << 20)}
+		lens := []int{r.Intn(8000), r.Intn(4) * r.Intn(1<<20)}
 		if i%3 == 0 {
 			lens[0] = 3700 + r.Intn(300) // near the edge of the budget of a short input
 		}
