@@ -612,17 +612,23 @@ func (e *encoder) encPtr(n *node, q unsafe.Pointer) error {
 
 // encBits writes a fixed-width integer, clamped to its width with clamp.
 func (e *encoder) encBits(n *node, x uint64) error {
+	x = clampBits(n, x)
 	if n.mem.signed() {
-		v := int64(x)
-		if n.clamp && n.n < 64 {
-			v = min(max(v, -1<<(n.n-1)), 1<<(n.n-1)-1)
-		}
-		return fields.WriteInt(e.w, v, n.n)
-	}
-	if n.clamp && n.n < 64 {
-		x = min(x, 1<<n.n-1)
+		return fields.WriteInt(e.w, int64(x), n.n)
 	}
 	return fields.WriteUint(e.w, x, n.n)
+}
+
+// clampBits is x (as loadInt gives it) clamped to n's width when n has
+// clamp, else x.
+func clampBits(n *node, x uint64) uint64 {
+	if !n.clamp || n.n >= 64 {
+		return x
+	}
+	if n.mem.signed() {
+		return uint64(min(max(int64(x), -1<<(n.n-1)), 1<<(n.n-1)-1))
+	}
+	return min(x, 1<<n.n-1)
 }
 
 // decVarint reads a varint, unzigzagged when signed, and checks it fits.
