@@ -1,6 +1,8 @@
 package bitwire
 
 import (
+	"math/rand/v2"
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -53,5 +55,90 @@ func TestHostileMapAllocationBound(t *testing.T) {
 			require.LessOrEqual(t, n, limit, "%d entries, %s: %d bytes of input allocated %d bytes (%.2f× the bound), err %v",
 				count, tc.name, len(tc.in), n, float64(n)/float64(limit), err)
 		}
+	}
+}
+
+type hmBig struct {
+	M map[uint32]int32
+}
+
+// hmBigDelta is a baseline of n entries and a delta that removes its
+// smallest key: a few bytes that make the decoder find that key.
+func hmBigDelta(tb testing.TB, n int) (*hmBig, []byte) {
+	base := &hmBig{M: make(map[uint32]int32, n)}
+	for i := range n {
+		base.M[uint32(i)*7] = int32(i)
+	}
+	cur := &hmBig{M: make(map[uint32]int32, n)}
+	for k, v := range base.M {
+		cur.M[k] = v
+	}
+	delete(cur.M, 0)
+	d, err := MarshalDelta(base, cur)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return base, d
+}
+
+// BenchmarkHostileMapDeltaLarge: a 4-byte delta against a map of 65,536
+// entries (one removed), which sorted the whole baseline through reflect.
+func BenchmarkHostileMapDeltaLarge(b *testing.B) {
+	base, d := hmBigDelta(b, 1<<16)
+	b.SetBytes(int64(len(d)))
+	b.ReportAllocs()
+	var out hmBig
+	for b.Loop() {
+		if err := UnmarshalDelta(d, base, &out); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+type hmKinds struct {
+	I map[int8]uint8
+	S map[string]int16
+	B map[bool]uint8
+	F map[float32]uint8
+	U map[uint64]bool
+}
+
+// Map deltas that remove, change and add entries of every key kind decode
+// to the current map: the decoder names entries by their positions among
+// the baseline's sorted keys (sortKeys).
+func TestHostileMapDeltaPositions(t *testing.T) {
+	rng := rand.New(rand.NewPCG(8, 25))
+	c := MustFor[hmKinds]()
+	random := func() hmKinds {
+		v := hmKinds{I: map[int8]uint8{}, S: map[string]int16{}, B: map[bool]uint8{}, F: map[float32]uint8{}, U: map[uint64]bool{}}
+		for range rng.IntN(12) {
+			v.I[int8(rng.IntN(256)-128)] = uint8(rng.IntN(4))
+			v.S[strconv.Itoa(rng.IntN(40))] = int16(rng.IntN(4))
+			v.B[rng.IntN(2) == 0] = uint8(rng.IntN(4))
+			v.F[float32(rng.IntN(30))-15.5] = uint8(rng.IntN(4))
+			v.U[rng.Uint64()>>uint(rng.IntN(64))] = rng.IntN(2) == 0
+		}
+		return v
+	}
+	for i := 0; i < 3000; i++ {
+		base, cur := random(), random()
+		if i%2 == 0 { // mostly the same keys: changes and a few removals
+			cur = random()
+			for k, v := range base.I {
+				if rng.IntN(4) > 0 {
+					cur.I[k] = v + uint8(rng.IntN(2))
+				}
+			}
+			for k, v := range base.S {
+				if rng.IntN(4) > 0 {
+					cur.S[k] = v + int16(rng.IntN(2))
+				}
+			}
+		}
+		d, err := c.MarshalDelta(&base, &cur)
+		require.NoError(t, err)
+		var out hmKinds
+		require.NoError(t, c.UnmarshalDelta(d, &base, &out))
+		require.True(t, c.Equal(&out, &cur), "delta %x\nbase %v\ncur  %v\nout  %v", d, base, cur, out)
 	}
 }
