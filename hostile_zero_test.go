@@ -102,3 +102,34 @@ func TestHostileZeroSizeUnion(t *testing.T) {
 		t.Fatalf("DecodeCount = %d, %v; want 100", n, err)
 	}
 }
+
+type hzMix struct {
+	S []hzE `net:"maxlen=2147483647"`
+	N [][]hzE
+	A [][0]int32 `net:"maxlen=65535"`
+	P *[]hzE
+	M map[uint8][]hzE
+}
+
+// FuzzUnmarshalZeroSize decodes arbitrary bytes, full and as a delta,
+// into containers of elements that take no bits: each is ErrTooLong past
+// the allocation budget, never a long loop; a message that decodes
+// re-encodes to the same bytes.
+func FuzzUnmarshalZeroSize(f *testing.F) {
+	f.Add([]byte{0xff, 0xff, 0xff, 0x7f})
+	f.Add([]byte{0xff, 0xff, 0xff, 0x7f, 0xff, 0xff, 0xff, 0xff})
+	seed, _ := Marshal(&hzMix{S: make([]hzE, 5), N: [][]hzE{{}, make([]hzE, 3)}, M: map[uint8][]hzE{1: make([]hzE, 2)}})
+	f.Add(seed)
+	c := MustFor[hzMix]()
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var v hzMix
+		if err := c.Unmarshal(b, &v); err == nil {
+			again, err := c.Marshal(&v)
+			if err != nil || string(again) != string(b) {
+				t.Fatalf("decoded %x, re-encoded %x (%v)", b, again, err)
+			}
+		}
+		var d hzMix
+		_ = c.UnmarshalDelta(b, &v, &d)
+	})
+}
