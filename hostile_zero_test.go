@@ -133,3 +133,16 @@ func FuzzUnmarshalZeroSize(f *testing.F) {
 		_ = c.UnmarshalDelta(b, &v, &d)
 	})
 }
+
+// BenchmarkHostileZeroSizeBomb: the 4 bytes ff ff ff 7f asking for
+// 2^31-1 empty structs, refused (ErrTooLong) before any element is
+// decoded.
+func BenchmarkHostileZeroSizeBomb(b *testing.B) {
+	bomb := []byte{0xff, 0xff, 0xff, 0x7f}
+	var s hzS
+	for b.Loop() {
+		if err := Unmarshal(bomb, &s); !errors.Is(err, ErrTooLong) {
+			b.Fatal(err)
+		}
+	}
+}
