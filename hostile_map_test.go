@@ -7,6 +7,9 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/bitwire/bitwire/bits"
+	"github.com/bitwire/bitwire/fields"
 )
 
 type hmVal struct {
@@ -146,5 +149,38 @@ func TestHostileMapDeltaPositions(t *testing.T) {
 		var out hmKinds
 		require.NoError(t, c.UnmarshalDelta(d, &base, &out))
 		require.True(t, c.Equal(&out, &cur), "delta %x\nbase %v\ncur  %v\nout  %v", d, base, cur, out)
+	}
+}
+
+type hmStr struct {
+	M map[string]uint8
+}
+
+// A string map key that is not valid UTF-8 is refused when encoding and
+// decoding (ErrInvalidValue): the TypeScript and C# clients hold keys as
+// text, where every such key is U+FFFD, so they ordered and collided
+// differently and gave other verdicts.
+func TestHostileMapKeyUTF8(t *testing.T) {
+	_, err := Marshal(&hmStr{M: map[string]uint8{"ok": 1, "\xff": 2}})
+	require.ErrorIs(t, err, ErrInvalidValue)
+	_, err = MarshalDelta(&hmStr{}, &hmStr{M: map[string]uint8{"\xc3": 2}})
+	require.ErrorIs(t, err, ErrInvalidValue)
+	// written key by key (a struct of one string field codes it as a key)
+	c := MustFor[hmStr]()
+	type key struct{ K string }
+	type val struct{ V uint8 }
+	for k, ok := range map[string]bool{"\xc3\xa9": true, "\xc3": false, "\x80a": false, "€": true, "a\xffb": false} {
+		var w bits.Writer
+		require.NoError(t, fields.WriteLen(&w, 1, 0))
+		require.NoError(t, MustFor[key]().Encode(&w, &key{k}))
+		require.NoError(t, MustFor[val]().Encode(&w, &val{1}))
+		var out hmStr
+		err := c.Unmarshal(w.Bytes(), &out)
+		if ok {
+			require.NoError(t, err, "%q", k)
+			require.Equal(t, uint8(1), out.M[k])
+		} else {
+			require.ErrorIs(t, err, ErrInvalidValue, "%q", k)
+		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"math"
 	"reflect"
 	"sort"
+	"unicode/utf8"
 	"unsafe"
 
 	"github.com/bitwire/bitwire/fields"
@@ -27,6 +28,9 @@ func (e *encoder) encMap(n *node, p unsafe.Pointer) error {
 		// NaN keys have no order (the encoding would vary from one
 		// Marshal to the next) and cannot be looked up.
 		return fmt.Errorf("%w: NaN map key", ErrInvalidValue)
+	}
+	if badStringKey(n, keys) {
+		return fmt.Errorf("%w: map key not valid UTF-8", ErrInvalidValue)
 	}
 	for i, k := range keys {
 		if err := e.encNode(n.key, k.Addr().UnsafePointer()); err != nil {
@@ -97,6 +101,9 @@ func (d *decoder) readEntries(n *node, m reflect.Value, count int) error {
 		}
 		if n.key.code == cFloat && math.IsNaN(loadFloat(k.UnsafePointer(), n.key.mem)) {
 			return wrapField(fmt.Errorf("%w: NaN map key", ErrInvalidValue), fmt.Sprintf("{#%d}", i), d.r.Pos())
+		}
+		if n.key.code == cString && !utf8.ValidString(k.Elem().String()) { // see badStringKey
+			return wrapField(fmt.Errorf("%w: map key not valid UTF-8", ErrInvalidValue), fmt.Sprintf("{#%d}", i), d.r.Pos())
 		}
 		if i > 0 && !keyBefore(prev, k.Elem()) {
 			return wrapField(fmt.Errorf("%w: map key %v after %v: keys must be in ascending order, each once", ErrMalformed, k.Elem(), prev), fmt.Sprintf("{#%d}", i), d.r.Pos())
@@ -257,6 +264,9 @@ func (e *encoder) encMapDelta(n *node, b, c unsafe.Pointer) (bool, error) {
 	if nanKey(n, bk) {
 		return false, fmt.Errorf("baseline: %w: NaN map key", ErrInvalidValue)
 	}
+	if badStringKey(n, bk) {
+		return false, fmt.Errorf("baseline: %w: map key not valid UTF-8", ErrInvalidValue)
+	}
 	cm := reflect.NewAt(n.typ, c).Elem()
 	if (n.maxlen > 0 && cm.Len() > n.maxlen) || (n.maxlen == 0 && cm.Len() > e.maxLen) {
 		return false, fmt.Errorf("%w: %d entries", ErrTooLong, cm.Len())
@@ -289,6 +299,9 @@ func (e *encoder) encMapDelta(n *node, b, c unsafe.Pointer) (bool, error) {
 	ck, cv := sortedEntries(n, c)
 	if nanKey(n, ck) {
 		return false, fmt.Errorf("%w: NaN map key", ErrInvalidValue)
+	}
+	if badStringKey(n, ck) {
+		return false, fmt.Errorf("%w: map key not valid UTF-8", ErrInvalidValue)
 	}
 	bm := reflect.NewAt(n.typ, b).Elem()
 	var added []int
@@ -399,6 +412,23 @@ func nanKey(n *node, keys []reflect.Value) bool {
 	}
 	for _, k := range keys {
 		if f := k.Float(); f != f {
+			return true
+		}
+	}
+	return false
+}
+
+// badStringKey reports whether a string-keyed map has a key that is not
+// valid UTF-8. Clients in other languages hold map keys as text, where
+// such a key becomes U+FFFD (two of them one key), so its order and
+// uniqueness would differ from Go's: such maps are refused
+// (ErrInvalidValue) by the encoder and every decoder.
+func badStringKey(n *node, keys []reflect.Value) bool {
+	if n.key.code != cString {
+		return false
+	}
+	for _, k := range keys {
+		if !utf8.ValidString(k.String()) {
 			return true
 		}
 	}

@@ -851,6 +851,7 @@ func buildCorpus(t *testing.T) []cfCase {
 		cases = append(cases, mapCases(t, casesPerType, r)...)
 		corpus(t, "Wide", casesPerType/4, func() cfWide { return randWide(r) }, func(cfWide) cfWide { return randWide(r) }, &cases)
 		cases = append(cases, zeroCases(t, r)...)
+		cases = append(cases, utf8KeyCases(t, r)...)
 		kinds := map[string]int{}
 		for _, c := range cases {
 			kinds[c.Msg+" "+caseKind(c)]++

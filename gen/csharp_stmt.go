@@ -3,6 +3,7 @@ package gen
 import (
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/bitwire/bitwire"
 )
@@ -111,7 +112,7 @@ func (g *csGen) dec(n *bitwire.NodeSchema, lv, in string) string {
 		b.p("    %s %s = %s;", g.typ(n.Key), k, g.zero(n.Key))
 		b.p("    try")
 		b.p("    {")
-		b.WriteString(g.dec(n.Key, k, in+"      "))
+		b.WriteString(g.decKey(n.Key, k, in+"      "))
 		if n.Key.Coding == "float" {
 			b.p("      if (double.IsNaN(%s)) throw new ErrInvalidValue(\"NaN map key\");", k)
 		}
@@ -640,7 +641,7 @@ func (g *csGen) mapDelta(n *bitwire.NodeSchema, base, lv, in string) string {
 	b.p("    %s %s = %s;", kt, kv, g.zero(n.Key))
 	b.p("    try")
 	b.p("    {")
-	b.WriteString(g.dec(n.Key, kv, in+"      "))
+	b.WriteString(g.decKey(n.Key, kv, in+"      "))
 	if n.Key.Coding == "float" {
 		b.p("      if (double.IsNaN(%s)) throw new ErrInvalidValue(\"NaN map key\");", kv)
 	}
@@ -673,4 +674,14 @@ func csKeyBefore(key *bitwire.NodeSchema, a, b string) string {
 		return fmt.Sprintf("!%s && %s", a, b)
 	}
 	return fmt.Sprintf("%s < %s", a, b)
+}
+
+// decKey decodes a map key: as any value, except that a string key must be
+// valid UTF-8 (Codings.ReadKeyString), as in Go.
+func (g *csGen) decKey(key *bitwire.NodeSchema, lv, in string) string {
+	s := g.dec(key, lv, in)
+	if key.Coding == "string" {
+		s = strings.Replace(s, "Codings.ReadString(", "Codings.ReadKeyString(", 1)
+	}
+	return s
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/hex"
 	"math"
 	"math/rand"
+	"sort"
 	"testing"
 
 	"github.com/bitwire/bitwire"
@@ -87,6 +88,46 @@ func zeroCases(t *testing.T, r *rand.Rand) []cfCase {
 		}
 		w.WriteBits(uint64(r.Intn(1<<16)), 16)
 		add(append([]byte(nil), w.Bytes()...))
+	}
+	return cs
+}
+
+// utf8KeyCases are cfMaps messages whose string keys are written byte by
+// byte, some not valid UTF-8 (lone continuation bytes, a cut sequence,
+// 0xff), in and out of order: Go refuses those with ErrInvalidValue, and
+// so must the clients (they hold keys as text, where every bad key would
+// be U+FFFD).
+func utf8KeyCases(t *testing.T, r *rand.Rand) []cfCase {
+	c := bitwire.MustFor[cfMaps]().WithLimits(bitwire.Limits{MaxAllocPerByte: noBudget})
+	s := c.Schema()
+	pieces := []string{"a", "b", "\x80", "\xff", "\xc3", "\xc3\xa9", "\xe2\x82", "\xe2\x82\xac", "z"}
+	var cs []cfCase
+	for i := 0; i < 200; i++ {
+		w := bits.NewWriter(nil)
+		writeMap[cfKeyU8, cfValI8](t, w, 3, nil, nil)
+		n := 1 + r.Intn(3)
+		ks := make([]cfKeyS, n)
+		for j := range ks {
+			for range 1 + r.Intn(3) {
+				ks[j].K += pieces[r.Intn(len(pieces))]
+			}
+		}
+		sort.Slice(ks, func(a, b int) bool { return ks[a].K < ks[b].K })
+		if r.Intn(4) == 0 && n > 1 {
+			ks[0], ks[1] = ks[1], ks[0]
+		}
+		writeMap(t, w, 3, ks, make([]cfKeyB, n))
+		writeMap[cfKeyB, cfValU16](t, w, 2, nil, nil)
+		writeMap[cfKeyI16, cfValU8](t, w, 3, nil, nil)
+		b := append([]byte(nil), w.Bytes()...)
+		var v cfMaps
+		cc := cfCase{Kind: "damaged", Msg: "Maps", Full: hex.EncodeToString(b)}
+		if err := c.Unmarshal(b, &v); err != nil {
+			cc.Err, cc.ErrMsg = sentinel(err), err.Error()
+		} else {
+			cc.Want = canonOf(t, s, &v)
+		}
+		cs = append(cs, cc)
 	}
 	return cs
 }

@@ -242,6 +242,14 @@ namespace Bitwire
             if (l == 0) return "";
             return System.Text.Encoding.UTF8.GetString(ReadBytes(r, l, null));
         }
+        static readonly System.Text.UTF8Encoding StrictUTF8 = new System.Text.UTF8Encoding(false, true);
+        /// <summary>A map key: one that is not valid UTF-8 is refused, as in Go (a replaced key would order and collide differently).</summary>
+        public static string ReadKeyString(BitReader r, int l)
+        {
+            if (l == 0) return "";
+            try { return StrictUTF8.GetString(ReadBytes(r, l, null)); }
+            catch (System.ArgumentException) { throw new ErrInvalidValue("map key not valid UTF-8"); }
+        }
         public static byte[] CopyBytes(byte[] src, byte[] dst)
         {
             if (src == null) return null;

@@ -784,7 +784,13 @@ export class Decoder {
     for (let i = 0; i < count; i++) {
       let k: any;
       try {
-        k = this.node(n.key as Node);
+        const kn = n.key as Node;
+        if (kn.k === "string") {
+          try { k = UTF8_STRICT.decode(readBytes(this.r, this.readLen(kn, 8))); } catch (e) {
+            if (e instanceof BitwireError) throw e;
+            throw new ErrInvalidValue("map key not valid UTF-8");
+          }
+        } else k = this.node(kn);
         if (typeof k === "number" && Number.isNaN(k)) throw new ErrInvalidValue("NaN map key");
         if (i > 0 && !keyBefore(prev, k)) throw new ErrMalformed(`map key ${k} after ${prev}: keys must be in ascending order, each once`);
         if (check && m.has(k)) throw new ErrMalformed(`duplicate map key ${k}`);
@@ -796,6 +802,8 @@ export class Decoder {
 }
 
 const UTF8 = new TextDecoder();
+/** decodes map keys: one that is not valid UTF-8 is refused, as in Go (a replaced key would order and collide differently) */
+const UTF8_STRICT = new TextDecoder("utf-8", { fatal: true });
 const UTF8E = new TextEncoder();
 function readBytes(r: BitReader, l: number): Uint8Array {
   if (8 * l > r.remaining()) throw new ErrUnexpectedEnd();
