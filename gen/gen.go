@@ -45,7 +45,12 @@ func Named(name string, s *bitwire.Schema) Message { return Message{Name: name, 
 const supportedWireVersion = 3
 
 // ErrSchema is returned for a schema the generator cannot use (another
-// format or version, a dangling reference).
+// format or version, a dangling reference). A schema is untrusted input:
+// type, field, message and quaternion component names that are not
+// identifiers (or are TypeScript or C# keywords), repeated names, indexes
+// outside the schema and types that hold themselves by value are refused
+// with it before any code is written; Go-type labels are escaped into
+// comments.
 var ErrSchema = errors.New("gen: unusable schema")
 
 func check(msgs []Message) error {
