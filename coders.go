@@ -115,7 +115,9 @@ var boolCoder = coder{
 var bitsCoder = coder{
 	name:  "bits",
 	width: func(n *node) int { return n.n },
-	key:   func(n *node, p unsafe.Pointer) (uint64, error) { return loadInt(p, n.mem), nil },
+	// The key is the value encBits writes, clamped with clamp: a window's
+	// difference and equality are of what the receiver gets.
+	key: func(n *node, p unsafe.Pointer) (uint64, error) { return clampBits(n, loadInt(p, n.mem)), nil },
 	storeKey: func(n *node, p unsafe.Pointer, k uint64) error {
 		if n.mem.signed() {
 			if !fields.FitsInt(int64(k), n.n) {

@@ -658,7 +658,7 @@ func (d *decoder) decSliceDelta(n *node, b, dst unsafe.Pointer) error {
 	if added := l - common; added > 0 && n.emin > 0 && added > d.r.Remaining()/n.emin {
 		return fmt.Errorf("%w: %d new elements need more input than remains", ErrUnexpectedEnd, added)
 	}
-	if err := d.charge(l-common, n.stride); err != nil { // the common part is the baseline's
+	if err := d.chargeElems(l-common, n.stride); err != nil { // the common part is the baseline's
 		return err
 	}
 	mark := len(d.ar.buf)

@@ -158,6 +158,20 @@ func flatten(p *plan) *flatPlan {
 func (op *flatOp) kernel() int {
 	n := op.n
 	op.mem = n.mem
+	// decWords loads 8 bytes at a bit offset of up to 7, and encWords
+	// stores a run shifted by as much: a leaf wider than maxRunBits (a
+	// full-range 64-bit range, say) would lose its top bits there, so a
+	// plan with one stays on decFlats/encFlats, which read through the
+	// Reader.
+	if b := op.params(); op.width <= maxRunBits {
+		return b
+	}
+	return 0
+}
+
+// params is kernel without the width check.
+func (op *flatOp) params() int {
+	n := op.n
 	switch op.code {
 	case flatQ32:
 		q := &n.q

@@ -80,13 +80,12 @@ func gmQuatTables() (kinds []uint8, lens [][]uint8) {
 }
 
 func gmModel(layout uint64, kinds []uint8, lens [][]uint8) *Model {
-	m := &Model{layout: layout, kinds: kinds}
-	for _, l := range lens {
-		c, err := fields.NewCode(l)
-		if err != nil {
+	m := &Model{layout: layout}
+	for i, l := range lens {
+		if err := fields.CheckCode(l); err != nil {
 			panic(err)
 		}
-		m.codes = append(m.codes, c)
+		m.addTable(kinds[i], l)
 	}
 	m.setHash()
 	return m

@@ -427,8 +427,8 @@ func heldOut[T any](tb testing.TB, base, cur []T) hResult {
 		for s, x := range cnt {
 			if x > 0 {
 				hbits -= float64(x) * math.Log2(float64(x)/float64(tot))
-				l := mo.codes[t].Len(s)
-				if mo.codes[t].Empty() { // a plain mask table: k bits a symbol
+				l := mo.testCode(t).Len(s)
+				if mo.testCode(t).Empty() { // a plain mask table: k bits a symbol
 					l = mbits.Len(uint(len(cnt) - 2))
 				}
 				cbits += float64(x) * float64(l)
@@ -448,9 +448,9 @@ func heldOut[T any](tb testing.TB, base, cur []T) hResult {
 			k++
 		}
 		for sym, x := range cnt {
-			l := m.codes[tb].Len(sym)
+			l := m.testCode(tb).Len(sym)
 			if l == 0 || sym == 0 {
-				l = m.codes[tb].Len(0) + k
+				l = m.testCode(tb).Len(0) + k
 			}
 			maskModel += float64(x) * float64(l)
 			maskPlain += float64(x) * float64(k)

@@ -5,6 +5,7 @@ import (
 	"math"
 	"reflect"
 	"sort"
+	"unicode/utf8"
 	"unsafe"
 
 	"github.com/bitwire/bitwire/fields"
@@ -27,6 +28,9 @@ func (e *encoder) encMap(n *node, p unsafe.Pointer) error {
 		// NaN keys have no order (the encoding would vary from one
 		// Marshal to the next) and cannot be looked up.
 		return fmt.Errorf("%w: NaN map key", ErrInvalidValue)
+	}
+	if badStringKey(n, keys) {
+		return fmt.Errorf("%w: map key not valid UTF-8", ErrInvalidValue)
 	}
 	for i, k := range keys {
 		if err := e.encNode(n.key, k.Addr().UnsafePointer()); err != nil {
@@ -55,10 +59,13 @@ func (d *decoder) decMap(n *node, p unsafe.Pointer) error {
 	if err := d.charge(1, mapCost(n, min(l, n.count))); err != nil {
 		return err
 	}
-	if mv.IsNil() {
+	if mv.IsNil() || mv.Len() < min(l, n.count) {
+		// A new map sized for l, charged above: one that held fewer
+		// entries than l would grow by doubling, allocating up to twice
+		// that again, and how much room it has is not known.
 		mv.Set(reflect.MakeMapWithSize(n.typ, min(l, n.count)))
 	} else {
-		mv.Clear()
+		mv.Clear() // it held l entries or more: room for l
 	}
 	if err := d.readEntries(n, mv, l); err != nil {
 		return err
@@ -94,6 +101,9 @@ func (d *decoder) readEntries(n *node, m reflect.Value, count int) error {
 		}
 		if n.key.code == cFloat && math.IsNaN(loadFloat(k.UnsafePointer(), n.key.mem)) {
 			return wrapField(fmt.Errorf("%w: NaN map key", ErrInvalidValue), fmt.Sprintf("{#%d}", i), d.r.Pos())
+		}
+		if n.key.code == cString && !utf8.ValidString(k.Elem().String()) { // see badStringKey
+			return wrapField(fmt.Errorf("%w: map key not valid UTF-8", ErrInvalidValue), fmt.Sprintf("{#%d}", i), d.r.Pos())
 		}
 		if i > 0 && !keyBefore(prev, k.Elem()) {
 			return wrapField(fmt.Errorf("%w: map key %v after %v: keys must be in ascending order, each once", ErrMalformed, k.Elem(), prev), fmt.Sprintf("{#%d}", i), d.r.Pos())
@@ -140,12 +150,60 @@ func keyRange(k reflect.Type) int {
 	return math.MaxInt32
 }
 
-// mapCost is what a map of node n with count entries costs in memory, at
-// most: each entry's key and value (stored apart when over 128 bytes) and
-// two words of bookkeeping, and a first group of eight slots.
+// mapCost is what a map of node n made for count entries
+// (reflect.MakeMapWithSize) takes from the heap, as Go's maps allocate it
+// (internal/runtime/maps): up to 8 entries, one group of 8 slots; beyond,
+// a directory of tables of at most 1024 slots each, sized for count·8/7
+// entries (a load of 7 in 8) and rounded up to powers of two (up to twice
+// what count needs: 3,585 entries take 8,192 slots). A slot holds the key
+// and the value, each stored apart (a pointer in the slot, an allocation
+// per entry) when over 128 bytes. Each allocation is rounded as allocCost
+// says.
 func mapCost(n *node, count int) uintptr {
-	k, v := n.key.size, n.elem.size
-	return uintptr(count)*(k+v+16) + 8*(min(k, 128)+min(v, 128)+1) + 64
+	kt, vt := n.typ.Key(), n.typ.Elem()
+	k, v := kt.Size(), vt.Size()
+	var apart int64 // per entry: keys and values stored apart
+	if k > 128 {
+		apart += allocCost(int64(k))
+		k = 8
+	}
+	if v > 128 {
+		apart += allocCost(int64(v))
+		v = 8
+	}
+	al := uintptr(max(kt.Align(), vt.Align(), 8))
+	slot := (alignUp(k, uintptr(vt.Align())) + v + al - 1) &^ (al - 1)
+	group := int64(8 + 8*slot) // a control word, then 8 slots
+	const header = 48          // the map's own header
+	total := header + int64(count)*apart
+	if count <= 8 {
+		return uintptr(total + allocCost(group))
+	}
+	target := int64(count) * 8 / 7
+	dir := pow2Ceil((target + 1023) / 1024)
+	slots := max(pow2Ceil(target/dir), 8)
+	tables := dir * (allocCost(slots/8*group) + allocCost(64))
+	if dir > 1 {
+		// Entries spread over the tables by hash, not evenly: one that
+		// gets more than 7/8 of its slots grows, to a table twice its
+		// size or two of its size, while the old one is garbage (measured:
+		// 897 entries in two tables of 512 slots allocated twice what the
+		// two tables take). With one table the hint alone sizes it.
+		tables *= 3
+	}
+	return uintptr(total + tables + allocCost(8*dir))
+}
+
+// alignUp rounds x up to a multiple of a (a power of two).
+func alignUp(x, a uintptr) uintptr { return (x + a - 1) &^ (a - 1) }
+
+// pow2Ceil is the least power of two at least x (1 for x <= 1).
+func pow2Ceil(x int64) int64 {
+	p := int64(1)
+	for p < x {
+		p <<= 1
+	}
+	return p
 }
 
 // sortIndexes orders idx by the keys they point to.
@@ -206,6 +264,9 @@ func (e *encoder) encMapDelta(n *node, b, c unsafe.Pointer) (bool, error) {
 	if nanKey(n, bk) {
 		return false, fmt.Errorf("baseline: %w: NaN map key", ErrInvalidValue)
 	}
+	if badStringKey(n, bk) {
+		return false, fmt.Errorf("baseline: %w: map key not valid UTF-8", ErrInvalidValue)
+	}
 	cm := reflect.NewAt(n.typ, c).Elem()
 	if (n.maxlen > 0 && cm.Len() > n.maxlen) || (n.maxlen == 0 && cm.Len() > e.maxLen) {
 		return false, fmt.Errorf("%w: %d entries", ErrTooLong, cm.Len())
@@ -238,6 +299,9 @@ func (e *encoder) encMapDelta(n *node, b, c unsafe.Pointer) (bool, error) {
 	ck, cv := sortedEntries(n, c)
 	if nanKey(n, ck) {
 		return false, fmt.Errorf("%w: NaN map key", ErrInvalidValue)
+	}
+	if badStringKey(n, ck) {
+		return false, fmt.Errorf("%w: map key not valid UTF-8", ErrInvalidValue)
 	}
 	bm := reflect.NewAt(n.typ, b).Elem()
 	var added []int
@@ -272,33 +336,37 @@ func (d *decoder) decMapDelta(n *node, b, dst unsafe.Pointer) error {
 	if err != nil {
 		return err
 	}
-	var nm reflect.Value
-	var bk, bv []reflect.Value
-	if len(removed) == 0 && len(changed) == 0 {
-		// Every entry survives unchanged: copy the baseline in the map's
-		// own order, without sorting its keys.
-		nm = copyMap(n, bm, nb)
-	} else {
-		bk, bv = sortedEntries(n, b)
-		nm = reflect.MakeMapWithSize(n.typ, surv)
-	}
-	k, ci := 0, 0
-	for i := range bk {
-		if len(removed) > 0 && int(removed[0]) == i {
-			removed = removed[1:]
-			continue
-		}
-		v := reflect.New(n.typ.Elem())
-		if ci < len(changed) && int(changed[ci]) == k {
-			ci++
-			if err := d.decValueDelta(n.elem, bv[i].UnsafePointer(), v.UnsafePointer()); err != nil {
-				return wrapField(err, fmt.Sprintf("[%v]", bk[i]), d.r.Pos())
+	// The changed survivors' values come before the count of new
+	// entries: they are decoded first, the new map is made once the count
+	// is known, sized for all its entries (one grown from the survivors'
+	// size would allocate its tables again at each doubling), as a copy of
+	// the baseline without the removed keys and with the changed values.
+	// Only the keys are sorted, natively (sortKeys): sorting the entries
+	// through reflect made a 4-byte delta against 65,536 of them cost
+	// 328,000 allocations and 25 MB.
+	var keys sortedKeys
+	var chKeys, chVals []reflect.Value // the changed survivors' keys and new values
+	if len(removed) > 0 || len(changed) > 0 {
+		keys = sortKeys(bm)
+		chKeys, chVals = make([]reflect.Value, 0, len(changed)), make([]reflect.Value, 0, len(changed))
+		ri := 0
+		for _, c := range changed {
+			// the c-th survivor: position c among the sorted keys, moved
+			// past each removed key at or before it
+			pos := int(c) + ri
+			for ri < len(removed) && int(removed[ri]) <= pos {
+				ri++
+				pos = int(c) + ri
 			}
-		} else {
-			copyNode(n.elem, v.UnsafePointer(), bv[i].UnsafePointer())
+			key := keys.key(pos)
+			bv := reflect.New(n.typ.Elem())
+			bv.Elem().Set(bm.MapIndex(key))
+			v := reflect.New(n.typ.Elem())
+			if err := d.decValueDelta(n.elem, bv.UnsafePointer(), v.UnsafePointer()); err != nil {
+				return wrapField(err, fmt.Sprintf("[%v]", key), d.r.Pos())
+			}
+			chKeys, chVals = append(chKeys, key), append(chVals, v.Elem())
 		}
-		nm.SetMapIndex(bk[i], v.Elem())
-		k++
 	}
 	cnt, err := fields.ReadBitlen(d.r, 5)
 	if err != nil {
@@ -313,6 +381,13 @@ func (d *decoder) decMapDelta(n *node, b, dst unsafe.Pointer) error {
 	}
 	if err := d.charge(1, mapCost(n, min(int(cnt), n.count))); err != nil {
 		return err
+	}
+	nm := copyMap(n, bm, min(total, n.count)) // in the map's own order
+	for _, i := range removed {
+		nm.SetMapIndex(keys.key(int(i)), reflect.Value{}) // deletes it
+	}
+	for i := range chKeys {
+		nm.SetMapIndex(chKeys[i], chVals[i])
 	}
 	if err := d.readEntries(n, nm, int(cnt)); err != nil {
 		return err
@@ -337,6 +412,23 @@ func nanKey(n *node, keys []reflect.Value) bool {
 	}
 	for _, k := range keys {
 		if f := k.Float(); f != f {
+			return true
+		}
+	}
+	return false
+}
+
+// badStringKey reports whether a string-keyed map has a key that is not
+// valid UTF-8. Clients in other languages hold map keys as text, where
+// such a key becomes U+FFFD (two of them one key), so its order and
+// uniqueness would differ from Go's: such maps are refused
+// (ErrInvalidValue) by the encoder and every decoder.
+func badStringKey(n *node, keys []reflect.Value) bool {
+	if n.key.code != cString {
+		return false
+	}
+	for _, k := range keys {
+		if !utf8.ValidString(k.String()) {
 			return true
 		}
 	}

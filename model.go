@@ -53,11 +53,36 @@ const maskChunk = 8
 // Model holds the trained tables of one message layout. The zero Model
 // holds no tables and is refused by WithModel; fill it with
 // Trainer.Model or UnmarshalBinary.
+//
+// A Model holds each table's code lengths, not its code: a code's lookup
+// tables take some 4 KB even for a 5-byte table (loading a 1 MB file built
+// 886 MB of them), so bindModel builds the codes once the number of tables
+// is known to be the layout's, which the program defines.
 type Model struct {
-	layout uint64         // the fingerprint of the layout trained on
-	kinds  []uint8        // each table's kind
-	codes  []*fields.Code // each table's code
-	hash   uint64         // FNV-1a 64 of MarshalBinary's bytes
+	layout uint64   // the fingerprint of the layout trained on
+	kinds  []uint8  // each table's kind
+	lens   []uint8  // every table's code lengths (checked by fields.CheckCode), one table after another
+	ends   []uint32 // where each table's lengths end in lens
+	hash   uint64   // FNV-1a 64 of MarshalBinary's bytes
+}
+
+// tables is the number of tables m holds.
+func (m *Model) tables() int { return len(m.kinds) }
+
+// tableLens returns table i's code lengths.
+func (m *Model) tableLens(i int) []uint8 {
+	start := uint32(0)
+	if i > 0 {
+		start = m.ends[i-1]
+	}
+	return m.lens[start:m.ends[i]:m.ends[i]]
+}
+
+// addTable appends a table of kind and code lengths lens.
+func (m *Model) addTable(kind uint8, lens []uint8) {
+	m.kinds = append(m.kinds, kind)
+	m.lens = append(m.lens, lens...)
+	m.ends = append(m.ends, uint32(len(m.lens)))
 }
 
 // Layout returns the fingerprint of the codec (without a model or debug
@@ -75,18 +100,19 @@ func (m *Model) Hash() uint64 { return m.hash }
 // big-endian (docs/wire-format.md, "Models").
 func (m *Model) MarshalBinary() ([]byte, error) {
 	n := 3 + 1 + 8 + 4 + 4
-	for _, c := range m.codes {
-		n += 3 + c.N()
+	for i := range m.tables() {
+		n += 3 + len(m.tableLens(i))
 	}
 	b := make([]byte, 0, n)
 	b = append(b, modelMagic...)
 	b = append(b, modelVersion)
 	b = binary.BigEndian.AppendUint64(b, m.layout)
-	b = binary.BigEndian.AppendUint32(b, uint32(len(m.codes)))
-	for i, c := range m.codes {
+	b = binary.BigEndian.AppendUint32(b, uint32(m.tables()))
+	for i := range m.tables() {
+		lens := m.tableLens(i)
 		b = append(b, m.kinds[i])
-		b = binary.BigEndian.AppendUint16(b, uint16(c.N()))
-		b = append(b, c.Lens()...)
+		b = binary.BigEndian.AppendUint16(b, uint16(len(lens)))
+		b = append(b, lens...)
 	}
 	return binary.BigEndian.AppendUint32(b, crc32.ChecksumIEEE(b)), nil
 }
@@ -116,6 +142,8 @@ func (m *Model) UnmarshalBinary(b []byte) error {
 	if uint64(nt)*3 > uint64(len(p)) {
 		return fmt.Errorf("%w: %d tables in %d bytes", ErrModel, nt, len(b))
 	}
+	out.kinds, out.ends = make([]uint8, 0, nt), make([]uint32, 0, nt)
+	out.lens = make([]uint8, 0, len(p)-3*int(nt))
 	for i := range int(nt) {
 		if len(p) < 3 {
 			return fmt.Errorf("%w: table %d cut off", ErrModel, i)
@@ -128,18 +156,17 @@ func (m *Model) UnmarshalBinary(b []byte) error {
 		if s < 2 || s > len(p) {
 			return fmt.Errorf("%w: table %d: %d symbols", ErrModel, i, s)
 		}
-		c, err := fields.NewCode(p[:s])
-		if err != nil {
+		lens := p[:s:s]
+		if err := fields.CheckCode(lens); err != nil {
 			return fmt.Errorf("%w: table %d: %v", ErrModel, i, err)
 		}
 		// A mask table with no codes at all is plain; every other table
 		// has an ESC of 1..5 bits.
-		if l := c.Len(0); (l < 1 || l > fields.CodeEscMaxLen) && (kind != tkMask || !c.Empty()) {
+		if l := int(lens[0]); (l < 1 || l > fields.CodeEscMaxLen) && (kind != tkMask || !allZero(lens)) {
 			return fmt.Errorf("%w: table %d: ESC length %d", ErrModel, i, l)
 		}
 		p = p[s:]
-		out.kinds = append(out.kinds, kind)
-		out.codes = append(out.codes, c)
+		out.addTable(kind, lens)
 	}
 	if len(p) != 0 {
 		return fmt.Errorf("%w: %d bytes after the tables", ErrModel, len(p))
@@ -147,6 +174,16 @@ func (m *Model) UnmarshalBinary(b []byte) error {
 	out.setHash()
 	*m = out
 	return nil
+}
+
+// allZero reports whether every length is 0 (a plain mask table).
+func allZero(lens []uint8) bool {
+	for _, l := range lens {
+		if l != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 func (m *Model) setHash() {
@@ -351,24 +388,32 @@ func bindModel(p *plan, fp uint64, m *Model) *modelRT {
 		rt.err = fmt.Errorf("%w: an empty model", ErrModel)
 	case m.layout != fp:
 		rt.err = fmt.Errorf("%w: trained for layout %016x, not %016x", ErrModel, m.layout, fp)
-	case len(m.codes) != len(rt.lay.kinds):
-		rt.err = fmt.Errorf("%w: %d tables, the layout has %d", ErrModel, len(m.codes), len(rt.lay.kinds))
+	case m.tables() != len(rt.lay.kinds):
+		rt.err = fmt.Errorf("%w: %d tables, the layout has %d", ErrModel, m.tables(), len(rt.lay.kinds))
 	}
 	if rt.err != nil {
 		return rt
 	}
-	for i, c := range m.codes {
-		if m.kinds[i] != rt.lay.kinds[i] || c.N() != rt.lay.syms[i] {
-			rt.err = fmt.Errorf("%w: table %d: kind %d with %d symbols, the layout's is kind %d with %d", ErrModel, i, m.kinds[i], c.N(), rt.lay.kinds[i], rt.lay.syms[i])
+	for i := range m.tables() {
+		if n := len(m.tableLens(i)); m.kinds[i] != rt.lay.kinds[i] || n != rt.lay.syms[i] {
+			rt.err = fmt.Errorf("%w: table %d: kind %d with %d symbols, the layout's is kind %d with %d", ErrModel, i, m.kinds[i], n, rt.lay.kinds[i], rt.lay.syms[i])
 			return rt
 		}
 	}
-	rt.codes = m.codes
+	rt.codes = make([]*fields.Code, m.tables())
+	for i := range rt.codes {
+		c, err := fields.NewCode(m.tableLens(i))
+		if err != nil { // checked when the model was made or loaded: never
+			rt.err = fmt.Errorf("%w: table %d: %v", ErrModel, i, err)
+			return rt
+		}
+		rt.codes[i] = c
+	}
 	rt.quats = make([]*fields.QuatCodes, len(rt.lay.tab))
 	for n, t := range rt.lay.nodes {
 		if n.code == cQuat {
 			qc := new(fields.QuatCodes)
-			copy(qc.Tab[:], m.codes[t:t+fields.QuatTables])
+			copy(qc.Tab[:], rt.codes[t:t+fields.QuatTables])
 			rt.quats[n.uid-rt.lay.base] = qc
 		}
 	}

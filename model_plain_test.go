@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/bitwire/bitwire/bits"
-	"github.com/bitwire/bitwire/fields"
 	"github.com/stretchr/testify/require"
 )
 
@@ -77,21 +76,17 @@ func m3ok(b []byte) error {
 func TestModelPlainMaskRoundTrip(t *testing.T) {
 	c := MustFor[mWorld]()
 	m := trainOn(t, c, 31, 0.05)
-	plain := &Model{layout: m.layout, kinds: m.kinds}
-	escOnly := &Model{layout: m.layout, kinds: m.kinds}
-	for i, code := range m.codes {
-		p, e := code, code
+	plain := &Model{layout: m.layout}
+	escOnly := &Model{layout: m.layout}
+	for i := range m.tables() {
+		p, e := m.tableLens(i), m.tableLens(i)
 		if m.kinds[i] == tkMask {
-			l := make([]uint8, code.N())
-			var err error
-			p, err = fields.NewCode(l)
-			require.NoError(t, err)
-			l[0] = 1 // ESC alone, 1 bit
-			e, err = fields.NewCode(l)
-			require.NoError(t, err)
+			p = make([]uint8, len(p))
+			e = make([]uint8, len(p))
+			e[0] = 1 // ESC alone, 1 bit
 		}
-		plain.codes = append(plain.codes, p)
-		escOnly.codes = append(escOnly.codes, e)
+		plain.addTable(m.kinds[i], p)
+		escOnly.addTable(m.kinds[i], e)
 	}
 	plain.setHash()
 	escOnly.setHash()
@@ -155,8 +150,8 @@ func TestModelTrainPlainMask(t *testing.T) {
 			}
 			m, err := tr.Model()
 			require.NoError(t, err)
-			require.True(t, m.codes[0].Empty(), "%d pairs, p %g", pairs, pChange)
-			require.False(t, m.codes[1].Empty())
+			require.True(t, m.testCode(0).Empty(), "%d pairs, p %g", pairs, pChange)
+			require.False(t, m.testCode(1).Empty())
 		}
 	}
 
@@ -181,6 +176,6 @@ func TestModelTrainPlainMask(t *testing.T) {
 		}
 		m, err := tr.Model()
 		require.NoError(t, err)
-		require.Equal(t, !together, m.codes[0].Empty(), "together %v", together)
+		require.Equal(t, !together, m.testCode(0).Empty(), "together %v", together)
 	}
 }

@@ -373,11 +373,10 @@ func TestModelSchemaOtherLayout(t *testing.T) {
 // modelOf builds a model of the given tables (kinds and code lengths)
 // for codec c's layout.
 func modelOf(t testing.TB, layout uint64, kinds []uint8, lens ...[]uint8) *Model {
-	m := &Model{layout: layout, kinds: kinds}
-	for _, l := range lens {
-		code, err := fields.NewCode(l)
-		require.NoError(t, err)
-		m.codes = append(m.codes, code)
+	m := &Model{layout: layout}
+	for i, l := range lens {
+		require.NoError(t, fields.CheckCode(l))
+		m.addTable(kinds[i], l)
 	}
 	m.setHash()
 	return m

@@ -43,7 +43,7 @@ func (t *Trainer[T]) Model() (*Model, error) {
 		return nil, ErrNoTraining
 	}
 	lay := t.o.model.lay
-	m := &Model{layout: t.c.lfps[0], kinds: lay.kinds}
+	m := &Model{layout: t.c.lfps[0]}
 	w := make([][]float64, len(lay.kinds))
 	ths := make([]smoothing, len(lay.kinds))
 	for _, u := range trainUnits(lay) {
@@ -56,11 +56,10 @@ func (t *Trainer[T]) Model() (*Model, error) {
 		if lay.kinds[i] == tkMask && t.st.plainMask(lay, i, lens, ths[i]) {
 			lens = make([]uint8, len(lens)) // plain: the k bits alone
 		}
-		c, err := fields.NewCode(lens)
-		if err != nil {
+		if err := fields.CheckCode(lens); err != nil {
 			return nil, err // not reached: TrainLengths gives prefix codes
 		}
-		m.codes = append(m.codes, c)
+		m.addTable(lay.kinds[i], lens)
 	}
 	m.setHash()
 	return m, nil

@@ -73,6 +73,16 @@ func (d *decoder) charge(count int, size uintptr) error {
 	return nil
 }
 
+// chargeElems charges count elements of size bytes each. A zero-size
+// element (struct{}, [0]T) allocates nothing, but each one is a step of
+// the decoder, and when it takes no bits either nothing else bounds how
+// many a few bytes of input may ask for (2^31 of them from 4 bytes): it
+// is charged one byte, so that the decoder's work is bounded by the input
+// like its memory.
+func (d *decoder) chargeElems(count int, size uintptr) error {
+	return d.charge(count, max(size, 1))
+}
+
 // allocCost is what an allocation of n bytes may take from the heap: Go
 // rounds a small allocation up to its size class (at most 1/8 more, and
 // to 16 bytes or so for the smallest) and a large one up to whole 8 KiB
@@ -551,10 +561,12 @@ func (d *decoder) decSlice(n *node, p unsafe.Pointer) error {
 		*sh = sliceHeader{}
 		return nil
 	}
-	if sh.cap < l {
-		if err := d.charge(l, n.stride); err != nil {
+	if sh.cap < l || n.stride == 0 { // zero-size elements: charged even when they fit (chargeElems)
+		if err := d.chargeElems(l, n.stride); err != nil {
 			return err
 		}
+	}
+	if sh.cap < l {
 		nv := reflect.MakeSlice(n.typ, l, l)
 		sh.data, sh.cap = nv.UnsafePointer(), l
 	}
@@ -600,17 +612,23 @@ func (e *encoder) encPtr(n *node, q unsafe.Pointer) error {
 
 // encBits writes a fixed-width integer, clamped to its width with clamp.
 func (e *encoder) encBits(n *node, x uint64) error {
+	x = clampBits(n, x)
 	if n.mem.signed() {
-		v := int64(x)
-		if n.clamp && n.n < 64 {
-			v = min(max(v, -1<<(n.n-1)), 1<<(n.n-1)-1)
-		}
-		return fields.WriteInt(e.w, v, n.n)
-	}
-	if n.clamp && n.n < 64 {
-		x = min(x, 1<<n.n-1)
+		return fields.WriteInt(e.w, int64(x), n.n)
 	}
 	return fields.WriteUint(e.w, x, n.n)
+}
+
+// clampBits is x (as loadInt gives it) clamped to n's width when n has
+// clamp, else x.
+func clampBits(n *node, x uint64) uint64 {
+	if !n.clamp || n.n >= 64 {
+		return x
+	}
+	if n.mem.signed() {
+		return uint64(min(max(int64(x), -1<<(n.n-1)), 1<<(n.n-1)-1))
+	}
+	return min(x, 1<<n.n-1)
 }
 
 // decVarint reads a varint, unzigzagged when signed, and checks it fits.

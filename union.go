@@ -156,8 +156,9 @@ func (u *Union) EncodeCount(w *bits.Writer, n int) error {
 // DefaultMaxLen, or over what the rest of the input could hold (each
 // message takes at least its tag and the fewest bits of the smallest
 // variant), is an error before any message is read. When a message can
-// take no bits at all (a single variant whose struct sends nothing), only
-// DefaultMaxLen bounds the count.
+// take no bits at all (a single variant whose struct sends nothing), each
+// counts as one byte against the input's allocation budget
+// (Limits.MaxAllocPerByte): over it is ErrTooLong.
 func (u *Union) DecodeCount(r *bits.Reader) (int, error) {
 	n, err := fields.ReadLen(r, 0)
 	if err != nil {
@@ -168,6 +169,15 @@ func (u *Union) DecodeCount(r *bits.Reader) (int, error) {
 	}
 	if u.min > 0 && n > r.Remaining()/u.min {
 		return 0, &limitError{ErrUnexpectedEnd, "message count (against the input left)", n, r.Remaining() / u.min}
+	}
+	if u.min == 0 {
+		// Messages that may take no bits: each is charged a byte of the
+		// input's allocation budget, as zero-size elements are
+		// (chargeElems), so the count is bounded by the input too.
+		d := (*options)(nil).decoder(r, nil)
+		if err := d.chargeElems(n, 0); err != nil {
+			return 0, err
+		}
 	}
 	return n, nil
 }

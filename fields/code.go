@@ -66,28 +66,43 @@ const (
 // 64-bit magnitudes).
 const maxTokenSyms = 1 + 2*64
 
+// CheckCode reports whether NewCode accepts lens (nil) or not (ErrCode),
+// without building the code's tables: a check in time and memory
+// proportional to len(lens), for files of many codes that are used later,
+// or not at all.
+func CheckCode(lens []uint8) error {
+	if len(lens) < 2 || len(lens) > 1<<16-1 {
+		return ErrCode
+	}
+	kraft := 0
+	for _, l := range lens {
+		if l > CodeMaxLen {
+			return ErrCode
+		}
+		if l > 0 {
+			kraft += 1 << (CodeMaxLen - l)
+		}
+	}
+	if kraft > 1<<CodeMaxLen {
+		return ErrCode
+	}
+	return nil
+}
+
 // NewCode returns the canonical code with the given lengths (each 0..15;
 // they must not over-subscribe the code space: the sum of 2^(15-L) over
 // coded symbols is at most 2^15). Fewer than two symbols, or bad lengths,
 // are ErrCode.
 func NewCode(lens []uint8) (*Code, error) {
-	if len(lens) < 2 || len(lens) > 1<<16-1 {
-		return nil, ErrCode
+	if err := CheckCode(lens); err != nil {
+		return nil, err
 	}
 	c := &Code{lens: append([]uint8(nil), lens...), rev: make([]uint16, len(lens))}
-	kraft := 0
 	for _, l := range lens {
-		if l > CodeMaxLen {
-			return nil, ErrCode
-		}
 		if l > 0 {
-			kraft += 1 << (CodeMaxLen - l)
 			c.count[l]++
 			c.maxLen = max(c.maxLen, int(l))
 		}
-	}
-	if kraft > 1<<CodeMaxLen {
-		return nil, ErrCode
 	}
 	code, n := 0, 0
 	for l := 1; l <= CodeMaxLen; l++ {

@@ -853,6 +853,9 @@ func buildCorpus(t *testing.T) []cfCase {
 		cases = append(cases, mapCases(t, casesPerType, r)...)
 		cases = append(cases, fixedExtremeCases(t)...)
 		cases = append(cases, namesCases(t, casesPerType/10, r)...)
+		corpus(t, "Wide", casesPerType/4, func() cfWide { return randWide(r) }, func(cfWide) cfWide { return randWide(r) }, &cases)
+		cases = append(cases, zeroCases(t, r)...)
+		cases = append(cases, utf8KeyCases(t, r)...)
 		kinds := map[string]int{}
 		for _, c := range cases {
 			kinds[c.Msg+" "+caseKind(c)]++
@@ -889,6 +892,8 @@ func corpusMessages(t *testing.T) []gen.Message {
 		gen.Named("Q3", bitwire.MustFor[cfQ3]().Schema()),
 		gen.Named("Maps", bitwire.MustFor[cfMaps]().Schema()),
 		gen.Named("FixedX", bitwire.MustFor[cfFixedX]().Schema()),
+		gen.Named("Wide", bitwire.MustFor[cfWide]().Schema()),
+		gen.Named("Zero", bitwire.MustFor[cfZero]().Schema()),
 	}, namesMessages()...)
 }
 

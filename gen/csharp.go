@@ -78,7 +78,7 @@ func CSharp(out io.Writer, ns string, msgs ...Message) error {
 			continue
 		}
 		root, coder := classes[s.Root], names[s.Root] // the root's class, and the coder of its plan
-		w.p("\n    /// <summary>The codec of %s (%s).</summary>\n", root, s.Types[s.Root].GoType)
+		w.p("\n    /// <summary>The codec of %s (%s).</summary>\n", root, csDoc(s.Types[s.Root].GoType))
 		w.p("    public static class %s\n    {\n", m.Name)
 		w.p("        /// <summary>The schema's fingerprint; snapshot headers carry it folded to 32 bits.</summary>\n")
 		w.p("        public const ulong Fingerprint = 0x%016xUL;\n", fp)
@@ -195,13 +195,13 @@ func (g *csGen) emit(ti int) (string, error) {
 	t := &g.s.Types[ti]
 	b := &csLines{}
 	if g.owner {
-		b.f("\n    /// <summary>%s</summary>\n    public sealed class %s\n    {\n", t.GoType, g.class)
+		b.f("\n    /// <summary>%s</summary>\n    public sealed class %s\n    {\n", csDoc(t.GoType), g.class)
 		for _, f := range t.Fields {
 			b.f("        public %s %s = %s;\n", g.typ(f.Node), f.Name, g.zero(f.Node))
 		}
 	} else {
 		// another plan of a class declared already: only its coder
-		b.f("\n    /// <summary>%s (class %s) under another plan: its coder.</summary>\n    internal static class %s\n    {\n", t.GoType, g.class, g.coder)
+		b.f("\n    /// <summary>%s (class %s) under another plan: its coder.</summary>\n    internal static class %s\n    {\n", csDoc(t.GoType), g.class, g.coder)
 	}
 	// decode
 	b.f("\n        internal static void BwDecode(Decoder d, %s o)\n        {\n            d.Enter();\n            string f = null;\n            try\n            {\n", g.class)
@@ -389,10 +389,10 @@ func (g *csGen) zero(n *bitwire.NodeSchema) string {
 		return "new " + g.classes[*n.Ref] + "()"
 	case "array":
 		if csValueType(n.Elem) {
-			return fmt.Sprintf("new %s[%d]", g.typ(n.Elem), n.Count)
+			return csNewArray(g.typ(n.Elem), n.Count)
 		}
 		// reference elements: filled by a helper so none is null
-		return fmt.Sprintf("Codings.Fill(new %s[%d], () => %s)", g.typ(n.Elem), n.Count, g.zero(n.Elem))
+		return fmt.Sprintf("Codings.Fill(%s, () => %s)", csNewArray(g.typ(n.Elem), n.Count), g.zero(n.Elem))
 	case "slice":
 		return "new " + g.typ(n) + "()"
 	case "ptr":

@@ -3,6 +3,7 @@ package gen
 import (
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/bitwire/bitwire"
 )
@@ -70,7 +71,7 @@ func (g *csGen) dec(n *bitwire.NodeSchema, lv, in string) string {
 		b.p("%s.BwDecode(d, %s);", g.names[*n.Ref], lv)
 	case "array":
 		a := g.v("a")
-		b.p("{ var %s = %s; if (%s == null || %s.Length != %d) %s = %s = new %s[%d];", a, lv, a, a, n.Count, lv, a, g.typ(n.Elem), n.Count)
+		b.p("{ var %s = %s; if (%s == null || %s.Length != %d) %s = %s = %s;", a, lv, a, a, n.Count, lv, a, csNewArray(g.typ(n.Elem), n.Count))
 		b.WriteString(g.decElems(n, a, strconv.Itoa(n.Count), in+"  "))
 		b.p("}")
 	case "slice":
@@ -80,6 +81,9 @@ func (g *csGen) dec(n *bitwire.NodeSchema, lv, in string) string {
 			emin = 1
 		}
 		b.p("{ int %s = d.Len(%d, %d); var %s = %s; if (%s == null) %s = %s = new %s();", l, n.MaxLen, emin, a, lv, a, lv, a, g.typ(n))
+		if emin == 0 { // elements of no bits: bounded by the allocation budget (BitReader.ChargeZero)
+			b.p("  d.R.ChargeZero(%s);", l)
+		}
 		b.p("  if (%s.Count > %s) %s.RemoveRange(%s, %s.Count - %s);", a, l, a, l, a, l)
 		b.p("  while (%s.Count < %s) %s.Add(%s);", a, l, a, g.zero(n.Elem))
 		b.WriteString(g.decElems(n, a, l, in+"  "))
@@ -107,7 +111,7 @@ func (g *csGen) dec(n *bitwire.NodeSchema, lv, in string) string {
 		b.p("    %s %s = %s;", g.typ(n.Key), k, g.zero(n.Key))
 		b.p("    try")
 		b.p("    {")
-		b.WriteString(g.dec(n.Key, k, in+"      "))
+		b.WriteString(g.decKey(n.Key, k, in+"      "))
 		if n.Key.Coding == "float" {
 			b.p("      if (double.IsNaN(%s)) throw new ErrInvalidValue(\"NaN map key\");", k)
 		}
@@ -335,7 +339,7 @@ func (g *csGen) cp(n *bitwire.NodeSchema, src, lv, in string) string {
 		b.p("%s.BwCopy(%s, %s);", g.names[*n.Ref], src, lv)
 	case "array":
 		a, s, i := g.v("a"), g.v("s"), g.v("i")
-		b.p("{ var %s = %s; var %s = %s; if (%s == null || %s.Length != %d) %s = %s = new %s[%d];", s, src, a, lv, a, a, n.Count, lv, a, g.typ(n.Elem), n.Count)
+		b.p("{ var %s = %s; var %s = %s; if (%s == null || %s.Length != %d) %s = %s = %s;", s, src, a, lv, a, a, n.Count, lv, a, csNewArray(g.typ(n.Elem), n.Count))
 		b.p("  for (int %s = 0; %s < %d; %s++)", i, i, n.Count, i)
 		b.p("  {")
 		b.WriteString(g.cp(n.Elem, s+"["+i+"]", a+"["+i+"]", in+"    "))
@@ -502,6 +506,9 @@ func (g *csGen) sliceDelta(n *bitwire.NodeSchema, base, lv, in string) string {
 	}
 	b.p("{ var %s = %s; int %s = %s == null ? 0 : %s.Count; int %s = d.Len(%d, 0); int %s = Math.Min(%s, %s);", bl, base, bn, bl, bl, l, n.MaxLen, common, bn, l)
 	b.p("  if (%s > %s && %d > 0 && %s - %s > d.R.Remaining / %d) throw new ErrUnexpectedEnd((%s - %s) + \" new elements need more input than remains\");", l, common, emin, l, common, max(emin, 1), l, common)
+	if emin == 0 { // new elements of no bits: bounded by the allocation budget (BitReader.ChargeZero)
+		b.p("  d.R.ChargeZero(%s - %s);", l, common)
+	}
 	b.p("  var %s = d.TakeList();", ch)
 	b.p("  try")
 	b.p("  {")
@@ -631,7 +638,7 @@ func (g *csGen) mapDelta(n *bitwire.NodeSchema, base, lv, in string) string {
 	b.p("    %s %s = %s;", kt, kv, g.zero(n.Key))
 	b.p("    try")
 	b.p("    {")
-	b.WriteString(g.dec(n.Key, kv, in+"      "))
+	b.WriteString(g.decKey(n.Key, kv, in+"      "))
 	if n.Key.Coding == "float" {
 		b.p("      if (double.IsNaN(%s)) throw new ErrInvalidValue(\"NaN map key\");", kv)
 	}
@@ -664,4 +671,14 @@ func csKeyBefore(key *bitwire.NodeSchema, a, b string) string {
 		return fmt.Sprintf("!%s && %s", a, b)
 	}
 	return fmt.Sprintf("%s < %s", a, b)
+}
+
+// decKey decodes a map key: as any value, except that a string key must be
+// valid UTF-8 (Codings.ReadKeyString), as in Go.
+func (g *csGen) decKey(key *bitwire.NodeSchema, lv, in string) string {
+	s := g.dec(key, lv, in)
+	if key.Coding == "string" {
+		s = strings.Replace(s, "Codings.ReadString(", "Codings.ReadKeyString(", 1)
+	}
+	return s
 }

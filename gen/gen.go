@@ -49,7 +49,12 @@ func Named(name string, s *bitwire.Schema) Message { return Message{Name: name, 
 const supportedWireVersion = 3
 
 // ErrSchema is returned for a schema the generator cannot use (another
-// format or version, a dangling reference).
+// format or version, a dangling reference). A schema is untrusted input:
+// type, field, message and quaternion component names that are not
+// identifiers (or are TypeScript or C# keywords), repeated names, indexes
+// outside the schema and types that hold themselves by value are refused
+// with it before any code is written; Go-type labels are escaped into
+// comments.
 var ErrSchema = errors.New("gen: unusable schema")
 
 func check(msgs []Message) error {
@@ -65,12 +70,15 @@ func check(msgs []Message) error {
 		if s.WireVersion != supportedWireVersion {
 			return fmt.Errorf("%w: %s: wire version %d; the client runtimes implement version %d", ErrSchema, m.Name, s.WireVersion, supportedWireVersion)
 		}
-		if !isIdent(m.Name) || seen[m.Name] {
+		if !isIdent(m.Name) || keywords[m.Name] || seen[m.Name] {
 			return fmt.Errorf("%w: message name %q is not a unique identifier", ErrSchema, m.Name)
 		}
 		seen[m.Name] = true
 		if s.Debug {
 			return fmt.Errorf("%w: %s: debug schemas (sentinels) are not supported by generated clients", ErrSchema, m.Name)
+		}
+		if err := validate(s); err != nil {
+			return fmt.Errorf("%s: %w", m.Name, err)
 		}
 		if err := checkGrids(s); err != nil {
 			return fmt.Errorf("%s: %w", m.Name, err)

@@ -38,7 +38,7 @@ func TypeScript(out io.Writer, runtimePath string, msgs ...Message) error {
 		}
 		t := &c.s.Types[c.t]
 		names := tn.class[c.s]
-		w.p("\n/** %s */\nexport class %s {\n", t.GoType, c.name)
+		w.p("\n/** %s */\nexport class %s {\n", tsDoc(t.GoType), c.name)
 		for _, f := range t.Fields {
 			w.p("  %s: %s = %s;\n", f.Name, tsType(f.Node, names), tsZero(f.Node, names))
 		}
@@ -89,7 +89,7 @@ func TypeScript(out io.Writer, runtimePath string, msgs ...Message) error {
 		}
 		root := names[s.Root]
 		plan := fmt.Sprintf("%s%d", pre, s.Root)
-		w.p("\n/** the codec of %s (%s) */\nexport const %s = {\n", root, s.Types[s.Root].GoType, m.Name)
+		w.p("\n/** the codec of %s (%s) */\nexport const %s = {\n", root, tsDoc(s.Types[s.Root].GoType), m.Name)
 		w.p("  plan: %s,\n", plan)
 		w.p("  /** the schema's fingerprint; snapshot headers carry it folded to 32 bits */\n")
 		w.p("  fingerprint: 0x%016xn,\n", fp)
@@ -204,7 +204,7 @@ func tsZero(n *bitwire.NodeSchema, names []string) string {
 	case "struct":
 		return "new " + names[*n.Ref] + "()"
 	case "array":
-		return fmt.Sprintf("Array.from({ length: %d }, () => %s)", n.Count, tsZero(n.Elem, names))
+		return fmt.Sprintf("Array.from({ length: %d }, () => (%s))", n.Count, tsZero(n.Elem, names)) // parenthesized: an object literal is not a block
 	case "slice":
 		return "[]"
 	case "ptr":

@@ -61,9 +61,21 @@ namespace Bitwire
     /// <summary>Reads an LSB-first bit stream; reading past the end throws ErrUnexpectedEnd.</summary>
     public sealed class BitReader
     {
-        byte[] data; int pos, end;
+        byte[] data; int pos, end; long spent;
         public BitReader(byte[] data) { Reset(data, data.Length); }
-        public void Reset(byte[] d, int length) { data = d; pos = 0; end = length * 8; }
+        public void Reset(byte[] d, int length) { data = d; pos = 0; end = length * 8; spent = 0; }
+        /// <summary>Charges count elements that take no bits (struct{}, [0]T) to the input's allocation
+        /// budget, one byte each, as Go's decoder does: 64 bytes a byte of input plus 4096, with Go's
+        /// allocator rounding. Nothing else bounds how many such elements a few bytes may ask for;
+        /// over the budget is ErrTooLong.</summary>
+        public void ChargeZero(int count)
+        {
+            if (count <= 0) return;
+            long need = count > 32768 ? count + 8192L : count + count / 8 + 16L;
+            long left = 64L * ((end + 7) / 8) + 4096 - spent;
+            if (need > left) throw new ErrTooLong(count + " elements of no bits over the allocation budget (" + left + " left)");
+            spent += need;
+        }
         public int Remaining { get { return end - pos; } }
         public int Position { get { return pos; } }
         public ulong Read(int n)
@@ -229,6 +241,14 @@ namespace Bitwire
         {
             if (l == 0) return "";
             return System.Text.Encoding.UTF8.GetString(ReadBytes(r, l, null));
+        }
+        static readonly System.Text.UTF8Encoding StrictUTF8 = new System.Text.UTF8Encoding(false, true);
+        /// <summary>A map key: one that is not valid UTF-8 is refused, as in Go (a replaced key would order and collide differently).</summary>
+        public static string ReadKeyString(BitReader r, int l)
+        {
+            if (l == 0) return "";
+            try { return StrictUTF8.GetString(ReadBytes(r, l, null)); }
+            catch (System.ArgumentException) { throw new ErrInvalidValue("map key not valid UTF-8"); }
         }
         public static byte[] CopyBytes(byte[] src, byte[] dst)
         {

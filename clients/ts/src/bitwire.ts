@@ -57,6 +57,8 @@ export class BitReader {
   data: Uint8Array;
   pos = 0;
   end: number;
+  /** the input's allocation budget taken so far (chargeZero) */
+  spent = 0;
   constructor(data: Uint8Array) {
     this.data = data;
     this.end = data.length * 8;
@@ -65,8 +67,22 @@ export class BitReader {
     this.data = data;
     this.pos = 0;
     this.end = data.length * 8;
+    this.spent = 0;
   }
   remaining(): number { return this.end - this.pos; }
+  /**
+   * charges count elements that take no bits (struct{}, [0]T) to the input's
+   * allocation budget, one byte each, as Go's decoder does: 64 bytes a byte of
+   * input plus 4096, with Go's allocator rounding. Nothing else bounds how many
+   * such elements a few bytes may ask for; over the budget is ErrTooLong.
+   */
+  chargeZero(count: number): void {
+    if (count === 0) return;
+    const need = count > 32768 ? count + 8192 : count + Math.floor(count / 8) + 16;
+    const left = 64 * Math.ceil(this.end / 8) + 4096 - this.spent;
+    if (need > left) throw new ErrTooLong(`${count} elements of no bits over the allocation budget (${left} left)`);
+    this.spent += need;
+  }
   /** n bits, 0 <= n <= 53, as a number */
   read(n: number): number {
     if (n === 0) return 0;
@@ -742,7 +758,9 @@ export class Decoder {
       case "struct": return this.struct(n.t as StructPlan);
       case "array": return this.elems(n, n.count as number);
       case "slice": {
-        const l = this.readLen(n, emin(n));
+        const em = emin(n);
+        const l = this.readLen(n, em);
+        if (em === 0) this.r.chargeZero(l);
         return l === 0 ? [] : this.elems(n, l);
       }
       case "ptr": return r.bool() ? this.node(n.e as Node) : null;
@@ -766,7 +784,13 @@ export class Decoder {
     for (let i = 0; i < count; i++) {
       let k: any;
       try {
-        k = this.node(n.key as Node);
+        const kn = n.key as Node;
+        if (kn.k === "string") {
+          try { k = UTF8_STRICT.decode(readBytes(this.r, this.readLen(kn, 8))); } catch (e) {
+            if (e instanceof BitwireError) throw e;
+            throw new ErrInvalidValue("map key not valid UTF-8");
+          }
+        } else k = this.node(kn);
         if (typeof k === "number" && Number.isNaN(k)) throw new ErrInvalidValue("NaN map key");
         if (i > 0 && !keyBefore(prev, k)) throw new ErrMalformed(`map key ${k} after ${prev}: keys must be in ascending order, each once`);
         if (check && m.has(k)) throw new ErrMalformed(`duplicate map key ${k}`);
@@ -778,6 +802,8 @@ export class Decoder {
 }
 
 const UTF8 = new TextDecoder();
+/** decodes map keys: one that is not valid UTF-8 is refused, as in Go (a replaced key would order and collide differently) */
+const UTF8_STRICT = new TextDecoder("utf-8", { fatal: true });
 const UTF8E = new TextEncoder();
 function readBytes(r: BitReader, l: number): Uint8Array {
   if (8 * l > r.remaining()) throw new ErrUnexpectedEnd();
@@ -1686,6 +1712,7 @@ export class DeltaDecoder extends Decoder {
     const em = emin(n);
     const added = l - common;
     if (added > 0 && em > 0 && added > Math.floor(this.r.remaining() / em)) throw new ErrUnexpectedEnd(`${added} new elements need more input than remains`);
+    if (added > 0 && em === 0) this.r.chargeZero(added);
     const changed = this.indexSet(common, -1);
     if (l === 0) return [];
     const out = new Array(l);
