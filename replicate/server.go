@@ -35,6 +35,11 @@ type Server[E any] struct {
 	cur     []E              // by slot: the newest state, a shallow copy of the newest version's (hot copy)
 	free    []int32          // free slots
 	peers   []*Peer[E]
+	// changeLog lists the slots Set changed (or gave a new incarnation),
+	// in order, from position logBase on: each Peer's scan reads what is
+	// new since its last, to visit those slots only (see waker).
+	changeLog []int32
+	logBase   int64
 	w       bits.Writer
 	enc     []byte // the storage of w, reused by every Set
 	r       bits.Reader
@@ -74,7 +79,30 @@ func (s *Server[E]) Advance(tick uint32) error {
 	}
 	s.tick, s.started = tick, true
 	s.sealed.Store(false)
+	s.trimLog()
 	return nil
+}
+
+// trimLog drops the change log's entries every Peer has read. A Peer that
+// lags by more than a few worlds' worth (one that has not encoded for
+// long) is told to visit every slot at its next scan instead.
+func (s *Server[E]) trimLog() {
+	end := s.logBase + int64(len(s.changeLog))
+	keep := end - int64(4*len(s.ents)+1024)
+	from := end
+	for _, p := range s.peers {
+		if p.wake.logAt < keep {
+			p.wake.logAt = -1
+			continue
+		}
+		from = min(from, p.wake.logAt)
+	}
+	if from == s.logBase {
+		return
+	}
+	n := copy(s.changeLog, s.changeLog[from-s.logBase:])
+	s.changeLog = s.changeLog[:n]
+	s.logBase = from
 }
 
 // Set creates the entity id, or updates it, at the current tick: e is
@@ -119,6 +147,7 @@ func (s *Server[E]) Set(id uint32, e *E) (changed bool, err error) {
 	ent.full = append(ent.full[:0], enc...)
 	ent.nbits = nbits
 	s.changed[slot] = s.tick
+	s.changeLog = append(s.changeLog, slot)
 	// cur shares the newest version's pointees (if E has any): that version
 	// is written again only by a Set of this tick, which refreshes cur.
 	s.cur[slot] = v.val
