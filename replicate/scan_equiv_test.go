@@ -81,7 +81,9 @@ func TestScanMatchesFullPass(t *testing.T) {
 		func(pos *[2]float32) PeerConfig[equivThing] {
 			return PeerConfig[equivThing]{Priority: func(id uint32, _ *equivThing) float32 { return float32(id%4) * 0.5 }, Budget: 300, Refresh: 30}
 		},
-		func(pos *[2]float32) PeerConfig[equivThing] { return PeerConfig[equivThing]{Budget: 200, PriorityEvery: 5} },
+		func(pos *[2]float32) PeerConfig[equivThing] {
+			return PeerConfig[equivThing]{Budget: 200, PriorityEvery: 5}
+		},
 		func(pos *[2]float32) PeerConfig[equivThing] {
 			return PeerConfig[equivThing]{Priority: func(_ uint32, e *equivThing) float32 { return 1 + e.X*e.X*(1.0/4096) }, Budget: 250, Bandwidth: 12000, Refresh: 17, PriorityEvery: 3}
 		},

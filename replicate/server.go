@@ -40,9 +40,9 @@ type Server[E any] struct {
 	// new since its last, to visit those slots only (see waker).
 	changeLog []int32
 	logBase   int64
-	w       bits.Writer
-	enc     []byte // the storage of w, reused by every Set
-	r       bits.Reader
+	w         bits.Writer
+	enc       []byte // the storage of w, reused by every Set
+	r         bits.Reader
 }
 
 // entity is one slot: the states of one incarnation of an id.
