@@ -35,14 +35,15 @@ type Server[E any] struct {
 	cur     []E              // by slot: the newest state, a shallow copy of the newest version's (hot copy)
 	free    []int32          // free slots
 	peers   []*Peer[E]
+	w       bits.Writer
+	enc     []byte // the storage of w, reused by every Set
+	r       bits.Reader
+
 	// changeLog lists the slots Set changed (or gave a new incarnation),
 	// in order, from position logBase on: each Peer's scan reads what is
 	// new since its last, to visit those slots only (see waker).
 	changeLog []int32
 	logBase   int64
-	w         bits.Writer
-	enc       []byte // the storage of w, reused by every Set
-	r         bits.Reader
 }
 
 // entity is one slot: the states of one incarnation of an id.
