@@ -44,6 +44,8 @@ type Server[E any] struct {
 	// new since its last, to visit those slots only (see waker).
 	changeLog []int32
 	logBase   int64
+
+	pool encodePool[E] // EncodeAll's workers
 }
 
 // entity is one slot: the states of one incarnation of an id.
