@@ -164,25 +164,38 @@ func (p *Peer[E]) choose(used, limit int) (bodies int, err error) {
 }
 
 // body returns candidate c as a choice: a delta against the newest state
-// the client acknowledged and still holds (written to scratch), or its
-// full encoding when there is none, or its Refresh is due.
+// the client acknowledged and still holds (written to scratch, or copied
+// there from the tick's shared deltas), or its full encoding when there
+// is none, or its Refresh is due.
 func (p *Peer[E]) body(c cand) (choice, error) {
 	s := p.s
 	slot := c.slot()
 	ent := &s.ents[slot]
 	h, t := &p.hot[slot], &p.tracks[slot]
 	off := p.scratch.Len()
-	var base *E
+	var base *version[E]
 	refresh := h.due != 0 && s.tick >= h.due
 	if h.have != 0 && t.sends-t.ackedN < BaselineDepth && t.acked < s.tick && !refresh {
 		base = ent.at(t.acked)
 	}
 	n := ent.nbits
 	if base != nil {
-		if err := s.c.EncodeDelta(&p.scratch, base, &ent.newest().val); err != nil {
-			return choice{}, fmt.Errorf("replicate: id %d: %w", ent.id, err)
+		// Another Peer's client may hold the same baseline: its delta is
+		// this one (only with several Peers is it worth the lookups).
+		shared := len(s.peers) > 1
+		var ok bool
+		if shared {
+			n, ok = s.deltas.lookup(&p.scratch, s.tick, slot, base.tick)
 		}
-		n = p.scratch.Len() - off
+		if !ok {
+			if err := s.c.EncodeDelta(&p.scratch, &base.val, &ent.newest().val); err != nil {
+				return choice{}, fmt.Errorf("replicate: id %d: %w", ent.id, err)
+			}
+			n = p.scratch.Len() - off
+			if shared {
+				s.deltas.store(s.tick, slot, base.tick, p.scratch.Bytes(), off, n)
+			}
+		}
 	}
 	return choice{slot: slot, id: ent.id, off: int32(off), n: int32(n), full: base == nil, refresh: refresh, base: t.acked, acc: c.acc()}, nil
 }

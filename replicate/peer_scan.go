@@ -69,13 +69,12 @@ func (p *Peer[E]) scan() {
 	p.lo.reset()
 	p.retry = p.retry[:0]
 	resend := p.resendAfter()
-	prio, relevant := p.cfg.Priority, p.cfg.Relevant
+	relevant := p.cfg.Relevant
 	every := uint32(max(p.cfg.PriorityEvery, 1))
 	thr := p.threshold
 	p.scanThr = thr
 	n := len(s.gens)
-	hot, tracks := p.hot[:n], p.tracks[:n]
-	changed, ids, cur := s.changed[:n], s.ids[:n], s.cur[:n]
+	hot, tracks, changed := p.hot[:n], p.tracks[:n], s.changed[:n]
 	if relevant != nil {
 		p.applyRelevance(relevant, tick, every)
 	}
@@ -86,34 +85,7 @@ func (p *Peer[E]) scan() {
 	} else {
 		p.attend = scanSlots(s.gens, changed, hot, tracks, p.wake.visit, tick, resend, every, p.attend)
 	}
-	// The entities that are awake: their priority when it is due, their
-	// accumulator against the threshold.
-	for _, slot := range p.attend {
-		h, t := &hot[slot], &tracks[slot]
-		ch := changed[slot]
-		if prio == nil {
-			t.pr = 1
-		} else if t.prTick <= ch || tick >= t.prDue {
-			t.settle(tick - 1)
-			t.pr = max(prio(ids[slot], &cur[slot]), 0)
-			t.prTick, t.prDue = tick, tick+every
-		}
-		acc := t.accAt(tick)
-		h.seen = tick
-		if acc >= thr {
-			p.hi.list = append(p.hi.list, newCand(slot, acc))
-			p.wake.after(tick+1, slot)
-			continue
-		}
-		// Below the threshold: it sleeps for half the ticks it needs to
-		// reach it, so that a threshold that falls meanwhile costs it at
-		// most that much of a delay.
-		h.wake = 0
-		if need := (thr - acc) / max(t.pr, 1e-9); need >= 4 {
-			h.wake = tick + uint32(min(need/2, maxSleep))
-		}
-		p.wake.schedule(tick, h.wake, slot)
-	}
+	p.weigh(tick, every, thr)
 	p.loListed = false
 	if p.window != nil {
 		// Ticks that left the one-second window give their bytes back.
@@ -129,6 +101,51 @@ func (p *Peer[E]) scan() {
 		p.tokens = min(p.tokens+p.perTick*float64(max(gone, 1)), 2*p.perTick+float64(p.cfg.Budget))
 	}
 	p.lastTick = tick
+}
+
+// weigh looks at the entities the scan found awake (p.attend): their
+// priority when it is due, their accumulator against the threshold thr.
+// Those at or above it are listed in hi; the others sleep for half the
+// ticks they need to reach it (so that a threshold that falls meanwhile
+// costs them at most that much of a delay), or stay awake when that is
+// under 2 ticks. Each is scheduled for the scan it next needs.
+func (p *Peer[E]) weigh(tick, every uint32, thr float32) {
+	s := p.s
+	n := len(s.gens)
+	hot, tracks := p.hot[:n], p.tracks[:n]
+	changed, ids, cur := s.changed[:n], s.ids[:n], s.cur[:n]
+	prio := p.cfg.Priority
+	// The lists they go to, kept in locals while the loop appends: a
+	// sleeper's wake bucket is never the next tick's (it sleeps 2 to
+	// maxSleep ticks, fewer than wheelTicks-1).
+	hi := p.hi.list
+	next := p.wake.wheel[(tick+1)%wheelTicks]
+	for _, slot := range p.attend {
+		h, t := &hot[slot], &tracks[slot]
+		if prio == nil {
+			t.pr = 1
+		} else if t.prTick <= changed[slot] || tick >= t.prDue {
+			t.settle(tick - 1)
+			t.pr = max(prio(ids[slot], &cur[slot]), 0)
+			t.prTick, t.prDue = tick, tick+every
+		}
+		acc := t.accAt(tick)
+		h.seen = tick
+		if acc >= thr {
+			hi = append(hi, newCand(slot, acc))
+			next = append(next, slot)
+			continue
+		}
+		h.wake = 0
+		if need := (thr - acc) / max(t.pr, 1e-9); need >= 4 {
+			h.wake = tick + uint32(min(need/2, maxSleep))
+			p.wake.after(h.wake, slot)
+			continue
+		}
+		next = append(next, slot)
+	}
+	p.hi.list = hi
+	p.wake.wheel[(tick+1)%wheelTicks] = next
 }
 
 // scanSlots is the scan's visit of the entity slots the visit set names

@@ -113,12 +113,11 @@ func (p *Peer[E]) gather(tick, resend uint32, n int) {
 	wk.all = false
 	// The wheel's ticks since the last scan (all of them after a gap of
 	// its span or more).
+	visit := wk.visit[:words]
 	for t := tick - min(tick-wk.last, wheelTicks) + 1; t != tick+1; t++ {
 		b := &wk.wheel[t%wheelTicks]
 		if !all {
-			for _, slot := range *b {
-				wk.mark(slot)
-			}
+			markAll(visit, *b)
 		}
 		*b = (*b)[:0]
 	}
@@ -128,9 +127,7 @@ func (p *Peer[E]) gather(tick, resend uint32, n int) {
 	if wk.logAt < s.logBase {
 		all = true
 	} else if !all {
-		for _, slot := range s.changeLog[wk.logAt-s.logBase:] {
-			wk.mark(slot)
-		}
+		markAll(visit, s.changeLog[wk.logAt-s.logBase:])
 	}
 	wk.logAt = s.logBase + int64(len(s.changeLog))
 	// The sends whose status in the resend window changed: those of the
@@ -149,6 +146,16 @@ func (p *Peer[E]) gather(tick, resend uint32, n int) {
 			wk.visit[words-1] = 1<<r - 1
 		}
 		clear(wk.visit[words:])
+	}
+}
+
+// markAll sets the bits of slots in visit (those it has: a slot is
+// always under the number of slots the last scan saw).
+func markAll(visit []uint64, slots []int32) {
+	for _, slot := range slots {
+		if i := int(uint32(slot) >> 6); i < len(visit) {
+			visit[i] |= 1 << (uint32(slot) & 63)
+		}
 	}
 }
 
@@ -180,16 +187,6 @@ func (p *Peer[E]) markSends(lo, hi int64) bool {
 				p.wake.mark(e.slot)
 			}
 		}
-	}
-}
-
-// schedule makes a later scan visit slot, which this scan attended: at its
-// wake tick when it sleeps, else at the next tick.
-func (wk *waker) schedule(tick, wake uint32, slot int32) {
-	if wake > tick {
-		wk.after(wake, slot)
-	} else {
-		wk.after(tick+1, slot)
 	}
 }
 

@@ -45,7 +45,8 @@ type Server[E any] struct {
 	changeLog []int32
 	logBase   int64
 
-	pool encodePool[E] // EncodeAll's workers
+	pool   encodePool[E] // EncodeAll's workers
+	deltas deltaShare    // the tick's deltas, shared by the Peers
 }
 
 // entity is one slot: the states of one incarnation of an id.
@@ -171,6 +172,7 @@ func (s *Server[E]) alloc(id uint32) int32 {
 		s.ids = append(s.ids, 0)
 		var zero E
 		s.cur = append(s.cur, zero)
+		s.deltas.grow(len(s.ents))
 	}
 	s.nextGen++
 	if s.nextGen == 0 { // 0 means free: skip it on wrap-around
@@ -199,9 +201,9 @@ func (s *Server[E]) nextVersion(ent *entity[E]) *version[E] {
 	return ent.push(s.cfg.versions)
 }
 
-// at returns the state the entity had at tick: its newest version from
+// at returns the version the entity had at tick: its newest version from
 // tick or before; nil when that version has left the ring.
-func (ent *entity[E]) at(tick uint32) *E {
+func (ent *entity[E]) at(tick uint32) *version[E] {
 	n := len(ent.vers)
 	for k := 0; k < n; k++ {
 		i := ent.head - 1 - k
@@ -209,7 +211,7 @@ func (ent *entity[E]) at(tick uint32) *E {
 			i += n
 		}
 		if ent.vers[i].tick <= tick {
-			return &ent.vers[i].val
+			return &ent.vers[i]
 		}
 	}
 	return nil
