@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# Regenerates pb/bench.pb.go from pb/bench.proto with Debian's protoc and
-# protoc-gen-go at the same version as the google.golang.org/protobuf that
-# go.mod pins. The generated file is committed, so building the benchmarks
-# never needs protoc; run this only after editing bench.proto.
+# Regenerates the peers' generated code: pb/bench.pb.go from pb/bench.proto
+# with Debian's protoc and protoc-gen-go at the same version as the
+# google.golang.org/protobuf that go.mod pins, and msgp_*_gen.go from the
+# workloads' structs with the msgp generator at the version go.mod pins.
+# The generated files are committed, so building the benchmarks never needs
+# the generators; run this only after editing bench.proto or the structs.
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -21,3 +23,9 @@ fi
 PATH="$gobin:$PATH" protoc --proto_path=pb --go_out=pb --go_opt=paths=source_relative bench.proto
 gofmt -l pb
 echo "regenerated pb/bench.pb.go with $(protoc --version) and $want"
+
+msgp_version=$(go list -m -f '{{.Version}}' github.com/tinylib/msgp)
+for f in workloads:workloads snapshot_delta:delta; do
+	go run "github.com/tinylib/msgp@${msgp_version}" -file "${f%%:*}.go" -o "msgp_${f##*:}_gen.go" -tests=false -io=false >/dev/null
+done
+echo "regenerated msgp_workloads_gen.go and msgp_delta_gen.go with msgp ${msgp_version}"
