@@ -5,6 +5,7 @@ go 1.26.8
 require (
 	github.com/bitwire/bitwire v0.0.0
 	github.com/fxamacker/cbor/v2 v2.10.0
+	github.com/google/flatbuffers v2.0.8+incompatible
 	github.com/kelindar/binary v1.2.3
 	github.com/mus-format/mus-go v0.7.2
 	github.com/tinylib/msgp v1.6.5
