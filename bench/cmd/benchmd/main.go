@@ -245,7 +245,7 @@ costs, is not; **protobuf** google.golang.org/protobuf with protoc-generated typ
 (encoding a prebuilt message with ` + "`MarshalAppend`" + ` into a reused buffer, decoding into a reused message);
 **mus** github.com/mus-format/mus-go (the MUS format: raw floats, varint counts and small integers), written with
 its serializers, one function per type, as its users write it (bench/mus.go); **msgp** github.com/tinylib/msgp with
-generated code, each struct as a MessagePack array of its fields (its `tuple` form, the fastest); **flatbuffers**
+generated code, each struct as a MessagePack array of its fields (its tuple form, the fastest); **flatbuffers**
 github.com/google/flatbuffers with flatc-generated code (players and crates as vectors of structs; decoding copies
 every field into the reused Go value, and turns the runtime's out-of-range panics on malformed input into errors);
 **binary** a byte-aligned encoder written by hand with encoding/binary's append functions (no reflection);
