@@ -1,9 +1,6 @@
 package replicate
 
-import (
-	"math/bits"
-	"slices"
-)
+import "slices"
 
 // The scan of a tick looks at an entity slot only when something may have
 // changed for it since the Peer's last scan: the scan's rules (scanSlots)
@@ -40,7 +37,6 @@ type waker struct {
 	// that tick or later was on its way.
 	flightFrom int64
 	logAt      int64 // the position in the Server's change log up to which this Peer read it; -1: fell behind
-	all        bool  // the next scan visits every slot
 }
 
 // wheelTicks is the span of the wheel: more than maxSleep, a power of 2.
@@ -109,8 +105,7 @@ func (p *Peer[E]) gather(tick, resend uint32, n int) {
 	if len(wk.visit) < words {
 		wk.visit = slices.Grow(wk.visit, words-len(wk.visit))[:words]
 	}
-	all := wk.all || wk.last == 0 || p.cfg.Relevant != nil || p.fullPass != nil
-	wk.all = false
+	all := wk.last == 0 || p.cfg.Relevant != nil || p.fullPass != nil
 	// The wheel's ticks since the last scan (all of them after a gap of
 	// its span or more).
 	visit := wk.visit[:words]
@@ -188,13 +183,4 @@ func (p *Peer[E]) markSends(lo, hi int64) bool {
 			}
 		}
 	}
-}
-
-// visitCount is the number of slots the visit set names.
-func (wk *waker) visitCount() int {
-	n := 0
-	for _, w := range wk.visit {
-		n += bits.OnesCount64(w)
-	}
-	return n
 }
