@@ -6,16 +6,18 @@ import (
 
 	"github.com/mus-format/mus-go/ord"
 	"github.com/mus-format/mus-go/raw"
+	"github.com/mus-format/mus-go/unsafe"
 	"github.com/mus-format/mus-go/varint"
 )
 
 // mus-go (the MUS format) is a peer written the way its users write it:
 // one function per type over the library's serializers, sized first, then
 // marshalled into a buffer of that size. Floats and fixed-width integers
-// are raw (little-endian), counts and small integers varints, strings a
-// varint length and the bytes, the time Unix nanoseconds in UTC.
+// go through its unsafe package, its fastest (raw words in the machine's
+// byte order: little-endian here), counts and small integers varints,
+// strings a varint length and the bytes, the time Unix nanoseconds in UTC.
 
-var errMusLength = errors.New("mus: length out of range")
+var errMusLength = errors.New("mus: length out of range, or a message too short")
 
 // musGrow returns dst extended by n bytes, and the extension.
 func musGrow(dst []byte, n int) ([]byte, []byte) {
@@ -26,7 +28,7 @@ func musGrow(dst []byte, n int) ([]byte, []byte) {
 func musPerson() codecOf[Person] {
 	size := func(p *Person) int {
 		return ord.String.Size(p.Name) + raw.TimeUnixNanoUTC.Size(p.BirthDay) + ord.String.Size(p.Phone) +
-			varint.PositiveInt.Size(p.Siblings) + ord.Bool.Size(p.Spouse) + raw.Float64.Size(p.Money)
+			varint.PositiveInt.Size(p.Siblings) + ord.Bool.Size(p.Spouse) + unsafe.Float64.Size(p.Money)
 	}
 	return codecOf[Person]{
 		Append: func(dst []byte, p *Person) ([]byte, error) {
@@ -36,7 +38,7 @@ func musPerson() codecOf[Person] {
 			n += ord.String.Marshal(p.Phone, bs[n:])
 			n += varint.PositiveInt.Marshal(p.Siblings, bs[n:])
 			n += ord.Bool.Marshal(p.Spouse, bs[n:])
-			raw.Float64.Marshal(p.Money, bs[n:])
+			unsafe.Float64.Marshal(p.Money, bs[n:])
 			return dst, nil
 		},
 		Read: func(bs []byte, p *Person) (err error) {
@@ -61,7 +63,7 @@ func musPerson() codecOf[Person] {
 				return err
 			}
 			n += k
-			p.Money, _, err = raw.Float64.Unmarshal(bs[n:])
+			p.Money, _, err = unsafe.Float64.Unmarshal(bs[n:])
 			return err
 		},
 	}
@@ -74,10 +76,10 @@ func musPlayerSize(p *PlayerState) int {
 }
 
 func musPutPlayer(p *PlayerState, bs []byte) int {
-	n := raw.Float32.Marshal(p.Pos.X, bs)
-	n += raw.Float32.Marshal(p.Pos.Y, bs[n:])
-	n += raw.Float32.Marshal(p.Pos.Z, bs[n:])
-	n += raw.Float32.Marshal(p.Yaw, bs[n:])
+	n := unsafe.Float32.Marshal(p.Pos.X, bs)
+	n += unsafe.Float32.Marshal(p.Pos.Y, bs[n:])
+	n += unsafe.Float32.Marshal(p.Pos.Z, bs[n:])
+	n += unsafe.Float32.Marshal(p.Yaw, bs[n:])
 	n += varint.PositiveInt.Marshal(p.Health, bs[n:])
 	n += varint.PositiveInt.Marshal(p.Weapon, bs[n:])
 	n += ord.Bool.Marshal(p.Crouch, bs[n:])
@@ -86,12 +88,16 @@ func musPutPlayer(p *PlayerState, bs []byte) int {
 
 func musGetPlayer(bs []byte, p *PlayerState) (n int, err error) {
 	var k int
-	for _, f := range [...]*float32{&p.Pos.X, &p.Pos.Y, &p.Pos.Z, &p.Yaw} {
-		if *f, k, err = raw.Float32.Unmarshal(bs[n:]); err != nil {
-			return
-		}
-		n += k
+	if len(bs) < 4*4 {
+		return 0, errMusLength
 	}
+	p.Pos.X, n, _ = unsafe.Float32.Unmarshal(bs)
+	p.Pos.Y, k, _ = unsafe.Float32.Unmarshal(bs[n:])
+	n += k
+	p.Pos.Z, k, _ = unsafe.Float32.Unmarshal(bs[n:])
+	n += k
+	p.Yaw, k, _ = unsafe.Float32.Unmarshal(bs[n:])
+	n += k
 	if p.Health, k, err = varint.PositiveInt.Unmarshal(bs[n:]); err != nil {
 		return
 	}
@@ -127,12 +133,12 @@ func musPlayer() codecOf[PlayerState] {
 func musSnapshot() codecOf[Snapshot] {
 	return codecOf[Snapshot]{
 		Append: func(dst []byte, s *Snapshot) ([]byte, error) {
-			size := raw.Uint32.Size(s.Tick)
+			size := unsafe.Uint32.Size(s.Tick)
 			for i := range s.Players {
 				size += musPlayerSize(&s.Players[i])
 			}
 			dst, bs := musGrow(dst, size)
-			n := raw.Uint32.Marshal(s.Tick, bs)
+			n := unsafe.Uint32.Marshal(s.Tick, bs)
 			for i := range s.Players {
 				n += musPutPlayer(&s.Players[i], bs[n:])
 			}
@@ -140,7 +146,7 @@ func musSnapshot() codecOf[Snapshot] {
 		},
 		Read: func(bs []byte, s *Snapshot) (err error) {
 			var n, k int
-			if s.Tick, n, err = raw.Uint32.Unmarshal(bs); err != nil {
+			if s.Tick, n, err = unsafe.Uint32.Unmarshal(bs); err != nil {
 				return err
 			}
 			for i := range s.Players {
@@ -157,21 +163,21 @@ func musSnapshot() codecOf[Snapshot] {
 func musDeltaSnapshot() codecOf[DeltaSnapshot] {
 	return codecOf[DeltaSnapshot]{
 		Append: func(dst []byte, s *DeltaSnapshot) ([]byte, error) {
-			size := raw.Uint32.Size(s.Tick) + varint.PositiveInt.Size(len(s.Players))
+			size := unsafe.Uint32.Size(s.Tick) + varint.PositiveInt.Size(len(s.Players))
 			for i := range s.Players {
 				p := &s.Players[i]
 				size += 1 + 4*4 + varint.PositiveInt.Size(p.Health) + varint.PositiveInt.Size(p.Weapon) + 2
 			}
 			dst, bs := musGrow(dst, size)
-			n := raw.Uint32.Marshal(s.Tick, bs)
+			n := unsafe.Uint32.Marshal(s.Tick, bs)
 			n += varint.PositiveInt.Marshal(len(s.Players), bs[n:])
 			for i := range s.Players {
 				p := &s.Players[i]
-				n += raw.Uint8.Marshal(p.ID, bs[n:])
-				n += raw.Float32.Marshal(p.Pos.X, bs[n:])
-				n += raw.Float32.Marshal(p.Pos.Y, bs[n:])
-				n += raw.Float32.Marshal(p.Pos.Z, bs[n:])
-				n += raw.Float32.Marshal(p.Yaw, bs[n:])
+				n += unsafe.Uint8.Marshal(p.ID, bs[n:])
+				n += unsafe.Float32.Marshal(p.Pos.X, bs[n:])
+				n += unsafe.Float32.Marshal(p.Pos.Y, bs[n:])
+				n += unsafe.Float32.Marshal(p.Pos.Z, bs[n:])
+				n += unsafe.Float32.Marshal(p.Yaw, bs[n:])
 				n += varint.PositiveInt.Marshal(p.Health, bs[n:])
 				n += varint.PositiveInt.Marshal(p.Weapon, bs[n:])
 				n += ord.Bool.Marshal(p.Flags.Crouch, bs[n:])
@@ -181,7 +187,7 @@ func musDeltaSnapshot() codecOf[DeltaSnapshot] {
 		},
 		Read: func(bs []byte, s *DeltaSnapshot) (err error) {
 			var n, k, count int
-			if s.Tick, n, err = raw.Uint32.Unmarshal(bs); err != nil {
+			if s.Tick, n, err = unsafe.Uint32.Unmarshal(bs); err != nil {
 				return err
 			}
 			if count, k, err = varint.PositiveInt.Unmarshal(bs[n:]); err != nil {
@@ -194,7 +200,7 @@ func musDeltaSnapshot() codecOf[DeltaSnapshot] {
 			s.Players = slices.Grow(s.Players[:0], count)[:count]
 			for i := range s.Players {
 				p := &s.Players[i]
-				if p.ID, k, err = raw.Uint8.Unmarshal(bs[n:]); err != nil {
+				if p.ID, k, err = unsafe.Uint8.Unmarshal(bs[n:]); err != nil {
 					return err
 				}
 				n += k
@@ -217,21 +223,21 @@ func musCrateSize(c *Crate) int { return varint.Uint32.Size(c.ID) + 7*4 + 1 }
 func musWorld() codecOf[World] {
 	return codecOf[World]{
 		Append: func(dst []byte, w *World) ([]byte, error) {
-			size := raw.Uint32.Size(w.Tick) + varint.PositiveInt.Size(len(w.Crates))
+			size := unsafe.Uint32.Size(w.Tick) + varint.PositiveInt.Size(len(w.Crates))
 			for i := range w.Crates {
 				size += musCrateSize(&w.Crates[i])
 			}
 			dst, bs := musGrow(dst, size)
-			n := raw.Uint32.Marshal(w.Tick, bs)
+			n := unsafe.Uint32.Marshal(w.Tick, bs)
 			n += varint.PositiveInt.Marshal(len(w.Crates), bs[n:])
 			for i := range w.Crates {
 				c := &w.Crates[i]
 				n += varint.Uint32.Marshal(c.ID, bs[n:])
-				n += raw.Float32.Marshal(c.Pos.X, bs[n:])
-				n += raw.Float32.Marshal(c.Pos.Y, bs[n:])
-				n += raw.Float32.Marshal(c.Pos.Z, bs[n:])
+				n += unsafe.Float32.Marshal(c.Pos.X, bs[n:])
+				n += unsafe.Float32.Marshal(c.Pos.Y, bs[n:])
+				n += unsafe.Float32.Marshal(c.Pos.Z, bs[n:])
 				for _, q := range c.Rot {
-					n += raw.Float32.Marshal(q, bs[n:])
+					n += unsafe.Float32.Marshal(q, bs[n:])
 				}
 				n += ord.Bool.Marshal(c.Asleep, bs[n:])
 			}
@@ -239,7 +245,7 @@ func musWorld() codecOf[World] {
 		},
 		Read: func(bs []byte, w *World) (err error) {
 			var n, k, count int
-			if w.Tick, n, err = raw.Uint32.Unmarshal(bs); err != nil {
+			if w.Tick, n, err = unsafe.Uint32.Unmarshal(bs); err != nil {
 				return err
 			}
 			if count, k, err = varint.PositiveInt.Unmarshal(bs[n:]); err != nil {
@@ -256,10 +262,17 @@ func musWorld() codecOf[World] {
 					return err
 				}
 				n += k
-				for _, f := range [...]*float32{&c.Pos.X, &c.Pos.Y, &c.Pos.Z, &c.Rot[0], &c.Rot[1], &c.Rot[2], &c.Rot[3]} {
-					if *f, k, err = raw.Float32.Unmarshal(bs[n:]); err != nil {
-						return err
-					}
+				if len(bs)-n < 7*4 {
+					return errMusLength
+				}
+				c.Pos.X, k, _ = unsafe.Float32.Unmarshal(bs[n:])
+				n += k
+				c.Pos.Y, k, _ = unsafe.Float32.Unmarshal(bs[n:])
+				n += k
+				c.Pos.Z, k, _ = unsafe.Float32.Unmarshal(bs[n:])
+				n += k
+				for j := range c.Rot {
+					c.Rot[j], k, _ = unsafe.Float32.Unmarshal(bs[n:])
 					n += k
 				}
 				if c.Asleep, k, err = ord.Bool.Unmarshal(bs[n:]); err != nil {
