@@ -88,10 +88,14 @@ func TestScanMatchesFullPass(t *testing.T) {
 			return PeerConfig[equivThing]{Priority: func(_ uint32, e *equivThing) float32 { return 1 + e.X*e.X*(1.0/4096) }, Budget: 250, Bandwidth: 12000, Refresh: 17, PriorityEvery: 3}
 		},
 	}
-	for seed := range uint64(4) {
+	seeds, ticks := uint64(4), uint32(700)
+	if testing.Short() { // CI's race detector run
+		seeds, ticks = 2, 300
+	}
+	for seed := range seeds {
 		t.Run(fmt.Sprint("seed=", seed), func(t *testing.T) {
-			fast := runEquivSession(t, seed, cfgs, false)
-			ref := runEquivSession(t, seed, cfgs, true)
+			fast := runEquivSession(t, seed, ticks, cfgs, false)
+			ref := runEquivSession(t, seed, ticks, cfgs, true)
 			require.Equal(t, len(ref), len(fast))
 			for i := range ref {
 				if !bytes.Equal(ref[i], fast[i]) {
@@ -102,9 +106,9 @@ func TestScanMatchesFullPass(t *testing.T) {
 	}
 }
 
-// runEquivSession plays one session and returns every packet each Peer
+// runEquivSession plays one session of about ticks ticks and returns every packet each Peer
 // sent, and at the end each Peer's counters, in order.
-func runEquivSession(t *testing.T, seed uint64, cfgs []func(*[2]float32) PeerConfig[equivThing], fullPass bool) [][]byte {
+func runEquivSession(t *testing.T, seed uint64, ticks uint32, cfgs []func(*[2]float32) PeerConfig[equivThing], fullPass bool) [][]byte {
 	rng := rand.New(rand.NewPCG(seed, 77))
 	c := bitwire.MustFor[equivThing]()
 	srv, err := NewServer(c, WithVersions(1+rng.IntN(16)))
@@ -138,7 +142,7 @@ func runEquivSession(t *testing.T, seed uint64, cfgs []func(*[2]float32) PeerCon
 	ents := map[uint32]*equivThing{}
 	nextID := uint32(1)
 	var out [][]byte
-	for tick := uint32(1); tick <= 700; tick++ {
+	for tick := uint32(1); tick <= ticks; tick++ {
 		if tick > 1 && rng.IntN(40) == 0 {
 			tick += uint32(rng.IntN(5)) // the server skips ticks
 		}
