@@ -8,6 +8,12 @@ import (
 
 // ---- workload 5: a 64-player snapshot as a delta against the previous tick ----
 
+// The msgp peer's code (msgp_delta_gen.go, by gen.sh) codes these as
+// arrays of their fields.
+//
+//msgp:tuple PlayerFlags IDPlayer DeltaSnapshot
+//msgp:ignore playerSim Match
+
 // PlayerFlags are a player's two booleans. The field that holds them is
 // composite: a delta sends both (2 bits) when either changes.
 type PlayerFlags struct {

@@ -40,7 +40,7 @@ const (
 // speed limit, then the peers.
 var Order = []string{
 	"bitwire-codec", "bitwire-model", "bitwire", "handwritten", "limit",
-	"protobuf", "binary", "kelindar", "msgpack", "cbor", "gob", "json",
+	"protobuf", "mus", "msgp", "flatbuffers", "binary", "kelindar", "msgpack", "cbor", "gob", "json",
 }
 
 // registry holds the subject constructors of each workload; files that need

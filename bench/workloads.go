@@ -9,6 +9,11 @@ import (
 	"time"
 )
 
+// The msgp peer's code (msgp_workloads_gen.go, by gen.sh) codes these
+// structs as arrays of their fields, msgp's fastest form.
+//
+//msgp:tuple Person Vec3 PlayerPos PlayerState Snapshot CratePos Crate World
+
 // Seed fixes every workload's data: the same run always measures the same values.
 const Seed = 20240601
 

@@ -23,13 +23,28 @@ import (
 func BenchmarkServerTick(b *testing.B) {
 	// PriorityEvery 8: the priorities of unchanged entities are computed
 	// again every 8 ticks instead of every tick.
-	b.Run("every=8/clients=64/entities=10000", func(b *testing.B) { benchServerTick(b, 64, 10000, 8) })
+	b.Run("every=8/clients=64/entities=10000", func(b *testing.B) { benchServerTick(b, 64, 10000, 8, 0) })
 	for _, entities := range []int{1000, 10000} {
 		for _, clients := range []int{1, 16, 64} {
 			b.Run(fmt.Sprintf("clients=%d/entities=%d", clients, entities), func(b *testing.B) {
-				benchServerTick(b, clients, entities, 1)
+				benchServerTick(b, clients, entities, 1, 0)
 			})
 		}
+	}
+	b.Run("clients=256/entities=10000", func(b *testing.B) { benchServerTick(b, 256, 10000, 1, 0) })
+}
+
+// BenchmarkServerTickParallel is BenchmarkServerTick's tick with the
+// Peers encoded by Server.EncodeAll over 1, 2 and 4 workers (then the
+// clients take their packets one after the other, as before): on a
+// machine of N free cores the time of a tick should fall towards the
+// server's share divided by min(N, workers). Its figures are wall-clock
+// only: instruction counts do not show parallelism.
+func BenchmarkServerTickParallel(b *testing.B) {
+	for _, workers := range []int{1, 2, 4} {
+		b.Run(fmt.Sprintf("workers=%d/clients=64/entities=10000", workers), func(b *testing.B) {
+			benchServerTick(b, 64, 10000, 1, workers)
+		})
 	}
 }
 
@@ -44,6 +59,20 @@ type benchClient struct {
 	newest, mask uint32
 	guard        *snapshot.Integrity
 	tokens       [33]uint32
+	pkt          []byte // this tick's packet, under EncodeAll
+}
+
+// takeAcks gives the Peer the acks that arrived by tick.
+func (c *benchClient) takeAcks(tick uint32) {
+	keep := c.acks[:0]
+	for _, a := range c.acks {
+		if a.at <= tick {
+			c.peer.Ack(a.ack)
+		} else {
+			keep = append(keep, a)
+		}
+	}
+	c.acks = keep
 }
 
 type pendingAck struct {
@@ -51,12 +80,16 @@ type pendingAck struct {
 	ack replicate.Ack
 }
 
-func benchServerTick(b *testing.B, clients, entities, every int) {
+// benchServerTick runs the benchmark; workers 0: each Peer's Encode in
+// turn, each client taking its packet at once; above 0: EncodeAll over
+// that many workers, then the clients.
+func benchServerTick(b *testing.B, clients, entities, every, workers int) {
 	rng := rand.New(rand.NewSource(1))
 	srv, err := replicate.NewServer(bodyCodec)
 	if err != nil {
 		b.Fatal(err)
 	}
+	defer srv.Close()
 	bodies := make([]Body, entities)
 	tick := uint32(1)
 	srv.Advance(tick)
@@ -85,6 +118,16 @@ func benchServerTick(b *testing.B, clients, entities, every int) {
 		cs[i] = c
 	}
 	var buf []byte
+	byPeer := map[*replicate.Peer[Body]]*benchClient{}
+	for _, c := range cs {
+		byPeer[c.peer] = c
+	}
+	// send keeps each Peer's packet (one a tick: no Bandwidth) for its
+	// client; it runs on the workers, each Peer's client touched by one.
+	send := func(p *replicate.Peer[Body], pkt []byte) {
+		c := byPeer[p]
+		c.pkt = append(c.pkt[:0], pkt...)
+	}
 	step := func() {
 		tick++
 		if err := srv.Advance(tick); err != nil {
@@ -98,24 +141,31 @@ func benchServerTick(b *testing.B, clients, entities, every int) {
 				b.Fatal(err)
 			}
 		}
-		for _, c := range cs {
-			keep := c.acks[:0]
-			for _, a := range c.acks {
-				if a.at <= tick {
-					c.peer.Ack(a.ack)
-				} else {
-					keep = append(keep, a)
-				}
+		if workers > 0 {
+			for _, c := range cs {
+				c.takeAcks(tick)
 			}
-			c.acks = keep
-			pkt, ok, err := c.peer.Encode(buf[:0])
-			if err != nil {
+			if err := srv.EncodeAll(workers, send); err != nil {
 				b.Fatal(err)
 			}
-			if !ok {
+		}
+		for _, c := range cs {
+			var pkt []byte
+			if workers == 0 {
+				c.takeAcks(tick)
+				var ok bool
+				pkt, ok, err = c.peer.Encode(buf[:0])
+				if err != nil {
+					b.Fatal(err)
+				}
+				if !ok {
+					continue
+				}
+				buf = pkt
+			} else if pkt = c.pkt; len(pkt) == 0 {
 				continue
 			}
-			buf = pkt
+			c.pkt = c.pkt[:0]
 			if rng.Float64() < 0.05 {
 				continue // lost
 			}

@@ -2,6 +2,7 @@ package replicate_test
 
 import (
 	"fmt"
+	"sync"
 
 	"github.com/bitwire/bitwire"
 	"github.com/bitwire/bitwire/replicate"
@@ -61,4 +62,33 @@ func Example() {
 	// tick 3: packet 3, 243 bytes, 99 entities, 1 removed
 	// box 50 at x=3.00, from tick 3
 	// box 7 held: false
+}
+
+// A server's tick over a pool of workers: every Peer's packets, encoded
+// on up to two goroutines, each handed to send as soon as it is made.
+func ExampleServer_EncodeAll() {
+	codec := bitwire.MustFor[Box]()
+	srv, _ := replicate.NewServer(codec)
+	defer srv.Close() // stops the workers
+	peers := map[*replicate.Peer[Box]]string{}
+	for _, name := range []string{"ann", "bob", "cyd"} {
+		p, _ := srv.NewPeer(replicate.PeerConfig[Box]{})
+		peers[p] = name
+	}
+	srv.Advance(1)
+	for id := uint32(1); id <= 50; id++ {
+		srv.Set(id, &Box{X: float32(id), Z: -float32(id)})
+	}
+	var mu sync.Mutex
+	sizes := map[string]int{}
+	err := srv.EncodeAll(2, func(p *replicate.Peer[Box], pkt []byte) {
+		// Called concurrently for different Peers: a real server writes
+		// pkt to the Peer's socket here (pkt is reused after send returns).
+		mu.Lock()
+		sizes[peers[p]] += len(pkt)
+		mu.Unlock()
+	})
+	fmt.Println(err, sizes["ann"], sizes["bob"], sizes["cyd"])
+	// Output:
+	// <nil> 224 224 224
 }

@@ -171,6 +171,12 @@ type Peer[E any] struct {
 	stats   PeerStats
 	guard   *snapshot.Integrity
 	refresh uint32 // ticks; 0: never
+
+	wake waker // which slots the next scan visits
+	// fullPass, set by tests only, replaces the scan's visit of the slots
+	// events named with a pass over every slot by the given func (the
+	// earlier algorithm), to check that both make the same packets.
+	fullPass func(gens, changed []uint32, hot []hotTrack, tracks []track, tick, resend, every uint32, attend []int32) []int32
 }
 
 // NewPeer returns the Peer of a new client, which holds nothing yet.
@@ -193,6 +199,7 @@ func (s *Server[E]) NewPeer(cfg PeerConfig[E]) (*Peer[E], error) {
 	}
 	cfg.Key = nil // the guard holds its copy
 	p := &Peer[E]{s: s, cfg: cfg, recs: make([]record, recordRing), pendIdx: make(map[uint32]int), srtt: 3, guard: guard, entryBits: entryEstimate}
+	p.wake.logAt = s.logBase + int64(len(s.changeLog))
 	switch {
 	case cfg.Refresh > 0:
 		p.refresh = uint32(cfg.Refresh)

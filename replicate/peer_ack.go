@@ -83,12 +83,14 @@ func (p *Peer[E]) ack(rec *record) {
 		if h.gen != e.gen || e.n <= t.viewFrom {
 			continue
 		}
+		p.wake.mark(e.slot)
 		if e.n > t.ackedN {
 			t.ackedN, t.acked = e.n, e.tick
 			h.have = e.tick
 		}
-		if e.full && p.refresh != 0 {
-			h.due = max(h.due, e.tick+p.refresh)
+		if e.full && p.refresh != 0 && e.tick+p.refresh > h.due {
+			h.due = e.tick + p.refresh
+			p.wake.due(h.due, e.slot)
 		}
 	}
 	for _, id := range rec.removals {
@@ -122,6 +124,7 @@ func (p *Peer[E]) missingBaseline(rec *record) {
 		// next send is full.
 		h.have, h.flight, h.due = 0, 0, 0
 		t.ackedN = t.sends
+		p.wake.mark(e.slot)
 	}
 }
 

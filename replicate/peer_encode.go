@@ -23,6 +23,11 @@ const maxSkips = 8
 // packet is at most Budget bytes. After the first Encode of a tick, the
 // tick's entities are frozen (Set and Remove fail until Advance); Peers
 // may encode concurrently.
+//
+// It runs in phases: the tick's scan (at its first Encode), the room the
+// budgets leave (room), the removals (takeRemovals), the entities by
+// priority (choose), the lists that size the packet exactly (fit), the
+// bytes (assemble), and what the acknowledgements will need (remember).
 func (p *Peer[E]) Encode(dst []byte) (out []byte, ok bool, err error) {
 	s := p.s
 	if !s.started {
@@ -35,92 +40,115 @@ func (p *Peer[E]) Encode(dst []byte) (out []byte, ok bool, err error) {
 		p.tick, p.scanned, p.packets = s.tick, true, 0
 		p.scan()
 	}
-	limitBytes := p.cfg.Budget
-	if p.window == nil && p.packets > 0 {
-		return dst, false, nil // one packet a tick
-	}
-	if p.window != nil {
-		// A packet waits for room for a whole tick's share (or a full
-		// packet, when that is less): a remainder sent as a small packet of
-		// its own would spend more on headers.
-		room := min(int(p.tokens), p.cfg.Bandwidth-p.wsum)
-		if room < max(MinBudget, min(p.cfg.Budget, int(p.perTick))) {
-			return dst, false, nil
-		}
-		limitBytes = min(limitBytes, room)
+	limitBytes, open := p.room()
+	if !open {
+		return dst, false, nil
 	}
 	limit := (limitBytes - p.guard.Overhead()) * 8
 	// The counts of the three lists (when empty) and the common-baseline
 	// bit. The common baseline itself is free: it is named only when a
 	// delta refers to it, and that delta then saves more than it costs.
 	used := headerBits + 3*countBits(0) + 1
-
-	// Removals first: they are small and must not wait behind priorities.
-	p.rem = p.rem[:0]
-	if len(p.pending) > 0 {
-		for _, r := range p.pending {
-			if r.carried != s.tick { // once a tick is enough
-				p.rem = append(p.rem, r.id)
-			}
-		}
-		slices.Sort(p.rem)
-		q := newIDSeq()
-		for i, id := range p.rem {
-			c := q.bits(id)
-			if used+c > headerBits+(limit-headerBits)/2 {
-				p.rem = p.rem[:i]
-				break
-			}
-			used += c
-		}
-		used += countBits(len(p.rem)) - countBits(0)
+	used = p.takeRemovals(used, limit)
+	bodies, err := p.choose(used, limit)
+	if err != nil {
+		return dst, false, err
 	}
-	// The entities are costed at an estimate of their entries (id and
-	// kind, whose exact size depends on the whole list) plus their bodies;
-	// the lists are then written, which sizes the packet exactly, and
-	// while it is over the limit the lowest in priority is dropped and the
-	// lists written again.
+	if len(p.chosen) == 0 && len(p.rem) == 0 {
+		return dst, false, nil
+	}
+	lists, err := p.fit(bodies, limit)
+	if err != nil {
+		return dst, false, err
+	}
+	if len(p.chosen) == 0 && len(p.remOut) == 0 {
+		return dst, false, nil
+	}
+	p.dropCarried()
+	out, token, err := p.assemble(dst, lists, limitBytes)
+	if err != nil {
+		return dst, false, err
+	}
+	p.remember(token, len(out)-len(dst))
+	return out, true, nil
+}
 
-	// Entities by priority. A delta is written to scratch; a full state
-	// is the entity's own encoding, copied when the packet is assembled.
+// room returns the largest packet the budgets allow now, in bytes, and
+// false when no packet goes now: one was sent this tick already without
+// a bandwidth budget, or the bandwidth budget lacks room.
+func (p *Peer[E]) room() (int, bool) {
+	limitBytes := p.cfg.Budget
+	if p.window == nil {
+		return limitBytes, p.packets == 0 // one packet a tick
+	}
+	// A packet waits for room for a whole tick's share (or a full
+	// packet, when that is less): a remainder sent as a small packet of
+	// its own would spend more on headers.
+	room := min(int(p.tokens), p.cfg.Bandwidth-p.wsum)
+	if room < max(MinBudget, min(p.cfg.Budget, int(p.perTick))) {
+		return 0, false
+	}
+	return min(limitBytes, room), true
+}
+
+// takeRemovals lists in p.rem the pending removals the packet carries
+// (sorted, at most half the room, and each once a tick: they are small
+// and must not wait behind priorities), and returns used, the bits
+// spent so far, with theirs.
+func (p *Peer[E]) takeRemovals(used, limit int) int {
+	p.rem = p.rem[:0]
+	if len(p.pending) == 0 {
+		return used
+	}
+	for _, r := range p.pending {
+		if r.carried != p.s.tick { // once a tick is enough
+			p.rem = append(p.rem, r.id)
+		}
+	}
+	slices.Sort(p.rem)
+	q := newIDSeq()
+	for i, id := range p.rem {
+		c := q.bits(id)
+		if used+c > headerBits+(limit-headerBits)/2 {
+			p.rem = p.rem[:i]
+			break
+		}
+		used += c
+	}
+	return used + countBits(len(p.rem)) - countBits(0)
+}
+
+// choose lists in p.chosen the entities of highest priority that fit in
+// limit bits besides used, and returns the bits of their bodies. Each is
+// costed at an estimate of its entry (id and kind, whose exact size
+// depends on the whole list) plus its body: a delta, written to scratch,
+// or its full encoding, copied when the packet is assembled. Those that
+// do not fit are passed over (up to maxSkips) and retried first by the
+// tick's next packet.
+func (p *Peer[E]) choose(used, limit int) (bodies int, err error) {
 	p.scratch.Reset(p.scratch.Bytes()[:0])
 	p.chosen = p.chosen[:0]
 	retried, skips := 0, 0
 	deferred := p.deferred[:0]
-	bodies := 0
 	for skips < maxSkips {
 		c, more := p.nextCand(&retried)
 		if !more {
 			break
 		}
-		slot := c.slot()
-		ent := &s.ents[slot]
-		h, t := &p.hot[slot], &p.tracks[slot]
-		off := p.scratch.Len()
-		var base *E
-		refresh := h.due != 0 && s.tick >= h.due
-		if h.have != 0 && t.sends-t.ackedN < BaselineDepth && t.acked < s.tick && !refresh {
-			base = ent.at(t.acked)
+		ch, err := p.body(c)
+		if err != nil {
+			return 0, err
 		}
-		// The body's id and kind (and baseline) are written when the
-		// packet is assembled.
-		n := ent.nbits
-		if base != nil {
-			if err := s.c.EncodeDelta(&p.scratch, base, &ent.newest().val); err != nil {
-				return dst, false, fmt.Errorf("replicate: id %d: %w", ent.id, err)
-			}
-			n = p.scratch.Len() - off
-		}
-		cost := p.entryBits + n
+		cost := p.entryBits + int(ch.n)
 		if used+cost > limit {
-			p.scratch.Truncate(off)
+			p.scratch.Truncate(int(ch.off))
 			deferred = append(deferred, c)
 			skips++
 			continue
 		}
 		used += cost
-		bodies += n
-		p.chosen = append(p.chosen, choice{slot: slot, id: ent.id, off: int32(off), n: int32(n), full: base == nil, refresh: refresh, base: t.acked, acc: c.acc()})
+		bodies += int(ch.n)
+		p.chosen = append(p.chosen, ch)
 	}
 	if len(p.chosen) > 0 {
 		low := p.chosen[0].acc
@@ -132,24 +160,60 @@ func (p *Peer[E]) Encode(dst []byte) (out []byte, ok bool, err error) {
 	p.retry = append(p.retry[:0], p.retry[retried:]...)
 	p.retry = append(p.retry, deferred...)
 	p.deferred = deferred[:0]
-	if len(p.chosen) == 0 && len(p.rem) == 0 {
-		return dst, false, nil
-	}
+	return bodies, nil
+}
 
-	if err := p.sortChosen(); err != nil {
-		return dst, false, err
+// body returns candidate c as a choice: a delta against the newest state
+// the client acknowledged and still holds (written to scratch, or copied
+// there from the tick's shared deltas), or its full encoding when there
+// is none, or its Refresh is due.
+func (p *Peer[E]) body(c cand) (choice, error) {
+	s := p.s
+	slot := c.slot()
+	ent := &s.ents[slot]
+	h, t := &p.hot[slot], &p.tracks[slot]
+	off := p.scratch.Len()
+	var base *version[E]
+	refresh := h.due != 0 && s.tick >= h.due
+	if h.have != 0 && t.sends-t.ackedN < BaselineDepth && t.acked < s.tick && !refresh {
+		base = ent.at(t.acked)
 	}
-	var common uint32
-	var hasCommon bool
-	var lists listBits
-	for {
-		common, hasCommon = p.commonBase()
-		lists = p.writeLists(common, hasCommon)
-		if headerBits+lists.total+bodies <= limit || len(p.chosen) == 0 {
-			break
+	n := ent.nbits
+	if base != nil {
+		// Another Peer's client may hold the same baseline: its delta is
+		// this one (only with several Peers is it worth the lookups).
+		shared := len(s.peers) > 1
+		var ok bool
+		if shared {
+			n, ok = s.deltas.lookup(&p.scratch, s.tick, slot, base.tick)
 		}
-		// Over the limit: the estimates of the entries were short. Drop
-		// the lowest in priority; it waits for the next packet.
+		if !ok {
+			if err := s.c.EncodeDelta(&p.scratch, &base.val, &ent.newest().val); err != nil {
+				return choice{}, fmt.Errorf("replicate: id %d: %w", ent.id, err)
+			}
+			n = p.scratch.Len() - off
+			if shared {
+				s.deltas.store(s.tick, slot, base.tick, p.scratch.Bytes(), off, n)
+			}
+		}
+	}
+	return choice{slot: slot, id: ent.id, off: int32(off), n: int32(n), full: base == nil, refresh: refresh, base: t.acked, acc: c.acc()}, nil
+}
+
+// fit sorts the chosen entities by id and writes the packet's lists,
+// which sizes it exactly; while it is over limit (the estimates of the
+// entries were short) the entity of lowest priority waits for the next
+// packet and the lists are written again.
+func (p *Peer[E]) fit(bodies, limit int) (listBits, error) {
+	if err := p.sortChosen(); err != nil {
+		return listBits{}, err
+	}
+	for {
+		common, hasCommon := p.commonBase()
+		lists := p.writeLists(common, hasCommon)
+		if headerBits+lists.total+bodies <= limit || len(p.chosen) == 0 {
+			return lists, nil
+		}
 		low := 0
 		for i, ch := range p.chosen {
 			if ch.acc < p.chosen[low].acc {
@@ -160,13 +224,15 @@ func (p *Peer[E]) Encode(dst []byte) (out []byte, ok bool, err error) {
 		bodies -= int(p.chosen[low].n)
 		p.chosen = slices.Delete(p.chosen, low, low+1)
 	}
-	if len(p.chosen) == 0 && len(p.remOut) == 0 {
-		return dst, false, nil
-	}
-	// A full state replaces whatever the client holds of the id, so a
-	// removal still pending for it (an earlier incarnation, or the view
-	// before it was irrelevant) is carried by this packet and then
-	// dropped; were it repeated later, it would remove the new state.
+}
+
+// dropCarried drops the pending removals the packet's full states carry:
+// a full state replaces whatever the client holds of the id, so a
+// removal still pending for it (an earlier incarnation, or the view
+// before it was irrelevant) is carried by this packet and then dropped;
+// were it repeated later, it would remove the new state. The packet's
+// removals become those its lists name (p.remOut).
+func (p *Peer[E]) dropCarried() {
 	if len(p.pending) > 0 {
 		for _, ch := range p.chosen {
 			if _, ok := p.pendIdx[ch.id]; ok && ch.full {
@@ -175,13 +241,18 @@ func (p *Peer[E]) Encode(dst []byte) (out []byte, ok bool, err error) {
 		}
 	}
 	p.rem, p.remOut = p.remOut, p.rem
+}
 
+// assemble appends the packet to dst: the header, the lists, the bodies,
+// the padding and the trailer; it returns it with its ack token, and
+// counts its bits in the Peer's stats.
+func (p *Peer[E]) assemble(dst []byte, lists listBits, limitBytes int) ([]byte, uint32, error) {
+	s := p.s
 	p.seq++
-	seq := p.seq
 	start := len(dst)
 	p.w.ResetAppend(dst)
 	defer p.w.ResetAppend(nil)
-	writeHeader(&p.w, Header{Fingerprint: s.fp, Seq: seq, Tick: s.tick, Integrity: p.guard.Mode()})
+	writeHeader(&p.w, Header{Fingerprint: s.fp, Seq: p.seq, Tick: s.tick, Integrity: p.guard.Mode()})
 	p.w.WriteFrom(&p.lists)
 	pb := &p.stats.Bits
 	pb.Header += headerBits
@@ -193,25 +264,34 @@ func (p *Peer[E]) Encode(dst []byte) (out []byte, ok bool, err error) {
 		p.entryBits = max(1, (entries+len(p.chosen)-1)/len(p.chosen))
 	}
 	src := p.scratch.Bytes()
+	bodies := 0
 	for _, ch := range p.chosen {
 		if ch.full {
 			copyBits(&p.w, s.ents[ch.slot].full, 0, int(ch.n))
 		} else {
 			copyBits(&p.w, src, int(ch.off), int(ch.n))
 		}
+		bodies += int(ch.n)
 	}
 	at := p.w.Len()
 	pb.Bodies += int64(bodies)
 	pb.Padding += int64(-at & 7)
 	out, token := p.guard.Seal(p.w.Bytes(), start)
 	pb.Trailer += int64(len(out)*8 - (at + -at&7))
-	size := len(out) - start
-	if size > limitBytes {
-		return dst, false, fmt.Errorf("replicate: internal: packet of %d bytes over the limit %d", size, limitBytes)
+	if size := len(out) - start; size > limitBytes {
+		return dst, 0, fmt.Errorf("replicate: internal: packet of %d bytes over the limit %d", size, limitBytes)
 	}
+	return out, token, nil
+}
 
-	rec := &p.recs[seq%recordRing]
-	rec.seq, rec.tick, rec.token, rec.acked = seq, s.tick, token, false
+// remember records the packet just assembled (its sequence number is
+// p.seq) for its acknowledgement: its entities and removals; the
+// entities' accumulators start again, and they are on their way. It
+// counts the packet in the stats and the bandwidth budget.
+func (p *Peer[E]) remember(token uint32, size int) {
+	s := p.s
+	rec := &p.recs[p.seq%recordRing]
+	rec.seq, rec.tick, rec.token, rec.acked = p.seq, s.tick, token, false
 	rec.ents = rec.ents[:0]
 	rec.removals = append(rec.removals[:0], p.rem...)
 	for _, ch := range p.chosen {
@@ -241,7 +321,6 @@ func (p *Peer[E]) Encode(dst []byte) (out []byte, ok bool, err error) {
 		p.window[s.tick%uint32(len(p.window))] += size
 		p.wsum += size
 	}
-	return out, true, nil
 }
 
 // commonBase returns the baseline tick the packet names once, so that each

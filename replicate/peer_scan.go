@@ -1,6 +1,7 @@
 package replicate
 
 import (
+	"math/bits"
 	"slices"
 )
 
@@ -68,43 +69,23 @@ func (p *Peer[E]) scan() {
 	p.lo.reset()
 	p.retry = p.retry[:0]
 	resend := p.resendAfter()
-	prio, relevant := p.cfg.Priority, p.cfg.Relevant
+	relevant := p.cfg.Relevant
 	every := uint32(max(p.cfg.PriorityEvery, 1))
 	thr := p.threshold
 	p.scanThr = thr
 	n := len(s.gens)
-	hot, tracks := p.hot[:n], p.tracks[:n]
-	changed, ids, cur := s.changed[:n], s.ids[:n], s.cur[:n]
+	hot, tracks, changed := p.hot[:n], p.tracks[:n], s.changed[:n]
 	if relevant != nil {
 		p.applyRelevance(relevant, tick, every)
 	}
-	p.attend = scanSlots(s.gens, changed, hot, tracks, tick, resend, every, p.attend)
-	// The entities that are awake: their priority when it is due, their
-	// accumulator against the threshold.
-	for _, slot := range p.attend {
-		h, t := &hot[slot], &tracks[slot]
-		ch := changed[slot]
-		if prio == nil {
-			t.pr = 1
-		} else if t.prTick <= ch || tick >= t.prDue {
-			t.settle(tick - 1)
-			t.pr = max(prio(ids[slot], &cur[slot]), 0)
-			t.prTick, t.prDue = tick, tick+every
-		}
-		acc := t.accAt(tick)
-		h.seen = tick
-		if acc >= thr {
-			p.hi.list = append(p.hi.list, newCand(slot, acc))
-			continue
-		}
-		// Below the threshold: it sleeps for half the ticks it needs to
-		// reach it, so that a threshold that falls meanwhile costs it at
-		// most that much of a delay.
-		h.wake = 0
-		if need := (thr - acc) / max(t.pr, 1e-9); need >= 4 {
-			h.wake = tick + uint32(min(need/2, maxSleep))
-		}
+	p.gather(tick, resend, n)
+	if p.fullPass != nil {
+		p.attend = p.fullPass(s.gens, changed, hot, tracks, tick, resend, every, p.attend)
+		clear(p.wake.visit)
+	} else {
+		p.attend = scanSlots(s.gens, changed, hot, tracks, p.wake.visit, tick, resend, every, p.attend)
 	}
+	p.weigh(tick, every, thr)
 	p.loListed = false
 	if p.window != nil {
 		// Ticks that left the one-second window give their bytes back.
@@ -122,55 +103,115 @@ func (p *Peer[E]) scan() {
 	p.lastTick = tick
 }
 
-// scanSlots is the scan's pass over every entity slot: plain code over
-// plain slices, with no call in its loop (a call would make the compiler
-// keep the loop's values in memory), writing into a list grown up front. It
+// weigh looks at the entities the scan found awake (p.attend): their
+// priority when it is due, their accumulator against the threshold thr.
+// Those at or above it are listed in hi; the others sleep for half the
+// ticks they need to reach it (so that a threshold that falls meanwhile
+// costs them at most that much of a delay), or stay awake when that is
+// under 2 ticks. Each is scheduled for the scan it next needs.
+func (p *Peer[E]) weigh(tick, every uint32, thr float32) {
+	s := p.s
+	n := len(s.gens)
+	hot, tracks := p.hot[:n], p.tracks[:n]
+	changed, ids, cur := s.changed[:n], s.ids[:n], s.cur[:n]
+	prio := p.cfg.Priority
+	// The lists they go to, kept in locals while the loop appends: a
+	// sleeper's wake bucket is never the next tick's (it sleeps 2 to
+	// maxSleep ticks, fewer than wheelTicks-1).
+	hi := p.hi.list
+	next := p.wake.wheel[(tick+1)%wheelTicks]
+	for _, slot := range p.attend {
+		h, t := &hot[slot], &tracks[slot]
+		if prio == nil {
+			t.pr = 1
+		} else if t.prTick <= changed[slot] || tick >= t.prDue {
+			t.settle(tick - 1)
+			t.pr = max(prio(ids[slot], &cur[slot]), 0)
+			t.prTick, t.prDue = tick, tick+every
+		}
+		acc := t.accAt(tick)
+		h.seen = tick
+		if acc >= thr {
+			hi = append(hi, newCand(slot, acc))
+			next = append(next, slot)
+			continue
+		}
+		h.wake = 0
+		if need := (thr - acc) / max(t.pr, 1e-9); need >= 4 {
+			h.wake = tick + uint32(min(need/2, maxSleep))
+			p.wake.after(h.wake, slot)
+			continue
+		}
+		next = append(next, slot)
+	}
+	p.hi.list = hi
+	p.wake.wheel[(tick+1)%wheelTicks] = next
+}
+
+// scanSlots is the scan's visit of the entity slots the visit set names
+// (see waker), in slot order: plain code over plain slices, with no call
+// in its loop (a call would make the compiler keep the loop's values in
+// memory), writing into a list grown up front. It clears the visit set. It
 // lists in attend the entities the client lacks the current state of that
 // are awake (see Peer.scan); it starts and stops the waiting of entities
 // (h.waiting: the client lacks the entity's current state), and resets the
 // tracks of new incarnations. The waiting entities are not listed: only
-// listLow needs them all, rarely, and finds them again.
-func scanSlots(gens, changed []uint32, hot []hotTrack, tracks []track, tick, resend, every uint32, attend []int32) []int32 {
+// listLow needs them all, rarely, and finds them again. A slot visited for
+// nothing (held and not waiting, or waiting asleep) is left as it was.
+func scanSlots(gens, changed []uint32, hot []hotTrack, tracks []track, visit []uint64, tick, resend, every uint32, attend []int32) []int32 {
 	n := len(gens)
-	attend = slices.Grow(attend[:0], n)[:n]
-	na := 0
 	hot, tracks, changed = hot[:n], tracks[:n], changed[:n]
-	for slot := 0; slot < n; slot++ {
-		gen := gens[slot]
-		if gen == 0 {
+	visit = visit[:(n+63)>>6]
+	na := 0
+	for wi, word := range visit {
+		if word == 0 {
 			continue
 		}
-		h := &hot[slot]
-		if h.gen != gen {
-			*h = hotTrack{gen: gen}
-			tracks[slot] = track{prDue: tick + uint32(slot)%every}
+		visit[wi] = 0
+		if k := bits.OnesCount64(word); na+k > len(attend) {
+			attend = slices.Grow(attend[:na], n)[:n]
 		}
-		// Ticks start at 1, so a have or flight of 0 is never current; a
-		// due of 0 is never reached.
-		ch := changed[slot]
-		if (h.have >= ch && (tick < h.due || h.due == 0)) || (h.flight >= ch && tick-h.flight <= resend) || h.out {
-			if h.waiting { // it stops waiting: its accumulator stops growing
-				h.waiting = false
-				t := &tracks[slot]
-				if tick-1 > t.accTick {
-					t.acc += t.pr * float32(tick-1-t.accTick)
-					t.accTick = tick - 1
-				}
+		for ; word != 0; word &= word - 1 {
+			slot := wi<<6 | bits.TrailingZeros64(word)
+			if slot >= n {
+				break
 			}
-			continue // held, on its way, or not relevant
+			gen := gens[slot]
+			if gen == 0 {
+				continue
+			}
+			h := &hot[slot]
+			if h.gen != gen {
+				*h = hotTrack{gen: gen}
+				tracks[slot] = track{prDue: tick + uint32(slot)%every}
+			}
+			// Ticks start at 1, so a have or flight of 0 is never current; a
+			// due of 0 is never reached.
+			ch := changed[slot]
+			if (h.have >= ch && (tick < h.due || h.due == 0)) || (h.flight >= ch && tick-h.flight <= resend) || h.out {
+				if h.waiting { // it stops waiting: its accumulator stops growing
+					h.waiting = false
+					t := &tracks[slot]
+					if tick-1 > t.accTick {
+						t.acc += t.pr * float32(tick-1-t.accTick)
+						t.accTick = tick - 1
+					}
+				}
+				continue // held, on its way, or not relevant
+			}
+			if !h.waiting {
+				h.waiting, h.wake = true, 0
+				tracks[slot].accTick = tick - 1
+			} else if tick < h.wake {
+				// Asleep: its accumulator, growing by its priority, cannot
+				// have reached the threshold yet. (A change does not wake it:
+				// in a busy world most entities change every few ticks, and
+				// its priority is computed again when it wakes.)
+				continue
+			}
+			attend[na] = int32(slot)
+			na++
 		}
-		if !h.waiting {
-			h.waiting, h.wake = true, 0
-			tracks[slot].accTick = tick - 1
-		} else if tick < h.wake {
-			// Asleep: its accumulator, growing by its priority, cannot
-			// have reached the threshold yet. (A change does not wake it:
-			// in a busy world most entities change every few ticks, and
-			// its priority is computed again when it wakes.)
-			continue
-		}
-		attend[na] = int32(slot)
-		na++
 	}
 	return attend[:na]
 }

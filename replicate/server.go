@@ -38,6 +38,15 @@ type Server[E any] struct {
 	w       bits.Writer
 	enc     []byte // the storage of w, reused by every Set
 	r       bits.Reader
+
+	// changeLog lists the slots Set changed (or gave a new incarnation),
+	// in order, from position logBase on: each Peer's scan reads what is
+	// new since its last, to visit those slots only (see waker).
+	changeLog []int32
+	logBase   int64
+
+	pool   encodePool[E] // EncodeAll's workers
+	deltas deltaShare    // the tick's deltas, shared by the Peers
 }
 
 // entity is one slot: the states of one incarnation of an id.
@@ -74,7 +83,30 @@ func (s *Server[E]) Advance(tick uint32) error {
 	}
 	s.tick, s.started = tick, true
 	s.sealed.Store(false)
+	s.trimLog()
 	return nil
+}
+
+// trimLog drops the change log's entries every Peer has read. A Peer that
+// lags by more than a few worlds' worth (one that has not encoded for
+// long) is told to visit every slot at its next scan instead.
+func (s *Server[E]) trimLog() {
+	end := s.logBase + int64(len(s.changeLog))
+	keep := end - int64(4*len(s.ents)+1024)
+	from := end
+	for _, p := range s.peers {
+		if p.wake.logAt < keep {
+			p.wake.logAt = -1
+			continue
+		}
+		from = min(from, p.wake.logAt)
+	}
+	if from == s.logBase {
+		return
+	}
+	n := copy(s.changeLog, s.changeLog[from-s.logBase:])
+	s.changeLog = s.changeLog[:n]
+	s.logBase = from
 }
 
 // Set creates the entity id, or updates it, at the current tick: e is
@@ -119,6 +151,7 @@ func (s *Server[E]) Set(id uint32, e *E) (changed bool, err error) {
 	ent.full = append(ent.full[:0], enc...)
 	ent.nbits = nbits
 	s.changed[slot] = s.tick
+	s.changeLog = append(s.changeLog, slot)
 	// cur shares the newest version's pointees (if E has any): that version
 	// is written again only by a Set of this tick, which refreshes cur.
 	s.cur[slot] = v.val
@@ -139,6 +172,7 @@ func (s *Server[E]) alloc(id uint32) int32 {
 		s.ids = append(s.ids, 0)
 		var zero E
 		s.cur = append(s.cur, zero)
+		s.deltas.grow(len(s.ents))
 	}
 	s.nextGen++
 	if s.nextGen == 0 { // 0 means free: skip it on wrap-around
@@ -167,9 +201,9 @@ func (s *Server[E]) nextVersion(ent *entity[E]) *version[E] {
 	return ent.push(s.cfg.versions)
 }
 
-// at returns the state the entity had at tick: its newest version from
+// at returns the version the entity had at tick: its newest version from
 // tick or before; nil when that version has left the ring.
-func (ent *entity[E]) at(tick uint32) *E {
+func (ent *entity[E]) at(tick uint32) *version[E] {
 	n := len(ent.vers)
 	for k := 0; k < n; k++ {
 		i := ent.head - 1 - k
@@ -177,7 +211,7 @@ func (ent *entity[E]) at(tick uint32) *E {
 			i += n
 		}
 		if ent.vers[i].tick <= tick {
-			return &ent.vers[i].val
+			return &ent.vers[i]
 		}
 	}
 	return nil

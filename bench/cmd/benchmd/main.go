@@ -27,7 +27,7 @@ import (
 // The order of workloads and serializers in the tables; unknown names follow.
 var (
 	workloads = []string{"person", "player", "snapshot64", "snapshot64-delta", "world901", "world901-delta"}
-	order     = []string{"bitwire-codec", "bitwire", "handwritten", "limit", "protobuf", "binary", "kelindar", "msgpack", "cbor", "gob", "json"}
+	order     = []string{"bitwire-codec", "bitwire", "handwritten", "limit", "protobuf", "mus", "msgp", "flatbuffers", "binary", "kelindar", "msgpack", "cbor", "gob", "json"}
 )
 
 const limit = "handwritten" // the speed limit every ratio is taken against
@@ -243,6 +243,11 @@ for every float32 in range, quaternion tables; bench/limit.go), byte-equal to bi
 exactly what bitwire does: the real speed limit of that message, which the hand-written packer, sharing bitwire's
 costs, is not; **protobuf** google.golang.org/protobuf with protoc-generated types
 (encoding a prebuilt message with ` + "`MarshalAppend`" + ` into a reused buffer, decoding into a reused message);
+**mus** github.com/mus-format/mus-go (the MUS format: raw floats, varint counts and small integers), written with
+its serializers, one function per type, as its users write it (bench/mus.go); **msgp** github.com/tinylib/msgp with
+generated code, each struct as a MessagePack array of its fields (its tuple form, the fastest); **flatbuffers**
+github.com/google/flatbuffers with flatc-generated code (players and crates as vectors of structs; decoding copies
+every field into the reused Go value, and turns the runtime's out-of-range panics on malformed input into errors);
 **binary** a byte-aligned encoder written by hand with encoding/binary's append functions (no reflection);
 **kelindar** github.com/kelindar/binary; **msgpack** github.com/vmihailenco/msgpack/v5; **cbor**
 github.com/fxamacker/cbor/v2 (lossless time.Time as RFC 3339 with nanoseconds); **gob** encoding/gob with a new
