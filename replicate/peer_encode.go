@@ -113,6 +113,9 @@ func (p *Peer[E]) Encode(dst []byte) (out []byte, ok bool, err error) {
 		}
 		cost := p.entryBits + n
 		if used+cost > limit {
+			if p.oversize(ent.id, n) {
+				p.stats.Oversize++
+			}
 			p.scratch.Truncate(off)
 			deferred = append(deferred, c)
 			skips++
