@@ -103,7 +103,7 @@ func TestEventsOrderAndPaths(t *testing.T) {
 	next := base
 	next.Pos.X = 1
 	next.Crew = []Crew{{2, 61}, {3, 10}} // 1 gone, 2 changed, 3 new
-	next.Guns = []uint16{1, 9, 4}         // [1] changed, [2] new
+	next.Guns = []uint16{1, 9, 4}        // [1] changed, [2] new
 	next.Cargo = map[string]uint16{"ore": 4, "gem": 1}
 	next.Dock = &ShipPos{X: 2}
 	other := base
