@@ -161,8 +161,8 @@ type InputQueue[I any] struct {
 	started bool
 	wait    int    // ticks to wait before the first input is played
 	next    uint32 // the stamp the game gets next
-	played  bool // a tick was played: Ack has a value
-	last    I // the input played last (the zero input before the first)
+	played  bool   // a tick was played: Ack has a value
+	last    I      // the input played last (the zero input before the first)
 	slots   [inputWindow]slot[I]
 	newest  uint32 // the newest stamp received
 	scratch [MaxRedundancy]stamped[I]
