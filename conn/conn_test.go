@@ -310,3 +310,65 @@ func (s *session) upBytes() int {
 	require.NoError(s.t, err)
 	return len(pkt)
 }
+
+// A client whose ticks jump (a restart) is followed after a short run of
+// packets: the queue anchors again and plays its inputs.
+func TestInputQueueReanchors(t *testing.T) {
+	q, err := conn.NewInputQueue(moveCodec, -1)
+	require.NoError(t, err)
+	in, err := conn.NewInputSender(moveCodec, 1)
+	require.NoError(t, err)
+	st, _ := replicate.NewClient(playerCodec)
+	c, err := conn.NewClient(st, in, nil, snapshot.ModeNone, nil)
+	require.NoError(t, err)
+	srv, _ := replicate.NewServer(playerCodec)
+	peer, _ := srv.NewPeer(replicate.PeerConfig[Player]{})
+	s, err := conn.NewServer(peer, q, nil, 1200, snapshot.ModeNone, nil)
+	require.NoError(t, err)
+	tick := uint32(100)
+	for k := range 40 {
+		if k == 20 {
+			tick = 5000 // the client restarted its clock
+			in, _ = conn.NewInputSender(moveCodec, 1)
+			c.Inputs = in
+		}
+		tick++
+		require.NoError(t, in.Push(tick, &Move{DX: 1}))
+		pkt, err := c.Append(nil)
+		require.NoError(t, err)
+		require.NoError(t, s.Receive(pkt))
+		_, got, _ := q.Next()
+		if k >= 30 {
+			require.Equal(t, tick, got)
+		}
+	}
+	require.Equal(t, 1, q.Stats().Reanchored)
+}
+
+// Garbage and mutated packets without a trailer are errors or accepted,
+// never a panic.
+func TestReceiveGarbage(t *testing.T) {
+	s := newSession(t, 5, 0, 0, 0, 3, snapshot.ModeNone)
+	pkts := exchange(t, s)
+	rng := rand.New(rand.NewSource(9))
+	for range 20000 {
+		p := slices.Clone(pkts[rng.Intn(len(pkts))].b)
+		for range 1 + rng.Intn(4) {
+			switch rng.Intn(3) {
+			case 0:
+				p[rng.Intn(len(p))] ^= byte(1 << rng.Intn(8))
+			case 1:
+				p = p[:rng.Intn(len(p)+1)]
+			case 2:
+				if len(p) > 3 {
+					p[3+rng.Intn(len(p)-3)] = byte(rng.Intn(256))
+				}
+			}
+			if len(p) == 0 {
+				break
+			}
+		}
+		_ = s.server.Receive(p)
+		_, _, _ = s.client.Receive(p)
+	}
+}

@@ -23,6 +23,9 @@ const (
 	// inputWindow bounds how far ahead of the one the game consumes next
 	// an InputQueue keeps inputs.
 	inputWindow = 64
+	// reanchorAfter is the run of packets with inputs far from the tick
+	// played next after which an InputQueue anchors again.
+	reanchorAfter = 8
 )
 
 // InputSender is the client's side of input commands: it keeps the newest
@@ -90,6 +93,9 @@ type InputStats struct {
 	Repeated  int // ticks the game got the last input again, for want of one (lost or late)
 	Late      int // inputs received after their tick was played
 	Skipped   int // inputs dropped unplayed to catch up with a client running ahead
+	// Reanchored counts the times the queue anchored again after a run of
+	// packets whose inputs were all far from the tick it plays next.
+	Reanchored int
 }
 
 // Stats returns the sender's counters (Pushed).
@@ -165,6 +171,7 @@ type InputQueue[I any] struct {
 	last    I      // the input played last (the zero input before the first)
 	slots   [inputWindow]slot[I]
 	newest  uint32 // the newest stamp received
+	off     int    // packets in a row whose inputs were far from next
 	scratch [MaxRedundancy]stamped[I]
 	stats   InputStats
 }
@@ -282,10 +289,25 @@ func (q *InputQueue[I]) read(r *bits.Reader) error {
 			return err
 		}
 	}
+	if q.started {
+		// Packets whose newest input is far from the tick played next, one
+		// after another, mean the client's ticks moved (a restart, a
+		// clock reset) or the anchor was wrong: anchor again.
+		if d := int32(ins[0].tick - q.next); d < -inputWindow || d >= inputWindow {
+			q.off++
+		} else {
+			q.off = 0
+		}
+		if q.off >= reanchorAfter {
+			q.started, q.off = false, 0
+			q.stats.Reanchored++
+		}
+	}
 	if !q.started {
 		// The first input anchors the queue: it is played buffer ticks
 		// from now, the ones after it a tick apart.
 		q.started, q.wait, q.next, q.newest = true, q.buffer, ins[n-1].tick, ins[0].tick
+		clear(q.slots[:])
 	}
 	for k := n - 1; k >= 0; k-- {
 		q.store(&ins[k], k > 0)
