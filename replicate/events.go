@@ -42,6 +42,26 @@ type events[E any] struct {
 	changes []change // this packet's changed entities, before commit
 	paths   []string
 	path    []byte
+	// names interns the paths: the same few recur every packet, and a
+	// lookup by the bytes allocates nothing. Bounded (ids of entity sets
+	// and map keys make paths without end): cleared when full.
+	names map[string]string
+	emit  func(p []byte)
+}
+
+// maxNames bounds the interned paths.
+const maxNames = 4096
+
+func (ev *events[E]) name(p []byte) string {
+	if s, ok := ev.names[string(p)]; ok {
+		return s
+	}
+	if len(ev.names) >= maxNames {
+		clear(ev.names)
+	}
+	s := string(p)
+	ev.names[s] = s
+	return s
 }
 
 type handler[F any] struct {
@@ -100,6 +120,9 @@ func (cl *Client[E]) OnChange(f func(id uint32, e *E, paths []string)) (detach f
 			panic(fmt.Sprintf("replicate: internal: %v", err))
 		}
 		ev.shape = n
+		ev.names = make(map[string]string)
+		ev.path = make([]byte, 0, 256)
+		ev.emit = func(p []byte) { ev.paths = append(ev.paths, ev.name(p)) }
 	}
 	ev.next++
 	key := ev.next
@@ -169,9 +192,7 @@ func (ev *events[E]) prepare(cl *Client[E]) {
 		}
 		prev := &cl.ents[d.slot].newest().val
 		from := len(ev.paths)
-		shape.Diff(ev.shape, reflect.ValueOf(prev).Elem(), reflect.ValueOf(&cl.vals[k]).Elem(), ev.path[:0], func(p []byte) {
-			ev.paths = append(ev.paths, string(p))
-		})
+		shape.Diff(ev.shape, reflect.ValueOf(prev).Elem(), reflect.ValueOf(&cl.vals[k]).Elem(), ev.path[:0], ev.emit)
 		if len(ev.paths) > from {
 			ev.changes = append(ev.changes, change{id: d.id, from: from, upto: len(ev.paths)})
 		}
