@@ -71,7 +71,8 @@ func CSharp(out io.Writer, ns string, msgs ...Message) error {
 			for i, v := range s.Union.Variants {
 				w.p("            if (v is %s) { int start = w.Length; w.Write(%d, TagBits); try { Message.EncodeTo(%q, w, (%s)v, %s.BwEncode, Lim); } catch (BitwireException) { w.Truncate(start); throw; } return; }\n", names[v], i, names[v], names[v], names[v])
 			}
-			w.p("            throw new ErrUnknownTag(\"not a variant of %s\");\n        }\n    }\n", m.Name)
+			w.p("            throw new ErrUnknownTag(\"not a variant of %s\");\n        }\n", m.Name)
+			w.p("%s    }\n", csUnionCount(s))
 			continue
 		}
 		root := names[s.Root]
