@@ -52,7 +52,8 @@ type Client[E, I any] struct {
 	Messages *Channel
 	guard    *snapshot.Integrity
 	packets  uint32
-	ackDue   bool
+	inAck    uint32 // the newest input tick the server played, from its packets
+	hasInAck bool
 	w        bits.Writer
 	r        bits.Reader
 }
@@ -197,6 +198,11 @@ func (c *Client[E, I]) Append(dst []byte) ([]byte, error) {
 	return out, nil
 }
 
+// InputAck returns the newest input tick the server's queue played, as the
+// last server packet that carried it said (for prediction: the inputs
+// after it are not yet reflected in the state); ok is false before any.
+func (c *Client[E, I]) InputAck() (tick uint32, ok bool) { return c.inAck, c.hasInAck }
+
 // Receive applies one server packet: the input ack, the messages (read
 // them with Messages.Receive) and the state (State.Decode, whose Info it
 // returns; hasState is false for a packet without one). On an error of the
@@ -224,8 +230,11 @@ func (c *Client[E, I]) Receive(pkt []byte) (info replicate.Info, hasState bool, 
 			return info, false, fmt.Errorf("conn: messages: %w", err)
 		}
 	}
-	if hasAck && c.Inputs != nil {
-		c.Inputs.takeAck(uint32(inAck))
+	if hasAck {
+		c.inAck, c.hasInAck = uint32(inAck), true
+		if c.Inputs != nil {
+			c.Inputs.takeAck(uint32(inAck))
+		}
 	}
 	if !hasState {
 		if !r.CheckPadding() {
