@@ -20,14 +20,13 @@ import (
 )
 
 // The connection corpus: a Go session (replicate.Server, conn.Server with
-// an input queue and a channel, a Go conn.Client with inputs driving it)
-// over links that lose, reorder and duplicate packets; a second Go
-// conn.Client without inputs (the runtimes have no delta encoder for
-// them) gets the same server packets, sends the same messages, and is the
-// reference: for every server packet, the error, the events (removed,
+// an input queue and a channel, a Go conn.Client with inputs and a
+// channel) over links that lose, reorder and duplicate packets; for every
+// server packet the client receives, the error, the events (removed,
 // added, changed with paths), the messages delivered and the input ack;
-// for every tick, the bytes of its packet. The TypeScript ConnClient
-// (clients/ts/src/conn.ts) must agree on all of it, byte for byte.
+// for every tick, the messages sent, the input pushed and the bytes of the
+// client's packet. The TypeScript ConnClient (clients/ts/src/conn.ts)
+// must agree on all of it, byte for byte.
 
 type ccUnit struct {
 	ID uint16 `net:"id"`
@@ -49,8 +48,19 @@ type ccShip struct {
 	Name  string `net:",maxlen=8"`
 }
 
+type ccLook struct {
+	Pitch float32 `net:"q,min=-1.6,max=1.6,bits=8"`
+}
+
+// ccMove is the input: what the runtimes can delta-code (conn.ts's
+// checkInputPlan), a nested struct included.
 type ccMove struct {
-	DX int8 `net:"range,min=-1,max=1"`
+	DX   int8 `net:"range,min=-1,max=1"`
+	DY   int8 `net:"range,min=-1,max=1"`
+	Fire bool
+	Aim  float32 `net:"q,min=0,max=6.3,prec=0.05"`
+	Look ccLook
+	Seq  uint16 `net:"varint"`
 }
 
 type ccChat struct {
@@ -73,7 +83,19 @@ type ccResult struct {
 type ccTick struct {
 	Down  []ccResult `json:"down"`
 	Sends []string   `json:"sends"`
+	Push  ccPush     `json:"push"`
 	Up    string     `json:"up"`
+}
+
+// ccPush is the input pushed for a tick, as the TypeScript value.
+type ccPush struct {
+	Tick  uint32  `json:"tick"`
+	DX    int8    `json:"dx"`
+	DY    int8    `json:"dy"`
+	Fire  bool    `json:"fire"`
+	Aim   float32 `json:"aim"`
+	Pitch float32 `json:"pitch"`
+	Seq   uint16  `json:"seq"`
 }
 
 type ccStream struct {
@@ -188,7 +210,7 @@ func ccCorpus(t *testing.T, seed int64, mode snapshot.Mode, ticks int) ccStream 
 		return c
 	}
 	in, _ := conn.NewInputSender(moves, 3)
-	driver, ref := newClient(in), newClient(nil)
+	ref := newClient(in)
 	var events []string
 	ref.State.OnRemove(func(id uint32) { events = append(events, fmt.Sprint("remove ", id)) })
 	ref.State.OnAdd(func(id uint32, _ *ccShip) { events = append(events, fmt.Sprint("add ", id)) })
@@ -196,6 +218,7 @@ func ccCorpus(t *testing.T, seed int64, mode snapshot.Mode, ticks int) ccStream 
 		events = append(events, fmt.Sprintf("change %d %s", id, strings.Join(paths, " ")))
 	})
 	var down, up []ccFlying
+	var mv ccMove
 	world := map[uint32]ccShip{}
 	st := ccStream{Mode: int(mode), Key: hex.EncodeToString(key)}
 	for tick := 1; tick <= ticks; tick++ {
@@ -205,9 +228,6 @@ func ccCorpus(t *testing.T, seed int64, mode snapshot.Mode, ticks int) ccStream 
 		down, due = split(down, tick)
 		r.Shuffle(len(due), func(i, j int) { due[i], due[j] = due[j], due[i] })
 		for _, p := range due {
-			_, _, _ = driver.Receive(p.pkt)
-			for _, ok := driver.Messages.Receive(); ok; _, ok = driver.Messages.Receive() {
-			}
 			events = events[:0]
 			res := ccResult{Packet: hex.EncodeToString(p.pkt), InputAck: -1}
 			if _, _, err := ref.Receive(p.pkt); err != nil {
@@ -222,26 +242,31 @@ func ccCorpus(t *testing.T, seed int64, mode snapshot.Mode, ticks int) ccStream 
 			}
 			rec.Down = append(rec.Down, res)
 		}
-		// Both clients send the same messages; the driver its input too.
+		// A message now and then, and the tick's input, held for a few
+		// ticks at a time as controls are.
 		if r.Intn(3) == 0 {
 			text := fmt.Sprint("msg ", tick)
-			if driver.Messages.Send(&ccChat{Text: text}) == nil && ref.Messages.Send(&ccChat{Text: text}) == nil {
+			if ref.Messages.Send(&ccChat{Text: text}) == nil {
 				rec.Sends = append(rec.Sends, text)
 			}
 		}
-		_ = in.Push(uint32(tick+3), &ccMove{DX: int8(r.Intn(3) - 1)})
-		pkt, err := driver.Append(nil)
+		if tick == 1 || r.Intn(3) == 0 {
+			mv = ccMove{DX: int8(r.Intn(3) - 1), DY: int8(r.Intn(3) - 1), Fire: r.Intn(2) == 0, Aim: float32(r.Intn(126)) * 0.05, Look: ccLook{Pitch: float32(r.Float64()*3 - 1.5)}, Seq: uint16(r.Intn(3000))}
+		} else if r.Intn(2) == 0 {
+			mv.Seq++
+		}
+		if err := in.Push(uint32(tick+3), &mv); err != nil {
+			t.Fatal(err)
+		}
+		rec.Push = ccPush{Tick: uint32(tick + 3), DX: mv.DX, DY: mv.DY, Fire: mv.Fire, Aim: mv.Aim, Pitch: mv.Look.Pitch, Seq: mv.Seq}
+		pkt, err := ref.Append(nil)
 		if err != nil {
 			t.Fatal(err)
 		}
+		rec.Up = hex.EncodeToString(pkt)
 		if r.Intn(5) != 0 {
 			up = append(up, ccFlying{tick + 1 + r.Intn(3), pkt})
 		}
-		refUp, err := ref.Append(nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rec.Up = hex.EncodeToString(refUp)
 
 		// The server.
 		if err := srv.Advance(uint32(tick)); err != nil {
@@ -310,7 +335,7 @@ func TestConnTypeScript(t *testing.T) {
 		streams = append(streams, ccCorpus(t, int64(31+i), mode, 400))
 	}
 	var src strings.Builder
-	if err := gen.TypeScript(&src, "./bitwire.js", gen.Named("Ship", bitwire.MustFor[ccShip]().Schema()), gen.Named("Msgs", ccUnion().Schema())); err != nil {
+	if err := gen.TypeScript(&src, "./bitwire.js", gen.Named("Ship", bitwire.MustFor[ccShip]().Schema()), gen.Named("Msgs", ccUnion().Schema()), gen.Named("Move", bitwire.MustFor[ccMove]().Schema())); err != nil {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()

@@ -255,6 +255,99 @@ export class Channel {
   }
 }
 
+// ---- input commands ----
+
+/**
+ * Go's Codec.EncodeDelta for the input structs the runtimes can delta-code:
+ * fields of bool, bits, range, q and float (without a dmin/dmax window),
+ * varint, unsigned bitlen, string and bytes, nested structs and composite
+ * arrays of them; anything else (windows, quaternions, signed bitlen or
+ * fixed, slices, maps, pointers, models) is ErrUnsupportedType, found by
+ * checkInputPlan before any input is sent. Each field has its changed bit
+ * (equality of quantized values, as Go's), a changed leaf its full coding.
+ */
+export function checkInputPlan(t: bw.StructPlan): void {
+  if (t.model) throw new bw.BitwireError("ErrUnsupportedType", `${t.name}: inputs with a model`);
+  const ok = (n: bw.Node, path: string): void => {
+    switch (n.k) {
+      case "bool": case "bits": case "range": case "q": case "float": case "varint": case "string": case "bytes": break;
+      case "bitlen": if (n.signed) throw new bw.BitwireError("ErrUnsupportedType", `${path}: a signed bitlen input`); break;
+      case "struct": for (const f of (n.t as bw.StructPlan).fields) ok(f.node, path + "." + f.name); break;
+      case "array": ok(n.e as bw.Node, path + "[]"); break;
+      default: throw new bw.BitwireError("ErrUnsupportedType", `${path}: a ${n.k} input (not delta-coded by this runtime)`);
+    }
+    if (n.dlo !== undefined) throw new bw.BitwireError("ErrUnsupportedType", `${path}: a dmin/dmax window in an input`);
+  };
+  for (const f of t.fields) ok(f.node, t.name + "." + f.name);
+}
+
+function encodeInputDelta(t: bw.StructPlan, w: bw.BitWriter, base: any, cur: any): void {
+  const e = new bw.Encoder(w, t);
+  e.begin(false);
+  const struct = (p: bw.StructPlan, b: any, c: any): void => {
+    for (const f of p.fields) {
+      const n = f.node;
+      const changed = !equalLeaf(b[f.name], c[f.name]);
+      w.bool(changed);
+      if (!changed) continue;
+      if (n.k === "struct" && !n.composite) struct(n.t as bw.StructPlan, b[f.name], c[f.name]);
+      else e.node(n, c[f.name]);
+    }
+  };
+  struct(t, bw.quantize(t, base), bw.quantize(t, cur));
+}
+
+/**
+ * InputSender: Go's conn.InputSender, the same section bits: the newest
+ * `redundancy` inputs (3 by default) the server has not played, stamped
+ * with their ticks, the newest in full and each older one a delta against
+ * the next newer.
+ */
+export class InputSender<I> {
+  readonly t: bw.StructPlan;
+  readonly redundancy: number;
+  private ring: { tick: number; v: I }[] = [];
+  private last = -1;
+  private acked = -1;
+  constructor(t: bw.StructPlan, redundancy = 3) {
+    if (!(Number.isInteger(redundancy) && redundancy >= 1 && redundancy <= 16)) throw new Error(`conn: redundancy ${redundancy} outside 1..16`);
+    checkInputPlan(t);
+    this.t = t; this.redundancy = redundancy;
+  }
+  /** adds the input for tick, after the last one pushed (ErrTickOrder otherwise) */
+  push(tick: number, v: I): void {
+    if (this.last >= 0 && ((tick - this.last) | 0) <= 0) throw new bw.BitwireError("ErrTickOrder", `input for tick ${tick} after tick ${this.last}`);
+    bw.encode(this.t, v); // refuses a value the codec cannot encode now, not in a packet later
+    this.ring.push({ tick: tick >>> 0, v });
+    if (this.ring.length > this.redundancy) this.ring.shift();
+    this.last = tick >>> 0;
+  }
+  /** the server played every input up to tick */
+  takeAck(tick: number): void { if (this.acked < 0 || ((tick - this.acked) | 0) > 0) this.acked = tick; }
+  /** the inputs to send, newest first */
+  pending(): { tick: number; v: I }[] {
+    const out: { tick: number; v: I }[] = [];
+    for (let k = this.ring.length - 1; k >= 0; k--) {
+      const e = this.ring[k];
+      if (this.acked >= 0 && ((e.tick - this.acked) | 0) <= 0) break;
+      out.push(e);
+    }
+    return out;
+  }
+  write(w: bw.BitWriter): void {
+    const ins = this.pending();
+    bw.writeBitlen(w, ins.length - 1, 3);
+    w.write(ins[0].tick, 32);
+    for (let k = 1; k < ins.length; k++) {
+      const gap = (ins[k - 1].tick - ins[k].tick) >>> 0;
+      w.bool(gap === 1);
+      if (gap !== 1) bw.writeBitlen(w, gap - 2, 5);
+    }
+    bw.encodeTo(this.t, w, ins[0].v);
+    for (let k = 1; k < ins.length; k++) encodeInputDelta(this.t, w, ins[k - 1].v, ins[k].v);
+  }
+}
+
 // ---- the client's end of a connection ----
 
 /** the magic of a connection packet (bytes 7F C1) */
@@ -262,21 +355,22 @@ export const CONN_MAGIC = 0xc17f;
 const CONN_HEADER_BITS = 22;
 
 /**
- * ConnClient: Go's conn.Client without inputs (the runtimes have no delta
- * encoder yet): receive applies a server packet (the input ack, the
- * channel's section, the state through the ReplicaEvents), append writes
- * the client's packet (the state's ack and the channel's section).
+ * ConnClient: Go's conn.Client: receive applies a server packet (the input
+ * ack, the channel's section, the state through the ReplicaEvents), append
+ * writes the client's packet (the state's ack, the inputs, the channel's
+ * section). inputs and messages may be undefined.
  */
-export class ConnClient<T> {
+export class ConnClient<T, I = unknown> {
   readonly state: ReplicaEvents<T>;
+  readonly inputs?: InputSender<I>;
   readonly messages?: Channel;
   readonly mode: number;
   private key: Uint8Array;
   private packets = 0;
   /** the newest input tick the server played, from its packets (undefined before any) */
   inputAck?: number;
-  constructor(state: ReplicaEvents<T>, messages: Channel | undefined, mode: number, key: Uint8Array = new Uint8Array(0)) {
-    this.state = state; this.messages = messages; this.mode = mode; this.key = key;
+  constructor(state: ReplicaEvents<T>, inputs: InputSender<I> | undefined, messages: Channel | undefined, mode: number, key: Uint8Array = new Uint8Array(0)) {
+    this.state = state; this.inputs = inputs; this.messages = messages; this.mode = mode; this.key = key;
   }
   private seal(body: Uint8Array): Uint8Array {
     if (this.mode === bw.MODE_NONE) return body;
@@ -324,7 +418,7 @@ export class ConnClient<T> {
       if (!this.messages) throw new bw.ErrMalformed("conn: messages without a channel");
       this.messages.read(r);
     }
-    if (hasAck) this.inputAck = inAck;
+    if (hasAck) { this.inputAck = inAck; this.inputs?.takeAck(inAck); }
     if (!hasState) {
       const pad = r.remaining();
       if (pad >= 8 || (pad > 0 && r.read(pad) !== 0)) throw new bw.ErrTrailingData("conn: after the sections");
@@ -334,20 +428,22 @@ export class ConnClient<T> {
     if (at > body.length) throw new bw.ErrUnexpectedEnd("conn: state");
     return this.state.decode(body.slice(at));
   }
-  /** the client's packet of this tick: the state's ack, and the channel's section when due */
+  /** the client's packet of this tick: the state's ack, the inputs not played, and the channel's section when due */
   append(): Uint8Array {
     this.packets = (this.packets + 1) >>> 0;
     const a = this.state.client.ack();
     const hasAck = a.seq !== 0 || a.missing !== 0;
+    const hasIn = this.inputs !== undefined && this.inputs.pending().length > 0;
     const hasMsg = this.messages !== undefined && this.messages.due(this.packets);
     const w = new bw.BitWriter();
     w.write(CONN_MAGIC, 16); w.write(this.mode, 2); w.bool(false);
-    w.bool(hasAck); w.bool(false); w.bool(hasMsg);
+    w.bool(hasAck); w.bool(hasIn); w.bool(hasMsg);
     if (hasAck) {
       w.write(a.seq, 32); w.write(a.mask, 32); w.write(a.token, 32); w.write(a.maskToken, 32);
       w.bool(a.missing !== 0);
       if (a.missing !== 0) { w.write(a.missing, 32); w.write(a.missingToken, 32); }
     }
+    if (hasIn) (this.inputs as InputSender<I>).write(w);
     if (hasMsg) (this.messages as Channel).write(w, this.packets, (this.messages as Channel).share * 8);
     return this.seal(w.bytes().slice());
   }

@@ -8,7 +8,8 @@ import * as conn from "../src/conn.js";
 import { readFileSync } from "fs";
 
 interface Result { packet: string; err: string; events: string[] | null; msgs: string[] | null; inputAck: number; }
-interface Tick { down: Result[] | null; sends: string[] | null; up: string; }
+interface Push { tick: number; dx: number; dy: number; fire: boolean; aim: number; pitch: number; seq: number; }
+interface Tick { down: Result[] | null; sends: string[] | null; push: Push; up: string; }
 interface Stream { mode: number; key: string; ticks: Tick[]; }
 
 function hex(b: Uint8Array): string { return Array.from(b, (x) => x.toString(16).padStart(2, "0")).join(""); }
@@ -33,7 +34,8 @@ async function main(path: string): Promise<void> {
     ev.onAdd((id) => events.push(`add ${id}`));
     ev.onChange((id, _v, paths) => events.push(`change ${id} ${paths.join(" ")}`));
     const ch = new conn.Channel(g.Msgs, { share: 120, queue: 16 });
-    const c = new conn.ConnClient(ev, ch, s.mode, key);
+    const ins = new conn.InputSender<any>(g.Move.plan, 3);
+    const c = new conn.ConnClient(ev, ins, ch, s.mode, key);
     for (const [ti, t] of s.ticks.entries()) {
       for (const d of t.down ?? []) {
         events = [];
@@ -47,6 +49,8 @@ async function main(path: string): Promise<void> {
         if (want === got) passed++; else fail(`stream ${si} tick ${ti + 1}: want ${want}, got ${got}`);
       }
       for (const text of t.sends ?? []) ch.send(0, { Text: text });
+      const p = t.push;
+      ins.push(p.tick, { DX: p.dx, DY: p.dy, Fire: p.fire, Aim: p.aim, Look: { Pitch: p.pitch }, Seq: p.seq });
       const up = hex(c.append());
       if (up === t.up) passed++; else fail(`stream ${si} tick ${ti + 1} client packet: want ${t.up}, got ${up}`);
     }
