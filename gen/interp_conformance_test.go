@@ -1,0 +1,192 @@
+package gen_test
+
+import (
+	"encoding/hex"
+	"encoding/json"
+	"math"
+	"math/rand"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/bitwire/bitwire"
+	"github.com/bitwire/bitwire/gen"
+	"github.com/bitwire/bitwire/interp"
+	"github.com/bitwire/bitwire/replicate"
+)
+
+// The interpolation corpus: a Go replicate stream of moving, turning and
+// now and then teleporting entities under 20% loss and arrival jitter,
+// with Go's interp.Clock fed every accepted packet and Go's Interpolator
+// sampling every entity at the clock's render tick each tick. The
+// TypeScript Clock and Interpolator (clients/ts/src/interp.ts) get the
+// same packets and arrival times and must give the same clock figures and
+// the same states (within float rounding of the trigonometry).
+
+type icVec struct {
+	X float32 `net:"q,min=-500,max=500,prec=0.01"`
+	Y float32 `net:"q,min=-500,max=500,prec=0.01"`
+}
+
+type icPart struct {
+	ID  uint8   `net:"id"`
+	Off float32 `net:"q,min=-10,max=10,prec=0.01"`
+}
+
+type icMob struct {
+	Pos   icVec
+	Rot   [4]float32 `net:"quat,bits=12"`
+	Speed float64    `net:"fixed,prec=0.25"`
+	Hp    uint8      `net:"range,min=0,max=100"`
+	Parts []icPart   `net:",maxlen=4"`
+	Aim   *icVec
+}
+
+type icSample struct {
+	ID       uint32          `json:"id"`
+	Has      bool            `json:"has"`
+	From     uint32          `json:"from"`
+	To       uint32          `json:"to"`
+	Frac     float64         `json:"frac"`
+	Held     bool            `json:"held"`
+	Teleport bool            `json:"teleport"`
+	Value    json.RawMessage `json:"value"`
+}
+
+type icTick struct {
+	Packet  string     `json:"packet"` // "" when none arrived
+	At      int64      `json:"at"`     // its arrival, ns
+	Now     int64      `json:"now"`    // when the frame is drawn, ns
+	Tick    float64    `json:"tick"`
+	Drift   float64    `json:"drift"`
+	Jitter  float64    `json:"jitter"`
+	Delay   float64    `json:"delay"`
+	Render  float64    `json:"render"`
+	Samples []icSample `json:"samples"`
+}
+
+func icRot(r *rand.Rand) [4]float32 {
+	q := randQuat(r)
+	return [4]float32{float32(q[0]), float32(q[1]), float32(q[2]), float32(q[3])}
+}
+
+func icCorpus(t *testing.T, ticks int) []icTick {
+	r := rand.New(rand.NewSource(41))
+	c := bitwire.MustFor[icMob]()
+	srv, _ := replicate.NewServer(c)
+	peer, _ := srv.NewPeer(replicate.PeerConfig[icMob]{})
+	cl, _ := replicate.NewClient(c)
+	clock := interp.NewClock(30)
+	ip, err := interp.New(c, interp.Config[icMob]{Threshold: 50})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mobs := make([]icMob, 4)
+	for i := range mobs {
+		mobs[i] = icMob{Pos: icVec{float32(i * 10), 0}, Rot: icRot(r), Speed: 1, Hp: 50, Parts: []icPart{{1, 0}, {2, 1}}}
+	}
+	mobs[3].Aim = &icVec{1, 1}
+	var out []icTick
+	start := int64(1_000_000_000_000)
+	for tick := 1; tick <= ticks; tick++ {
+		_ = srv.Advance(uint32(tick))
+		for i := range mobs {
+			m := &mobs[i]
+			m.Pos.X = float32(math.Max(-490, math.Min(490, float64(m.Pos.X)+r.Float64()*2-0.5)))
+			m.Pos.Y += 0.3
+			if r.Intn(60) == 0 {
+				m.Pos.X = -m.Pos.X / 2 // a teleport, most of the time
+			}
+			if r.Intn(4) == 0 {
+				m.Rot = icRot(r)
+			}
+			m.Speed = float64(r.Intn(20)) / 4
+			m.Parts[1].Off = float32(math.Max(-9, math.Min(9, float64(m.Parts[1].Off)+r.Float64()-0.5)))
+			if m.Aim != nil {
+				m.Aim.X += 0.5
+			}
+			if _, err := srv.Set(uint32(i+1), m); err != nil {
+				t.Fatal(err)
+			}
+		}
+		pkt, ok, err := peer.Encode(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sent := start + int64(tick)*33_333_333
+		var rec icTick
+		rec.Now = sent + 45_000_000
+		if ok && r.Intn(5) != 0 {
+			rec.At = sent + 10_000_000 + int64(r.Intn(40_000_000))
+			if info, err := cl.Decode(pkt); err == nil {
+				rec.Packet = hex.EncodeToString(pkt)
+				clock.Observe(info.Tick, time.Unix(0, rec.At))
+				_ = peer.Ack(cl.Ack())
+			}
+		}
+		now := time.Unix(0, rec.Now)
+		rec.Tick, rec.Drift, rec.Jitter, rec.Delay, rec.Render = clock.Tick(now), clock.Drift(), clock.Jitter(), clock.Delay(), clock.RenderTick(now)
+		for id := uint32(1); id <= 4; id++ {
+			var m icMob
+			s, has := ip.Sample(cl, id, rec.Render, &m)
+			smp := icSample{ID: id, Has: has}
+			if has {
+				smp.From, smp.To, smp.Frac, smp.Held, smp.Teleport = s.From, s.To, s.Frac, s.Held, s.Teleport
+				smp.Value, _ = json.Marshal(m)
+			}
+			rec.Samples = append(rec.Samples, smp)
+		}
+		out = append(out, rec)
+	}
+	return out
+}
+
+func TestInterpTypeScript(t *testing.T) {
+	node, tsc := clientTools(t)
+	cases := icCorpus(t, 600)
+	teleports := 0
+	for _, c := range cases {
+		for _, s := range c.Samples {
+			if s.Teleport {
+				teleports++
+			}
+		}
+	}
+	if teleports == 0 {
+		t.Fatal("the corpus has no teleport")
+	}
+	var src strings.Builder
+	if err := gen.TypeScript(&src, "./bitwire.js", gen.Named("Mob", bitwire.MustFor[icMob]().Schema())); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	for _, d := range []string{"src", "test"} {
+		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, f := range []string{"src/bitwire.ts", "src/interp.ts", "test/interp.ts", "tsconfig.json", "package.json"} {
+		copyFile(t, "../clients/ts/"+f, filepath.Join(dir, f))
+	}
+	nm, _ := filepath.Abs("../clients/ts/node_modules")
+	if err := os.Symlink(nm, filepath.Join(dir, "node_modules")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "src/gen.ts"), []byte(src.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(node, tsc, "-p", dir).CombinedOutput(); err != nil {
+		t.Fatalf("tsc: %v\n%s", err, out)
+	}
+	b, _ := json.Marshal(cases)
+	path := filepath.Join(dir, "interp.json")
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(node, filepath.Join(dir, "build/test/interp.js"), path).CombinedOutput()
+	t.Logf("%d teleports sampled", teleports)
+	expectAll(t, "TypeScript", len(cases)*5, out, err)
+}
