@@ -174,7 +174,10 @@ func ccMutate(r *rand.Rand, e *ccShip) {
 	}
 }
 
-func ccCorpus(t *testing.T, seed int64, mode snapshot.Mode, ticks int) ccStream {
+// ccCorpus runs one session. Without refInputs the reference client sends
+// no inputs (for the C# client, which has no input sender yet): a second
+// client with inputs drives the server, and gets the same server packets.
+func ccCorpus(t *testing.T, seed int64, mode snapshot.Mode, ticks int, refInputs bool) ccStream {
 	r := rand.New(rand.NewSource(seed))
 	var key []byte
 	if mode == snapshot.ModeMAC {
@@ -210,7 +213,11 @@ func ccCorpus(t *testing.T, seed int64, mode snapshot.Mode, ticks int) ccStream 
 		return c
 	}
 	in, _ := conn.NewInputSender(moves, 3)
-	ref := newClient(in)
+	driver := newClient(in)
+	ref := driver
+	if !refInputs {
+		ref = newClient(nil)
+	}
 	var events []string
 	ref.State.OnRemove(func(id uint32) { events = append(events, fmt.Sprint("remove ", id)) })
 	ref.State.OnAdd(func(id uint32, _ *ccShip) { events = append(events, fmt.Sprint("add ", id)) })
@@ -228,6 +235,11 @@ func ccCorpus(t *testing.T, seed int64, mode snapshot.Mode, ticks int) ccStream 
 		down, due = split(down, tick)
 		r.Shuffle(len(due), func(i, j int) { due[i], due[j] = due[j], due[i] })
 		for _, p := range due {
+			if driver != ref {
+				_, _, _ = driver.Receive(p.pkt)
+				for _, ok := driver.Messages.Receive(); ok; _, ok = driver.Messages.Receive() {
+				}
+			}
 			events = events[:0]
 			res := ccResult{Packet: hex.EncodeToString(p.pkt), InputAck: -1}
 			if _, _, err := ref.Receive(p.pkt); err != nil {
@@ -246,7 +258,7 @@ func ccCorpus(t *testing.T, seed int64, mode snapshot.Mode, ticks int) ccStream 
 		// ticks at a time as controls are.
 		if r.Intn(3) == 0 {
 			text := fmt.Sprint("msg ", tick)
-			if ref.Messages.Send(&ccChat{Text: text}) == nil {
+			if ref.Messages.Send(&ccChat{Text: text}) == nil && (driver == ref || driver.Messages.Send(&ccChat{Text: text}) == nil) {
 				rec.Sends = append(rec.Sends, text)
 			}
 		}
@@ -259,11 +271,18 @@ func ccCorpus(t *testing.T, seed int64, mode snapshot.Mode, ticks int) ccStream 
 			t.Fatal(err)
 		}
 		rec.Push = ccPush{Tick: uint32(tick + 3), DX: mv.DX, DY: mv.DY, Fire: mv.Fire, Aim: mv.Aim, Pitch: mv.Look.Pitch, Seq: mv.Seq}
-		pkt, err := ref.Append(nil)
+		pkt, err := driver.Append(nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		rec.Up = hex.EncodeToString(pkt)
+		if driver != ref {
+			refUp, err := ref.Append(nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rec.Up = hex.EncodeToString(refUp)
+		}
 		if r.Intn(5) != 0 {
 			up = append(up, ccFlying{tick + 1 + r.Intn(3), pkt})
 		}
@@ -332,7 +351,7 @@ func TestConnTypeScript(t *testing.T) {
 	node, tsc := clientTools(t)
 	var streams []ccStream
 	for i, mode := range []snapshot.Mode{snapshot.ModeNone, snapshot.ModeChecksum, snapshot.ModeMAC} {
-		streams = append(streams, ccCorpus(t, int64(31+i), mode, 400))
+		streams = append(streams, ccCorpus(t, int64(31+i), mode, 400, true))
 	}
 	var src strings.Builder
 	if err := gen.TypeScript(&src, "./bitwire.js", gen.Named("Ship", bitwire.MustFor[ccShip]().Schema()), gen.Named("Msgs", ccUnion().Schema()), gen.Named("Move", bitwire.MustFor[ccMove]().Schema())); err != nil {
@@ -383,4 +402,39 @@ func TestConnTypeScript(t *testing.T) {
 	t.Logf("connection corpus: %d checks, %v", n, kinds)
 	out, err := exec.Command(node, filepath.Join(dir, "build/test/conn.js"), path).CombinedOutput()
 	expectAll(t, "TypeScript", n, out, err)
+}
+
+// The C# ConnClient (clients/cs/Conn.cs) on sessions whose reference
+// client sends no inputs: Go's errors, messages, input acks and client
+// packets, byte for byte (events are not in the C# runtime yet).
+func TestConnCSharp(t *testing.T) {
+	mcs, mono := csTools(t)
+	var lines strings.Builder
+	n := 0
+	for i, mode := range []snapshot.Mode{snapshot.ModeNone, snapshot.ModeChecksum, snapshot.ModeMAC} {
+		s := ccCorpus(t, int64(51+i), mode, 400, false)
+		fmt.Fprintf(&lines, "S\t%d\t%s\n", s.Mode, s.Key)
+		for _, tk := range s.Ticks {
+			for _, d := range tk.Down {
+				fmt.Fprintf(&lines, "D\t%s\t%s\t%d\t%s\n", d.Packet, d.Err, d.InputAck, strings.Join(d.Msgs, "|"))
+				n++
+			}
+			for _, m := range tk.Sends {
+				fmt.Fprintf(&lines, "M\t%s\n", m)
+			}
+			fmt.Fprintf(&lines, "U\t%s\n", tk.Up)
+			n++
+		}
+	}
+	var src strings.Builder
+	if err := gen.CSharp(&src, "CC", gen.Named("Ship", bitwire.MustFor[ccShip]().Schema()), gen.Named("Msgs", ccUnion().Schema())); err != nil {
+		t.Fatal(err)
+	}
+	exe := buildCS(t, mcs, []byte(src.String()), "../clients/cs/Conn.cs", "../clients/cs/test/ConnRunner.cs")
+	path := filepath.Join(filepath.Dir(exe), "conn.tsv")
+	if err := os.WriteFile(path, []byte(lines.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(mono, exe, path).CombinedOutput()
+	expectAll(t, "C#", n, out, err)
 }

@@ -1,0 +1,243 @@
+// The rest of a game's connection for the C# clients, as Go's package
+// conn: the reliable ordered message Channel of a union and the client's
+// end of a connection (ConnClient: the server's packets in, the client's
+// out). The formats are Go's, byte for byte (gen/conn_conformance_test.go).
+// Not here yet: events, interpolation and inputs (docs/clients.md).
+using System;
+using System.Collections.Generic;
+
+namespace Bitwire
+{
+    public class ErrQueueFull : BitwireException { public ErrQueueFull(string d = "reliable message queue full") : base("ErrQueueFull", d) { } }
+    public class ErrMessageTooLarge : BitwireException { public ErrMessageTooLarge(string d = "message larger than the channel's share of a packet") : base("ErrMessageTooLarge", d) { } }
+
+    /// <summary>
+    /// Go's conn.Channel, the same section bits: ordered, reliable messages of
+    /// a generated union, resent every Resend packets until acknowledged,
+    /// within Share bytes of a packet, delivered in order exactly once.
+    /// </summary>
+    public sealed class Channel
+    {
+        public delegate void EncodeFn(BitWriter w, object v);
+        public delegate object DecodeFn(BitReader r);
+        public delegate void EncodeCountFn(BitWriter w, int n);
+        public delegate int DecodeCountFn(BitReader r);
+        const int SeqW = 5, MaxPick = 64;
+        sealed class Out { public byte[] Enc; public int N; public uint Sent; public bool Ever; }
+
+        readonly EncodeFn encode; readonly DecodeFn decode; readonly EncodeCountFn encodeCount; readonly DecodeCountFn decodeCount;
+        public readonly int Queue, Resend, Share;
+        readonly List<Out> outq = new List<Out>();
+        uint bas, next, acked;
+        bool owe;
+        readonly List<object> early = new List<object>();
+        readonly Queue<object> inbox = new Queue<object>();
+
+        /// <summary>A channel of the union whose generated EncodeTo, DecodeFrom, EncodeCount and DecodeCount are given; 0: Go's defaults (256, 4, 200).</summary>
+        public Channel(EncodeFn encode, DecodeFn decode, EncodeCountFn encodeCount, DecodeCountFn decodeCount, int queue = 0, int resend = 0, int share = 0)
+        {
+            this.encode = encode; this.decode = decode; this.encodeCount = encodeCount; this.decodeCount = decodeCount;
+            Queue = queue > 0 ? queue : 256; Resend = resend > 0 ? resend : 4; Share = share > 0 ? share : 200;
+        }
+        public int Pending { get { return outq.Count; } }
+
+        /// <summary>Queues a message (a value of one of the union's variants): ErrQueueFull, ErrMessageTooLarge, or the codec's errors.</summary>
+        public void Send(object v)
+        {
+            if (outq.Count >= Queue) throw new ErrQueueFull(outq.Count + " messages unacknowledged");
+            var w = new BitWriter();
+            encode(w, v);
+            int n = w.Length;
+            if (2 * (SeqW + 32) + 7 + 6 + n > Share * 8) throw new ErrMessageTooLarge(n + " bits, share " + Share + " bytes");
+            outq.Add(new Out { Enc = w.ToArray(), N = n });
+        }
+
+        /// <summary>The next message delivered in order, or false.</summary>
+        public bool TryReceive(out object v)
+        {
+            if (inbox.Count == 0) { v = null; return false; }
+            v = inbox.Dequeue();
+            return true;
+        }
+
+        /// <summary>Whether a section is worth writing at packet count tick.</summary>
+        public bool Due(uint tick)
+        {
+            if (owe || acked != next) return true;
+            foreach (var m in outq) if (!m.Ever || tick - m.Sent >= (uint)Resend) return true;
+            return false;
+        }
+
+        public void Write(BitWriter w, uint tick, int room)
+        {
+            int start = w.Length;
+            Codings.WriteBitlen(w, next, SeqW);
+            owe = false; acked = next;
+            var chosen = new List<int>();
+            int used = w.Length - start + 7;
+            long prev = -1;
+            for (int i = 0; i < outq.Count; i++)
+            {
+                var m = outq[i];
+                if (m.Ever && tick - m.Sent < (uint)Resend) continue;
+                uint seq = bas + (uint)i;
+                int sb = prev < 0 ? Codings.BitlenBits(seq, SeqW) : Codings.BitlenBits((ulong)(seq - prev - 1), 3);
+                if (used + sb + m.N > room) break;
+                used += sb + m.N; prev = seq;
+                chosen.Add(i);
+                if (chosen.Count == MaxPick) break;
+            }
+            encodeCount(w, chosen.Count);
+            prev = -1;
+            foreach (int i in chosen)
+            {
+                long seq = bas + (uint)i;
+                if (prev < 0) Codings.WriteBitlen(w, (ulong)seq, SeqW); else Codings.WriteBitlen(w, (ulong)(seq - prev - 1), 3);
+                prev = seq;
+            }
+            foreach (int i in chosen)
+            {
+                var m = outq[i];
+                for (int k = 0, left = m.N; left > 0; k++, left -= 8) { int b = Math.Min(8, left); w.Write((ulong)(m.Enc[k] & ((1 << b) - 1)), b); }
+                m.Ever = true; m.Sent = tick;
+            }
+        }
+
+        public void Read(BitReader r)
+        {
+            ulong ack = Codings.ReadBitlen(r, SeqW);
+            int n = decodeCount(r);
+            if (n > MaxPick) throw new ErrMalformed(n + " messages in one section");
+            var seqs = new uint[n];
+            long prev = -1;
+            for (int i = 0; i < n; i++)
+            {
+                ulong v = Codings.ReadBitlen(r, i == 0 ? SeqW : 3);
+                if (i > 0) v += (ulong)prev + 1;
+                if (v > uint.MaxValue) throw new ErrMalformed("message seq past 2^32");
+                seqs[i] = (uint)v; prev = (long)v;
+            }
+            var msgs = new object[n];
+            for (int i = 0; i < n; i++) msgs[i] = decode(r);
+            uint d = (uint)ack - bas;
+            if ((int)d > 0 && d <= (uint)outq.Count) { outq.RemoveRange(0, (int)d); bas = (uint)ack; }
+            owe = owe || n > 0;
+            for (int i = 0; i < n; i++) Accept(seqs[i], msgs[i]);
+        }
+
+        void Accept(uint seq, object m)
+        {
+            int d = (int)(seq - next);
+            if (d < 0 || d >= Queue || inbox.Count + d >= Queue) return;
+            while (early.Count <= d) early.Add(null);
+            if (early[d] != null) return;
+            early[d] = m;
+            int k = 0;
+            while (k < early.Count && early[k] != null) { inbox.Enqueue(early[k]); k++; }
+            if (k > 0) { next += (uint)k; early.RemoveRange(0, k); }
+        }
+    }
+
+    /// <summary>
+    /// Go's conn.Client without inputs: Receive applies a server connection
+    /// packet (the input ack, the channel's section, the state through the
+    /// ReplicaClient), Append writes the client's packet (the state's ack and
+    /// the channel's section).
+    /// </summary>
+    public sealed class ConnClient<T> where T : class
+    {
+        public const ushort Magic = 0xC17F;
+        const int HeaderBits = 22;
+        public readonly ReplicaClient<T> State;
+        public readonly Channel Messages;
+        readonly int mode;
+        readonly System.Security.Cryptography.HMACSHA256 mac;
+        uint packets;
+        /// <summary>The newest input tick the server played, from its packets (HasInputAck: whether any said).</summary>
+        public uint InputAck; public bool HasInputAck;
+
+        public ConnClient(ReplicaClient<T> state, Channel messages, int mode, byte[] key = null)
+        {
+            State = state; Messages = messages; this.mode = mode;
+            if (mode == 2) mac = new System.Security.Cryptography.HMACSHA256(key);
+        }
+        int Over { get { return mode == 1 ? 4 : mode == 2 ? 10 : 0; } }
+
+        /// <summary>Applies a server packet; returns whether it carried a state (then State.Updated and State.Removed tell what it changed).</summary>
+        public bool Receive(byte[] pkt)
+        {
+            var h = new BitReader(pkt);
+            if (h.Remaining < HeaderBits) throw new ErrUnexpectedEnd("conn: header");
+            ulong m = h.Read(16);
+            if (m != Magic) throw new ErrBadMagic("conn: magic 0x" + m.ToString("x"));
+            int pm = (int)h.Read(2);
+            if (pm != mode) throw new ErrProtocolMismatch("conn: packet integrity " + pm + ", ours " + mode);
+            if (!h.Bool()) throw new ErrMalformed("conn: a packet of the other direction");
+            int n = pkt.Length - Over;
+            if (n < 0) throw new ErrUnexpectedEnd("conn: trailer");
+            if (mode == 1)
+            {
+                uint c = Crc32c.Of(pkt, 0, n);
+                uint t = (uint)(pkt[n] | (pkt[n + 1] << 8) | (pkt[n + 2] << 16) | (pkt[n + 3] << 24));
+                if (c != t) throw new ErrIntegrity("conn: crc32c trailer does not match");
+            }
+            else if (mode == 2)
+            {
+                var sum = mac.ComputeHash(pkt, 0, n);
+                int diff = 0;
+                for (int i = 0; i < 10; i++) diff |= sum[i] ^ pkt[n + i];
+                if (diff != 0) throw new ErrIntegrity("conn: hmac-sha256-80 trailer does not match");
+            }
+            var body = new byte[n];
+            Array.Copy(pkt, body, n);
+            var r = new BitReader(body);
+            r.Read(19);
+            bool hasAck = r.Bool(), hasMsg = r.Bool(), hasState = r.Bool();
+            uint inAck = 0;
+            if (hasAck) inAck = (uint)r.Read(32);
+            if (hasMsg)
+            {
+                if (Messages == null) throw new ErrMalformed("conn: messages without a channel");
+                Messages.Read(r);
+            }
+            if (hasAck) { InputAck = inAck; HasInputAck = true; }
+            if (!hasState)
+            {
+                int pad = r.Remaining;
+                if (pad >= 8 || (pad > 0 && r.Read(pad) != 0)) throw new ErrTrailingData("conn: after the sections");
+                return false;
+            }
+            int at = (r.Position + 7) >> 3;
+            if (at > n) throw new ErrUnexpectedEnd("conn: state");
+            var st = new byte[n - at];
+            Array.Copy(body, at, st, 0, st.Length);
+            State.Decode(st, st.Length);
+            return true;
+        }
+
+        /// <summary>The client's packet of this tick: the state's ack, and the channel's section when due.</summary>
+        public byte[] Append()
+        {
+            packets++;
+            var a = State.Ack();
+            bool hasAck = a.Seq != 0 || a.Missing != 0;
+            bool hasMsg = Messages != null && Messages.Due(packets);
+            var w = new BitWriter();
+            w.Write(Magic, 16); w.Write((ulong)mode, 2); w.Bool(false);
+            w.Bool(hasAck); w.Bool(false); w.Bool(hasMsg);
+            if (hasAck)
+            {
+                w.Write(a.Seq, 32); w.Write(a.Mask, 32); w.Write(a.Token, 32); w.Write(a.MaskToken, 32);
+                w.Bool(a.Missing != 0);
+                if (a.Missing != 0) { w.Write(a.Missing, 32); w.Write(a.MissingToken, 32); }
+            }
+            if (hasMsg) Messages.Write(w, packets, Messages.Share * 8);
+            var body = w.ToArray();
+            var o = new byte[body.Length + Over];
+            Array.Copy(body, o, body.Length);
+            if (mode == 1) { uint c = Crc32c.Of(body, 0, body.Length); for (int i = 0; i < 4; i++) o[body.Length + i] = (byte)(c >> (8 * i)); }
+            else if (mode == 2) Array.Copy(mac.ComputeHash(body), 0, o, body.Length, 10);
+            return o;
+        }
+    }
+}
