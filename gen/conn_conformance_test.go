@@ -347,34 +347,10 @@ func split(fs []ccFlying, now int) (keep, due []ccFlying) {
 	return keep, due
 }
 
-func TestConnTypeScript(t *testing.T) {
-	node, tsc := clientTools(t)
+func connTS(t *testing.T, node, dir string) {
 	var streams []ccStream
 	for i, mode := range []snapshot.Mode{snapshot.ModeNone, snapshot.ModeChecksum, snapshot.ModeMAC} {
 		streams = append(streams, ccCorpus(t, int64(31+i), mode, 400, true))
-	}
-	var src strings.Builder
-	if err := gen.TypeScript(&src, "./bitwire.js", gen.Named("Ship", bitwire.MustFor[ccShip]().Schema()), gen.Named("Msgs", ccUnion().Schema()), gen.Named("Move", bitwire.MustFor[ccMove]().Schema())); err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	for _, d := range []string{"src", "test"} {
-		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for _, f := range []string{"src/bitwire.ts", "src/conn.ts", "test/conn.ts", "tsconfig.json", "package.json"} {
-		copyFile(t, "../clients/ts/"+f, filepath.Join(dir, f))
-	}
-	nm, _ := filepath.Abs("../clients/ts/node_modules")
-	if err := os.Symlink(nm, filepath.Join(dir, "node_modules")); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "src/gen.ts"), []byte(src.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if out, err := exec.Command(node, tsc, "-p", dir).CombinedOutput(); err != nil {
-		t.Fatalf("tsc: %v\n%s", err, out)
 	}
 	b, err := json.Marshal(streams)
 	if err != nil {

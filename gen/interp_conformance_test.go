@@ -8,12 +8,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/bitwire/bitwire"
-	"github.com/bitwire/bitwire/gen"
 	"github.com/bitwire/bitwire/interp"
 	"github.com/bitwire/bitwire/replicate"
 )
@@ -144,8 +142,7 @@ func icCorpus(t *testing.T, ticks int) []icTick {
 	return out
 }
 
-func TestInterpTypeScript(t *testing.T) {
-	node, tsc := clientTools(t)
+func interpTS(t *testing.T, node, dir string) {
 	cases := icCorpus(t, 600)
 	teleports := 0
 	for _, c := range cases {
@@ -157,29 +154,6 @@ func TestInterpTypeScript(t *testing.T) {
 	}
 	if teleports == 0 {
 		t.Fatal("the corpus has no teleport")
-	}
-	var src strings.Builder
-	if err := gen.TypeScript(&src, "./bitwire.js", gen.Named("Mob", bitwire.MustFor[icMob]().Schema())); err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	for _, d := range []string{"src", "test"} {
-		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for _, f := range []string{"src/bitwire.ts", "src/interp.ts", "test/interp.ts", "tsconfig.json", "package.json"} {
-		copyFile(t, "../clients/ts/"+f, filepath.Join(dir, f))
-	}
-	nm, _ := filepath.Abs("../clients/ts/node_modules")
-	if err := os.Symlink(nm, filepath.Join(dir, "node_modules")); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "src/gen.ts"), []byte(src.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if out, err := exec.Command(node, tsc, "-p", dir).CombinedOutput(); err != nil {
-		t.Fatalf("tsc: %v\n%s", err, out)
 	}
 	b, _ := json.Marshal(cases)
 	path := filepath.Join(dir, "interp.json")

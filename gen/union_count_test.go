@@ -113,33 +113,8 @@ func ucLines(cases []ucCase) string {
 	return b.String()
 }
 
-func TestUnionCountTypeScript(t *testing.T) {
-	node, tsc := clientTools(t)
+func unionCountTS(t *testing.T, node, dir string) {
 	cases := ucCorpus(t)
-	var src strings.Builder
-	if err := gen.TypeScript(&src, "./bitwire.js", gen.Named("Msgs", ucUnion(t).Schema())); err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	for _, d := range []string{"src", "test"} {
-		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	copyFile(t, "../clients/ts/src/bitwire.ts", filepath.Join(dir, "src/bitwire.ts"))
-	copyFile(t, "../clients/ts/test/union_count.ts", filepath.Join(dir, "test/union_count.ts"))
-	copyFile(t, "../clients/ts/tsconfig.json", filepath.Join(dir, "tsconfig.json"))
-	copyFile(t, "../clients/ts/package.json", filepath.Join(dir, "package.json"))
-	nm, _ := filepath.Abs("../clients/ts/node_modules")
-	if err := os.Symlink(nm, filepath.Join(dir, "node_modules")); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "src/gen.ts"), []byte(src.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if out, err := exec.Command(node, tsc, "-p", dir).CombinedOutput(); err != nil {
-		t.Fatalf("tsc: %v\n%s", err, out)
-	}
 	path := filepath.Join(dir, "cases.tsv")
 	if err := os.WriteFile(path, []byte(ucLines(cases)), 0o644); err != nil {
 		t.Fatal(err)
@@ -162,4 +137,42 @@ func TestUnionCountCSharp(t *testing.T) {
 	}
 	out, err := exec.Command(mono, exe, path).CombinedOutput()
 	expectAll(t, "C#", len(cases), out, err)
+}
+
+// TestTypeScriptConnection compiles one TypeScript project for the
+// runtime's connection code (union counts, conn.ts, interp.ts) and runs
+// the corpora of union_count_test.go, conn_conformance_test.go and
+// interp_conformance_test.go through it: one tsc run for the three.
+func TestTypeScriptConnection(t *testing.T) {
+	node, tsc := clientTools(t)
+	var src strings.Builder
+	err := gen.TypeScript(&src, "./bitwire.js",
+		gen.Named("UCMsgs", ucUnion(t).Schema()),
+		gen.Named("Ship", bitwire.MustFor[ccShip]().Schema()), gen.Named("Msgs", ccUnion().Schema()), gen.Named("Move", bitwire.MustFor[ccMove]().Schema()),
+		gen.Named("Mob", bitwire.MustFor[icMob]().Schema()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	for _, d := range []string{"src", "test"} {
+		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, f := range []string{"src/bitwire.ts", "src/conn.ts", "src/interp.ts", "test/union_count.ts", "test/conn.ts", "test/interp.ts", "tsconfig.json", "package.json"} {
+		copyFile(t, "../clients/ts/"+f, filepath.Join(dir, f))
+	}
+	nm, _ := filepath.Abs("../clients/ts/node_modules")
+	if err := os.Symlink(nm, filepath.Join(dir, "node_modules")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "src/gen.ts"), []byte(src.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(node, tsc, "-p", dir).CombinedOutput(); err != nil {
+		t.Fatalf("tsc: %v\n%s", err, out)
+	}
+	t.Run("union-count", func(t *testing.T) { unionCountTS(t, node, dir) })
+	t.Run("conn", func(t *testing.T) { connTS(t, node, dir) })
+	t.Run("interp", func(t *testing.T) { interpTS(t, node, dir) })
 }

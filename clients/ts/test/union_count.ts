@@ -16,7 +16,7 @@ function unhex(s: string): Uint8Array {
 function sentinel(e: unknown): string { return e instanceof bw.BitwireError ? e.name : "other: " + String(e); }
 
 async function main(modPath: string, path: string): Promise<void> {
-  const Msgs: any = (await import(modPath)).Msgs;
+  const Msgs: any = (await import(modPath)).UCMsgs;
   let passed = 0, failed = 0;
   for (const line of readFileSync(path, "utf8").split("\n")) {
     if (!line) continue;
