@@ -157,8 +157,13 @@ func (c *Channel) Send(msg any) error {
 	return nil
 }
 
-// sectionMax bounds the bits of a section carrying one message of n bits.
-func sectionMax(n int) int { return 2*(seqWidth+32) + 7 + 6 + n }
+// countMax is the most bits of a section's count (EncodeCount of up to
+// 64 messages: a bitlen with a 5-bit prefix).
+const countMax = 11
+
+// sectionMax bounds the bits of a section carrying one message of n bits:
+// the ack, the count, the message's seq and the message.
+func sectionMax(n int) int { return 2*(seqWidth+32) + countMax + n }
 
 // Receive returns the next message delivered in order (a pointer to a new
 // value of its variant, as bitwire.Union.Decode returns), or false when
@@ -202,7 +207,7 @@ func (c *Channel) write(w *bits.Writer, tick uint32, room int) error {
 	// Choose the messages due, oldest first, while they fit.
 	var pick [64]int
 	chosen := pick[:0]
-	used := w.Len() - start + 7 // the count's bits for up to 63
+	used := w.Len() - start + countMax
 	prev := int64(-1)
 	for i := range c.out {
 		m := &c.out[i]

@@ -1,9 +1,11 @@
 package conn_test
 
 import (
+	"errors"
 	"fmt"
 	"math/rand"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -370,5 +372,36 @@ func TestReceiveGarbage(t *testing.T) {
 		}
 		_ = s.server.Receive(p)
 		_, _, _ = s.client.Receive(p)
+	}
+}
+
+// A channel's section never takes more than its share: messages of every
+// size up to the largest a share holds, many queued, in packets of a
+// client that sends nothing else.
+func TestChannelShareBound(t *testing.T) {
+	rng := rand.New(rand.NewSource(4))
+	for _, share := range []int{20, 60, 200} {
+		ch, err := conn.NewChannel(msgUnion, conn.ChannelConfig{Share: share, Queue: 64, Resend: 1})
+		require.NoError(t, err)
+		st, _ := replicate.NewClient(playerCodec)
+		c, err := conn.NewClient[Player, Move](st, nil, ch, snapshot.ModeNone, nil)
+		require.NoError(t, err)
+		sent := 0
+		for range 2000 {
+			n := rng.Intn(3) // mostly small: many in a section, and a count of several bits
+			if rng.Intn(4) == 0 {
+				n = rng.Intn(81)
+			}
+			err := ch.Send(&Chat{Text: strings.Repeat("z", n)})
+			if err == nil {
+				sent++
+			} else if !errors.Is(err, conn.ErrQueueFull) {
+				require.ErrorIs(t, err, conn.ErrMessageTooLarge)
+			}
+			pkt, err := c.Append(nil)
+			require.NoError(t, err)
+			require.LessOrEqual(t, len(pkt), (22+share*8+7)/8, "share %d", share)
+		}
+		require.Greater(t, sent, 10)
 	}
 }

@@ -22,7 +22,7 @@ namespace Bitwire
         public delegate object DecodeFn(BitReader r);
         public delegate void EncodeCountFn(BitWriter w, int n);
         public delegate int DecodeCountFn(BitReader r);
-        const int SeqW = 5, MaxPick = 64;
+        const int SeqW = 5, MaxPick = 64, CountMax = 11;
         sealed class Out { public byte[] Enc; public int N; public uint Sent; public bool Ever; }
 
         readonly EncodeFn encode; readonly DecodeFn decode; readonly EncodeCountFn encodeCount; readonly DecodeCountFn decodeCount;
@@ -48,7 +48,7 @@ namespace Bitwire
             var w = new BitWriter();
             encode(w, v);
             int n = w.Length;
-            if (2 * (SeqW + 32) + 7 + 6 + n > Share * 8) throw new ErrMessageTooLarge(n + " bits, share " + Share + " bytes");
+            if (2 * (SeqW + 32) + CountMax + n > Share * 8) throw new ErrMessageTooLarge(n + " bits, share " + Share + " bytes");
             outq.Add(new Out { Enc = w.ToArray(), N = n });
         }
 
@@ -74,7 +74,7 @@ namespace Bitwire
             Codings.WriteBitlen(w, next, SeqW);
             owe = false; acked = next;
             var chosen = new List<int>();
-            int used = w.Length - start + 7;
+            int used = w.Length - start + CountMax;
             long prev = -1;
             for (int i = 0; i < outq.Count; i++)
             {

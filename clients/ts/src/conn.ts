@@ -156,7 +156,7 @@ export interface UnionCodec {
 
 export interface ChannelConfig { queue?: number; resend?: number; share?: number; }
 
-const SEQ_W = 5, MAX_PICK = 64;
+const SEQ_W = 5, MAX_PICK = 64, COUNT_MAX = 11;
 
 /**
  * Channel: Go's conn.Channel, the same section bits: ordered, reliable
@@ -184,7 +184,7 @@ export class Channel {
     const w = new bw.BitWriter();
     this.u.encodeTo(w, variant, v);
     const n = w.pos;
-    if (2 * (SEQ_W + 32) + 7 + 6 + n > this.share * 8) throw new ErrMessageTooLarge(`${n} bits, share ${this.share} bytes`);
+    if (2 * (SEQ_W + 32) + COUNT_MAX + n > this.share * 8) throw new ErrMessageTooLarge(`${n} bits, share ${this.share} bytes`);
     this.out.push({ enc: w.bytes().slice(), n, sent: 0, ever: false });
   }
   /** the next message delivered in order, as [variant, value], or undefined */
@@ -199,7 +199,7 @@ export class Channel {
     bw.writeBitlen(w, this.next, SEQ_W);
     this.owe = false; this.acked = this.next;
     const chosen: number[] = [];
-    let used = w.pos - start + 7, prev = -1;
+    let used = w.pos - start + COUNT_MAX, prev = -1;
     for (let i = 0; i < this.out.length; i++) {
       const m = this.out[i];
       if (m.ever && ((tick - m.sent) >>> 0) < this.resend) continue;
