@@ -380,9 +380,10 @@ func connTS(t *testing.T, node, dir string) {
 	expectAll(t, "TypeScript", n, out, err)
 }
 
-// The C# ConnClient (clients/cs/Conn.cs) on sessions whose reference
-// client sends no inputs: Go's errors, messages, input acks and client
-// packets, byte for byte (events are not in the C# runtime yet).
+// The C# ConnClient and ReplicaEvents (clients/cs/Conn.cs) on sessions
+// whose reference client sends no inputs (the C# runtime has no input
+// sender yet): Go's errors, events with paths, messages, input acks and
+// client packets, byte for byte.
 func TestConnCSharp(t *testing.T) {
 	mcs, mono := csTools(t)
 	var lines strings.Builder
@@ -392,7 +393,7 @@ func TestConnCSharp(t *testing.T) {
 		fmt.Fprintf(&lines, "S\t%d\t%s\n", s.Mode, s.Key)
 		for _, tk := range s.Ticks {
 			for _, d := range tk.Down {
-				fmt.Fprintf(&lines, "D\t%s\t%s\t%d\t%s\n", d.Packet, d.Err, d.InputAck, strings.Join(d.Msgs, "|"))
+				fmt.Fprintf(&lines, "D\t%s\t%s\t%d\t%s\t%s\n", d.Packet, d.Err, d.InputAck, strings.Join(d.Msgs, "|"), strings.Join(d.Events, ";"))
 				n++
 			}
 			for _, m := range tk.Sends {

@@ -111,6 +111,7 @@ func CSharp(out io.Writer, ns string, msgs ...Message) error {
 		w.p("        public static SnapshotReceiver<%s> Receiver(int size = 32, int mode = 0, uint maxAhead = 300, int recoverAfter = 8, byte[] key = null) { return new SnapshotReceiver<%s>(%q, Fingerprint, size, mode, maxAhead, recoverAfter, () => new %s(), %s.BwDecode, DeltaRoot, %s.BwCopy, %s.BwEncode, Lim, key); }\n", root, root, root, root, root, root, root)
 		w.p("        /// <summary>The client side of a replicate stream of %s entities (package replicate; integrity mode 0, 1 or 2 with its key as the server's, the most entities held, the expiry in ticks (0: never)).</summary>\n", root)
 		w.p("        public static ReplicaClient<%s> Replica(int mode = 0, byte[] key = null, int maxEntities = 1 << 20, int expiry = 0) { return new ReplicaClient<%s>(%q, Fingerprint, () => new %s(), %s.BwDecode, DeltaRoot, Lim, mode, key, maxEntities, expiry); }\n", root, root, root, root, root)
+		w.p("%s", csShape(s, names))
 		w.p("    }\n")
 	}
 	w.p("}\n")

@@ -2,9 +2,14 @@
 // conn: the reliable ordered message Channel of a union and the client's
 // end of a connection (ConnClient: the server's packets in, the client's
 // out). The formats are Go's, byte for byte (gen/conn_conformance_test.go).
-// Not here yet: events, interpolation and inputs (docs/clients.md).
+// Events of a ReplicaClient (removed, added, changed with the paths of
+// the changed fields) walk the generated Shape. Not here yet:
+// interpolation and inputs (docs/clients.md).
 using System;
+using System.Collections;
 using System.Collections.Generic;
+using System.Globalization;
+using System.Text;
 
 namespace Bitwire
 {
@@ -138,6 +143,188 @@ namespace Bitwire
         }
     }
 
+
+    /// <summary>The paths of what differs between two values of a message (Go's events paths: "Pos.X", "Units[id=7].Hp", "Cargo[\"ore\"]"), once each, in wire order.</summary>
+    public static class Paths
+    {
+        public static List<string> Diff(Shape s, object a, object b)
+        {
+            var o = new List<string>();
+            Node(s, a, b, "", o);
+            return o;
+        }
+
+        static string Join(string p, string n) { return p.Length == 0 ? n : p + "." + n; }
+
+        static void Node(Shape n, object a, object b, string path, List<string> o)
+        {
+            switch (n.Coding)
+            {
+                case "struct":
+                    foreach (var f in n.Fields) Node(f.Node, f.Info.GetValue(a), f.Info.GetValue(b), Join(path, f.Name), o);
+                    return;
+                case "array":
+                {
+                    var x = (Array)a; var y = (Array)b;
+                    for (int i = 0; i < x.Length; i++) Node(n.Elem, x.GetValue(i), y.GetValue(i), path + "[" + i + "]", o);
+                    return;
+                }
+                case "slice":
+                {
+                    var x = (IList)a ?? new object[0]; var y = (IList)b ?? new object[0];
+                    if (n.Id >= 0) { Entities(n, x, y, path, o); return; }
+                    for (int i = 0; i < Math.Max(x.Count, y.Count); i++)
+                    {
+                        if (i >= x.Count || i >= y.Count) o.Add(path + "[" + i + "]");
+                        else Node(n.Elem, x[i], y[i], path + "[" + i + "]", o);
+                    }
+                    return;
+                }
+                case "map":
+                {
+                    var x = (IDictionary)a; var y = (IDictionary)b;
+                    var keys = new SortedDictionary<string, object>(StringComparer.Ordinal);
+                    if (x != null) foreach (var k in x.Keys) keys[KeyText(k)] = k;
+                    if (y != null) foreach (var k in y.Keys) keys[KeyText(k)] = k;
+                    foreach (var kv in keys)
+                    {
+                        string p = path + "[" + kv.Key + "]";
+                        bool inX = x != null && x.Contains(kv.Value), inY = y != null && y.Contains(kv.Value);
+                        if (!inX || !inY) o.Add(p);
+                        else Node(n.Elem, x[kv.Value], y[kv.Value], p, o);
+                    }
+                    return;
+                }
+                case "ptr":
+                    if (a == null && b == null) return;
+                    if (a == null || b == null) { o.Add(path); return; }
+                    Node(n.Elem, a, b, path, o);
+                    return;
+            }
+            if (!Same(a, b)) o.Add(path);
+        }
+
+        static void Entities(Shape n, IList a, IList b, string path, List<string> o)
+        {
+            var idf = n.Elem.Fields[n.Id];
+            var inA = new Dictionary<string, int>();
+            var inB = new HashSet<string>();
+            for (int i = 0; i < a.Count; i++) inA[Id(idf, a[i])] = i;
+            foreach (var e in b) inB.Add(Id(idf, e));
+            foreach (var e in a) if (!inB.Contains(Id(idf, e))) o.Add(path + "[id=" + Id(idf, e) + "]");
+            var seen = new HashSet<string>();
+            foreach (var e in b)
+            {
+                string k = Id(idf, e);
+                if (!seen.Add(k)) continue;
+                string p = path + "[id=" + k + "]";
+                int j;
+                if (!inA.TryGetValue(k, out j)) { o.Add(p); continue; }
+                for (int fi = 0; fi < n.Elem.Fields.Length; fi++)
+                {
+                    if (fi == n.Id) continue;
+                    var f = n.Elem.Fields[fi];
+                    Node(f.Node, f.Info.GetValue(a[j]), f.Info.GetValue(e), p + "." + f.Name, o);
+                }
+            }
+        }
+
+        static string Id(ShapeField f, object e) { return Convert.ToString(f.Info.GetValue(e), CultureInfo.InvariantCulture); }
+
+        // A map key as Go's path prints it: strings by strconv.Quote, bools
+        // as true and false, numbers in decimal.
+        static string KeyText(object k)
+        {
+            var s = k as string;
+            if (s != null) return Quote(s);
+            if (k is bool) return (bool)k ? "true" : "false";
+            return Convert.ToString(k, CultureInfo.InvariantCulture);
+        }
+
+        /// <summary>Go's strconv.Quote for the printable text keys hold: escapes of quotes, backslashes and control characters.</summary>
+        public static string Quote(string s)
+        {
+            var b = new StringBuilder("\"");
+            foreach (char c in s)
+            {
+                switch (c)
+                {
+                    case '"': b.Append("\\\""); break;
+                    case '\\': b.Append("\\\\"); break;
+                    case '\a': b.Append("\\a"); break;
+                    case '\b': b.Append("\\b"); break;
+                    case '\f': b.Append("\\f"); break;
+                    case '\n': b.Append("\\n"); break;
+                    case '\r': b.Append("\\r"); break;
+                    case '\t': b.Append("\\t"); break;
+                    case '\v': b.Append("\\v"); break;
+                    default:
+                        if (c < 0x20 || c == 0x7f) b.Append("\\x").Append(((int)c).ToString("x2"));
+                        else b.Append(c);
+                        break;
+                }
+            }
+            return b.Append('"').ToString();
+        }
+
+        static bool Same(object a, object b)
+        {
+            if (a == null || b == null) return a == b;
+            var x = a as Array;
+            if (x != null)
+            {
+                var y = (Array)b;
+                if (x.Length != y.Length) return false;
+                for (int i = 0; i < x.Length; i++) if (!Same(x.GetValue(i), y.GetValue(i))) return false;
+                return true;
+            }
+            return a.Equals(b);
+        }
+    }
+
+    /// <summary>
+    /// Events of a ReplicaClient, as Go's Client: Decode applies a packet,
+    /// then calls the handlers: removals (by the packet, then by the
+    /// expiry), additions, changes (with the paths that differ from the
+    /// state held before), each by ascending id. A refused packet calls
+    /// nothing. The handlers are C# events: detach with -=.
+    /// </summary>
+    public sealed class ReplicaEvents<T> where T : class
+    {
+        public readonly ReplicaClient<T> Client;
+        readonly Shape shape;
+        readonly T[] vals = new T[ReplicaClient<T>.BaselineDepth];
+        readonly uint[] ticks = new uint[ReplicaClient<T>.BaselineDepth];
+        public event Action<uint> Removed;
+        public event Action<uint, T> Added;
+        public event Action<uint, T, List<string>> Changed;
+        /// <summary>Events of client, whose entity's generated Shape is shape.</summary>
+        public ReplicaEvents(ReplicaClient<T> client, Shape shape) { Client = client; this.shape = shape; }
+
+        public void Decode(byte[] packet, int length)
+        {
+            Client.Decode(packet, length);
+            var removed = Removed; var added = Added; var changed = Changed;
+            if (removed != null) foreach (var id in Client.Removed) removed(id);
+            var changes = new List<KeyValuePair<uint, List<string>>>();
+            foreach (var id in Client.Updated)
+            {
+                int n = Client.States(id, vals, ticks);
+                if (n == 0) continue;
+                if (n == 1) { if (added != null) added(id, vals[0]); continue; }
+                if (changed == null) continue;
+                var paths = Paths.Diff(shape, vals[n - 2], vals[n - 1]);
+                if (paths.Count > 0) changes.Add(new KeyValuePair<uint, List<string>>(id, paths));
+            }
+            foreach (var c in changes)
+            {
+                T v; uint t;
+                Client.TryGet(c.Key, out v, out t);
+                changed(c.Key, v, c.Value);
+            }
+        }
+    }
+
     /// <summary>
     /// Go's conn.Client without inputs: Receive applies a server connection
     /// packet (the input ack, the channel's section, the state through the
@@ -149,6 +336,8 @@ namespace Bitwire
         public const ushort Magic = 0xC17F;
         const int HeaderBits = 22;
         public readonly ReplicaClient<T> State;
+        /// <summary>When set, the state is applied through it (its handlers called).</summary>
+        public ReplicaEvents<T> Events;
         public readonly Channel Messages;
         readonly int mode;
         readonly System.Security.Cryptography.HMACSHA256 mac;
@@ -211,7 +400,7 @@ namespace Bitwire
             if (at > n) throw new ErrUnexpectedEnd("conn: state");
             var st = new byte[n - at];
             Array.Copy(body, at, st, 0, st.Length);
-            State.Decode(st, st.Length);
+            if (Events != null) Events.Decode(st, st.Length); else State.Decode(st, st.Length);
             return true;
         }
 

@@ -1,8 +1,8 @@
 // The connection runner of the C# clients: reads the sessions gen's Go
 // test writes (gen/conn_conformance_test.go, TestConnCSharp: S stream, D
-// server packet with Go's error, input ack and messages, M message sent,
-// U Go's client packet) and replays them through a ConnClient
-// (clients/cs/Conn.cs). Prints "N passed, M failed".
+// server packet with Go's error, input ack, messages and events, M
+// message sent, U Go's client packet) and replays them through a
+// ConnClient with ReplicaEvents (clients/cs/Conn.cs). Prints "N passed, M failed".
 using System;
 using System.Collections.Generic;
 using System.IO;
@@ -26,6 +26,7 @@ public static class ConnRunner
         int passed = 0, failed = 0;
         ConnClient<CC.ccShip> c = null;
         Channel ch = null;
+        var events = new List<string>();
         int line = 0;
         foreach (var l in File.ReadAllLines(args[0]))
         {
@@ -40,17 +41,23 @@ public static class ConnRunner
                     byte[] key = mode == 2 ? Unhex(f[2]) : null;
                     ch = new Channel(CC.Msgs.EncodeTo, r => { int v; return CC.Msgs.DecodeFrom(r, out v); }, CC.Msgs.EncodeCount, CC.Msgs.DecodeCount, 16, 0, 120);
                     c = new ConnClient<CC.ccShip>(CC.Ship.Replica(mode, key), ch, mode, key);
+                    var ev = new ReplicaEvents<CC.ccShip>(c.State, CC.Ship.Shape);
+                    ev.Removed += id => events.Add("remove " + id);
+                    ev.Added += (id, v) => events.Add("add " + id);
+                    ev.Changed += (id, v, paths) => events.Add("change " + id + " " + string.Join(" ", paths));
+                    c.Events = ev;
                     continue;
                 }
                 case "D":
                 {
                     string err = "";
+                    events.Clear();
                     try { c.Receive(Unhex(f[1])); } catch (BitwireException e) { err = e.Sentinel; }
                     var msgs = new List<string>();
                     object m;
                     while (ch.TryReceive(out m)) msgs.Add(Text(m));
-                    got = err + " " + (c.HasInputAck ? (long)c.InputAck : -1) + " " + string.Join("|", msgs);
-                    want = f[2] + " " + f[3] + " " + (f.Length > 4 ? f[4] : "");
+                    got = err + " " + (c.HasInputAck ? (long)c.InputAck : -1) + " " + string.Join("|", msgs) + " " + string.Join(";", events);
+                    want = f[2] + " " + f[3] + " " + (f.Length > 4 ? f[4] : "") + " " + (f.Length > 5 ? f[5] : "");
                     break;
                 }
                 case "M":

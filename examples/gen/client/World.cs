@@ -551,6 +551,18 @@ namespace Example.Net
         public static SnapshotReceiver<World> Receiver(int size = 32, int mode = 0, uint maxAhead = 300, int recoverAfter = 8, byte[] key = null) { return new SnapshotReceiver<World>("World", Fingerprint, size, mode, maxAhead, recoverAfter, () => new World(), World.BwDecode, DeltaRoot, World.BwCopy, World.BwEncode, Lim, key); }
         /// <summary>The client side of a replicate stream of World entities (package replicate; integrity mode 0, 1 or 2 with its key as the server's, the most entities held, the expiry in ticks (0: never)).</summary>
         public static ReplicaClient<World> Replica(int mode = 0, byte[] key = null, int maxEntities = 1 << 20, int expiry = 0) { return new ReplicaClient<World>("World", Fingerprint, () => new World(), World.BwDecode, DeltaRoot, Lim, mode, key, maxEntities, expiry); }
+        /// <summary>The message's fields and codings, for the runtime's walks (the paths of ReplicaEvents).</summary>
+        public static Shape Shape { get { if (bwShape == null) bwShape = BwMakeShape(); return bwShape; } }
+        static Shape bwShape;
+        static Shape BwMakeShape()
+        {
+            var t = new Shape[3];
+            for (int i = 0; i < t.Length; i++) t[i] = new Shape("struct");
+            t[0].Fields = new ShapeField[] { new ShapeField("Tick", typeof(World).GetField("Tick"), new Shape("varint")), new ShapeField("Crates", typeof(World).GetField("Crates"), new Shape("slice", t[1], null, 0)) };
+            t[1].Fields = new ShapeField[] { new ShapeField("ID", typeof(Crate).GetField("ID"), new Shape("bitlen")), new ShapeField("Pos", typeof(Crate).GetField("Pos"), t[2]), new ShapeField("Rot", typeof(Crate).GetField("Rot"), new Shape("quat")) };
+            t[2].Fields = new ShapeField[] { new ShapeField("X", typeof(Vec3).GetField("X"), new Shape("q")), new ShapeField("Z", typeof(Vec3).GetField("Z"), new Shape("q")), new ShapeField("Y", typeof(Vec3).GetField("Y"), new Shape("q")) };
+            return t[0];
+        }
     }
 
     /// <summary>The codec of Input (main.Input).</summary>
@@ -578,5 +590,15 @@ namespace Example.Net
         public static SnapshotReceiver<Input> Receiver(int size = 32, int mode = 0, uint maxAhead = 300, int recoverAfter = 8, byte[] key = null) { return new SnapshotReceiver<Input>("Input", Fingerprint, size, mode, maxAhead, recoverAfter, () => new Input(), Input.BwDecode, DeltaRoot, Input.BwCopy, Input.BwEncode, Lim, key); }
         /// <summary>The client side of a replicate stream of Input entities (package replicate; integrity mode 0, 1 or 2 with its key as the server's, the most entities held, the expiry in ticks (0: never)).</summary>
         public static ReplicaClient<Input> Replica(int mode = 0, byte[] key = null, int maxEntities = 1 << 20, int expiry = 0) { return new ReplicaClient<Input>("Input", Fingerprint, () => new Input(), Input.BwDecode, DeltaRoot, Lim, mode, key, maxEntities, expiry); }
+        /// <summary>The message's fields and codings, for the runtime's walks (the paths of ReplicaEvents).</summary>
+        public static Shape Shape { get { if (bwShape == null) bwShape = BwMakeShape(); return bwShape; } }
+        static Shape bwShape;
+        static Shape BwMakeShape()
+        {
+            var t = new Shape[1];
+            for (int i = 0; i < t.Length; i++) t[i] = new Shape("struct");
+            t[0].Fields = new ShapeField[] { new ShapeField("Move", typeof(Input).GetField("Move"), new Shape("array", new Shape("range"), null, -1)), new ShapeField("Yaw", typeof(Input).GetField("Yaw"), new Shape("q")), new ShapeField("Fire", typeof(Input).GetField("Fire"), new Shape("bool")), new ShapeField("Acked", typeof(Input).GetField("Acked"), new Shape("bitlen")) };
+            return t[0];
+        }
     }
 }
