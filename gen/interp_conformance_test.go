@@ -3,15 +3,19 @@ package gen_test
 import (
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"math"
 	"math/rand"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/bitwire/bitwire"
+	"github.com/bitwire/bitwire/gen"
 	"github.com/bitwire/bitwire/interp"
 	"github.com/bitwire/bitwire/replicate"
 )
@@ -52,6 +56,21 @@ type icSample struct {
 	Held     bool            `json:"held"`
 	Teleport bool            `json:"teleport"`
 	Value    json.RawMessage `json:"value"`
+	Flat     []float64       `json:"-"`
+}
+
+// icFlat is a sampled state as numbers, in field order, for the C# runner.
+func icFlat(m *icMob) []float64 {
+	f := []float64{float64(m.Pos.X), float64(m.Pos.Y), float64(m.Rot[0]), float64(m.Rot[1]), float64(m.Rot[2]), float64(m.Rot[3]), m.Speed, float64(m.Hp), float64(len(m.Parts))}
+	for _, p := range m.Parts {
+		f = append(f, float64(p.ID), float64(p.Off))
+	}
+	if m.Aim != nil {
+		f = append(f, 1, float64(m.Aim.X), float64(m.Aim.Y))
+	} else {
+		f = append(f, 0)
+	}
+	return f
 }
 
 type icTick struct {
@@ -134,6 +153,7 @@ func icCorpus(t *testing.T, ticks int) []icTick {
 			if has {
 				smp.From, smp.To, smp.Frac, smp.Held, smp.Teleport = s.From, s.To, s.Frac, s.Held, s.Teleport
 				smp.Value, _ = json.Marshal(m)
+				smp.Flat = icFlat(&m)
 			}
 			rec.Samples = append(rec.Samples, smp)
 		}
@@ -163,4 +183,38 @@ func interpTS(t *testing.T, node, dir string) {
 	out, err := exec.Command(node, filepath.Join(dir, "build/test/interp.js"), path).CombinedOutput()
 	t.Logf("%d teleports sampled", teleports)
 	expectAll(t, "TypeScript", len(cases)*5, out, err)
+}
+
+// The C# Clock and Interpolator (clients/cs/Interp.cs) on the same
+// stream: Go's clock figures and sampled states, each tick.
+func TestInterpCSharp(t *testing.T) {
+	mcs, mono := csTools(t)
+	cases := icCorpus(t, 600)
+	var lines strings.Builder
+	g := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+	for _, c := range cases {
+		pkt := c.Packet
+		if pkt == "" {
+			pkt = "-"
+		}
+		fmt.Fprintf(&lines, "T\t%s\t%d\t%d\t%s\t%s\t%s\t%s\t%s\n", pkt, c.At, c.Now, g(c.Tick), g(c.Drift), g(c.Jitter), g(c.Delay), g(c.Render))
+		for _, s := range c.Samples {
+			var flat []string
+			for _, v := range s.Flat {
+				flat = append(flat, g(v))
+			}
+			fmt.Fprintf(&lines, "S\t%d\t%t\t%d\t%d\t%s\t%t\t%t\t%s\n", s.ID, s.Has, s.From, s.To, g(s.Frac), s.Held, s.Teleport, strings.Join(flat, ","))
+		}
+	}
+	var src strings.Builder
+	if err := gen.CSharp(&src, "IC", gen.Named("Mob", bitwire.MustFor[icMob]().Schema())); err != nil {
+		t.Fatal(err)
+	}
+	exe := buildCS(t, mcs, []byte(src.String()), "../clients/cs/Interp.cs", "../clients/cs/test/InterpRunner.cs")
+	path := filepath.Join(filepath.Dir(exe), "interp.tsv")
+	if err := os.WriteFile(path, []byte(lines.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(mono, exe, path).CombinedOutput()
+	expectAll(t, "C#", len(cases)*5, out, err)
 }
