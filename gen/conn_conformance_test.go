@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -380,16 +381,15 @@ func connTS(t *testing.T, node, dir string) {
 	expectAll(t, "TypeScript", n, out, err)
 }
 
-// The C# ConnClient and ReplicaEvents (clients/cs/Conn.cs) on sessions
-// whose reference client sends no inputs (the C# runtime has no input
-// sender yet): Go's errors, events with paths, messages, input acks and
-// client packets, byte for byte.
+// The C# ConnClient, ReplicaEvents and InputSender (clients/cs/Conn.cs)
+// on three sessions: Go's errors, events with paths, messages, input acks
+// and client packets (inputs included), byte for byte.
 func TestConnCSharp(t *testing.T) {
 	mcs, mono := csTools(t)
 	var lines strings.Builder
 	n := 0
 	for i, mode := range []snapshot.Mode{snapshot.ModeNone, snapshot.ModeChecksum, snapshot.ModeMAC} {
-		s := ccCorpus(t, int64(51+i), mode, 400, false)
+		s := ccCorpus(t, int64(51+i), mode, 400, true)
 		fmt.Fprintf(&lines, "S\t%d\t%s\n", s.Mode, s.Key)
 		for _, tk := range s.Ticks {
 			for _, d := range tk.Down {
@@ -399,12 +399,15 @@ func TestConnCSharp(t *testing.T) {
 			for _, m := range tk.Sends {
 				fmt.Fprintf(&lines, "M\t%s\n", m)
 			}
+			p := tk.Push
+			fmt.Fprintf(&lines, "P\t%d\t%d\t%d\t%t\t%s\t%s\t%d\n", p.Tick, p.DX, p.DY, p.Fire,
+				strconv.FormatFloat(float64(p.Aim), 'g', -1, 32), strconv.FormatFloat(float64(p.Pitch), 'g', -1, 32), p.Seq)
 			fmt.Fprintf(&lines, "U\t%s\n", tk.Up)
 			n++
 		}
 	}
 	var src strings.Builder
-	if err := gen.CSharp(&src, "CC", gen.Named("Ship", bitwire.MustFor[ccShip]().Schema()), gen.Named("Msgs", ccUnion().Schema())); err != nil {
+	if err := gen.CSharp(&src, "CC", gen.Named("Ship", bitwire.MustFor[ccShip]().Schema()), gen.Named("Msgs", ccUnion().Schema()), gen.Named("Move", bitwire.MustFor[ccMove]().Schema())); err != nil {
 		t.Fatal(err)
 	}
 	exe := buildCS(t, mcs, []byte(src.String()), "../clients/cs/Conn.cs", "../clients/cs/test/ConnRunner.cs")

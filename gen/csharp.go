@@ -112,6 +112,7 @@ func CSharp(out io.Writer, ns string, msgs ...Message) error {
 		w.p("        /// <summary>The client side of a replicate stream of %s entities (package replicate; integrity mode 0, 1 or 2 with its key as the server's, the most entities held, the expiry in ticks (0: never)).</summary>\n", root)
 		w.p("        public static ReplicaClient<%s> Replica(int mode = 0, byte[] key = null, int maxEntities = 1 << 20, int expiry = 0) { return new ReplicaClient<%s>(%q, Fingerprint, () => new %s(), %s.BwDecode, DeltaRoot, Lim, mode, key, maxEntities, expiry); }\n", root, root, root, root, root)
 		w.p("%s", csShape(s, names))
+		w.p("%s", csInputCodec(root))
 		w.p("    }\n")
 	}
 	w.p("}\n")
@@ -259,6 +260,7 @@ func (g *csGen) emit(ti int) (string, error) {
 		b.f("%s", g.cp(f.Node, "s."+f.Name, "o."+f.Name, "            "))
 	}
 	b.f("        }\n")
+	b.f("%s", g.emitInputDelta(t))
 	for _, st := range g.stat {
 		b.f("        %s\n", st)
 	}

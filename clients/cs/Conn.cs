@@ -1,10 +1,10 @@
 // The rest of a game's connection for the C# clients, as Go's package
-// conn: the reliable ordered message Channel of a union and the client's
-// end of a connection (ConnClient: the server's packets in, the client's
-// out). The formats are Go's, byte for byte (gen/conn_conformance_test.go).
+// conn: client events, input commands, the reliable ordered message
+// Channel of a union and the client's end of a connection (ConnClient:
+// the server's packets in, the client's out). The formats are Go's, byte for byte (gen/conn_conformance_test.go).
 // Events of a ReplicaClient (removed, added, changed with the paths of
-// the changed fields) walk the generated Shape. Not here yet:
-// interpolation and inputs (docs/clients.md).
+// the changed fields) walk the generated Shape; input commands use the
+// generated EncodeDeltaInput. Interpolation is in Interp.cs.
 using System;
 using System.Collections;
 using System.Collections.Generic;
@@ -325,11 +325,86 @@ namespace Bitwire
         }
     }
 
+
+    /// <summary>What a ConnClient needs of an input sender (InputSender).</summary>
+    public interface IInputSection
+    {
+        bool HasPending { get; }
+        void Write(BitWriter w);
+        void TakeAck(uint tick);
+    }
+
     /// <summary>
-    /// Go's conn.Client without inputs: Receive applies a server connection
-    /// packet (the input ack, the channel's section, the state through the
-    /// ReplicaClient), Append writes the client's packet (the state's ack and
-    /// the channel's section).
+    /// Go's conn.InputSender, the same section bits: the newest Redundancy
+    /// inputs (3 by default) the server has not played, stamped with their
+    /// ticks, the newest in full and each older one a delta against the next
+    /// newer (the generated codec's EncodeDeltaInput).
+    /// </summary>
+    public sealed class InputSender<I> : IInputSection where I : class, new()
+    {
+        public delegate void EncodeFn(BitWriter w, I v);
+        public delegate void DeltaFn(BitWriter w, I baseline, I cur);
+        readonly EncodeFn encode; readonly DeltaFn delta; readonly Action<I, I> copy;
+        public readonly int Redundancy;
+        readonly List<KeyValuePair<uint, I>> ring = new List<KeyValuePair<uint, I>>();
+        bool any, hasAck; uint last, acked;
+
+        /// <summary>A sender of inputs whose generated EncodeTo, EncodeDeltaInput and Copy are given, carrying the newest redundancy inputs (1..16).</summary>
+        public InputSender(EncodeFn encode, DeltaFn delta, Action<I, I> copy, int redundancy = 3)
+        {
+            if (redundancy < 1 || redundancy > 16) throw new ArgumentException("conn: redundancy " + redundancy + " outside 1..16");
+            this.encode = encode; this.delta = delta; this.copy = copy; Redundancy = redundancy;
+        }
+
+        /// <summary>Adds the input for tick, after the last one pushed (ErrTickOrder otherwise); v is copied.</summary>
+        public void Push(uint tick, I v)
+        {
+            if (any && (int)(tick - last) <= 0) throw new BitwireException("ErrTickOrder", "input for tick " + tick + " after tick " + last);
+            encode(new BitWriter(), v); // a value the codec refuses fails now, not in a packet later
+            var c = new I();
+            copy(v, c);
+            ring.Add(new KeyValuePair<uint, I>(tick, c));
+            if (ring.Count > Redundancy) ring.RemoveAt(0);
+            any = true; last = tick;
+        }
+
+        public void TakeAck(uint tick) { if (!hasAck || (int)(tick - acked) > 0) { acked = tick; hasAck = true; } }
+
+        List<KeyValuePair<uint, I>> Pending()
+        {
+            var o = new List<KeyValuePair<uint, I>>();
+            for (int k = ring.Count - 1; k >= 0; k--)
+            {
+                if (hasAck && (int)(ring[k].Key - acked) <= 0) break;
+                o.Add(ring[k]);
+            }
+            return o;
+        }
+
+        public bool HasPending { get { return Pending().Count > 0; } }
+
+        public void Write(BitWriter w)
+        {
+            var ins = Pending();
+            Codings.WriteBitlen(w, (ulong)(ins.Count - 1), 3);
+            w.Write(ins[0].Key, 32);
+            for (int k = 1; k < ins.Count; k++)
+            {
+                uint gap = ins[k - 1].Key - ins[k].Key;
+                w.Bool(gap == 1);
+                if (gap != 1) Codings.WriteBitlen(w, gap - 2, 5);
+            }
+            encode(w, ins[0].Value);
+            for (int k = 1; k < ins.Count; k++) delta(w, ins[k - 1].Value, ins[k].Value);
+        }
+    }
+
+    /// <summary>
+    /// Go's conn.Client: Receive applies a server connection packet (the
+    /// input ack, the channel's section, the state through the ReplicaClient
+    /// or its Events), Append writes the client's packet (the state's ack,
+    /// the Inputs not played, the channel's section). Inputs, Messages and
+    /// Events may be null.
     /// </summary>
     public sealed class ConnClient<T> where T : class
     {
@@ -339,6 +414,8 @@ namespace Bitwire
         /// <summary>When set, the state is applied through it (its handlers called).</summary>
         public ReplicaEvents<T> Events;
         public readonly Channel Messages;
+        /// <summary>When set, its inputs go in every packet until the server's queue played them.</summary>
+        public IInputSection Inputs;
         readonly int mode;
         readonly System.Security.Cryptography.HMACSHA256 mac;
         uint packets;
@@ -389,7 +466,7 @@ namespace Bitwire
                 if (Messages == null) throw new ErrMalformed("conn: messages without a channel");
                 Messages.Read(r);
             }
-            if (hasAck) { InputAck = inAck; HasInputAck = true; }
+            if (hasAck) { InputAck = inAck; HasInputAck = true; if (Inputs != null) Inputs.TakeAck(inAck); }
             if (!hasState)
             {
                 int pad = r.Remaining;
@@ -404,22 +481,24 @@ namespace Bitwire
             return true;
         }
 
-        /// <summary>The client's packet of this tick: the state's ack, and the channel's section when due.</summary>
+        /// <summary>The client's packet of this tick: the state's ack, the inputs not played, and the channel's section when due.</summary>
         public byte[] Append()
         {
             packets++;
             var a = State.Ack();
             bool hasAck = a.Seq != 0 || a.Missing != 0;
+            bool hasIn = Inputs != null && Inputs.HasPending;
             bool hasMsg = Messages != null && Messages.Due(packets);
             var w = new BitWriter();
             w.Write(Magic, 16); w.Write((ulong)mode, 2); w.Bool(false);
-            w.Bool(hasAck); w.Bool(false); w.Bool(hasMsg);
+            w.Bool(hasAck); w.Bool(hasIn); w.Bool(hasMsg);
             if (hasAck)
             {
                 w.Write(a.Seq, 32); w.Write(a.Mask, 32); w.Write(a.Token, 32); w.Write(a.MaskToken, 32);
                 w.Bool(a.Missing != 0);
                 if (a.Missing != 0) { w.Write(a.Missing, 32); w.Write(a.MissingToken, 32); }
             }
+            if (hasIn) Inputs.Write(w);
             if (hasMsg) Messages.Write(w, packets, Messages.Share * 8);
             var body = w.ToArray();
             var o = new byte[body.Length + Over];

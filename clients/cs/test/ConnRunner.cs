@@ -1,8 +1,9 @@
 // The connection runner of the C# clients: reads the sessions gen's Go
 // test writes (gen/conn_conformance_test.go, TestConnCSharp: S stream, D
 // server packet with Go's error, input ack, messages and events, M
-// message sent, U Go's client packet) and replays them through a
-// ConnClient with ReplicaEvents (clients/cs/Conn.cs). Prints "N passed, M failed".
+// message sent, P input pushed, U Go's client packet) and replays them
+// through a ConnClient with ReplicaEvents and an InputSender
+// (clients/cs/Conn.cs). Prints "N passed, M failed".
 using System;
 using System.Collections.Generic;
 using System.IO;
@@ -27,6 +28,7 @@ public static class ConnRunner
         ConnClient<CC.ccShip> c = null;
         Channel ch = null;
         var events = new List<string>();
+        InputSender<CC.ccMove> ins = null;
         int line = 0;
         foreach (var l in File.ReadAllLines(args[0]))
         {
@@ -46,6 +48,8 @@ public static class ConnRunner
                     ev.Added += (id, v) => events.Add("add " + id);
                     ev.Changed += (id, v, paths) => events.Add("change " + id + " " + string.Join(" ", paths));
                     c.Events = ev;
+                    ins = new InputSender<CC.ccMove>(CC.Move.EncodeTo, CC.Move.EncodeDeltaInput, CC.Move.Copy, 3);
+                    c.Inputs = ins;
                     continue;
                 }
                 case "D":
@@ -62,6 +66,10 @@ public static class ConnRunner
                 }
                 case "M":
                     ch.Send(new CC.ccChat { Text = f[1] });
+                    continue;
+                case "P":
+                    ins.Push(uint.Parse(f[1]), new CC.ccMove { DX = sbyte.Parse(f[2]), DY = sbyte.Parse(f[3]), Fire = f[4] == "true",
+                        Aim = float.Parse(f[5], System.Globalization.CultureInfo.InvariantCulture), Look = new CC.ccLook { Pitch = float.Parse(f[6], System.Globalization.CultureInfo.InvariantCulture) }, Seq = ushort.Parse(f[7]) });
                     continue;
                 case "U":
                     got = Hex(c.Append());
