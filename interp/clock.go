@@ -24,8 +24,12 @@ const (
 	// packets every tick, two ticks leave a state on each side of the
 	// render time through the loss of one packet.
 	DefaultMinDelay = 2
-	// DefaultMaxDelay bounds the delay, in ticks, however bad the jitter.
-	DefaultMaxDelay = 30
+	// DefaultMaxDelay bounds the delay, in ticks, however bad the jitter:
+	// a replicate.Client keeps BaselineDepth (8) states of an entity, so
+	// with a packet a tick a render time more than about 7 ticks behind
+	// the newest state falls before the oldest and is held, not
+	// interpolated.
+	DefaultMaxDelay = 6
 	// DefaultJitterFactor is how many jitters (the arrival times' standard
 	// deviation around the fitted line, in ticks) the delay adds to the
 	// minimum.

@@ -15,7 +15,7 @@ namespace Bitwire
     {
         const double Forget = 0.995;
         public readonly double Rate;
-        public double MinDelay = 2, MaxDelay = 30, Factor = 2;
+        public double MinDelay = 2, MaxDelay = 6, Factor = 2;
         bool started; long t0; uint k0, newest;
         double w, sx, sy, sxx, sxy, jw, js;
         int n;

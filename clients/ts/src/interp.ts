@@ -11,7 +11,7 @@ const FORGET = 0.995;
 /** Go's interp.Clock; times are nanoseconds (a bigint or a number), ticks uint32 */
 export class Clock {
   readonly rate: number;
-  minDelay = 2; maxDelay = 30; factor = 2;
+  minDelay = 2; maxDelay = 6; factor = 2;
   private started = false;
   private t0 = 0n;
   private k0 = 0;
