@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/rand"
 	"net"
+	"os"
 	"sync"
 	"time"
 
@@ -33,6 +34,9 @@ type ArenaConfig struct {
 	Rate     int
 	Loss     float64
 	Seed     int64
+	// Node is the number of Node clients beside the Go ones
+	// (nodeclient/arena.ts; needs node and `npm ci` in clients/ts).
+	Node int
 }
 
 // ArenaAvatar is a player as the clients see it.
@@ -56,7 +60,7 @@ type ArenaSay struct {
 
 // ArenaSummary is what an arena run measured.
 type ArenaSummary struct {
-	Ticks, Clients int
+	Ticks, Clients, Node int
 	Loss           float64
 	// Inputs, summed over the server's queues.
 	InputsPushed, InputsPlayed, InputsRecovered, InputsRepeated, InputsLate int
@@ -69,6 +73,7 @@ type ArenaSummary struct {
 	// render tick (units, mean and largest).
 	Delay, ErrMean, ErrMax float64
 	Samples                int
+	NodeSamples            int // of them, drawn by the Node clients
 	UpBytes, DownBytes     int64
 }
 
@@ -94,8 +99,8 @@ func (t *arenaTruth) at(id uint32, tick float64) ([2]float32, bool) {
 
 // runArena runs the arena and returns its summary.
 func runArena(cfg ArenaConfig) (ArenaSummary, error) {
-	if cfg.Clients < 1 || cfg.Clients > 200 || cfg.Rate < 1 || cfg.Duration <= 0 || cfg.Loss < 0 || cfg.Loss >= 1 {
-		return ArenaSummary{}, errors.New("arena: clients 1..200, rate and duration positive, loss in [0, 1)")
+	if cfg.Clients < 1 || cfg.Clients > 200 || cfg.Node < 0 || cfg.Node > 64 || cfg.Rate < 1 || cfg.Duration <= 0 || cfg.Loss < 0 || cfg.Loss >= 1 {
+		return ArenaSummary{}, errors.New("arena: clients 1..200, node 0..64, rate and duration positive, loss in [0, 1)")
 	}
 	avatars, controls := bitwire.MustFor[ArenaAvatar](), bitwire.MustFor[ArenaControl]()
 	chat, err := bitwire.NewUnion(ArenaSay{})
@@ -134,12 +139,13 @@ func runArena(cfg ArenaConfig) (ArenaSummary, error) {
 		next  uint32 // the next chat number expected from the server
 	}
 	var sum ArenaSummary
-	sum.Clients, sum.Loss, sum.InOrder = cfg.Clients, cfg.Loss, true
+	sum.Clients, sum.Node, sum.Loss, sum.InOrder = cfg.Clients, cfg.Node, cfg.Loss, true
+	players := cfg.Clients + cfg.Node
 	truth := &arenaTruth{pos: map[uint32][][2]float32{}}
-	rs := make([]*remote, cfg.Clients)
+	rs := make([]*remote, players)
 	ls := make([]*local, cfg.Clients)
 	byAddr := map[string]int{}
-	for i := range cfg.Clients {
+	for i := range players {
 		peer, err := world.NewPeer(replicate.PeerConfig[ArenaAvatar]{Budget: conn.StateBudget(budget, conn.DefaultShare, snapshot.ModeChecksum), Integrity: snapshot.ModeChecksum})
 		if err != nil {
 			return sum, err
@@ -149,6 +155,10 @@ func runArena(cfg ArenaConfig) (ArenaSummary, error) {
 		end, err := conn.NewServer(peer, q, sch, budget, snapshot.ModeChecksum, nil)
 		if err != nil {
 			return sum, err
+		}
+		if i >= cfg.Clients {
+			rs[i] = &remote{end: end, queue: q, ch: sch}
+			continue
 		}
 		sock, err := net.ListenUDP("udp", &lo)
 		if err != nil {
@@ -171,6 +181,36 @@ func runArena(cfg ArenaConfig) (ArenaSummary, error) {
 		rs[i] = &remote{addr: addr, end: end, queue: q, ch: sch}
 		ls[i] = &local{sock: sock, end: cend, in: in, ch: cch, clock: interp.NewClock(float64(cfg.Rate)), ip: ip, rng: rng}
 		byAddr[addr.String()] = i
+	}
+	var nodes []*arenaNode
+	if cfg.Node > 0 {
+		dir, err := os.MkdirTemp("", "bitwire-arena-node-")
+		if err != nil {
+			return sum, err
+		}
+		defer os.RemoveAll(dir)
+		node, script, err := buildArenaNode(dir)
+		if err != nil {
+			return sum, err
+		}
+		defer func() {
+			for _, n := range nodes {
+				if n.cmd.ProcessState == nil {
+					_ = n.cmd.Process.Kill()
+					_ = n.cmd.Wait()
+				}
+			}
+		}()
+		for k := range cfg.Node {
+			i := cfg.Clients + k
+			n, err := startArenaNode(node, script, i, sconn.LocalAddr().(*net.UDPAddr), cfg, players)
+			if err != nil {
+				return sum, err
+			}
+			nodes = append(nodes, n)
+			rs[i].addr = n.addr
+			byAddr[n.addr.String()] = i
+		}
 	}
 	drop := rand.New(rand.NewSource(cfg.Seed))
 	lost := func() bool { return drop.Float64() < cfg.Loss }
@@ -239,7 +279,7 @@ func runArena(cfg ArenaConfig) (ArenaSummary, error) {
 			}
 			// Draw every player at the render tick.
 			render := c.clock.RenderTick(time.Now())
-			for id := uint32(1); id <= uint32(cfg.Clients); id++ {
+			for id := uint32(1); id <= uint32(players); id++ {
 				var a ArenaAvatar
 				s, ok := c.ip.Sample(c.end.State, id, render, &a)
 				if !ok || s.Held {
@@ -313,6 +353,11 @@ func runArena(cfg ArenaConfig) (ArenaSummary, error) {
 	for _, c := range ls {
 		sum.InputsPushed += c.in.Stats().Pushed
 	}
+	for _, n := range nodes {
+		if err := n.finish(truth, &sum, &errSum); err != nil {
+			return sum, err
+		}
+	}
 	if sum.Samples > 0 {
 		sum.ErrMean = errSum / float64(sum.Samples)
 	}
@@ -334,7 +379,7 @@ func sign(v float32) int8 {
 
 // printArena writes the arena's summary.
 func printArena(w io.Writer, s *ArenaSummary, rate int) {
-	fmt.Fprintf(w, "arena: %d clients, %d ticks at %d Hz, %.0f%% of datagrams lost each way (UDP on loopback)\n", s.Clients, s.Ticks, rate, s.Loss*100)
+	fmt.Fprintf(w, "arena: %d Go and %d Node clients, %d ticks at %d Hz, %.0f%% of datagrams lost each way (UDP on loopback)\n", s.Clients, s.Node, s.Ticks, rate, s.Loss*100)
 	fmt.Fprintf(w, "inputs:   %d pushed, %d played on their tick, %d of them recovered by redundancy, %d ticks repeated the last input (lost or late), %d arrived late\n",
 		s.InputsPushed, s.InputsPlayed, s.InputsRecovered, s.InputsRepeated, s.InputsLate)
 	order := "all, in order"
@@ -342,7 +387,7 @@ func printArena(w io.Writer, s *ArenaSummary, rate int) {
 		order = "NOT all in order"
 	}
 	fmt.Fprintf(w, "messages: %d of %d delivered client to server, %d of %d server to clients: %s\n", s.UpDelivered, s.UpSent, s.DownDelivered, s.DownSent, order)
-	fmt.Fprintf(w, "interpolation: delay %.2f ticks (%.0f ms), drawn %.3f units from the server's position on average, %.3f at most (%d samples)\n",
-		s.Delay, s.Delay*1000/float64(rate), s.ErrMean, s.ErrMax, s.Samples)
-	fmt.Fprintf(w, "bytes:    %.1f a client packet, %.1f a server packet on average\n", float64(s.UpBytes)/float64(max(1, s.Ticks*s.Clients)), float64(s.DownBytes)/float64(max(1, s.Ticks*s.Clients)))
+	fmt.Fprintf(w, "interpolation: delay %.2f ticks (%.0f ms, Go clients), drawn %.3f units from the server's position on average, %.3f at most (%d samples, %d by Node clients)\n",
+		s.Delay, s.Delay*1000/float64(rate), s.ErrMean, s.ErrMax, s.Samples, s.NodeSamples)
+	fmt.Fprintf(w, "bytes:    %.1f a Go client packet, %.1f a server packet on average\n", float64(s.UpBytes)/float64(max(1, s.Ticks*s.Clients)), float64(s.DownBytes)/float64(max(1, s.Ticks*(s.Clients+s.Node))))
 }

@@ -28,3 +28,19 @@ func TestArena(t *testing.T) {
 	printArena(&b, &sum, 30)
 	require.Contains(t, b.String(), "all, in order")
 }
+
+// Node clients in the arena (nodeclient/arena.ts, the TypeScript runtime's
+// conn.ts and interp.ts) beside Go ones: their inputs move their players,
+// their messages and the server's arrive in order, and what they draw is
+// where the server had the players.
+func TestArenaNode(t *testing.T) {
+	nodeTools(t)
+	sum, err := runArena(ArenaConfig{Duration: 3 * time.Second, Clients: 2, Node: 2, Rate: 30, Loss: 0.1, Seed: 2})
+	require.NoError(t, err)
+	require.True(t, sum.InOrder)
+	require.Equal(t, sum.UpSent, sum.UpDelivered)
+	require.Equal(t, sum.DownSent, sum.DownDelivered)
+	require.Greater(t, sum.InputsPlayed, sum.InputsPushed*8/10)
+	require.Greater(t, sum.NodeSamples, 10)
+	require.Less(t, sum.ErrMean, 0.1)
+}

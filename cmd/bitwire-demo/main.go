@@ -58,13 +58,13 @@ func realMain(args []string, stdout, stderr io.Writer) int {
 	chart := fs.String("chart", "", "write an SVG chart of kbit/s per second to `file`")
 	record := fs.String("record", "", "train a model on this run's traffic (each entity's consecutive states) and write it to `file`")
 	model := fs.String("model", "", "code every delta with the model in `file` (written by -record)")
-	arena := fs.Bool("arena", false, "run the arena instead (arena.go): clients send inputs and chat, the server moves players from the inputs, clients interpolate; with -duration, -clients, -rate, -loss, -seed")
+	arena := fs.Bool("arena", false, "run the arena instead (arena.go): clients send inputs and chat, the server moves players from the inputs, clients interpolate; with -duration, -clients, -node, -rate, -loss, -seed")
 	seedList := fs.String("seeds", "", "run once per seed in `list` (e.g. 2-5 or 2,3,7) instead of -seed, reporting each run; with -record, train one model on all of them")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
 	if *arena {
-		sum, err := runArena(ArenaConfig{Duration: cfg.Duration, Clients: cfg.Clients, Rate: cfg.Rate, Loss: cfg.Net.Loss, Seed: int64(cfg.Seed)})
+		sum, err := runArena(ArenaConfig{Duration: cfg.Duration, Clients: cfg.Clients, Node: cfg.Node, Rate: cfg.Rate, Loss: cfg.Net.Loss, Seed: int64(cfg.Seed)})
 		if err != nil {
 			fmt.Fprintf(stderr, "bitwire-demo: %v\n", err)
 			return 2
