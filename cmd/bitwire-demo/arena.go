@@ -61,7 +61,7 @@ type ArenaSay struct {
 // ArenaSummary is what an arena run measured.
 type ArenaSummary struct {
 	Ticks, Clients, Node int
-	Loss           float64
+	Loss                 float64
 	// Inputs, summed over the server's queues.
 	InputsPushed, InputsPlayed, InputsRecovered, InputsRepeated, InputsLate int
 	// Messages sent and delivered, each way; InOrder is false when any
@@ -234,6 +234,11 @@ func runArena(cfg ArenaConfig) (ArenaSummary, error) {
 	var errSum float64
 	for tick := 1; tick <= ticks; tick++ {
 		time.Sleep(time.Until(start.Add(time.Duration(tick) * period)))
+		if tick == ticks-2*cfg.Rate {
+			for _, n := range nodes {
+				_, _ = io.WriteString(n.stdin, "Q\n") // quiet: what they sent arrives before the end
+			}
+		}
 		// The clients: receive, push the tick's input, chat, send.
 		for i, c := range ls {
 			drain(c.sock, func(pkt []byte, _ *net.UDPAddr) {

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"net"
 	"os"
@@ -85,16 +86,20 @@ func buildArenaNode(dir string) (node, script string, err error) {
 
 // arenaNode is a running Node client of the arena.
 type arenaNode struct {
-	cmd  *exec.Cmd
-	addr *net.UDPAddr
-	sc   *bufio.Scanner
+	cmd   *exec.Cmd
+	addr  *net.UDPAddr
+	sc    *bufio.Scanner
+	stdin io.WriteCloser // "Q": stop chatting; closed: report and exit
 }
 
 func startArenaNode(node, script string, id int, server *net.UDPAddr, cfg ArenaConfig, players int) (*arenaNode, error) {
-	ticks := int(cfg.Duration.Seconds() * float64(cfg.Rate))
-	cmd := exec.Command(node, script, "--server", fmt.Sprint(server.Port), "--id", fmt.Sprint(id), "--ticks", fmt.Sprint(ticks),
+	cmd := exec.Command(node, script, "--server", fmt.Sprint(server.Port), "--id", fmt.Sprint(id),
 		"--rate", fmt.Sprint(cfg.Rate), "--loss", fmt.Sprint(cfg.Loss), "--players", fmt.Sprint(players), "--seed", fmt.Sprint(cfg.Seed))
 	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, err
 	}
@@ -102,7 +107,7 @@ func startArenaNode(node, script string, id int, server *net.UDPAddr, cfg ArenaC
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	n := &arenaNode{cmd: cmd, sc: bufio.NewScanner(out)}
+	n := &arenaNode{cmd: cmd, sc: bufio.NewScanner(out), stdin: stdin}
 	if !n.sc.Scan() {
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
@@ -121,6 +126,7 @@ func startArenaNode(node, script string, id int, server *net.UDPAddr, cfg ArenaC
 // finish reads the client's reports to its end: the drawn players
 // against truth, and its summary into sum.
 func (n *arenaNode) finish(truth *arenaTruth, sum *ArenaSummary, errSum *float64) error {
+	_ = n.stdin.Close()
 	defer func() { _ = n.cmd.Wait() }()
 	for n.sc.Scan() {
 		f := strings.Fields(n.sc.Text())
