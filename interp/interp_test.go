@@ -165,3 +165,28 @@ func TestClock(t *testing.T) {
 	require.InDelta(t, c.Tick(now)-c.Delay(), c.RenderTick(now), 1e-9)
 	require.InDelta(t, c.Tick(now)+3, c.ServerTick(now, 200*time.Millisecond), 0.01)
 }
+
+// Unexported tagged containers are interpolated too (reflection reads them
+// through their addresses).
+type hidden struct {
+	trail []Vec `net:",maxlen=4"`
+	aim   *Vec  `net:""`
+	N     uint8
+}
+
+func TestLerpUnexportedContainers(t *testing.T) {
+	c, err := bitwire.For[hidden]()
+	require.NoError(t, err)
+	ip, err := interp.New(c, interp.Config[hidden]{Threshold: 100})
+	require.NoError(t, err)
+	a := hidden{trail: []Vec{{0, 0}}, aim: &Vec{0, 2}, N: 1}
+	b := hidden{trail: []Vec{{4, 8}}, aim: &Vec{2, 2}, N: 9}
+	var d hidden
+	ip.Lerp(&d, &a, &b, 0.5)
+	require.Equal(t, []Vec{{2, 4}}, d.trail)
+	require.Equal(t, &Vec{1, 2}, d.aim)
+	require.Equal(t, uint8(1), d.N)
+	require.Equal(t, []Vec{{0, 0}}, a.trail)
+	require.Equal(t, &Vec{0, 2}, a.aim)
+	require.False(t, ip.Teleport(&a, &b))
+}

@@ -104,6 +104,16 @@ func writable(v reflect.Value) reflect.Value {
 	return reflect.NewAt(v.Type(), unsafe.Pointer(v.UnsafeAddr())).Elem()
 }
 
+// readable returns v without the read-only mark of an unexported field,
+// so that it may be copied from (reflect.Copy, Set): v is addressable (a
+// field of a, b, or an element of theirs).
+func readable(v reflect.Value) reflect.Value {
+	if v.CanInterface() || !v.CanAddr() {
+		return v
+	}
+	return reflect.NewAt(v.Type(), unsafe.Pointer(v.UnsafeAddr())).Elem()
+}
+
 func (ip *Interpolator[E]) walk(n *shape.Node, d, a, b reflect.Value, t float64) {
 	if !ip.lerps[n] {
 		return
@@ -129,7 +139,7 @@ func (ip *Interpolator[E]) walk(n *shape.Node, d, a, b reflect.Value, t float64)
 		}
 		// dst shares a's storage: interpolate into a copy of its own.
 		c := reflect.MakeSlice(a.Type(), a.Len(), a.Len())
-		reflect.Copy(c, a)
+		reflect.Copy(c, readable(a))
 		writable(d).Set(c)
 		if n.ID >= 0 {
 			id := n.Elem.Fields[n.ID].Index
@@ -154,7 +164,7 @@ func (ip *Interpolator[E]) walk(n *shape.Node, d, a, b reflect.Value, t float64)
 			return
 		}
 		c := reflect.New(a.Type().Elem())
-		c.Elem().Set(a.Elem())
+		c.Elem().Set(readable(a.Elem()))
 		writable(d).Set(c)
 		ip.walk(n.Elem, c.Elem(), a.Elem(), b.Elem(), t)
 	}

@@ -333,3 +333,35 @@ func mutateShip(rng *rand.Rand, e *Ship) {
 		e.Name = fmt.Sprint(rng.Intn(10))
 	}
 }
+
+// hiddenShip has its parts in unexported tagged fields.
+type hiddenShip struct {
+	guns  []uint16         `net:",maxlen=4"`
+	cargo map[string]uint8 `net:",maxlen=4"`
+	dock  *ShipPos         `net:""`
+}
+
+func TestEventsUnexportedFields(t *testing.T) {
+	c, err := bitwire.For[hiddenShip]()
+	require.NoError(t, err)
+	s, _ := replicate.NewServer(c)
+	p, _ := s.NewPeer(replicate.PeerConfig[hiddenShip]{})
+	cl, _ := replicate.NewClient(c)
+	var got [][]string
+	cl.OnChange(func(id uint32, e *hiddenShip, paths []string) { got = append(got, paths) })
+	states := []hiddenShip{
+		{guns: []uint16{1}, cargo: map[string]uint8{"a": 1}},
+		{guns: []uint16{1, 2}, cargo: map[string]uint8{"a": 2}, dock: &ShipPos{X: 1}},
+	}
+	for i, e := range states {
+		require.NoError(t, s.Advance(uint32(i+1)))
+		_, err := s.Set(1, &e)
+		require.NoError(t, err)
+		pkt, _, err := p.Encode(nil)
+		require.NoError(t, err)
+		_, err = cl.Decode(pkt)
+		require.NoError(t, err)
+		require.NoError(t, p.Ack(cl.Ack()))
+	}
+	require.Equal(t, [][]string{{"guns[1]", `cargo["a"]`, "dock"}}, got)
+}
