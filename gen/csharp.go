@@ -74,7 +74,8 @@ func CSharp(out io.Writer, ns string, msgs ...Message) error {
 			for i, v := range s.Union.Variants {
 				w.p("            if (v is %s) { int start = w.Length; w.Write(%d, TagBits); try { Message.EncodeTo(%q, w, (%s)v, %s.BwEncode, Lim); } catch (BitwireException) { w.Truncate(start); throw; } return; }\n", classes[v], i, classes[v], classes[v], names[v])
 			}
-			w.p("            throw new ErrUnknownTag(\"not a variant of %s\");\n        }\n    }\n", m.Name)
+			w.p("            throw new ErrUnknownTag(\"not a variant of %s\");\n        }\n", m.Name)
+			w.p("%s    }\n", csUnionCount(s))
 			continue
 		}
 		root, coder := classes[s.Root], names[s.Root] // the root's class, and the coder of its plan
@@ -113,6 +114,8 @@ func CSharp(out io.Writer, ns string, msgs ...Message) error {
 		w.p("        public static SnapshotReceiver<%s> Receiver(int size = 32, int mode = 0, uint maxAhead = 300, int recoverAfter = 8, byte[] key = null) { return new SnapshotReceiver<%s>(%q, Fingerprint, size, mode, maxAhead, recoverAfter, () => new %s(), %s.BwDecode, DeltaRoot, %s.BwCopy, %s.BwEncode, Lim, key); }\n", root, root, root, root, coder, coder, coder)
 		w.p("        /// <summary>The client side of a replicate stream of %s entities (package replicate; integrity mode 0, 1 or 2 with its key as the server's, the most entities held, the expiry in ticks (0: never)).</summary>\n", root)
 		w.p("        public static ReplicaClient<%s> Replica(int mode = 0, byte[] key = null, int maxEntities = 1 << 20, int expiry = 0) { return new ReplicaClient<%s>(%q, Fingerprint, () => new %s(), %s.BwDecode, DeltaRoot, Lim, mode, key, maxEntities, expiry); }\n", root, root, root, root, coder)
+		w.p("%s", csShape(s, classes))
+		w.p("%s", csInputCodec(root))
 		w.p("    }\n")
 	}
 	w.p("}\n")
@@ -268,6 +271,7 @@ func (g *csGen) emit(ti int) (string, error) {
 		b.f("%s", g.cp(f.Node, "s."+f.Name, "o."+f.Name, "            "))
 	}
 	b.f("        }\n")
+	b.f("%s", g.emitInputDelta(t))
 	for _, st := range g.stat {
 		b.f("        %s\n", st)
 	}

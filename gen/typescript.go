@@ -84,6 +84,7 @@ func TypeScript(out io.Writer, runtimePath string, msgs ...Message) error {
 			w.p("  /** the variant index and value of the next tagged message */\n")
 			w.p("  decodeFrom(r: bw.BitReader): [number, %s] { return this.union.decodeFrom(r); },\n", variantUnion(s, names))
 			w.p("  encodeTo(w: bw.BitWriter, variant: number, v: %s): void { this.union.encodeTo(w, variant, v); },\n", variantUnion(s, names))
+			w.p("%s", tsUnionCount(s))
 			w.p("};\n")
 			continue
 		}

@@ -46,6 +46,7 @@ type Client[E any] struct {
 	vals    []E // decoded states, swapped into the view on commit
 	updated []uint32
 	removed []uint32
+	ev      *events[E] // nil until a handler is attached (events.go)
 }
 
 type seqToken struct{ seq, token uint32 }
@@ -160,7 +161,9 @@ func (cl *Client[E]) Decode(packet []byte) (Info, error) {
 		}
 		return Info{}, fmt.Errorf("replicate: packet %d (tick %d): %w", h.Seq, h.Tick, err)
 	}
+	cl.ev.prepare(cl)
 	cl.commit(h, token)
+	cl.ev.fire(cl)
 	return Info{Seq: h.Seq, Tick: h.Tick, Updated: cl.updated, Removed: cl.removed}, nil
 }
 

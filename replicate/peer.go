@@ -107,6 +107,11 @@ type PeerStats struct {
 	BadAcks  int   // acks, or their masks or reports, refused for a token that does not match
 	Missing  int   // missing-baseline reports taken (their packets' entities resent in full)
 	Refresh  int   // entities sent in full because their Refresh was due
+	// Oversize counts the times an entity was passed over because it can
+	// never fit this Peer's packets (ErrEntityTooLarge refuses most at
+	// Server.Set; a Peer with a smaller budget than those before it, or a
+	// delta larger than the packet, still lands here).
+	Oversize int
 	// Bits splits the bits of the packets by what they carry.
 	Bits PacketBits
 }

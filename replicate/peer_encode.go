@@ -141,6 +141,9 @@ func (p *Peer[E]) choose(used, limit int) (bodies int, err error) {
 		}
 		cost := p.entryBits + int(ch.n)
 		if used+cost > limit {
+			if p.oversize(p.s.ents[c.slot()].id, int(ch.n)) {
+				p.stats.Oversize++
+			}
 			p.scratch.Truncate(int(ch.off))
 			deferred = append(deferred, c)
 			skips++

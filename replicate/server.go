@@ -116,8 +116,9 @@ func (s *Server[E]) trimLog() {
 // state, so a world where few entities move only Sets those.
 //
 // Errors: ErrTickOrder before the first Advance or after a Peer encoded
-// the tick; the codec's error for a state it cannot encode (nothing
-// changes then).
+// the tick; ErrEntityTooLarge for a state whose encoding alone would not
+// fit a packet of the smallest budget among the Server's Peers; the
+// codec's error for a state it cannot encode (nothing changes then).
 func (s *Server[E]) Set(id uint32, e *E) (changed bool, err error) {
 	if e == nil {
 		return false, fmt.Errorf("replicate: Set of a nil state, id %d", id)
@@ -132,6 +133,9 @@ func (s *Server[E]) Set(id uint32, e *E) (changed bool, err error) {
 	nbits := s.w.Len()
 	enc := s.w.Bytes()
 	s.enc = enc
+	if err := s.checkSize(id, nbits); err != nil {
+		return false, err
+	}
 	slot, ok := s.index[id]
 	if ok {
 		ent := &s.ents[slot]

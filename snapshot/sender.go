@@ -38,6 +38,8 @@ type Sender[T any] struct {
 	// for a full snapshot may no longer hold what it acknowledged before.
 	floor    uint32
 	hasFloor bool
+
+	overBudget int // Encode calls refused with ErrOverBudget (OverBudget)
 }
 
 // NewSender returns a Sender of snapshots encoded by c, with the budget,
@@ -120,6 +122,7 @@ func (s *Sender[T]) Encode(dst []byte, tick uint32, state *T) ([]byte, error) {
 		return dst, err
 	}
 	if n := s.size(start, hashed); n > s.budget {
+		s.overBudget++
 		return dst, fmt.Errorf("%w: %d bytes at tick %d, budget %d", ErrOverBudget, n, tick, s.budget)
 	}
 

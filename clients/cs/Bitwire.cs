@@ -1351,6 +1351,15 @@ namespace Bitwire
         /// <summary>The ids held, in no particular order.</summary>
         public IEnumerable<uint> Ids { get { return index.Keys; } }
         /// <summary>The state held of id and the tick it is from; the value belongs to the client until the next Decode.</summary>
+        /// <summary>The states kept of id (up to BaselineDepth), oldest first, with their ticks, into vals and ticks (at least BaselineDepth long each): their count, 0 when id is not held (Go's Client.States). The states are read-only.</summary>
+        public int States(uint id, T[] vals, uint[] ticks)
+        {
+            int slot;
+            if (!index.TryGetValue(id, out slot)) return 0;
+            Held e = slots[slot];
+            for (int k = 0; k < e.N; k++) { int i = (e.Head + k) % BaselineDepth; vals[k] = e.Vals[i]; ticks[k] = e.Ticks[i]; }
+            return e.N;
+        }
         public bool TryGet(uint id, out T value, out uint fromTick)
         {
             int slot;
@@ -1594,5 +1603,31 @@ namespace Bitwire
             if (!r.CheckPadding()) throw new ErrTrailingData(r.Remaining + " bits left");
             if (held > max) throw new ErrTooManyEntities("replicate: too many entities: " + held + ", limit " + max);
         }
+    }
+
+    /// <summary>
+    /// A message's fields and codings as its schema gives them (generated:
+    /// the codec class's Shape), for the runtime's walks over values by
+    /// reflection (Conn.cs: the paths of ReplicaEvents). Coding is the
+    /// schema's; a struct has Fields in wire order; an array, slice or
+    /// pointer its Elem, a map its Elem and Key; Id is an entity set's id
+    /// field (an index in Elem.Fields), -1 otherwise.
+    /// </summary>
+    public sealed class Shape
+    {
+        public readonly string Coding;
+        public ShapeField[] Fields;
+        public readonly Shape Elem, Key;
+        public readonly int Id;
+        public Shape(string coding, Shape elem = null, Shape key = null, int id = -1) { Coding = coding; Elem = elem; Key = key; Id = id; }
+    }
+
+    /// <summary>One encoded field of a struct Shape: its name, its reflection handle and its coding.</summary>
+    public sealed class ShapeField
+    {
+        public readonly string Name;
+        public readonly System.Reflection.FieldInfo Info;
+        public readonly Shape Node;
+        public ShapeField(string name, System.Reflection.FieldInfo info, Shape node) { Name = name; Info = info; Node = node; }
     }
 }

@@ -2295,6 +2295,11 @@ export class ReplicaClient<T> {
     const n = e.ticks.length - 1;
     return { value: e.vals[n], tick: e.ticks[n] };
   }
+  /** the states kept of id (up to the baseline depth), oldest first, with their ticks (Go's Client.States); read-only */
+  states(id: number): { ticks: number[]; vals: T[] } | undefined {
+    const slot = this.index.get(id);
+    return slot === undefined ? undefined : this.slots[slot];
+  }
   // the sequence window: package snapshot's TickWindow, rewinding only without a MAC
   private check(seq: number): void {
     if (!this.accepted) return;

@@ -155,6 +155,29 @@ namespace Example.Net
               }
             }
         }
+
+        internal static bool BwInputSame(World b, World o)
+        {
+            return b.Tick == o.Tick && false;
+        }
+
+        internal static void BwEncodeDeltaInput(Encoder e, World b, World o)
+        {
+            string f = null;
+            try
+            {
+                f = "Tick";
+                if (b.Tick == o.Tick) e.W.Bool(false);
+                else
+                {
+                    e.W.Bool(true);
+                    Codings.WriteVarint(e.W, (ulong)o.Tick, 7);
+                }
+                f = "Crates";
+                throw new BitwireException("ErrUnsupportedType", "a slice input field: not delta-coded by this runtime");
+            }
+            catch (BitwireException x) { throw x.Within(f); }
+        }
     }
 
     /// <summary>main.Crate</summary>
@@ -249,6 +272,36 @@ namespace Example.Net
             if (o.Pos == null) o.Pos = new Vec3();
             Vec3.BwCopy(s.Pos, o.Pos);
             { var qs9 = s.Rot; var qa8 = o.Rot; if (qa8 == null || qa8.Length != 4) o.Rot = qa8 = new float[4]; qa8[0] = qs9[0]; qa8[1] = qs9[1]; qa8[2] = qs9[2]; qa8[3] = qs9[3]; }
+        }
+
+        internal static bool BwInputSame(Crate b, Crate o)
+        {
+            return b.ID == o.ID && Vec3.BwInputSame(b.Pos, o.Pos) && false;
+        }
+
+        internal static void BwEncodeDeltaInput(Encoder e, Crate b, Crate o)
+        {
+            string f = null;
+            try
+            {
+                f = "ID";
+                if (b.ID == o.ID) e.W.Bool(false);
+                else
+                {
+                    e.W.Bool(true);
+                    e.BitlenUnsigned((ulong)o.ID, 4);
+                }
+                f = "Pos";
+                if (Vec3.BwInputSame(b.Pos, o.Pos)) e.W.Bool(false);
+                else
+                {
+                    e.W.Bool(true);
+                    Vec3.BwEncode(e, o.Pos);
+                }
+                f = "Rot";
+                throw new BitwireException("ErrUnsupportedType", "a quat input field: not delta-coded by this runtime");
+            }
+            catch (BitwireException x) { throw x.Within(f); }
         }
         static readonly QuatCoder bwQC1 = new QuatCoder(9);
         static readonly QuatCoder bwQC3 = new QuatCoder(9);
@@ -364,6 +417,26 @@ namespace Example.Net
             o.X = s.X;
             o.Z = s.Z;
             o.Y = s.Y;
+        }
+
+        internal static bool BwInputSame(Vec3 b, Vec3 o)
+        {
+            return false && false && false;
+        }
+
+        internal static void BwEncodeDeltaInput(Encoder e, Vec3 b, Vec3 o)
+        {
+            string f = null;
+            try
+            {
+                f = "X";
+                throw new BitwireException("ErrUnsupportedType", "a q input field: not delta-coded by this runtime");
+                f = "Z";
+                throw new BitwireException("ErrUnsupportedType", "a q input field: not delta-coded by this runtime");
+                f = "Y";
+                throw new BitwireException("ErrUnsupportedType", "a q input field: not delta-coded by this runtime");
+            }
+            catch (BitwireException x) { throw x.Within(f); }
         }
         static readonly Quantizer bwQ1 = new Quantizer(-512.0, 512.0, 102400UL, 0.01, true, -51200L);
         static readonly Quantizer bwQ2 = new Quantizer(-512.0, 512.0, 102400UL, 0.01, true, -51200L);
@@ -521,9 +594,47 @@ namespace Example.Net
             o.Fire = s.Fire;
             o.Acked = s.Acked;
         }
+
+        internal static bool BwInputSame(Input b, Input o)
+        {
+            return false && b.Yaw == o.Yaw && b.Fire == o.Fire && b.Acked == o.Acked;
+        }
+
+        internal static void BwEncodeDeltaInput(Encoder e, Input b, Input o)
+        {
+            string f = null;
+            try
+            {
+                f = "Move";
+                throw new BitwireException("ErrUnsupportedType", "a array input field: not delta-coded by this runtime");
+                f = "Yaw";
+                if (b.Yaw == o.Yaw) e.W.Bool(false);
+                else
+                {
+                    e.W.Bool(true);
+                    bwQ19.Write(e.W, o.Yaw, false);
+                }
+                f = "Fire";
+                if (b.Fire == o.Fire) e.W.Bool(false);
+                else
+                {
+                    e.W.Bool(true);
+                    e.W.Bool(o.Fire);
+                }
+                f = "Acked";
+                if (b.Acked == o.Acked) e.W.Bool(false);
+                else
+                {
+                    e.W.Bool(true);
+                    e.BitlenUnsigned((ulong)o.Acked, 5);
+                }
+            }
+            catch (BitwireException x) { throw x.Within(f); }
+        }
         static readonly Quantizer bwQ4 = new Quantizer(0.0, 360.0, 1023UL, 0.3519061583577713);
         static readonly Quantizer bwQ8 = new Quantizer(0.0, 360.0, 1023UL, 0.3519061583577713);
         static readonly Quantizer bwQ15 = new Quantizer(0.0, 360.0, 1023UL, 0.3519061583577713);
+        static readonly Quantizer bwQ19 = new Quantizer(0.0, 360.0, 1023UL, 0.3519061583577713);
     }
 
     /// <summary>The codec of World (main.World).</summary>
@@ -551,6 +662,28 @@ namespace Example.Net
         public static SnapshotReceiver<World> Receiver(int size = 32, int mode = 0, uint maxAhead = 300, int recoverAfter = 8, byte[] key = null) { return new SnapshotReceiver<World>("World", Fingerprint, size, mode, maxAhead, recoverAfter, () => new World(), World.BwDecode, DeltaRoot, World.BwCopy, World.BwEncode, Lim, key); }
         /// <summary>The client side of a replicate stream of World entities (package replicate; integrity mode 0, 1 or 2 with its key as the server's, the most entities held, the expiry in ticks (0: never)).</summary>
         public static ReplicaClient<World> Replica(int mode = 0, byte[] key = null, int maxEntities = 1 << 20, int expiry = 0) { return new ReplicaClient<World>("World", Fingerprint, () => new World(), World.BwDecode, DeltaRoot, Lim, mode, key, maxEntities, expiry); }
+        /// <summary>The message's fields and codings, for the runtime's walks (the paths of ReplicaEvents).</summary>
+        public static Shape Shape { get { if (bwShape == null) bwShape = BwMakeShape(); return bwShape; } }
+        static Shape bwShape;
+        static Shape BwMakeShape()
+        {
+            var t = new Shape[3];
+            for (int i = 0; i < t.Length; i++) t[i] = new Shape("struct");
+            t[0].Fields = new ShapeField[] { new ShapeField("Tick", typeof(World).GetField("Tick"), new Shape("varint")), new ShapeField("Crates", typeof(World).GetField("Crates"), new Shape("slice", t[1], null, 0)) };
+            t[1].Fields = new ShapeField[] { new ShapeField("ID", typeof(Crate).GetField("ID"), new Shape("bitlen")), new ShapeField("Pos", typeof(Crate).GetField("Pos"), t[2]), new ShapeField("Rot", typeof(Crate).GetField("Rot"), new Shape("quat")) };
+            t[2].Fields = new ShapeField[] { new ShapeField("X", typeof(Vec3).GetField("X"), new Shape("q")), new ShapeField("Z", typeof(Vec3).GetField("Z"), new Shape("q")), new ShapeField("Y", typeof(Vec3).GetField("Y"), new Shape("q")) };
+            return t[0];
+        }
+        /// <summary>Writes cur as a delta against baseline as Go's Codec.EncodeDelta does, for the input types the runtime delta-codes (else ErrUnsupportedType): the InputSender's older inputs.</summary>
+        public static void EncodeDeltaInput(BitWriter w, World baseline, World cur)
+        {
+            var qb = new World(); Copy(baseline, qb); Quantize(qb);
+            var qc = new World(); Copy(cur, qc); Quantize(qc);
+            var e = new Encoder(w);
+            e.Begin(false);
+            int start = w.Length;
+            try { World.BwEncodeDeltaInput(e, qb, qc); } catch (BitwireException x) { w.Truncate(start); throw x.Within("World"); }
+        }
     }
 
     /// <summary>The codec of Input (main.Input).</summary>
@@ -578,5 +711,25 @@ namespace Example.Net
         public static SnapshotReceiver<Input> Receiver(int size = 32, int mode = 0, uint maxAhead = 300, int recoverAfter = 8, byte[] key = null) { return new SnapshotReceiver<Input>("Input", Fingerprint, size, mode, maxAhead, recoverAfter, () => new Input(), Input.BwDecode, DeltaRoot, Input.BwCopy, Input.BwEncode, Lim, key); }
         /// <summary>The client side of a replicate stream of Input entities (package replicate; integrity mode 0, 1 or 2 with its key as the server's, the most entities held, the expiry in ticks (0: never)).</summary>
         public static ReplicaClient<Input> Replica(int mode = 0, byte[] key = null, int maxEntities = 1 << 20, int expiry = 0) { return new ReplicaClient<Input>("Input", Fingerprint, () => new Input(), Input.BwDecode, DeltaRoot, Lim, mode, key, maxEntities, expiry); }
+        /// <summary>The message's fields and codings, for the runtime's walks (the paths of ReplicaEvents).</summary>
+        public static Shape Shape { get { if (bwShape == null) bwShape = BwMakeShape(); return bwShape; } }
+        static Shape bwShape;
+        static Shape BwMakeShape()
+        {
+            var t = new Shape[1];
+            for (int i = 0; i < t.Length; i++) t[i] = new Shape("struct");
+            t[0].Fields = new ShapeField[] { new ShapeField("Move", typeof(Input).GetField("Move"), new Shape("array", new Shape("range"), null, -1)), new ShapeField("Yaw", typeof(Input).GetField("Yaw"), new Shape("q")), new ShapeField("Fire", typeof(Input).GetField("Fire"), new Shape("bool")), new ShapeField("Acked", typeof(Input).GetField("Acked"), new Shape("bitlen")) };
+            return t[0];
+        }
+        /// <summary>Writes cur as a delta against baseline as Go's Codec.EncodeDelta does, for the input types the runtime delta-codes (else ErrUnsupportedType): the InputSender's older inputs.</summary>
+        public static void EncodeDeltaInput(BitWriter w, Input baseline, Input cur)
+        {
+            var qb = new Input(); Copy(baseline, qb); Quantize(qb);
+            var qc = new Input(); Copy(cur, qc); Quantize(qc);
+            var e = new Encoder(w);
+            e.Begin(false);
+            int start = w.Length;
+            try { Input.BwEncodeDeltaInput(e, qb, qc); } catch (BitwireException x) { w.Truncate(start); throw x.Within("Input"); }
+        }
     }
 }
