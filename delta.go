@@ -40,7 +40,15 @@ func (n *node) setDelta(path string) error {
 	if err != nil {
 		return badTag(path, "dmin=%s dmax=%s holds no whole step of %g", s.dmin, s.dmax, step)
 	}
-	n.win, n.hasD = w, true
+	// The escape's unary length is bounded by the value in full: a fixed
+	// width, or the largest of a variable one.
+	full := -1
+	if n.row.width != nil {
+		full = n.row.width(n)
+	} else if n.row.maxBits != nil {
+		full = n.row.maxBits(n)
+	}
+	n.win, n.hasD = w.WithFullBits(full), true
 	return nil
 }
 

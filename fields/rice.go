@@ -233,3 +233,135 @@ func (a *RiceMean) Add(m uint64) {
 // than a value just at the escape would, instead of spoiling the values
 // after it.
 func (a *RiceMean) AddCapped(m uint64, k int) { a.Add(min(m, RiceEscape<<uint(k))) }
+
+// The Rice code with an Exp-Golomb escape (wire version 4's code of the
+// differences of relative quaternions) grows gracefully where the plain
+// escape jumps: a magnitude m with parameter k and unary limit u is
+//
+//   - when q = m>>k is below u: q ones, a 0, the k low bits of m;
+//   - else u ones, then x = m - u<<k in the Exp-Golomb code of order
+//     j = k+1: with y = x + 2^j of bit length L, L-1-j ones, a 0, and the
+//     L-1 low bits of y;
+//
+// then a sign bit (1 for negative) when m is not 0. Every magnitude has
+// one spelling; a magnitude twice as large costs about two bits more.
+const (
+	// riceEGMaxOnes bounds the Exp-Golomb part's ones a reader accepts:
+	// more would spell a magnitude of over 2^40.
+	riceEGMaxOnes = 40
+)
+
+// RiceEGBits returns the size of v in the Rice code with parameter k,
+// unary limit u and an Exp-Golomb escape.
+func RiceEGBits(v int64, k, u int) int {
+	_, n := riceEGCode(abs64(v), uint64(v)>>63, k, u)
+	return n
+}
+
+// riceEGCode returns the bits of a magnitude m and sign neg (0 or 1; 0 for
+// m = 0) in the Rice code with an Exp-Golomb escape, first bit lowest, and
+// their count, which is at most 64 for magnitudes below 2^20 and k, u at
+// most 20 and 3.
+func riceEGCode(m, neg uint64, k, u int) (uint64, int) {
+	uk := uint(k) & 63
+	var c uint64
+	var n int
+	if q := m >> uk; q < uint64(u) {
+		c, n = 1<<q-1|(m&(1<<uk-1))<<(q+1), int(q)+1+k
+	} else {
+		j := uint(k+1) & 63
+		y := m - uint64(u)<<uk + 1<<j
+		l := uint(mbits.Len64(y))
+		ones := l - 1 - j
+		c = 1<<uint(u) - 1 | (1<<ones-1)<<uint(u) | (y&(1<<(l-1)-1))<<(uint(u)+ones+1)
+		n = u + int(ones) + 1 + int(l) - 1
+	}
+	if m != 0 {
+		c |= neg << (uint(n) & 63)
+		n++
+	}
+	return c, n
+}
+
+// WriteRiceEG writes v in the Rice code with parameter k, unary limit u
+// and an Exp-Golomb escape.
+func WriteRiceEG(w *bits.Writer, v int64, k, u int) {
+	m := abs64(v)
+	if c, n := riceEGCode(m, uint64(v)>>63, k, u); n <= 64 {
+		w.WriteBits(c, n)
+		return
+	}
+	// Long codes (large k, not a quaternion's): the parts one by one.
+	uk := uint(k)
+	if q := m >> uk; q < uint64(u) {
+		w.WriteBits(1<<q-1, int(q)+1)
+		w.WriteBits(m&(1<<uk-1), k)
+	} else {
+		j := uk + 1
+		y := m - uint64(u)<<uk + 1<<j
+		l := uint(mbits.Len64(y))
+		w.WriteBits(1<<uint(u)-1, u)
+		w.WriteBits(1<<(l-1-j)-1, int(l-j))
+		w.WriteBits(y&(1<<(l-1)-1), int(l)-1)
+	}
+	if m != 0 {
+		w.WriteBits(uint64(v)>>63, 1)
+	}
+}
+
+// ReadRiceEG reads a value written by WriteRiceEG with the same k and u.
+// An Exp-Golomb part of more than 40 ones, and a negative zero, are
+// ErrMalformed.
+func ReadRiceEG(r *bits.Reader, k, u int) (int64, error) {
+	q := 0
+	for q < u {
+		one, err := r.ReadBool()
+		if err != nil {
+			return 0, err
+		}
+		if !one {
+			break
+		}
+		q++
+	}
+	var m uint64
+	if q < u {
+		lo, err := r.ReadBits(k)
+		if err != nil {
+			return 0, err
+		}
+		m = uint64(q)<<uint(k) | lo
+	} else {
+		ones := 0
+		for {
+			one, err := r.ReadBool()
+			if err != nil {
+				return 0, err
+			}
+			if !one {
+				break
+			}
+			if ones++; ones > riceEGMaxOnes {
+				return 0, ErrMalformed
+			}
+		}
+		j := k + 1
+		low, err := r.ReadBits(ones + j)
+		if err != nil {
+			return 0, err
+		}
+		y := uint64(1)<<uint(ones+j) | low
+		m = y - 1<<uint(j) + uint64(u)<<uint(k)
+	}
+	if m == 0 {
+		return 0, nil
+	}
+	neg, err := r.ReadBool()
+	if err != nil {
+		return 0, err
+	}
+	if neg {
+		return -int64(m), nil
+	}
+	return int64(m), nil
+}
