@@ -65,7 +65,7 @@ func TestWindowNeverCostsMore(t *testing.T) {
 type fuzzWindows struct {
 	A    wideWindow
 	Seed DeltaTransform
-	R    [4]float32 `net:"quat,bits=9"`
+	R    [4]float32       `net:"quat,bits=9"`
 	S    []fuzzWindowElem `net:",maxlen=16"`
 }
 
