@@ -135,3 +135,16 @@ func normQuat32(q [4]float32) [4]float32 {
 	n = 1 / sqrt(n)
 	return [4]float32{float32(float64(q[0]) * n), float32(float64(q[1]) * n), float32(float64(q[2]) * n), float32(float64(q[3]) * n)}
 }
+
+// TestLayoutShowsWindowCost: Layout gives what an in-window difference
+// costs after its window bit, the adaptive code's bounds where it has one
+// (the schema's delta.minBits and delta.maxBits), not only the fixed
+// width.
+func TestLayoutShowsWindowCost(t *testing.T) {
+	l := MustFor[wideWindow]().Layout()
+	require.Contains(t, l, "dmin=-2 dmax=2 (steps -200..200, 3..14 bits; first of a message at most 10)")
+	require.Contains(t, l, "dmin=-1 dmax=1 (steps -100..100, 3..12 bits; first of a message at most 9)")
+	require.Contains(t, MustFor[DeltaTransform]().Layout(), "dmin=-1 dmax=1 (steps -10..10, 5 bits)")
+	d := MustFor[wideWindow]().Schema().Types[0].Fields[0].Node.Delta
+	require.Equal(t, DeltaParams{DMin: -2, DMax: 2, Lo: -200, Hi: 200, Bits: 9, FirstK: 4, Unary: 5, MinBits: 3, MaxBits: 14}, *d)
+}

@@ -118,14 +118,17 @@ func TestWindowFirstDifference(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, c.code<<1|1, v, "d=%d", c.d)
 	}
-	// After a first difference of 20 the mean is 20 steps: K = 3 (20·11/16
-	// = 13, 4 bits, capped by nothing), so 9 is q = 1: 10, 001, sign 0.
+	// After a first difference of 20 the mean is 20 steps: K = 4 (20·11/16
+	// = 13, of 4 bits), so 9 is q = 0: 0, 1001, sign 0.
 	var bw bits.Writer
 	s := w.NewState()
 	w.Write(&bw, &s, 0, 20)
 	n := bw.Len()
 	w.Write(&bw, &s, 0, 9)
-	require.Equal(t, 1+2+3+1, bw.Len()-n)
+	require.Equal(t, 1+1+4+1, bw.Len()-n)
+	v, err := bits.NewReader(bw.Bytes()[n/8:]).ReadBits(n%8 + 7)
+	require.NoError(t, err)
+	require.Equal(t, uint64(0b0_1001_0_1), v>>uint(n%8))
 	// A later difference escapes after 6 ones: 6 + 8 bits, at most the
 	// 16 bits in full with the window bit.
 	n = bw.Len()
