@@ -32,6 +32,11 @@ func (n *node) setDelta(path string) error {
 	}
 	a, _ := parseFloatBound("dmin", s.dmin)
 	b, _ := parseFloatBound("dmax", s.dmax)
+	if n.code == cArray {
+		// An array is composite in deltas: its elements have no changed
+		// bits or windows of their own.
+		return badTag(path, "dmin/dmax on an array: a delta sends a changed array in full (arrays are composite); for a windowed position use a struct of scalar fields")
+	}
 	if n.row.step == nil {
 		return badTag(path, "dmin/dmax apply to q, range, bits and fixed codings only")
 	}

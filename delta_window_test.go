@@ -148,3 +148,15 @@ func TestLayoutShowsWindowCost(t *testing.T) {
 	d := MustFor[wideWindow]().Schema().Types[0].Fields[0].Node.Delta
 	require.Equal(t, DeltaParams{DMin: -2, DMax: 2, Lo: -200, Hi: 200, Bits: 9, FirstK: 4, Unary: 5, MinBits: 3, MaxBits: 14}, *d)
 }
+
+// TestWindowOnArrayRefused: a window on an array is refused with a message
+// that names the array, not the coding (its elements are q).
+func TestWindowOnArrayRefused(t *testing.T) {
+	type pos3 struct {
+		Pos [3]float32 `net:"q,min=-100,max=100,prec=0.01,dmin=-1,dmax=1"`
+	}
+	_, err := For[pos3]()
+	require.ErrorIs(t, err, ErrBadTag)
+	require.ErrorContains(t, err, "pos3.Pos: ")
+	require.ErrorContains(t, err, "dmin/dmax on an array")
+}
