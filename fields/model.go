@@ -143,23 +143,29 @@ func (q *Quat) readDiffCodes(r *bits.Reader, t *QuatCodes, rank int, e *[3]int64
 }
 
 // DeltaSymbols returns what a model records of cur against base: relative
-// false for the absolute form (no baseline), else the rank and the three
-// differences, whatever their size: a model learns the large differences
-// too (the encoder still writes the absolute form where the trained codes
-// make the relative one longer), and absolute keeps its code space for
-// what has no relative form.
+// false for the absolute form (no baseline, or a relative form longer
+// than the adaptive code's choice allows), else the rank and the three
+// differences. The choice is made in the state at a message's start
+// (DeltaSymbolsIn).
 func (q *Quat) DeltaSymbols(base uint64, baseOK bool, cur uint64) (rank int, e [3]int64, relative bool) {
 	s := NewQuatDeltaState()
 	return q.DeltaSymbolsIn(&s, base, baseOK, cur)
 }
 
-// DeltaSymbolsIn is DeltaSymbols in state s, which it updates as
-// WriteDelta would for a relative quaternion.
+// DeltaSymbolsIn is DeltaSymbols with the choice made in state s (its
+// running mean warmed by the quaternions before this one in the same
+// message, as the adaptive code's is): relative when the three Rice codes
+// of the differences with s's parameters and a 2-bit mode fit in the
+// adaptive code's bound. s is updated as WriteDelta updates it.
 func (q *Quat) DeltaSymbolsIn(s *QuatDeltaState, base uint64, baseOK bool, cur uint64) (rank int, e [3]int64, relative bool) {
 	if baseOK {
 		rank, e = q.quatDiffs(base, cur)
-		s.update(e)
-		return rank, e, true
+		k := s.allParams(e)
+		size := 2 + RiceBits(e[0], k[0], q.n) + RiceBits(e[1], k[1], q.n) + RiceBits(e[2], k[2], q.n)
+		if size <= 3+q.Bits() {
+			s.update(e)
+			return rank, e, true
+		}
 	}
 	s.afterAbs = 1
 	return rank, e, false

@@ -313,16 +313,15 @@ func WriteRiceEG(w *bits.Writer, v int64, k, u int) {
 // An Exp-Golomb part of more than 40 ones, and a negative zero, are
 // ErrMalformed.
 func ReadRiceEG(r *bits.Reader, k, u int) (int64, error) {
-	q := 0
-	for q < u {
-		one, err := r.ReadBool()
-		if err != nil {
-			return 0, err
-		}
-		if !one {
-			break
-		}
-		q++
+	// Each run of ones through a peek: at most u <= 6, then at most
+	// riceEGMaxOnes + 1 bits, the 0 that ends it included.
+	q := min(mbits.TrailingZeros64(^r.Peek(u)), u)
+	n := q
+	if q < u {
+		n++
+	}
+	if err := r.Skip(n); err != nil {
+		return 0, err
 	}
 	var m uint64
 	if q < u {
@@ -332,18 +331,12 @@ func ReadRiceEG(r *bits.Reader, k, u int) (int64, error) {
 		}
 		m = uint64(q)<<uint(k) | lo
 	} else {
-		ones := 0
-		for {
-			one, err := r.ReadBool()
-			if err != nil {
-				return 0, err
-			}
-			if !one {
-				break
-			}
-			if ones++; ones > riceEGMaxOnes {
-				return 0, ErrMalformed
-			}
+		ones := mbits.TrailingZeros64(^r.Peek(riceEGMaxOnes + 1))
+		if ones > riceEGMaxOnes {
+			return 0, ErrMalformed
+		}
+		if err := r.Skip(ones + 1); err != nil {
+			return 0, err
 		}
 		j := k + 1
 		low, err := r.ReadBits(ones + j)

@@ -3,6 +3,7 @@ package fields
 import (
 	"errors"
 	"math"
+	mbits "math/bits"
 
 	"github.com/bitwire/bitwire/bits"
 )
@@ -158,12 +159,14 @@ func (w Window) NewState() WindowState { return WindowState{} }
 // writes the value in full.
 func (w Window) Write(wr *bits.Writer, s *WindowState, base, cur uint64) bool {
 	diff := int64(cur - base)
-	in := diff >= w.lo && diff <= w.hi
-	wr.WriteBool(in)
-	if !in {
+	if diff < w.lo || diff > w.hi {
+		wr.WriteBits(0, 1)
 		return false
 	}
 	m := abs64(diff)
+	// The window bit and the code in one write: at most 1 + RiceEscape +
+	// 54 bits (an escape), or 1 + RiceEscape + 1 + 20 + 1 (a short form).
+	code, n := uint64(1), 1
 	if w.k0 != 0 {
 		// The short form: a quotient below the unary limit (1 for the
 		// first difference), in unary, then the k low bits and the sign;
@@ -172,18 +175,22 @@ func (w Window) Write(wr *bits.Writer, s *WindowState, base, cur uint64) bool {
 		if s.started {
 			k, u = min(s.mean.K(), w.maxK), uint64(w.unary)
 		}
-		if q := m >> uint(k); q < u {
-			wr.WriteBits(1<<q-1, int(q)+1)
-			wr.WriteBits(m&(1<<uint(k)-1), k)
+		uk := uint(k) & 63
+		if q := m >> uk; q < u {
+			code |= (1<<q - 1 | (m&(1<<uk-1))<<(q+1)) << 1
+			n += int(q) + 1 + k
 			if m != 0 {
-				wr.WriteBits(uint64(diff)>>63, 1)
+				code |= uint64(diff) >> 63 << (uint(n) & 63)
+				n++
 			}
+			wr.WriteBits(code, n)
 			s.add(m)
 			return true
 		}
-		wr.WriteBits(1<<u-1, int(u))
+		code |= (1<<u - 1) << 1
+		n += int(u)
 	}
-	wr.WriteBits(uint64(diff-w.lo), w.bits)
+	wr.WriteBits(code|uint64(diff-w.lo)<<(uint(n)&63), n+w.bits)
 	s.add(m)
 	return true
 }
@@ -203,16 +210,14 @@ func (w Window) Read(r *bits.Reader, s *WindowState) (diff int64, in bool, err e
 		k, u = min(s.mean.K(), w.maxK), w.unary
 	}
 	if w.k0 != 0 {
-		q := 0
-		for q < u {
-			one, err := r.ReadBool()
-			if err != nil {
-				return 0, false, err
-			}
-			if !one {
-				break
-			}
-			q++
+		// The unary part, at most u <= RiceEscape bits, through a peek.
+		q := min(mbits.TrailingZeros64(^r.Peek(u)), u)
+		n := q
+		if q < u {
+			n++ // the 0 that ends it
+		}
+		if err := r.Skip(n); err != nil {
+			return 0, false, err
 		}
 		if q < u {
 			low, err := r.ReadBits(k)
