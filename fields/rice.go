@@ -264,18 +264,25 @@ func RiceEGBits(v int64, k, u int) int {
 // most 20 and 3.
 func riceEGCode(m, neg uint64, k, u int) (uint64, int) {
 	uk := uint(k) & 63
-	var c uint64
-	var n int
-	if q := m >> uk; q < uint64(u) {
-		c, n = 1<<q-1|(m&(1<<uk-1))<<(q+1), int(q)+1+k
-	} else {
-		j := uint(k+1) & 63
-		y := m - uint64(u)<<uk + 1<<j
-		l := uint(mbits.Len64(y))
-		ones := l - 1 - j
-		c = 1<<uint(u) - 1 | (1<<ones-1)<<uint(u) | (y&(1<<(l-1)-1))<<(uint(u)+ones+1)
-		n = u + int(ones) + 1 + int(l) - 1
+	q := m >> uk
+	if q >= uint64(u) {
+		return riceEGEscape(m, neg, k, u)
 	}
+	// q ones, a 0, the k low bits, the sign (neg is 0 for m = 0).
+	n := int(q) + 1 + k + int((m|-m)>>63)
+	return 1<<q - 1 | (m&(1<<uk-1))<<(q+1) | neg<<(uint(n-1)&63), n
+}
+
+// riceEGEscape is riceEGCode of a magnitude past the unary part, out of
+// line so that riceEGCode's common case is inlined.
+func riceEGEscape(m, neg uint64, k, u int) (uint64, int) {
+	uk := uint(k) & 63
+	j := uint(k+1) & 63
+	y := m - uint64(u)<<uk + 1<<j
+	l := uint(mbits.Len64(y))
+	ones := l - 1 - j
+	c := 1<<uint(u) - 1 | (1<<ones-1)<<uint(u) | (y&(1<<(l-1)-1))<<(uint(u)+ones+1)
+	n := u + int(ones) + 1 + int(l) - 1
 	if m != 0 {
 		c |= neg << (uint(n) & 63)
 		n++
