@@ -160,3 +160,6 @@ func TestWindowOnArrayRefused(t *testing.T) {
 	require.ErrorContains(t, err, "pos3.Pos: ")
 	require.ErrorContains(t, err, "dmin/dmax on an array")
 }
+
+// gWides is the type of golden vector delta-window-adaptive.
+type gWides struct{ S []wideWindow }

@@ -267,6 +267,12 @@ func goldenCases() []goldenCase {
 		deltaCase("delta-quat-after-absolute",
 			gSpinners{S: []Spinner{{Rot: q(0, 0, 0, 1)}, {Rot: q(0.6, 0, 0.8, 0)}, {Rot: q(0.5, 0.5, 0.5, 0.5)}}},
 			gSpinners{S: []Spinner{{Rot: q(0.5, -0.5, 0.5, 0.5)}, {Rot: q(0, 0.6, 0, 0.8)}, {Rot: q(0.51, 0.5, 0.49, 0.5)}}}),
+		// wire version 4: a window's first difference in its short form,
+		// a later one Rice-coded, one escaped; a quaternion's first
+		// difference in the Exp-Golomb escape
+		deltaCase("delta-window-adaptive", gWides{S: []wideWindow{{X: 1, Y: 2}, {X: 3, Y: 4}, {X: 5, Y: 6}}},
+			gWides{S: []wideWindow{{X: 1.05, Y: 2.3}, {X: 3.5, Y: 4.01}, {X: 6.9, Y: 6}}}),
+		deltaCase("delta-quat-escape", Spinner{Rot: q(0, 0, 0, 1)}, Spinner{Rot: q(0.0523, 0, 0, 0.9986)}),
 	}, goldenModelCases()...)
 }
 

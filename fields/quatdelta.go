@@ -346,24 +346,36 @@ func (q *Quat) WriteDelta(w *bits.Writer, s *QuatDeltaState, base uint64, baseOK
 		a0, a1, a2 := abs64(e0), abs64(e1), abs64(e2)
 		k0, k1, k2 := s.k0(), riceK(a0), riceK((a0+a1+1)/2)
 		code, cn := s.modeCode(rank)
-		// At most 64 bits a code up to 20 bits a component (k <= 20). The
-		// common case, three quotients in their unary parts, is the plain
-		// Rice code's short form (riceLen and riceCode, inlined; the unary
-		// limits are below RiceEscape).
-		var c0, c1, c2 uint64
-		var n0, n1, n2 int
+		// At most 64 bits a code up to 20 bits a component (k <= 20). A
+		// quotient in its unary part is the plain Rice code's short form
+		// (riceLen and riceCode, inlined; the unary limits are below
+		// RiceEscape); another takes the Exp-Golomb escape instead.
+		u0 := uint64(s.u0())
 		q0, q1, q2 := a0>>(uint(k0)&63), a1>>(uint(k1)&63), a2>>(uint(k2)&63)
-		if q0 < uint64(s.u0()) && q1 < quatUnary && q2 < quatUnary {
-			n0, n1, n2 = riceLen(a0, q0, k0, 0), riceLen(a1, q1, k1, 0), riceLen(a2, q2, k2, 0)
-			c0 = riceCode(a0, q0, uint64(e0)>>63, k0, n0)
-			c1 = riceCode(a1, q1, uint64(e1)>>63, k1, n1)
-			c2 = riceCode(a2, q2, uint64(e2)>>63, k2, n2)
-		} else {
-			c0, n0 = riceEGCode(a0, uint64(e0)>>63, k0, s.u0())
-			c1, n1 = riceEGCode(a1, uint64(e1)>>63, k1, quatUnary)
-			c2, n2 = riceEGCode(a2, uint64(e2)>>63, k2, quatUnary)
+		n0, n1, n2 := riceLen(a0, q0, k0, 0), riceLen(a1, q1, k1, 0), riceLen(a2, q2, k2, 0)
+		if q0 >= u0 {
+			n0 = riceEGEscapeLen(a0, k0, int(u0))
+		}
+		if q1 >= quatUnary {
+			n1 = riceEGEscapeLen(a1, k1, quatUnary)
+		}
+		if q2 >= quatUnary {
+			n2 = riceEGEscapeLen(a2, k2, quatUnary)
 		}
 		if size := cn + n0 + n1 + n2; size <= 5+3*q.n {
+			// The codes, only for a relative form that is written.
+			c0 := riceCode(a0, q0, uint64(e0)>>63, k0, n0)
+			c1 := riceCode(a1, q1, uint64(e1)>>63, k1, n1)
+			c2 := riceCode(a2, q2, uint64(e2)>>63, k2, n2)
+			if q0 >= u0 {
+				c0, _ = riceEGEscape(a0, uint64(e0)>>63, k0, int(u0))
+			}
+			if q1 >= quatUnary {
+				c1, _ = riceEGEscape(a1, uint64(e1)>>63, k1, quatUnary)
+			}
+			if q2 >= quatUnary {
+				c2, _ = riceEGEscape(a2, uint64(e2)>>63, k2, quatUnary)
+			}
 			if size <= 64 {
 				w.WriteBits(code|c0<<(uint(cn)&63)|c1<<(uint(cn+n0)&63)|c2<<(uint(cn+n0+n1)&63), size)
 			} else {

@@ -273,6 +273,16 @@ func riceEGCode(m, neg uint64, k, u int) (uint64, int) {
 	return 1<<q - 1 | (m&(1<<uk-1))<<(q+1) | neg<<(uint(n-1)&63), n
 }
 
+// riceEGEscapeLen is the size riceEGEscape gives a magnitude m past the
+// unary part (m >> k >= u): u ones, L-1-j ones, a 0, L-1 bits (L the bit
+// length of y = m - u<<k + 2^j, j = k+1) and a sign; small enough to be
+// inlined.
+func riceEGEscapeLen(m uint64, k, u int) int {
+	j := uint(k+1) & 63
+	l := mbits.Len64(m - uint64(u)<<(uint(k)&63) + 1<<j)
+	return u + 2*l - int(j) - 1 + int((m|-m)>>63)
+}
+
 // riceEGEscape is riceEGCode of a magnitude past the unary part, out of
 // line so that riceEGCode's common case is inlined.
 func riceEGEscape(m, neg uint64, k, u int) (uint64, int) {
