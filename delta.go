@@ -32,6 +32,11 @@ func (n *node) setDelta(path string) error {
 	}
 	a, _ := parseFloatBound("dmin", s.dmin)
 	b, _ := parseFloatBound("dmax", s.dmax)
+	if n.code == cArray {
+		// An array is composite in deltas: its elements have no changed
+		// bits or windows of their own.
+		return badTag(path, "dmin/dmax on an array: a delta sends a changed array in full (arrays are composite); for a windowed position use a struct of scalar fields")
+	}
 	if n.row.step == nil {
 		return badTag(path, "dmin/dmax apply to q, range, bits and fixed codings only")
 	}
@@ -40,7 +45,15 @@ func (n *node) setDelta(path string) error {
 	if err != nil {
 		return badTag(path, "dmin=%s dmax=%s holds no whole step of %g", s.dmin, s.dmax, step)
 	}
-	n.win, n.hasD = w, true
+	// The escape's unary length is bounded by the value in full: a fixed
+	// width, or the largest of a variable one.
+	full := -1
+	if n.row.width != nil {
+		full = n.row.width(n)
+	} else if n.row.maxBits != nil {
+		full = n.row.maxBits(n)
+	}
+	n.win, n.hasD = w.WithFullBits(full), true
 	return nil
 }
 

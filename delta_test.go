@@ -70,13 +70,15 @@ func TestDeltaTransform(t *testing.T) {
 	moved.X += 0.5
 	moved.Y += 0.5
 	moved.Z += 0.5
-	// Each axis: changed, in the window, then 5 steps Rice-coded with
-	// K = 0 (the mean starts at 20/32 steps, taken as 1): five ones, a
-	// zero and a sign.
-	require.Equal(t, 3*9+2, deltaBits(t, &base, &moved))
+	// Each axis: changed, in the window, then 5 steps in the plain fixed
+	// coding, 5 - lo = 15 in BitsRequired(20) = 5 bits: the window's
+	// guess of a move, 20/32 steps, gives a parameter of 0, so no
+	// adaptive form could save a bit (wire version 4; version 3 wrote
+	// 29 bits).
+	require.Equal(t, 3*7+2, deltaBits(t, &base, &moved))
 	data, err := MarshalDelta(&base, &moved)
 	require.NoError(t, err)
-	require.Len(t, data, 4)
+	require.Len(t, data, 3)
 
 	plainBase := Transform{X: base.X, Y: base.Y, Z: base.Z, Yaw: base.Yaw, Pitch: base.Pitch}
 	plainMoved := Transform{X: moved.X, Y: moved.Y, Z: moved.Z, Yaw: moved.Yaw, Pitch: moved.Pitch}

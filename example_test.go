@@ -163,7 +163,7 @@ func ExampleCodec_Schema() {
 	// Weapon bits 4 bits
 	// Angle q 10 bits
 	// {"coding":"q","type":"float32","q":{"min":0,"max":360,"steps":1023,"step":0.3519061583577713,"bits":10,"zero":false,"kmin":0},"minBits":10,"maxBits":10}
-	// fingerprint 91d58777e87040ff
+	// fingerprint fc4f4eb13a3e3a9c
 }
 
 func ExampleSchemaOf() {

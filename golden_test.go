@@ -309,6 +309,12 @@ func goldenCases() []goldenCase {
 			"debug: true: 0xA5 after A, after P (none after P.X), and once after the group B, C"),
 		withNote(deltaCaseOf("delta-debug", MustFor[gDebug]().WithDebug(true), gDebug{A: 5, P: gLeaf{X: 2}, B: -1, C: 3}, gDebug{A: 5, P: gLeaf{X: 3}, B: -1, C: 4}),
 			"debug: true: 0xA5 after each top-level field's changed bit and value delta, the group's members one by one"),
+		// wire version 4: a window's first difference in its short form,
+		// a later one Rice-coded, one escaped; a quaternion's first
+		// difference in the Exp-Golomb escape
+		deltaCase("delta-window-adaptive", gWides{S: []wideWindow{{X: 1, Y: 2}, {X: 3, Y: 4}, {X: 5, Y: 6}}},
+			gWides{S: []wideWindow{{X: 1.05, Y: 2.3}, {X: 3.5, Y: 4.01}, {X: 6.9, Y: 6}}}),
+		deltaCase("delta-quat-escape", Spinner{Rot: q(0, 0, 0, 1)}, Spinner{Rot: q(0.0523, 0, 0, 0.9986)}),
 	}, goldenModelCases()...)
 }
 

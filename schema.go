@@ -25,8 +25,11 @@ const SchemaFormat = "bitwire-schema"
 // quantization grids of ranges holding zero, and quaternion components, at
 // zero (docs/wire-format.md, "Version"). Version 3 Rice-codes the changed
 // values of deltas: windowed differences and relative quaternions, which
-// also survive a change of the largest component.
-const WireVersion = 3
+// also survive a change of the largest component. Version 4 bounds what
+// adapting costs: a message's first windowed difference costs at most one
+// bit more than its plain fixed coding, and the differences of relative
+// quaternions escape to an Exp-Golomb code that grows gracefully.
+const WireVersion = 4
 
 // SchemaVersion is the version of the schema format described in
 // docs/schema.md. It changes when a field's meaning changes or a field a
@@ -285,10 +288,20 @@ type DeltaParams struct {
 	// floor(DMax/step + 1e-9).
 	Lo int64 `json:"lo"`
 	Hi int64 `json:"hi"`
-	// Bits is BitsRequired(Hi-Lo), the window's width. Derived. (An
-	// in-window difference is Rice-coded; its escape width and starting
-	// mean follow from Lo and Hi: see docs/wire-format.md.)
+	// Bits is BitsRequired(Hi-Lo), the width of an in-window
+	// difference's plain fixed coding. Derived.
 	Bits int `json:"bits"`
+	// FirstK and Unary are the adaptive code's parameters (wire version
+	// 4, docs/wire-format.md "Windows"): the first difference of a
+	// message has a short form of FirstK low bits, a later one escapes
+	// after Unary one bits; 0 for either: every difference in Bits bits.
+	// Derived, from Lo, Hi and the value's width in full.
+	FirstK int `json:"firstK"`
+	Unary  int `json:"unary"`
+	// MinBits and MaxBits bound an in-window difference's size, without
+	// the window bit. Derived.
+	MinBits int `json:"minBits"`
+	MaxBits int `json:"maxBits"`
 }
 
 // Schema returns the description of T's wire format: a new value each
@@ -472,7 +485,8 @@ func (b *schemaBuilder) node(n *node) *NodeSchema {
 	if n.hasD {
 		a, _ := parseFloatBound("dmin", n.spec.dmin)
 		z, _ := parseFloatBound("dmax", n.spec.dmax)
-		ns.Delta = &DeltaParams{DMin: a, DMax: z, Lo: n.win.Lo(), Hi: n.win.Hi(), Bits: n.win.Bits()}
+		ns.Delta = &DeltaParams{DMin: a, DMax: z, Lo: n.win.Lo(), Hi: n.win.Hi(), Bits: n.win.Bits(),
+			FirstK: n.win.FirstK(), Unary: n.win.Unary(), MinBits: n.win.MinBits(), MaxBits: n.win.MaxBits()}
 	}
 	return ns
 }

@@ -91,7 +91,13 @@ func (l *layouter) nodeRows(n *NodeSchema, path, extra string, stack []int) {
 		add("clamp")
 	}
 	if d := n.Delta; d != nil {
-		add("dmin=%g dmax=%g (steps %d..%d, %d bits)", d.DMin, d.DMax, d.Lo, d.Hi, d.Bits)
+		// What an in-window difference really costs after its window bit:
+		// the plain fixed coding, or the adaptive code's bounds.
+		if d.FirstK == 0 {
+			add("dmin=%g dmax=%g (steps %d..%d, %d bits)", d.DMin, d.DMax, d.Lo, d.Hi, d.Bits)
+		} else {
+			add("dmin=%g dmax=%g (steps %d..%d, %d..%d bits; first of a message at most %d)", d.DMin, d.DMax, d.Lo, d.Hi, d.MinBits, d.MaxBits, d.Bits+1)
+		}
 	}
 	if n.Composite {
 		add("composite")

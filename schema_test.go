@@ -26,7 +26,7 @@ func TestFingerprintWorkedExample(t *testing.T) {
 	var in []byte
 	fp := fingerprintInput(s, &in)
 	require.Equal(t, "626974776972652d66702d31"+ // "bitwire-fp-1"
-		"0300000000000000"+ // wire version 3
+		"0400000000000000"+ // wire version 4
 		"00"+ // not debug
 		"0d"+"00"+"00"+ // struct, not composite, its fields follow
 		"0100000000000000"+ // one field
@@ -35,13 +35,13 @@ func TestFingerprintWorkedExample(t *testing.T) {
 		"0700000000000000"+ // width 7
 		"00", // no delta window
 		hex.EncodeToString(in))
-	require.Equal(t, uint64(0x8444bd6527b711f5), fp)
-	require.Equal(t, "8444bd6527b711f5", s.Fingerprint)
+	require.Equal(t, uint64(0xcf2886a68fe710c8), fp)
+	require.Equal(t, "cf2886a68fe710c8", s.Fingerprint)
 	c := MustFor[fpTiny]()
 	require.Equal(t, fp, c.Fingerprint())
-	require.Equal(t, uint32(0xa3f3ac90), uint32(fp)^uint32(fp>>32)) // the snapshot header's 32 bits
-	require.Equal(t, uint64(0xb805aaa51ec722aa), c.WithDebug(true).Fingerprint())
-	require.Equal(t, "b805aaa51ec722aa", c.WithDebug(true).Schema().Fingerprint)
+	require.Equal(t, uint32(0x40cf966e), uint32(fp)^uint32(fp>>32)) // the snapshot header's 32 bits
+	require.Equal(t, uint64(0xb0c866bd8a18e773), c.WithDebug(true).Fingerprint())
+	require.Equal(t, "b0c866bd8a18e773", c.WithDebug(true).Schema().Fingerprint)
 	require.Equal(t, fp, c.WithDebug(true).WithDebug(false).Fingerprint())
 }
 
@@ -307,10 +307,10 @@ func TestSchemaDescribesEveryCoding(t *testing.T) {
 	require.Equal(t, &NodeSchema{Coding: "bits", Type: "int16", Bits: &BitsParams{Width: 9}, Clamp: true, MinBits: 9, MaxBits: 9}, node("Bi"))
 	require.Equal(t, &RangeParams{Min: "10", Max: "18446744073709551615", Bits: 64}, node("R").Range)
 	require.Equal(t, &RangeParams{Min: "-9223372036854775808", Max: "9223372036854775807", Bits: 64}, node("Ri").Range)
-	require.Equal(t, &DeltaParams{DMin: -3, DMax: 4, Lo: -3, Hi: 4, Bits: 3}, node("Ri").Delta)
+	require.Equal(t, &DeltaParams{DMin: -3, DMax: 4, Lo: -3, Hi: 4, Bits: 3, MinBits: 3, MaxBits: 3}, node("Ri").Delta)
 	q := node("Q")
 	require.Equal(t, &QParams{Min: -1, Max: 1, Steps: 2000, Bits: 11, Step: 0.001, Zero: true, KMin: -1000}, q.Q)
-	require.Equal(t, &DeltaParams{DMin: -0.01, DMax: 0.01, Lo: -10, Hi: 10, Bits: 5}, q.Delta)
+	require.Equal(t, &DeltaParams{DMin: -0.01, DMax: 0.01, Lo: -10, Hi: 10, Bits: 5, MinBits: 5, MaxBits: 5}, q.Delta)
 	require.Equal(t, "float32", node("F").Type)
 	require.Equal(t, &FixedParams{Prec: 0.25, Width: 6}, node("Fx").Fixed)
 	require.Equal(t, &VarintParams{Group: 4}, node("V").Varint)

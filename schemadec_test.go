@@ -622,25 +622,45 @@ func (d *sdec) valueDelta(n *NodeSchema, b any) any {
 		}
 	}
 	if w := n.Delta; w != nil && d.read(1) == 1 {
-		// Rice-coded with the node's running mean, which starts at
-		// (hi-lo)/32 steps (1 to 2^20); escapes hold max(|lo|, |hi|).
+		// Wire version 4: the first difference of a message in the
+		// short form (FirstK low bits) or the plain fixed coding; later
+		// ones Rice-coded with the running mean, which the first sets,
+		// escaping after Unary ones to the plain fixed coding.
 		if d.wins == nil {
 			d.wins = map[*NodeSchema]*uint32{}
 		}
 		mean := d.wins[n]
-		if mean == nil {
-			mean = new(uint32)
-			*mean = 16 * uint32(max(min((w.Hi-w.Lo)/32, 1<<20), 1))
-			d.wins[n] = mean
+		k, u := w.FirstK, 1
+		if mean != nil {
+			k, u = min(riceK(*mean), max(0, w.Bits-2)), w.Unary
 		}
-		diff := d.rice(riceK(*mean), mbits.Len64(uint64(max(-w.Lo, w.Hi, w.Lo))))
+		var diff int64
+		q := 0
+		if w.FirstK > 0 {
+			for q < u && d.read(1) == 1 {
+				q++
+			}
+		}
+		if w.FirstK > 0 && q < u {
+			diff = int64(q)<<uint(k) | int64(d.read(k))
+			if diff != 0 && d.read(1) == 1 {
+				diff = -diff
+			}
+		} else {
+			diff = int64(d.read(w.Bits)) + w.Lo
+		}
 		if diff < w.Lo || diff > w.Hi {
 			panic(errSchemaDec)
 		}
 		x := uint32(16 * min(abs(diff), 1<<20))
-		if x >= *mean {
+		switch {
+		case mean == nil:
+			mean = new(uint32)
+			*mean = x
+			d.wins[n] = mean
+		case x >= *mean:
 			*mean += (x - *mean) >> 2
-		} else {
+		default:
 			*mean -= (*mean - x) >> 2
 		}
 		return keyValue(n, stepKey(n, b)+uint64(diff))
@@ -990,7 +1010,11 @@ func (d *sdec) quatDelta(n *NodeSchema, b [4]float64) any {
 		if d.model != nil {
 			e[k] = d.quatDiffModel(t0, mode, k, nb, e)
 		} else {
-			e[k] = d.rice(kk, nb)
+			u := 5 // the unary limit; 3 for a cold first difference
+			if k == 0 && !st.warm {
+				u = 3
+			}
+			e[k] = d.riceEG(kk, u)
 		}
 		v := all[c] + e[k]
 		if v < 0 || v > steps {
@@ -1001,6 +1025,7 @@ func (d *sdec) quatDelta(n *NodeSchema, b [4]float64) any {
 	if d.r.Pos()-start > maxBits {
 		panic(errSchemaDec)
 	}
+	st.warm = true
 	x := uint32(16 * ((abs(e[0]) + abs(e[1]) + abs(e[2]) + 1) / 3))
 	if x >= *mean {
 		*mean += (x - *mean) >> 2
@@ -1015,6 +1040,7 @@ func (d *sdec) quatDelta(n *NodeSchema, b [4]float64) any {
 type sdecQuat struct {
 	mean     uint32
 	afterAbs int
+	warm     bool // a relative quaternion was read
 }
 
 // quatState returns node n's state in this message, a mean of 2 steps at
@@ -1031,6 +1057,32 @@ func (d *sdec) quatState(n *NodeSchema) *sdecQuat {
 
 // riceK is the Rice parameter of a running mean in 1/16ths.
 func riceK(m16 uint32) int { return min(mbits.Len32(m16*11>>8), 20) }
+
+// riceEG reads a difference in the Rice code with parameter k, unary limit
+// u and an Exp-Golomb escape of order k+1.
+func (d *sdec) riceEG(k, u int) int64 {
+	q := 0
+	for q < u && d.read(1) == 1 {
+		q++
+	}
+	var m int64
+	if q < u {
+		m = int64(q)<<uint(k) | int64(d.read(k))
+	} else {
+		ones := 0
+		for d.read(1) == 1 {
+			if ones++; ones > 40 {
+				panic(errSchemaDec)
+			}
+		}
+		y := int64(1)<<uint(ones+k+1) | int64(d.read(ones+k+1))
+		m = y - 1<<uint(k+1) + int64(u)<<uint(k)
+	}
+	if m != 0 && d.read(1) == 1 {
+		return -m
+	}
+	return m
+}
 
 // rice reads a Rice-coded difference with parameter k and escape width w.
 func (d *sdec) rice(k, w int) int64 {

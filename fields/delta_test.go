@@ -37,13 +37,15 @@ func TestWindow(t *testing.T) {
 	w, err := NewWindow(-1, 1, 0.25)
 	require.NoError(t, err)
 	require.Equal(t, [4]int64{-4, 4, 4, 3}, [4]int64{w.Lo(), w.Hi(), int64(w.Bits()), int64(w.EscapeBits())})
-	// The mean starts at 1 step (8/32, at least 1): K = 0, so d costs
-	// |d| ones, a zero and a sign.
+	// The window's guess of a move, 8/32 steps (at least 1), gives a
+	// parameter of 0: every difference in the plain fixed coding, d + 4
+	// in 4 bits.
+	require.Equal(t, [3]int{0, 0, 4}, [3]int{w.FirstK(), w.Unary(), w.MaxBits()})
 	for _, c := range []struct {
 		base, cur uint64
 		in        bool
 		size      int
-	}{{10, 14, true, 7}, {10, 6, true, 7}, {10, 10, true, 2}, {10, 15, false, 1}, {10, 5, false, 1}, {0, math.MaxUint64, true, 4}} {
+	}{{10, 14, true, 5}, {10, 6, true, 5}, {10, 10, true, 5}, {10, 15, false, 1}, {10, 5, false, 1}, {0, math.MaxUint64, true, 5}} {
 		var bw bits.Writer
 		ws, rs := w.NewState(), w.NewState()
 		require.Equal(t, c.in, w.Write(&bw, &ws, c.base, c.cur))
@@ -63,15 +65,15 @@ func TestWindow(t *testing.T) {
 	s := w.NewState()
 	_, _, err = w.Read(bits.NewReader(nil), &s)
 	require.ErrorIs(t, err, bits.ErrUnexpectedEnd)
-	wide, err := NewWindow(-100, 100, 1) // escaped: 6 ones, then 7 bits
+	wide, err := NewWindow(-100, 100, 1) // the plain fixed coding after 1, 1: 8 bits
 	require.NoError(t, err)
 	s = wide.NewState()
 	_, _, err = wide.Read(bits.NewReader([]byte{0x7f}), &s)
 	require.ErrorIs(t, err, bits.ErrUnexpectedEnd)
-	// a difference outside the window: 5 in a window of ±4
+	// a difference outside the window: 5 in a window of ±4 (9 = 5 - lo)
 	var bw bits.Writer
 	bw.WriteBool(true)
-	WriteRice(&bw, 5, 0, 3)
+	bw.WriteBits(9, 4)
 	s = w.NewState()
 	_, _, err = w.Read(bits.NewReader(bw.Bytes()), &s)
 	require.ErrorIs(t, err, ErrMalformed)
@@ -163,7 +165,7 @@ func TestQuatDelta(t *testing.T) {
 	base, _ := q.Pack([4]float64{0, 0, 0, 1})
 	w = bits.Writer{}
 	w.WriteBits(0, 1)
-	WriteRice(&w, -int64(base>>2&511)-1, s.params([3]int64{}, 0), 9)
+	WriteRiceEG(&w, -int64(base>>2&511)-1, s.params([3]int64{}, 0), s.u0())
 	w.WriteBits(0, 20)
 	_, err = q.ReadDelta(bits.NewReader(w.Bytes()), &s, &[4]float64{0, 0, 0, 1})
 	require.ErrorIs(t, err, ErrMalformed)
@@ -179,12 +181,11 @@ func TestQuatDelta(t *testing.T) {
 	// a relative form longer than the absolute one
 	w = bits.Writer{}
 	w.WriteBits(0, 1)
-	for range 3 {
-		w.WriteBits(1<<RiceEscape-1, RiceEscape)
-		w.WriteBits(300, 9)
-		w.WriteBits(1, 1)
-	}
 	s = NewQuatDeltaState()
+	e := [3]int64{-200, -200, -200} // each about 17 bits
+	WriteRiceEG(&w, e[0], s.params(e, 0), s.u0())
+	WriteRiceEG(&w, e[1], s.params(e, 1), quatUnary)
+	WriteRiceEG(&w, e[2], s.params(e, 2), quatUnary)
 	_, err = q.ReadDelta(bits.NewReader(w.Bytes()), &s, &[4]float64{0, 0, 0, 1})
 	require.ErrorIs(t, err, ErrMalformed)
 }

@@ -21,9 +21,9 @@ import (
 // as quatModeOrder says: usually 0 for rank 0, 10 for rank 1, 110 for
 // absolute, 1110 and 1111 for ranks 2 and 3. A
 // relative quaternion then holds three index differences, cur - base in
-// the component order of the new dropped component, each Rice-coded with a
-// parameter the reader derives as the writer does (QuatDeltaState), and an
-// escape width of n bits.
+// the component order of the new dropped component, each in the Rice code
+// with an Exp-Golomb escape (RiceEG; wire version 4) with a parameter the
+// reader derives as the writer does (QuatDeltaState).
 //
 // When the dropped component changes, the baseline is first re-expressed
 // on the index grid, exactly in integers (ReexpressQuat), so that the
@@ -41,10 +41,33 @@ import (
 type QuatDeltaState struct {
 	mean     RiceMean
 	afterAbs uint8 // 1 when the node's last quaternion was absolute
+	warm     bool  // a relative quaternion of the node was coded
 }
 
 // quatDeltaStart is the running mean a packet starts with, in grid steps.
 const quatDeltaStart = 2
+
+// The differences' code is the Rice code with an Exp-Golomb escape
+// (RiceEG). Its unary limit is quatUnary, but for the first difference of
+// a node's first relative quaternion in a message, quatColdUnary: its
+// parameter is the starting mean's guess, and a turn larger than the
+// guess reaches the Exp-Golomb part, which costs about two bits for each
+// doubling, sooner.
+const (
+	quatUnary     = 5
+	quatColdUnary = 3
+)
+
+// k0 returns the parameter of the first difference.
+func (s *QuatDeltaState) k0() int { return s.mean.K() }
+
+// u0 returns the unary limit of the first difference.
+func (s *QuatDeltaState) u0() int {
+	if !s.warm {
+		return quatColdUnary
+	}
+	return quatUnary
+}
 
 // NewQuatDeltaState returns the state at the start of a packet.
 func NewQuatDeltaState() QuatDeltaState {
@@ -297,7 +320,7 @@ type quatCrossEntry struct {
 func (s *QuatDeltaState) params(e [3]int64, k int) int {
 	switch k {
 	case 0:
-		return s.mean.K()
+		return s.k0()
 	case 1:
 		return NewRiceMean(uint32(min(abs64(e[0]), 1<<20))).K()
 	}
@@ -321,14 +344,38 @@ func (q *Quat) WriteDelta(w *bits.Writer, s *QuatDeltaState, base uint64, baseOK
 	if baseOK {
 		rank, e0, e1, e2 := q.diffs(base, cur)
 		a0, a1, a2 := abs64(e0), abs64(e1), abs64(e2)
-		k0, k1, k2 := s.mean.K(), riceK(a0), riceK((a0+a1+1)/2)
-		q0, q1, q2 := a0>>(uint(k0)&63), a1>>(uint(k1)&63), a2>>(uint(k2)&63)
+		k0, k1, k2 := s.k0(), riceK(a0), riceK((a0+a1+1)/2)
 		code, cn := s.modeCode(rank)
-		n0, n1, n2 := riceLen(a0, q0, k0, q.n), riceLen(a1, q1, k1, q.n), riceLen(a2, q2, k2, q.n)
+		// At most 64 bits a code up to 20 bits a component (k <= 20). A
+		// quotient in its unary part is the plain Rice code's short form
+		// (riceLen and riceCode, inlined; the unary limits are below
+		// RiceEscape); another takes the Exp-Golomb escape instead.
+		u0 := uint64(s.u0())
+		q0, q1, q2 := a0>>(uint(k0)&63), a1>>(uint(k1)&63), a2>>(uint(k2)&63)
+		n0, n1, n2 := riceLen(a0, q0, k0, 0), riceLen(a1, q1, k1, 0), riceLen(a2, q2, k2, 0)
+		if q0 >= u0 {
+			n0 = riceEGEscapeLen(a0, k0, int(u0))
+		}
+		if q1 >= quatUnary {
+			n1 = riceEGEscapeLen(a1, k1, quatUnary)
+		}
+		if q2 >= quatUnary {
+			n2 = riceEGEscapeLen(a2, k2, quatUnary)
+		}
 		if size := cn + n0 + n1 + n2; size <= 5+3*q.n {
+			// The codes, only for a relative form that is written.
 			c0 := riceCode(a0, q0, uint64(e0)>>63, k0, n0)
 			c1 := riceCode(a1, q1, uint64(e1)>>63, k1, n1)
 			c2 := riceCode(a2, q2, uint64(e2)>>63, k2, n2)
+			if q0 >= u0 {
+				c0, _ = riceEGEscape(a0, uint64(e0)>>63, k0, int(u0))
+			}
+			if q1 >= quatUnary {
+				c1, _ = riceEGEscape(a1, uint64(e1)>>63, k1, quatUnary)
+			}
+			if q2 >= quatUnary {
+				c2, _ = riceEGEscape(a2, uint64(e2)>>63, k2, quatUnary)
+			}
 			if size <= 64 {
 				w.WriteBits(code|c0<<(uint(cn)&63)|c1<<(uint(cn+n0)&63)|c2<<(uint(cn+n0+n1)&63), size)
 			} else {
@@ -366,6 +413,7 @@ func (s *QuatDeltaState) update(e [3]int64) {
 // updateMags is update of the differences' magnitudes.
 func (s *QuatDeltaState) updateMags(a0, a1, a2 uint64) {
 	s.mean.Add((a0 + a1 + a2 + 1) / 3)
+	s.warm = true
 	s.afterAbs = 0
 }
 
@@ -423,8 +471,10 @@ func (q *Quat) readRelative(r *bits.Reader, s *QuatDeltaState, t *QuatCodes, bas
 		var err error
 		if t != nil {
 			v, err = q.readDiffCodes(r, t, mode, &e, i)
+		} else if i == 0 {
+			v, err = ReadRiceEG(r, s.params(e, i), s.u0())
 		} else {
-			v, err = ReadRice(r, s.params(e, i), q.n)
+			v, err = ReadRiceEG(r, s.params(e, i), quatUnary)
 		}
 		if err != nil {
 			return 0, err

@@ -33,7 +33,7 @@ func refQuatDiffs(q *Quat, base, cur uint64) (int, [3]int64) {
 }
 
 // refWriteDelta is WriteDelta by the description: the relative form, its
-// mode code and three WriteRice calls, when it is no longer than the
+// mode code and three WriteRiceEG calls, when it is no longer than the
 // bound; else the absolute form's code and Bits() bits.
 func refWriteDelta(q *Quat, w *bits.Writer, s *QuatDeltaState, base uint64, baseOK bool, cur uint64) {
 	if baseOK {
@@ -41,14 +41,15 @@ func refWriteDelta(q *Quat, w *bits.Writer, s *QuatDeltaState, base uint64, base
 		code, cn := s.modeCode(rank)
 		var k [3]int
 		size := cn
+		u := [3]int{s.u0(), quatUnary, quatUnary}
 		for i := range 3 {
 			k[i] = s.params(e, i)
-			size += RiceBits(e[i], k[i], q.n)
+			size += RiceEGBits(e[i], k[i], u[i])
 		}
 		if size <= q.DeltaMaxBits() {
 			w.WriteBits(code, cn)
 			for i := range 3 {
-				WriteRice(w, e[i], k[i], q.n)
+				WriteRiceEG(w, e[i], k[i], u[i])
 			}
 			s.update(e)
 			return

@@ -233,3 +233,145 @@ func (a *RiceMean) Add(m uint64) {
 // than a value just at the escape would, instead of spoiling the values
 // after it.
 func (a *RiceMean) AddCapped(m uint64, k int) { a.Add(min(m, RiceEscape<<uint(k))) }
+
+// The Rice code with an Exp-Golomb escape (wire version 4's code of the
+// differences of relative quaternions) grows gracefully where the plain
+// escape jumps: a magnitude m with parameter k and unary limit u is
+//
+//   - when q = m>>k is below u: q ones, a 0, the k low bits of m;
+//   - else u ones, then x = m - u<<k in the Exp-Golomb code of order
+//     j = k+1: with y = x + 2^j of bit length L, L-1-j ones, a 0, and the
+//     L-1 low bits of y;
+//
+// then a sign bit (1 for negative) when m is not 0. Every magnitude has
+// one spelling; a magnitude twice as large costs about two bits more.
+const (
+	// riceEGMaxOnes bounds the Exp-Golomb part's ones a reader accepts:
+	// more would spell a magnitude of over 2^40.
+	riceEGMaxOnes = 40
+)
+
+// RiceEGBits returns the size of v in the Rice code with parameter k,
+// unary limit u and an Exp-Golomb escape.
+func RiceEGBits(v int64, k, u int) int {
+	_, n := riceEGCode(abs64(v), uint64(v)>>63, k, u)
+	return n
+}
+
+// riceEGCode returns the bits of a magnitude m and sign neg (0 or 1; 0 for
+// m = 0) in the Rice code with an Exp-Golomb escape, first bit lowest, and
+// their count, which is at most 64 for magnitudes below 2^20 and k, u at
+// most 20 and 3.
+func riceEGCode(m, neg uint64, k, u int) (uint64, int) {
+	uk := uint(k) & 63
+	q := m >> uk
+	if q >= uint64(u) {
+		return riceEGEscape(m, neg, k, u)
+	}
+	// q ones, a 0, the k low bits, the sign (neg is 0 for m = 0).
+	n := int(q) + 1 + k + int((m|-m)>>63)
+	return 1<<q - 1 | (m&(1<<uk-1))<<(q+1) | neg<<(uint(n-1)&63), n
+}
+
+// riceEGEscapeLen is the size riceEGEscape gives a magnitude m past the
+// unary part (m >> k >= u): u ones, L-1-j ones, a 0, L-1 bits (L the bit
+// length of y = m - u<<k + 2^j, j = k+1) and a sign; small enough to be
+// inlined.
+func riceEGEscapeLen(m uint64, k, u int) int {
+	j := uint(k+1) & 63
+	l := mbits.Len64(m - uint64(u)<<(uint(k)&63) + 1<<j)
+	return u + 2*l - int(j) - 1 + int((m|-m)>>63)
+}
+
+// riceEGEscape is riceEGCode of a magnitude past the unary part, out of
+// line so that riceEGCode's common case is inlined.
+func riceEGEscape(m, neg uint64, k, u int) (uint64, int) {
+	uk := uint(k) & 63
+	j := uint(k+1) & 63
+	y := m - uint64(u)<<uk + 1<<j
+	l := uint(mbits.Len64(y))
+	ones := l - 1 - j
+	c := 1<<uint(u) - 1 | (1<<ones-1)<<uint(u) | (y&(1<<(l-1)-1))<<(uint(u)+ones+1)
+	n := u + int(ones) + 1 + int(l) - 1
+	if m != 0 {
+		c |= neg << (uint(n) & 63)
+		n++
+	}
+	return c, n
+}
+
+// WriteRiceEG writes v in the Rice code with parameter k, unary limit u
+// and an Exp-Golomb escape.
+func WriteRiceEG(w *bits.Writer, v int64, k, u int) {
+	m := abs64(v)
+	if c, n := riceEGCode(m, uint64(v)>>63, k, u); n <= 64 {
+		w.WriteBits(c, n)
+		return
+	}
+	// Long codes (large k, not a quaternion's): the parts one by one.
+	uk := uint(k)
+	if q := m >> uk; q < uint64(u) {
+		w.WriteBits(1<<q-1, int(q)+1)
+		w.WriteBits(m&(1<<uk-1), k)
+	} else {
+		j := uk + 1
+		y := m - uint64(u)<<uk + 1<<j
+		l := uint(mbits.Len64(y))
+		w.WriteBits(1<<uint(u)-1, u)
+		w.WriteBits(1<<(l-1-j)-1, int(l-j))
+		w.WriteBits(y&(1<<(l-1)-1), int(l)-1)
+	}
+	if m != 0 {
+		w.WriteBits(uint64(v)>>63, 1)
+	}
+}
+
+// ReadRiceEG reads a value written by WriteRiceEG with the same k and u.
+// An Exp-Golomb part of more than 40 ones, and a negative zero, are
+// ErrMalformed.
+func ReadRiceEG(r *bits.Reader, k, u int) (int64, error) {
+	// Each run of ones through a peek: at most u <= 6, then at most
+	// riceEGMaxOnes + 1 bits, the 0 that ends it included.
+	q := min(mbits.TrailingZeros64(^r.Peek(u)), u)
+	n := q
+	if q < u {
+		n++
+	}
+	if err := r.Skip(n); err != nil {
+		return 0, err
+	}
+	var m uint64
+	if q < u {
+		lo, err := r.ReadBits(k)
+		if err != nil {
+			return 0, err
+		}
+		m = uint64(q)<<uint(k) | lo
+	} else {
+		ones := mbits.TrailingZeros64(^r.Peek(riceEGMaxOnes + 1))
+		if ones > riceEGMaxOnes {
+			return 0, ErrMalformed
+		}
+		if err := r.Skip(ones + 1); err != nil {
+			return 0, err
+		}
+		j := k + 1
+		low, err := r.ReadBits(ones + j)
+		if err != nil {
+			return 0, err
+		}
+		y := uint64(1)<<uint(ones+j) | low
+		m = y - 1<<uint(j) + uint64(u)<<uint(k)
+	}
+	if m == 0 {
+		return 0, nil
+	}
+	neg, err := r.ReadBool()
+	if err != nil {
+		return 0, err
+	}
+	if neg {
+		return -int64(m), nil
+	}
+	return int64(m), nil
+}

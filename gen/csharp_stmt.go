@@ -448,7 +448,7 @@ func (g *csGen) delta(n *bitwire.NodeSchema, base, lv, in string) string {
 		if g.mdl != nil {
 			b.p("if (d.WindowToken(%s, %dL, %dL, out %s))", g.modelTable(g.mdl.layout.nodes[n]), dl.Lo, dl.Hi, diff)
 		} else {
-			b.p("if (d.Window(%d, %dL, %dL, out %s))", g.slot(n), dl.Lo, dl.Hi, diff)
+			b.p("if (d.Window(%d, %dL, %dL, %d, %d, %d, out %s))", g.slot(n), dl.Lo, dl.Hi, dl.Bits, dl.FirstK, dl.Unary, diff)
 		}
 		b.p("{")
 		switch n.Coding {

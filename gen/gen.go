@@ -46,7 +46,7 @@ func Named(name string, s *bitwire.Schema) Message { return Message{Name: name, 
 
 // supportedWireVersion is the version of docs/wire-format.md that the
 // runtimes (clients/ts, clients/cs) implement.
-const supportedWireVersion = 3
+const supportedWireVersion = 4
 
 // ErrSchema is returned for a schema the generator cannot use (another
 // format or version, a dangling reference). A schema is untrusted input:

@@ -286,7 +286,7 @@ func tsNode(n *bitwire.NodeSchema, pre string) string {
 		add("emin: %d", n.Key.MinBits+n.Elem.MinBits)
 	}
 	if n.Delta != nil {
-		add("dlo: %d, dhi: %d", n.Delta.Lo, n.Delta.Hi)
+		add("dlo: %d, dhi: %d, dbits: %d, dk: %d, du: %d", n.Delta.Lo, n.Delta.Hi, n.Delta.Bits, n.Delta.FirstK, n.Delta.Unary)
 	}
 	if n.Key != nil {
 		add("key: %s", tsNode(n.Key, pre))

@@ -419,7 +419,7 @@ namespace Bitwire
         public void Read(BitReader r, int[] p) { p[0] = (int)r.Read(2); p[1] = (int)r.Read(N); p[2] = (int)r.Read(N); p[3] = (int)r.Read(N); }
         public void Write(BitWriter w, int[] p) { w.Write((ulong)p[0], 2); w.Write((ulong)p[1], N); w.Write((ulong)p[2], N); w.Write((ulong)p[3], N); }
         static readonly int[] Order0 = { 0, 1, 4, 2, 3 }, Order1 = { 4, 0, 1, 2, 3 };
-        /// <summary>Reads a quaternion's delta against the baseline base (x, y, z, w) into o (wire version 3,
+        /// <summary>Reads a quaternion's delta against the baseline base (x, y, z, w) into o (wire version 4,
         /// wire-format.md "Quaternions in deltas"); id names the quaternion node, whose state lives in d for one message.</summary>
         public void ReadDelta(Decoder d, int id, double bx, double by, double bz, double bw, double[] o, int[] scratch, int[] pb)
         {
@@ -440,7 +440,7 @@ namespace Bitwire
             {
                 int kk = k == 0 ? Decoder.RiceK(d.Mean[s]) : k == 1 ? Decoder.RiceK(16u * (uint)Math.Min(Math.Abs(e0), 1L << 20))
                     : Decoder.RiceK(16u * (uint)Math.Min((Math.Abs(e0) + Math.Abs(e1) + 1) / 2, 1L << 20));
-                long e = d.Rice(kk, N);
+                long e = d.RiceEG(kk, k == 0 && d.Warm[s] == 0 ? 3 : 5);
                 if (k == 0) e0 = e; else if (k == 1) e1 = e; else e2 = e;
                 long v = (mode == 0 ? pb[k + 1] : all[oc[k]]) + e;
                 if (v < 0 || v > Steps) throw new ErrMalformed("relative quaternion component out of range");
@@ -449,6 +449,7 @@ namespace Bitwire
             if (r.Position - start > 3 + 2 + 3 * N) throw new ErrMalformed("relative quaternion longer than the absolute one");
             d.Mean[s] = Decoder.MeanAdd(d.Mean[s], (ulong)((Math.Abs(e0) + Math.Abs(e1) + Math.Abs(e2) + 1) / 3));
             d.AfterAbs[s] = 0;
+            d.Warm[s] = 1;
             Unpack(scratch, o);
         }
         /// <summary>The component dropped by a relative quaternion of the given rank against the packed baseline
@@ -613,6 +614,8 @@ namespace Bitwire
         // it) for one message, started at its first value; a stamp per slot marks the message it belongs to.
         public uint[] Mean = new uint[8];
         public byte[] AfterAbs = new byte[8];
+        /// <summary>Per node in this message: 1 once a value (a relative quaternion, a window's difference) was read.</summary>
+        public byte[] Warm = new byte[8];
         int[] stamp = new int[8];
         int msg = 1;
         public readonly long[] L4 = new long[4];
@@ -621,9 +624,9 @@ namespace Bitwire
             if (id >= stamp.Length)
             {
                 int n = Math.Max(2 * stamp.Length, id + 1);
-                Array.Resize(ref stamp, n); Array.Resize(ref Mean, n); Array.Resize(ref AfterAbs, n);
+                Array.Resize(ref stamp, n); Array.Resize(ref Mean, n); Array.Resize(ref AfterAbs, n); Array.Resize(ref Warm, n);
             }
-            if (stamp[id] != msg) { stamp[id] = msg; Mean[id] = start; AfterAbs[id] = 0; }
+            if (stamp[id] != msg) { stamp[id] = msg; Mean[id] = start; AfterAbs[id] = 0; Warm[id] = 0; }
             return id;
         }
         /// <summary>The Rice parameter of a running mean in 1/16ths of a step.</summary>
@@ -634,17 +637,21 @@ namespace Bitwire
             uint x = (uint)Math.Min(m, 1UL << 20) << 4;
             return x >= m16 ? m16 + ((x - m16) >> 2) : m16 - ((m16 - x) >> 2);
         }
-        /// <summary>A Rice-coded signed difference with parameter k and escape width w (wire-format.md, "Rice codes in deltas").</summary>
-        public long Rice(int k, int w)
+        /// <summary>A signed difference in the Rice code with parameter k, unary limit u and an Exp-Golomb escape of
+        /// order k + 1 (wire-format.md, "Rice codes in deltas").</summary>
+        public long RiceEG(int k, int u)
         {
             int q = 0;
-            while (q < 6 && R.Bool()) q++;
+            while (q < u && R.Bool()) q++;
             ulong m;
-            if (q < 6) m = ((ulong)q << k) | R.Read(k);
+            if (q < u) m = ((ulong)q << k) | R.Read(k);
             else
             {
-                m = R.Read(w);
-                if ((m >> k) < 6) throw new ErrMalformed("escaped Rice value that fits unescaped");
+                int ones = 0;
+                while (R.Bool()) if (++ones > 40) throw new ErrMalformed("Exp-Golomb code too long");
+                int j = k + 1;
+                ulong y = (1UL << (ones + j)) | R.Read(ones + j);
+                m = y - (1UL << j) + ((ulong)u << k);
             }
             if (m == 0) return 0;
             return R.Bool() ? -(long)m : (long)m;
@@ -820,17 +827,34 @@ namespace Bitwire
             }
             return count;
         }
-        /// <summary>A delta window of node id: whether the value is in it, and the difference in steps (wire version 3:
-        /// Rice-coded against the node's running mean in this message).</summary>
-        public bool Window(int id, long lo, long hi, out long diff)
+        /// <summary>A delta window of node id: whether the value is in it, and the difference in steps (wire version 4,
+        /// wire-format.md "Deltas"): a message's first difference in a short form of k0 low bits or the plain fixed
+        /// coding of width bits, later ones Rice-coded against the node's running mean, escaping after u ones to the
+        /// plain fixed coding; k0 = 0: every difference in the plain fixed coding.</summary>
+        public bool Window(int id, long lo, long hi, int width, int k0, int u, out long diff)
         {
             diff = 0;
             if (!R.Bool()) return false;
-            int s = Slot(id, 16u * (uint)Math.Max(1L, Math.Min((hi - lo) / 32, 1L << 20)));
-            ulong big = (ulong)Math.Max(Math.Abs(lo), Math.Abs(hi));
-            diff = Rice(RiceK(Mean[s]), Codings.BitsRequired(big));
+            int s = Slot(id, 0);
+            bool warm = Warm[s] != 0;
+            int k = warm ? Math.Min(RiceK(Mean[s]), Math.Max(0, width - 2)) : k0;
+            int lim = warm ? u : 1;
+            int q = 0;
+            if (k0 > 0) while (q < lim && R.Bool()) q++;
+            if (k0 > 0 && q < lim)
+            {
+                long m = ((long)q << k) | (long)R.Read(k);
+                diff = m != 0 && R.Bool() ? -m : m;
+            }
+            else
+            {
+                diff = (long)R.Read(width) + lo;
+                if (k0 > 0 && (Math.Abs(diff) >> k) < lim) throw new ErrMalformed("escaped window difference that fits the short form");
+            }
             if (diff < lo || diff > hi) throw new ErrMalformed("window difference " + diff + " outside " + lo + ".." + hi);
-            Mean[s] = MeanAdd(Mean[s], (ulong)Math.Abs(diff));
+            ulong mag = (ulong)Math.Abs(diff);
+            Mean[s] = warm ? MeanAdd(Mean[s], mag) : (uint)Math.Min(mag, 1UL << 20) << 4;
+            Warm[s] = 1;
             return true;
         }
         // ---- deltas coded with a model (wire-format.md, "Models") ----

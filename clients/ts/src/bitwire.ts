@@ -441,8 +441,8 @@ export interface Node {
   id?: number;
   /** quat on a struct: the properties holding x, y, z, w (absent: a 4-element array) */
   names?: string[];
-  /** dmin/dmax: the window in steps */
-  dlo?: number; dhi?: number;
+  /** dmin/dmax: the window in steps; the plain fixed coding's width, the first difference's parameter and the later ones' unary limit (wire version 4) */
+  dlo?: number; dhi?: number; dbits?: number; dk?: number; du?: number;
   /** composite: a changed struct is sent in full */
   composite?: boolean;
   /** slice, map: the fewest bits an element (entry) takes, from the schema; bounds lengths read from input */
@@ -1489,13 +1489,28 @@ export class DeltaDecoder extends Decoder {
       if (t !== undefined) return this.scalarModel(n, b, this.m.codes[t]);
     }
     if (n.dlo !== undefined && this.r.bool()) {
-      // wire version 3: the difference Rice-coded against the node's
-      // running mean in this message (wire-format.md, "Rice codes in deltas")
-      const lo = n.dlo as number, hi = n.dhi as number;
-      const st = this.slot(n, 16 * Math.max(1, Math.min(Math.floor((hi - lo) / 32), 2 ** 20)));
-      const diff = this.rice(riceK(st.mean), bitsRequired(Math.max(Math.abs(lo), Math.abs(hi))));
+      // wire version 4 (wire-format.md, "Windows"): a message's first
+      // difference in a short form of dk low bits or the plain fixed
+      // coding; later ones Rice-coded against the running mean, escaping
+      // after du ones to the plain fixed coding
+      const lo = n.dlo as number, hi = n.dhi as number, wb = n.dbits as number, k0 = n.dk as number;
+      const st = this.slot(n, 0);
+      const k = st.warm ? Math.min(riceK(st.mean), Math.max(0, wb - 2)) : k0;
+      const u = st.warm ? (n.du as number) : 1;
+      let q = 0;
+      if (k0 > 0) while (q < u && this.r.bool()) q++;
+      let diff: number;
+      if (k0 > 0 && q < u) {
+        const m = q * 2 ** k + this.r.read(k);
+        diff = m !== 0 && this.r.bool() ? -m : m;
+      } else {
+        diff = Number(this.r.readBig(wb)) + lo;
+        if (k0 > 0 && Math.floor(Math.abs(diff) / 2 ** k) < u) throw new ErrMalformed("escaped window difference that fits the short form");
+      }
       if (diff < lo || diff > hi) throw new ErrMalformed(`window difference ${diff} outside ${lo}..${hi}`);
-      st.mean = meanAdd(st.mean, Math.abs(diff));
+      const x = 16 * Math.min(Math.abs(diff), 2 ** 20);
+      st.mean = st.warm ? meanAdd(st.mean, Math.abs(diff)) : x;
+      st.warm = 1;
       let kb: number | bigint;
       try { kb = scalarKey(n, b); } catch (e) { if (e instanceof BitwireError) e.detail = "baseline: " + e.detail; throw e; }
       return storeKey(n, wrapAdd(n, kb, diff));
@@ -1617,28 +1632,32 @@ export class DeltaDecoder extends Decoder {
     if (r.pos - start > m.codes[t0].lens[0] + qq.bits) throw new ErrMalformed("relative quaternion longer than the absolute one");
     return storeQuat(n, qq.unpack(p));
   }
-  /** the adaptive state of node n in this message (wire version 3) */
-  private slots = new Map<Node, { mean: number; abs: number }>();
-  private slot(n: Node, start: number): { mean: number; abs: number } {
+  /** the adaptive state of node n in this message (wire version 4): the running mean, whether the last quaternion was absolute, whether a value (a relative quaternion, a window's difference) was read */
+  private slots = new Map<Node, { mean: number; abs: number; warm: number }>();
+  private slot(n: Node, start: number): { mean: number; abs: number; warm: number } {
     let st = this.slots.get(n);
-    if (st === undefined) { st = { mean: start, abs: 0 }; this.slots.set(n, st); }
+    if (st === undefined) { st = { mean: start, abs: 0, warm: 0 }; this.slots.set(n, st); }
     return st;
   }
-  /** a Rice-coded signed difference with parameter k and escape width w */
-  private rice(k: number, w: number): number {
+  /** a signed difference in the Rice code with parameter k, unary limit u and an Exp-Golomb escape of order k + 1 */
+  private riceEG(k: number, u: number): number {
     const r = this.r;
     let q = 0;
-    while (q < 6 && r.bool()) q++;
+    while (q < u && r.bool()) q++;
     let m: number;
-    if (q < 6) m = q * 2 ** k + r.read(k);
+    if (q < u) m = q * 2 ** k + r.read(k);
     else {
-      m = w <= 53 ? r.read(w) : Number(r.readBig(w));
-      if (Math.floor(m / 2 ** k) < 6) throw new ErrMalformed("escaped Rice value that fits unescaped");
+      let ones = 0;
+      while (r.bool()) if (++ones > 40) throw new ErrMalformed("Exp-Golomb code too long");
+      const j = k + 1;
+      const y = 2 ** (ones + j) + Number(r.readBig(ones + j));
+      m = y - 2 ** j + u * 2 ** k;
+      if (!Number.isSafeInteger(m)) throw new ErrMalformed("Exp-Golomb value too large");
     }
     if (m === 0) return 0;
     return r.bool() ? -m : m;
   }
-  /** a relative quaternion (wire version 3, wire-format.md "Quaternions in deltas") */
+  /** a relative quaternion (wire version 4, wire-format.md "Quaternions in deltas") */
   quatDelta(n: Node, b: any): any {
     const qq = qc(n);
     const r = this.r;
@@ -1659,7 +1678,7 @@ export class DeltaDecoder extends Decoder {
     for (let k = 0; k < 3; k++) {
       const kk = k === 0 ? riceK(st.mean) : k === 1 ? riceK(16 * Math.min(Math.abs(e[0]), 2 ** 20))
         : riceK(16 * Math.min(Math.floor((Math.abs(e[0]) + Math.abs(e[1]) + 1) / 2), 2 ** 20));
-      e[k] = this.rice(kk, nb);
+      e[k] = this.riceEG(kk, k === 0 && !st.warm ? 3 : 5);
       const v = bb[k + 1] + e[k];
       if (v < 0 || v > steps) throw new ErrMalformed("relative quaternion component out of range");
       p[k + 1] = v;
@@ -1667,6 +1686,7 @@ export class DeltaDecoder extends Decoder {
     if (r.pos - start > 3 + qq.bits) throw new ErrMalformed("relative quaternion longer than the absolute one");
     st.mean = meanAdd(st.mean, Math.floor((Math.abs(e[0]) + Math.abs(e[1]) + Math.abs(e[2]) + 1) / 3));
     st.abs = 0;
+    st.warm = 1;
     return storeQuat(n, qq.unpack(p));
   }
   indexSet(n: number, count: number): number[] {

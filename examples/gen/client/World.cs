@@ -360,7 +360,7 @@ namespace Example.Net
                 if (skip != 0 && d.R.Bool())
                 {
                     long diff7;
-                    if (d.Window(1, -100L, 100L, out diff7))
+                    if (d.Window(1, -100L, 100L, 8, 3, 6, out diff7))
                     {
                       o.X = (float)(bwQ8.Add(bwQ8.Index(b.X, false), diff7));
                     }
@@ -377,7 +377,7 @@ namespace Example.Net
                 if (skip != 1 && d.R.Bool())
                 {
                     long diff10;
-                    if (d.Window(2, -100L, 100L, out diff10))
+                    if (d.Window(2, -100L, 100L, 8, 3, 6, out diff10))
                     {
                       o.Z = (float)(bwQ11.Add(bwQ11.Index(b.Z, false), diff10));
                     }
@@ -394,7 +394,7 @@ namespace Example.Net
                 if (skip != 2 && d.R.Bool())
                 {
                     long diff13;
-                    if (d.Window(3, -100L, 100L, out diff13))
+                    if (d.Window(3, -100L, 100L, 8, 3, 5, out diff13))
                     {
                       o.Y = (float)(bwQ14.Add(bwQ14.Index(b.Y, false), diff13));
                     }
@@ -641,7 +641,7 @@ namespace Example.Net
     public static class WorldCodec
     {
         /// <summary>The schema's fingerprint; snapshot headers carry it folded to 32 bits.</summary>
-        public const ulong Fingerprint = 0x45de2eb36a0a9c9aUL;
+        public const ulong Fingerprint = 0x906814f7482e2ac1UL;
         /// <summary>The decoding limits of the schema (nesting, lengths without maxlen).</summary>
         public static readonly Limits Lim = new Limits(100, 1048576);
         public static World Decode(byte[] data) { var o = new World(); Decode(data, data.Length, o); return o; }
@@ -690,7 +690,7 @@ namespace Example.Net
     public static class InputCodec
     {
         /// <summary>The schema's fingerprint; snapshot headers carry it folded to 32 bits.</summary>
-        public const ulong Fingerprint = 0x6276689498bf4da9UL;
+        public const ulong Fingerprint = 0x192696aaab9f4586UL;
         /// <summary>The decoding limits of the schema (nesting, lengths without maxlen).</summary>
         public static readonly Limits Lim = new Limits(100, 1048576);
         public static Input Decode(byte[] data) { var o = new Input(); Decode(data, data.Length, o); return o; }

@@ -24,7 +24,7 @@ export class Vec3 {
 
 /** main.Input */
 export class Input {
-  Move: Array<number> = Array.from({ length: 2 }, () => 0);
+  Move: Array<number> = Array.from({ length: 2 }, () => (0));
   Yaw: number = 0;
   Fire: boolean = false;
   Acked: number = 0;
@@ -45,9 +45,9 @@ p0_1.fields = [
   { name: "Rot", node: { k: "quat", f32: true, n: 9 } },
 ];
 p0_2.fields = [
-  { name: "X", node: { k: "q", f32: true, min: -512, max: 512, steps: 102400, step: 0.01, zero: true, kmin: -51200, dlo: -100, dhi: 100 } },
-  { name: "Z", node: { k: "q", f32: true, min: -512, max: 512, steps: 102400, step: 0.01, zero: true, kmin: -51200, dlo: -100, dhi: 100 } },
-  { name: "Y", node: { k: "q", f32: true, min: -16, max: 112, steps: 12800, step: 0.01, zero: true, kmin: -1600, dlo: -100, dhi: 100 } },
+  { name: "X", node: { k: "q", f32: true, min: -512, max: 512, steps: 102400, step: 0.01, zero: true, kmin: -51200, dlo: -100, dhi: 100, dbits: 8, dk: 3, du: 6 } },
+  { name: "Z", node: { k: "q", f32: true, min: -512, max: 512, steps: 102400, step: 0.01, zero: true, kmin: -51200, dlo: -100, dhi: 100, dbits: 8, dk: 3, du: 6 } },
+  { name: "Y", node: { k: "q", f32: true, min: -16, max: 112, steps: 12800, step: 0.01, zero: true, kmin: -1600, dlo: -100, dhi: 100, dbits: 8, dk: 3, du: 5 } },
 ];
 p0_0.limits = { maxDepth: 100, maxLen: 1048576 };
 
@@ -55,7 +55,7 @@ p0_0.limits = { maxDepth: 100, maxLen: 1048576 };
 export const WorldCodec = {
   plan: p0_0,
   /** the schema's fingerprint; snapshot headers carry it folded to 32 bits */
-  fingerprint: 0x45de2eb36a0a9c9an,
+  fingerprint: 0x906814f7482e2ac1n,
   decode(data: Uint8Array): World { return bw.decode(p0_0, data); },
   decodeFrom(r: bw.BitReader): World { return bw.decodeFrom(p0_0, r); },
   encode(v: World): Uint8Array { return bw.encode(p0_0, v); },
@@ -64,9 +64,9 @@ export const WorldCodec = {
   decodeDeltaFrom(r: bw.BitReader, base: World): World { return bw.decodeDeltaFrom(p0_0, r, base); },
   quantize(v: World): World { return bw.quantize(p0_0, v); },
   /** the client side of a snapshot stream (integrity mode and MAC key, history size, tick window as the server's) */
-  receiver(opts: bw.ReceiverOptions = {}): bw.SnapshotReceiver<World> { return new bw.SnapshotReceiver<World>(p0_0, 0x45de2eb36a0a9c9an, opts); },
+  receiver(opts: bw.ReceiverOptions = {}): bw.SnapshotReceiver<World> { return new bw.SnapshotReceiver<World>(p0_0, 0x906814f7482e2ac1n, opts); },
   /** the client side of a replicate stream of these entities (package replicate; integrity mode and MAC key as the server's, maxEntities, expiry in ticks) */
-  replica(opts: bw.ReplicaOptions = {}): bw.ReplicaClient<World> { return new bw.ReplicaClient<World>(p0_0, 0x45de2eb36a0a9c9an, opts); },
+  replica(opts: bw.ReplicaOptions = {}): bw.ReplicaClient<World> { return new bw.ReplicaClient<World>(p0_0, 0x906814f7482e2ac1n, opts); },
 };
 
 // ---- InputCodec ----
@@ -84,7 +84,7 @@ p1_0.limits = { maxDepth: 100, maxLen: 1048576 };
 export const InputCodec = {
   plan: p1_0,
   /** the schema's fingerprint; snapshot headers carry it folded to 32 bits */
-  fingerprint: 0x6276689498bf4da9n,
+  fingerprint: 0x192696aaab9f4586n,
   decode(data: Uint8Array): Input { return bw.decode(p1_0, data); },
   decodeFrom(r: bw.BitReader): Input { return bw.decodeFrom(p1_0, r); },
   encode(v: Input): Uint8Array { return bw.encode(p1_0, v); },
@@ -93,7 +93,7 @@ export const InputCodec = {
   decodeDeltaFrom(r: bw.BitReader, base: Input): Input { return bw.decodeDeltaFrom(p1_0, r, base); },
   quantize(v: Input): Input { return bw.quantize(p1_0, v); },
   /** the client side of a snapshot stream (integrity mode and MAC key, history size, tick window as the server's) */
-  receiver(opts: bw.ReceiverOptions = {}): bw.SnapshotReceiver<Input> { return new bw.SnapshotReceiver<Input>(p1_0, 0x6276689498bf4da9n, opts); },
+  receiver(opts: bw.ReceiverOptions = {}): bw.SnapshotReceiver<Input> { return new bw.SnapshotReceiver<Input>(p1_0, 0x192696aaab9f4586n, opts); },
   /** the client side of a replicate stream of these entities (package replicate; integrity mode and MAC key as the server's, maxEntities, expiry in ticks) */
-  replica(opts: bw.ReplicaOptions = {}): bw.ReplicaClient<Input> { return new bw.ReplicaClient<Input>(p1_0, 0x6276689498bf4da9n, opts); },
+  replica(opts: bw.ReplicaOptions = {}): bw.ReplicaClient<Input> { return new bw.ReplicaClient<Input>(p1_0, 0x192696aaab9f4586n, opts); },
 };
