@@ -97,7 +97,7 @@ func BenchmarkHostileMapDeltaLarge(b *testing.B) {
 	b.SetBytes(int64(len(d)))
 	b.ReportAllocs()
 	var out hmBig
-	for b.Loop() {
+	for range b.N {
 		if err := UnmarshalDelta(d, base, &out); err != nil {
 			b.Fatal(err)
 		}

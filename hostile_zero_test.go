@@ -140,7 +140,7 @@ func FuzzUnmarshalZeroSize(f *testing.F) {
 func BenchmarkHostileZeroSizeBomb(b *testing.B) {
 	bomb := []byte{0xff, 0xff, 0xff, 0x7f}
 	var s hzS
-	for b.Loop() {
+	for range b.N {
 		if err := Unmarshal(bomb, &s); !errors.Is(err, ErrTooLong) {
 			b.Fatal(err)
 		}
