@@ -71,7 +71,7 @@ func Example_severalKinds() {
 	}
 	// Output:
 	// tick 1: 64 bytes, 12 entities
-	// tick 2: 22 bytes, 2 entities
+	// tick 2: 21 bytes, 2 entities
 	// 1: pilot at (2.00, 5.00), health 100, from tick 2
 	// 2: pilot at (-3.00, 2.00), health 90, from tick 2
 	// 104: rock at (4.0, 20.0), from tick 1
