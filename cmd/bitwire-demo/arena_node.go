@@ -26,18 +26,6 @@ import (
 // buildArenaNode compiles the Node client into dir and returns node and
 // the script.
 func buildArenaNode(dir string) (node, script string, err error) {
-	root, err := repoRoot()
-	if err != nil {
-		return "", "", err
-	}
-	if node, err = exec.LookPath("node"); err != nil {
-		return "", "", errors.New("-node: node is not installed")
-	}
-	ts := filepath.Join(root, "clients", "ts")
-	tsc := filepath.Join(ts, "node_modules", "typescript", "bin", "tsc")
-	if _, err := os.Stat(tsc); err != nil {
-		return "", "", errors.New("-node: the TypeScript compiler is missing: run `npm ci` in clients/ts")
-	}
 	chat, err := bitwire.NewUnion(ArenaSay{})
 	if err != nil {
 		return "", "", err
@@ -47,39 +35,14 @@ func buildArenaNode(dir string) (node, script string, err error) {
 		gen.Named("Control", bitwire.MustFor[ArenaControl]().Schema()), gen.Named("Say", chat.Schema())); err != nil {
 		return "", "", err
 	}
-	src := filepath.Join(dir, "src")
-	if err := os.MkdirAll(src, 0o755); err != nil {
+	node, err = tsBuild{
+		flag:    "-node",
+		files:   map[string][]byte{"arena_gen.ts": g.Bytes()},
+		runtime: []string{"bitwire.ts", "conn.ts", "interp.ts"},
+		demo:    map[string]string{"arena.ts": filepath.Join("cmd", "bitwire-demo", "nodeclient", "arena.ts")},
+	}.compile(dir)
+	if err != nil {
 		return "", "", err
-	}
-	files := map[string][]byte{"arena_gen.ts": g.Bytes()}
-	for name, from := range map[string]string{
-		"bitwire.ts": filepath.Join(ts, "src", "bitwire.ts"),
-		"conn.ts":    filepath.Join(ts, "src", "conn.ts"),
-		"interp.ts":  filepath.Join(ts, "src", "interp.ts"),
-		"arena.ts":   filepath.Join(root, "cmd", "bitwire-demo", "nodeclient", "arena.ts"),
-	} {
-		b, err := os.ReadFile(from)
-		if err != nil {
-			return "", "", err
-		}
-		files[name] = b
-	}
-	for name, b := range files {
-		if err := os.WriteFile(filepath.Join(src, name), b, 0o644); err != nil {
-			return "", "", err
-		}
-	}
-	config := `{"compilerOptions": {"target": "ES2020", "module": "ES2020", "moduleResolution": "node", "strict": true,
-"outDir": "build", "skipLibCheck": true, "types": ["node"], "typeRoots": [` + strconv.Quote(filepath.Join(ts, "node_modules", "@types")) + `]},
-"include": ["src/*.ts"]}`
-	if err := os.WriteFile(filepath.Join(dir, "tsconfig.json"), []byte(config), 0o644); err != nil {
-		return "", "", err
-	}
-	if err := os.WriteFile(filepath.Join(dir, "package.json"), []byte(`{"type": "module"}`), 0o644); err != nil {
-		return "", "", err
-	}
-	if out, err := exec.Command(node, tsc, "-p", dir).CombinedOutput(); err != nil {
-		return "", "", fmt.Errorf("-node: compiling the arena's Node client: %v\n%s", err, out)
 	}
 	return node, filepath.Join(dir, "build", "arena.js"), nil
 }

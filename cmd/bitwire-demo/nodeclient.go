@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -71,7 +70,7 @@ func repoRoot() (string, error) {
 		}
 		up := filepath.Dir(dir)
 		if up == dir {
-			return "", errors.New("-node: run the demo inside the bitwire repository (it compiles cmd/bitwire-demo/nodeclient)")
+			return "", errNotInRepo
 		}
 		dir = up
 	}
@@ -82,54 +81,18 @@ func repoRoot() (string, error) {
 // and nodeclient/main.ts into dir; it returns node's path and the script to
 // run.
 func buildNodeClient(dir string, m *bitwire.Model) (node, script string, err error) {
-	root, err := repoRoot()
-	if err != nil {
-		return "", "", err
-	}
-	node, err = exec.LookPath("node")
-	if err != nil {
-		return "", "", errors.New("-node: node is not installed")
-	}
-	ts := filepath.Join(root, "clients", "ts")
-	tsc := filepath.Join(ts, "node_modules", "typescript", "bin", "tsc")
-	if _, err := os.Stat(tsc); err != nil {
-		return "", "", errors.New("-node: the TypeScript compiler is missing: run `npm ci` in clients/ts")
-	}
-	src := filepath.Join(dir, "src")
-	if err := os.MkdirAll(src, 0o755); err != nil {
-		return "", "", err
-	}
 	var entity bytes.Buffer
 	if err := gen.TypeScript(&entity, "./bitwire.js", gen.Named("EntityCodec", bitwire.MustFor[Entity]().WithModel(m).Schema())); err != nil {
 		return "", "", err
 	}
-	files := map[string][]byte{"entity.ts": entity.Bytes()}
-	for name, from := range map[string]string{
-		"bitwire.ts": filepath.Join(ts, "src", "bitwire.ts"),
-		"main.ts":    filepath.Join(root, "cmd", "bitwire-demo", "nodeclient", "main.ts"),
-	} {
-		b, err := os.ReadFile(from)
-		if err != nil {
-			return "", "", err
-		}
-		files[name] = b
-	}
-	for name, b := range files {
-		if err := os.WriteFile(filepath.Join(src, name), b, 0o644); err != nil {
-			return "", "", err
-		}
-	}
-	config := `{"compilerOptions": {"target": "ES2020", "module": "ES2020", "moduleResolution": "node", "strict": true,
-"outDir": "build", "skipLibCheck": true, "types": ["node"], "typeRoots": [` + strconv.Quote(filepath.Join(ts, "node_modules", "@types")) + `]},
-"include": ["src/*.ts"]}`
-	if err := os.WriteFile(filepath.Join(dir, "tsconfig.json"), []byte(config), 0o644); err != nil {
+	node, err = tsBuild{
+		flag:    "-node",
+		files:   map[string][]byte{"entity.ts": entity.Bytes()},
+		runtime: []string{"bitwire.ts"},
+		demo:    map[string]string{"main.ts": filepath.Join("cmd", "bitwire-demo", "nodeclient", "main.ts")},
+	}.compile(dir)
+	if err != nil {
 		return "", "", err
-	}
-	if err := os.WriteFile(filepath.Join(dir, "package.json"), []byte(`{"type": "module"}`), 0o644); err != nil {
-		return "", "", err
-	}
-	if out, err := exec.Command(node, tsc, "-p", dir).CombinedOutput(); err != nil {
-		return "", "", fmt.Errorf("-node: compiling the Node client: %v\n%s", err, out)
 	}
 	return node, filepath.Join(dir, "build", "main.js"), nil
 }

@@ -16,7 +16,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -588,57 +587,26 @@ func (t *truth) behind(tick uint32, held map[uint32]uint32, x, z float32) (mean 
 // compiled by the TypeScript compiler `npm ci` installs in clients/ts. It
 // returns the page's files by path.
 func buildWebClient(m *bitwire.Model) (map[string][]byte, error) {
-	root, err := repoRoot()
-	if err != nil {
-		return nil, errors.New("-web: run the demo inside the bitwire repository (it compiles the page's TypeScript)")
-	}
-	node, err := exec.LookPath("node")
-	if err != nil {
-		return nil, errors.New("-web: node is not installed (it compiles the page's TypeScript)")
-	}
-	ts := filepath.Join(root, "clients", "ts")
-	tsc := filepath.Join(ts, "node_modules", "typescript", "bin", "tsc")
-	if _, err := os.Stat(tsc); err != nil {
-		return nil, errors.New("-web: the TypeScript compiler is missing: run `npm ci` in clients/ts")
-	}
 	dir, err := os.MkdirTemp("", "bitwire-demo-web")
 	if err != nil {
 		return nil, err
 	}
 	defer os.RemoveAll(dir)
-	src := filepath.Join(dir, "src")
-	if err := os.MkdirAll(src, 0o755); err != nil {
-		return nil, err
-	}
 	var entity bytes.Buffer
 	if err := gen.TypeScript(&entity, "./bitwire.js", gen.Named("EntityCodec", bitwire.MustFor[Entity]().WithModel(m).Schema())); err != nil {
 		return nil, err
-	}
-	files := map[string][]byte{"entity.ts": entity.Bytes()}
-	for _, name := range []string{"bitwire.ts", "browser.ts"} {
-		b, err := os.ReadFile(filepath.Join(ts, "src", name))
-		if err != nil {
-			return nil, err
-		}
-		files[name] = b
 	}
 	app, err := webFiles.ReadFile("web/app.ts")
 	if err != nil {
 		return nil, err
 	}
-	files["app.ts"] = app
-	for name, b := range files {
-		if err := os.WriteFile(filepath.Join(src, name), b, 0o644); err != nil {
-			return nil, err
-		}
-	}
-	config := `{"compilerOptions": {"target": "ES2022", "module": "ES2022", "moduleResolution": "node", "strict": true,
-"lib": ["ES2022", "DOM"], "outDir": "build", "skipLibCheck": true, "types": []}, "include": ["src/*.ts"]}`
-	if err := os.WriteFile(filepath.Join(dir, "tsconfig.json"), []byte(config), 0o644); err != nil {
+	if _, err := (tsBuild{
+		flag:    "-web",
+		files:   map[string][]byte{"entity.ts": entity.Bytes(), "app.ts": app},
+		runtime: []string{"bitwire.ts", "browser.ts"},
+		browser: true,
+	}).compile(dir); err != nil {
 		return nil, err
-	}
-	if out, err := exec.Command(node, tsc, "-p", dir).CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("-web: compiling the page: %v\n%s", err, out)
 	}
 	out := map[string][]byte{}
 	for _, name := range []string{"entity", "bitwire", "browser", "app"} {
