@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -37,6 +38,14 @@ type ArenaConfig struct {
 	// Node is the number of Node clients beside the Go ones
 	// (nodeclient/arena.ts; needs node and `npm ci` in clients/ts).
 	Node int
+	// Web, when set, serves the arena's page there (arena_web.go): up to
+	// arenaWebSlots browsers play beside the other clients.
+	Web string
+	// Ctx ends the run early: it ends as the Duration would, after two
+	// quiet seconds, with every message in flight delivered. nil: none.
+	Ctx context.Context
+	// Log gets the page's address; nil: none.
+	Log io.Writer
 }
 
 // ArenaAvatar is a player as the clients see it.
@@ -75,6 +84,9 @@ type ArenaSummary struct {
 	Samples                int
 	NodeSamples            int // of them, drawn by the Node clients
 	UpBytes, DownBytes     int64
+	// The browser sessions (-web), each counted apart: a page's messages
+	// and inputs are not in the sums above.
+	Browsers []ArenaBrowser
 }
 
 const arenaSpeed = 0.25 // units a tick at full input
@@ -141,6 +153,9 @@ func runArena(cfg ArenaConfig) (ArenaSummary, error) {
 	var sum ArenaSummary
 	sum.Clients, sum.Node, sum.Loss, sum.InOrder = cfg.Clients, cfg.Node, cfg.Loss, true
 	players := cfg.Clients + cfg.Node
+	if cfg.Web != "" {
+		players += arenaWebSlots
+	}
 	truth := &arenaTruth{pos: map[uint32][][2]float32{}}
 	rs := make([]*remote, players)
 	ls := make([]*local, cfg.Clients)
@@ -150,7 +165,7 @@ func runArena(cfg ArenaConfig) (ArenaSummary, error) {
 		if err != nil {
 			return sum, err
 		}
-		q, _ := conn.NewInputQueue(controls, 0)
+		q, _ := conn.NewInputQueue(controls, inputBuffer(cfg, i))
 		sch, _ := conn.NewChannel(chat, conn.ChannelConfig{})
 		end, err := conn.NewServer(peer, q, sch, budget, snapshot.ModeChecksum, nil)
 		if err != nil {
@@ -212,6 +227,22 @@ func runArena(cfg ArenaConfig) (ArenaSummary, error) {
 			byAddr[n.addr.String()] = i
 		}
 	}
+	var web *arenaWeb
+	if cfg.Web != "" {
+		if web, err = startArenaWeb(cfg.Web, cfg.Clients+cfg.Node, players, truth, cfg); err != nil {
+			return sum, err
+		}
+		defer web.close()
+		if cfg.Log != nil {
+			fmt.Fprintf(cfg.Log, "arena: browsers play at %s\n", web.url)
+		}
+	}
+	// browser reports whether the arena's player i is a browser slot.
+	browser := func(i int) bool { return web != nil && i >= cfg.Clients+cfg.Node }
+	var done <-chan struct{}
+	if cfg.Ctx != nil {
+		done = cfg.Ctx.Done()
+	}
 	drop := rand.New(rand.NewSource(cfg.Seed))
 	lost := func() bool { return drop.Float64() < cfg.Loss }
 	buf := make([]byte, 2048)
@@ -234,6 +265,16 @@ func runArena(cfg ArenaConfig) (ArenaSummary, error) {
 	var errSum float64
 	for tick := 1; tick <= ticks; tick++ {
 		time.Sleep(time.Until(start.Add(time.Duration(tick) * period)))
+		select {
+		case <-done:
+			// The end is two quiet seconds away, as at the Duration's end.
+			done = nil
+			if tick < ticks-2*cfg.Rate {
+				ticks = tick + 2*cfg.Rate
+				sum.Ticks = ticks
+			}
+		default:
+		}
 		if tick == ticks-2*cfg.Rate {
 			for _, n := range nodes {
 				_, _ = io.WriteString(n.stdin, "Q\n") // quiet: what they sent arrives before the end
@@ -310,17 +351,27 @@ func runArena(cfg ArenaConfig) (ArenaSummary, error) {
 				_ = rs[i].end.Receive(pkt)
 			}
 		})
+		if web != nil {
+			web.step(func(i int, pkt []byte) { _ = rs[i].end.Receive(pkt) })
+		}
 		truth.mu.Lock()
 		for i, r := range rs {
+			up, inOrder := 0, true
 			for m, ok := r.ch.Receive(); ok; m, ok = r.ch.Receive() {
 				s := m.(*ArenaSay)
-				if s.N != r.nextUp || int(s.From) != i {
-					sum.InOrder = false
-				}
+				inOrder = inOrder && s.N == r.nextUp && int(s.From) == i
 				r.nextUp = s.N + 1
-				sum.UpDelivered++
+				up++
 			}
-			in, _, _ := r.queue.Next()
+			if !browser(i) {
+				sum.UpDelivered += up
+				sum.InOrder = sum.InOrder && inOrder
+			}
+			// A browser's player stands still until a page takes it.
+			in := &ArenaControl{}
+			if !browser(i) || web.live(i) {
+				in, _, _ = r.queue.Next()
+			}
 			r.x = float32(math.Max(-99, math.Min(99, float64(r.x+float32(in.DX)*arenaSpeed))))
 			r.z = float32(math.Max(-99, math.Min(99, float64(r.z+float32(in.DZ)*arenaSpeed))))
 			if _, err := world.Set(uint32(i+1), &ArenaAvatar{X: r.x, Z: r.z}); err != nil {
@@ -329,18 +380,39 @@ func runArena(cfg ArenaConfig) (ArenaSummary, error) {
 			}
 			q, _ := world.Get(uint32(i + 1))
 			truth.pos[uint32(i+1)] = append(truth.pos[uint32(i+1)], [2]float32{q.X, q.Z})
-			if tick%20 == 0 && tick <= ticks-cfg.Rate && r.ch.Send(&ArenaSay{From: 255, N: r.sent, Text: "tick"}) == nil {
+			if browser(i) {
+				if tick%10 == 0 && r.sent < arenaWebDown && r.ch.Send(&ArenaSay{From: 255, N: r.sent, Text: "tick"}) == nil {
+					r.sent++
+				}
+				st := r.queue.Stats()
+				web.publish(i, func(b *ArenaBrowser) {
+					b.Played, b.Recovered, b.Repeated, b.Late = st.Consumed, st.Recovered, st.Repeated, st.Late
+					b.UpDelivered += up
+					b.UpInOrder = b.UpInOrder && inOrder
+					b.DownSent = int(r.sent)
+				})
+			} else if tick%20 == 0 && tick <= ticks-cfg.Rate && r.ch.Send(&ArenaSay{From: 255, N: r.sent, Text: "tick"}) == nil {
 				r.sent++
 				sum.DownSent++
 			}
 		}
 		truth.mu.Unlock()
-		for _, r := range rs {
+		for i, r := range rs {
+			if browser(i) && !web.live(i) {
+				continue
+			}
 			pkt, ok, err := r.end.Append(nil)
 			if err != nil {
 				return sum, err
 			}
-			if ok {
+			switch {
+			case !ok:
+			case browser(i):
+				web.publish(i, func(b *ArenaBrowser) { b.Packets++ })
+				if !lost() {
+					web.send(i, pkt)
+				}
+			default:
 				sum.DownBytes += int64(len(pkt))
 				if !lost() {
 					_, _ = sconn.WriteToUDP(pkt, r.addr)
@@ -348,7 +420,13 @@ func runArena(cfg ArenaConfig) (ArenaSummary, error) {
 			}
 		}
 	}
-	for _, r := range rs {
+	if web != nil {
+		sum.Browsers = web.sessions()
+	}
+	for i, r := range rs {
+		if browser(i) {
+			continue
+		}
 		st := r.queue.Stats()
 		sum.InputsPlayed += st.Consumed
 		sum.InputsRecovered += st.Recovered
@@ -395,4 +473,23 @@ func printArena(w io.Writer, s *ArenaSummary, rate int) {
 	fmt.Fprintf(w, "interpolation: delay %.2f ticks (%.0f ms, Go clients), drawn %.3f units from the server's position on average, %.3f at most (%d samples, %d by Node clients)\n",
 		s.Delay, s.Delay*1000/float64(rate), s.ErrMean, s.ErrMax, s.Samples, s.NodeSamples)
 	fmt.Fprintf(w, "bytes:    %.1f a Go client packet, %.1f a server packet on average\n", float64(s.UpBytes)/float64(max(1, s.Ticks*s.Clients)), float64(s.DownBytes)/float64(max(1, s.Ticks*(s.Clients+s.Node))))
+	for _, b := range s.Browsers {
+		order := "all, in order"
+		if !b.UpInOrder || !b.DownInOrder || b.UpDelivered != b.UpSent || b.DownDelivered != b.DownSent {
+			order = "NOT all in order"
+		}
+		fmt.Fprintf(w, "browser:  session %d over %s (player %d): inputs %d pushed, %d played, %d recovered by redundancy, %d repeated, %d late; messages %d of %d up, %d of %d down: %s; delay %.2f ticks, drawn %.3f units off on average, %.3f at most (%d samples)\n",
+			b.Session, b.Transport, b.Player, b.Pushed, b.Played, b.Recovered, b.Repeated, b.Late, b.UpDelivered, b.UpSent, b.DownDelivered, b.DownSent, order, b.Delay, b.ErrMean, b.ErrMax, b.Samples)
+	}
+}
+
+// inputBuffer is player i's input jitter buffer, in ticks: the default,
+// or for a browser's more, as a page's timers and its transport's
+// delivery jitter more than a process's (at 2 ticks, a page's inputs
+// mostly arrive after their tick when their packet is lost).
+func inputBuffer(cfg ArenaConfig, i int) int {
+	if cfg.Web != "" && i >= cfg.Clients+cfg.Node {
+		return arenaWebBuffer
+	}
+	return 0
 }

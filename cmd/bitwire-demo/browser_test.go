@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"image/png"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -110,7 +111,8 @@ func browserTools(t *testing.T) (chromium, node string) {
 // (0 desyncs; the page's and the server's counts of reports equal, of
 // packets within what was in flight), and the view is drawn (the
 // screenshot has the watched player's and the crates' colours). In
-// -integrity mac, so the keys come in the sessions' hellos.
+// -integrity mac, so the keys come in the sessions' hellos. Then the
+// arena with a browser player (testBrowserArena).
 func TestBrowser(t *testing.T) {
 	chromium, node := browserTools(t)
 	cfg := DefaultConfig()
@@ -235,6 +237,183 @@ func TestBrowser(t *testing.T) {
 			t.Errorf("%s: the server sent %d packets and received %d reports; the page counted %d and %d", tr, ws.Packets, ws.Reports, res.Received, res.Reported)
 		}
 	}
+	testBrowserArena(t, chromium, node, dir)
+}
+
+// arenaPage is what check.mjs --arena prints: the arena page's
+// window.bitwire.
+type arenaPage struct {
+	Transport string        `json:"transport"`
+	Connected bool          `json:"connected"`
+	Session   uint32        `json:"session"`
+	Player    uint32        `json:"player"`
+	Error     string        `json:"error"`
+	Received  int64         `json:"received"`
+	Accepted  int64         `json:"accepted"`
+	Errors    int64         `json:"errors"`
+	Pushed    int           `json:"pushed"`
+	Sent      int           `json:"sent"`
+	Delivered int           `json:"delivered"`
+	InOrder   bool          `json:"inOrder"`
+	Delay     float64       `json:"delay"`
+	Drawn     int           `json:"drawn"`
+	Done      bool          `json:"done"`
+	Server    *ArenaBrowser `json:"server"`
+	Ms        int           `json:"ms"`
+	Logs      []string      `json:"logs"`
+}
+
+// The arena (-arena -web) with a browser player: headless Chromium opens
+// its page once over WebTransport and once over WebRTC, at 10% loss each
+// way. Each page's player is moved by the inputs it sends (the server
+// plays nearly all of them, the lost ones' from the redundant copies),
+// its 20 chat lines reach the server all and in order and the server's
+// 10 reach it likewise, and what it draws at its clock's render tick is
+// where the server had the players. The run's summary has both sessions,
+// with the figures the pages last reported.
+func testBrowserArena(t *testing.T, chromium, node, dir string) {
+	var logw syncBuffer
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	type outcome struct {
+		sum ArenaSummary
+		err error
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		sum, err := runArena(ArenaConfig{Duration: 2 * time.Minute, Clients: 2, Rate: 30, Loss: 0.1, Seed: 3, Web: "127.0.0.1:0", Ctx: ctx, Log: &logw})
+		done <- outcome{sum, err}
+	}()
+	urlRE := regexp.MustCompile(`browsers play at (\S+)`)
+	var url string
+	for deadline := time.Now().Add(60 * time.Second); url == ""; {
+		if m := urlRE.FindStringSubmatch(logw.String()); m != nil {
+			url = m[1]
+			break
+		}
+		select {
+		case o := <-done:
+			t.Fatalf("arena: the run ended before serving the page: %v\n%s", o.err, logw.String())
+		case <-time.After(50 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("arena: no page URL within 60s:\n%s", logw.String())
+		}
+	}
+	pages := map[string]arenaPage{}
+	for _, tr := range []string{"webtransport", "webrtc"} {
+		shot := filepath.Join(dir, "bitwire-arena-"+tr+".png")
+		cmd := exec.Command(node, "check.mjs", "--arena", "--url", url+"?transport="+tr, "--screenshot", shot,
+			"--timeout", "30000", "--chromium", chromium)
+		cmd.Dir = "testdata/browser"
+		out, err := cmd.CombinedOutput()
+		var res arenaPage
+		found := false
+		for line := range strings.Lines(string(out)) {
+			if j, ok := strings.CutPrefix(strings.TrimSpace(line), "RESULT "); ok {
+				found = json.Unmarshal([]byte(j), &res) == nil
+			}
+		}
+		if err != nil || !found {
+			t.Fatalf("arena %s: the driver failed: %v\n%s", tr, err, out)
+		}
+		pages[tr] = res
+		sv := res.Server
+		if res.Error != "" || res.Transport != tr || !res.Connected || !res.Done || sv == nil {
+			t.Errorf("arena %s: page over %q (connected %v, done %v), error %q, server %+v; console: %q", tr, res.Transport, res.Connected, res.Done, res.Error, sv, res.Logs)
+			continue
+		}
+		t.Logf("arena %s: %d ms; inputs %d pushed, %d played, %d recovered by redundancy, %d repeated, %d late; %d packets up received of %d; messages %d/%d up, %d/%d down; delay %.2f ticks; drawn %.4f units off on average, %.3f at most (%d samples)",
+			tr, res.Ms, res.Pushed, sv.Played, sv.Recovered, sv.Repeated, sv.Late, sv.PacketsIn, res.Pushed, sv.UpDelivered, res.Sent, res.Delivered, sv.DownSent, res.Delay, sv.ErrMean, sv.ErrMax, sv.Samples)
+		if res.Errors != 0 || res.Accepted < 100 {
+			t.Errorf("arena %s: %d packets accepted (want 100), %d errors", tr, res.Accepted, res.Errors)
+		}
+		// The page's inputs moved its player: nearly all were played,
+		// none twice.
+		if sv.Played > res.Pushed || sv.Played < res.Pushed*9/10 || sv.Recovered == 0 || sv.Recovered > sv.Played || sv.Repeated > res.Pushed/10 {
+			t.Errorf("arena %s: %d inputs pushed, %d played, %d of them recovered, %d ticks repeated", tr, res.Pushed, sv.Played, sv.Recovered, sv.Repeated)
+		}
+		if res.Sent != arenaWebUp || sv.UpDelivered != res.Sent || !sv.UpInOrder || sv.DownSent != arenaWebDown || res.Delivered != sv.DownSent || !res.InOrder {
+			t.Errorf("arena %s: messages up %d sent, %d delivered (in order %v); down %d sent, %d delivered (in order %v)",
+				tr, res.Sent, sv.UpDelivered, sv.UpInOrder, sv.DownSent, res.Delivered, res.InOrder)
+		}
+		// The delay starts at its least, 2 ticks, and grows with the
+		// jitter the clock measures; 6 is its most.
+		if res.Delay <= 2 || res.Delay > 6 || math.Abs(sv.Delay-res.Delay) > 0.5 {
+			t.Errorf("arena %s: interpolation delay %v ticks (the server has %v)", tr, res.Delay, sv.Delay)
+		}
+		if sv.Samples < 50 || sv.ErrMean > 0.1 || sv.ErrMax > 2 {
+			t.Errorf("arena %s: drawn %v units from the server's positions on average, %v at most, over %d samples", tr, sv.ErrMean, sv.ErrMax, sv.Samples)
+		}
+		if px := countColours(t, shot, [3]uint32{0x5f, 0xe3, 0x7a}, [3]uint32{0x57, 0xa7, 0xff}); px[0] < 20 || px[1] < 20 {
+			t.Errorf("arena %s: the screenshot shows %d pixels of the page's player and %d of the others", tr, px[0], px[1])
+		}
+	}
+	cancel()
+	var o outcome
+	select {
+	case o = <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("arena: the run did not end within 30s of its context")
+	}
+	if o.err != nil {
+		t.Fatalf("arena: %v", o.err)
+	}
+	s := o.sum
+	if !s.InOrder || s.UpSent != s.UpDelivered || s.DownSent != s.DownDelivered {
+		t.Errorf("arena: the Go clients' messages: %d of %d up, %d of %d down, in order %v", s.UpDelivered, s.UpSent, s.DownDelivered, s.DownSent, s.InOrder)
+	}
+	var b strings.Builder
+	printArena(&b, &s, 30)
+	t.Logf("arena summary:\n%s", b.String())
+	if len(s.Browsers) != len(pages) {
+		t.Fatalf("arena: %d browser sessions in the summary, want %d", len(s.Browsers), len(pages))
+	}
+	for _, sb := range s.Browsers {
+		// The page pushed inputs after the report the summary has.
+		res := pages[sb.Transport]
+		if res.Server == nil || sb.Session != res.Session || sb.Pushed < res.Server.Pushed || sb.Pushed > res.Pushed || sb.UpSent != res.Sent || sb.DownDelivered != res.Delivered {
+			t.Errorf("arena %s: the summary has %+v, the page reported %+v", sb.Transport, sb, res)
+		}
+	}
+	if strings.Count(b.String(), "all, in order") != 1+len(pages) {
+		t.Errorf("arena: the summary says not all messages arrived in order:\n%s", b.String())
+	}
+}
+
+// countColours counts the pixels of the PNG at path near each colour.
+func countColours(t *testing.T, path string, colours ...[3]uint32) []int {
+	t.Helper()
+	n := make([]int, len(colours))
+	f, err := os.Open(path)
+	if err != nil {
+		t.Error(err)
+		return n
+	}
+	defer f.Close()
+	img, err := png.Decode(f)
+	if err != nil {
+		t.Errorf("%s: %v", path, err)
+		return n
+	}
+	d := func(a, b uint32) uint32 {
+		if a > b {
+			return a - b
+		}
+		return b - a
+	}
+	bounds := img.Bounds()
+	for y := bounds.Min.Y; y < bounds.Max.Y; y++ {
+		for x := bounds.Min.X; x < bounds.Max.X; x++ {
+			r, g, b, _ := img.At(x, y).RGBA()
+			for k, c := range colours {
+				if d(r>>8, c[0])+d(g>>8, c[1])+d(b>>8, c[2]) < 24 {
+					n[k]++
+				}
+			}
+		}
+	}
+	return n
 }
 
 // checkScreenshot: the view must show players (the watched one green,

@@ -61,7 +61,7 @@ func realMain(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&cfg.Web, "web", "", "also serve a page at `addr` (e.g. :8080) where browsers watch the world live (WebTransport, WebRTC); -duration then defaults to 1h")
 	fs.IntVar(&cfg.WebClients, "webclients", 0, "with -web: Go clients of the page's server, over WebTransport, WebRTC and WebSocket in turn")
 	gateways := fs.Int("gateways", 0, "serve the world from `N` gateway processes through an in-process NATS server (gateways.go, docs/gateway.md)")
-	arena := fs.Bool("arena", false, "run the arena instead (arena.go): clients send inputs and chat, the server moves players from the inputs, clients interpolate; with -duration, -clients, -node, -rate, -loss, -seed")
+	arena := fs.Bool("arena", false, "run the arena instead (arena.go): clients send inputs and chat, the server moves players from the inputs, clients interpolate; with -duration, -clients, -node, -rate, -loss, -seed, and -web (browsers play too)")
 	seedList := fs.String("seeds", "", "run once per seed in `list` (e.g. 2-5 or 2,3,7) instead of -seed, reporting each run; with -record, train one model on all of them")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -71,7 +71,11 @@ func realMain(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if *arena {
-		sum, err := runArena(ArenaConfig{Duration: cfg.Duration, Clients: cfg.Clients, Node: cfg.Node, Rate: cfg.Rate, Loss: cfg.Net.Loss, Seed: int64(cfg.Seed)})
+		// Interrupted, the arena ends after two quiet seconds, with its summary.
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+		defer stop()
+		sum, err := runArena(ArenaConfig{Duration: cfg.Duration, Clients: cfg.Clients, Node: cfg.Node, Rate: cfg.Rate, Loss: cfg.Net.Loss, Seed: int64(cfg.Seed),
+			Web: cfg.Web, Ctx: ctx, Log: stderr})
 		if err != nil {
 			fmt.Fprintf(stderr, "bitwire-demo: %v\n", err)
 			return 2

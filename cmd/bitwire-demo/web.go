@@ -44,7 +44,7 @@ import (
 // where the server checks it against its record (truth.go) as it checks
 // the Go clients, and answers with the session's counts.
 
-//go:embed web/index.html web/app.ts
+//go:embed web/index.html web/app.ts web/arena.html web/arena.ts
 var webFiles embed.FS
 
 // webGateway is the -web server: the page, the transports, the browser
