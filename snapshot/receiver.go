@@ -26,6 +26,8 @@ type Receiver[T any] struct {
 
 	ack   Ack  // what the last Decode asks to send back
 	ackOK bool // whether it asks for anything
+
+	frag fragReceiver // blocks being reassembled (fragment.go)
 }
 
 // NewReceiver returns a Receiver of snapshots encoded by a codec with the
@@ -76,6 +78,10 @@ func NewReceiver[T any](c *bitwire.Codec[T], opts ...Option) (*Receiver[T], erro
 // one of them is wrong, and its ack asks for a full snapshot). Bad input
 // of any kind is an error, never a panic.
 //
+// A fragment packet (FragmentMagic, Sender.EncodeFragments) is collected:
+// ErrIncomplete until its block is whole, which is then decoded as a
+// packet (fragment.go has the checks).
+//
 // A run of packets refused as stale or too far ahead makes the receiver
 // re-anchor (see TickWindow); a packet accepted behind the newest tick
 // then drops the snapshots of that tick and later ones.
@@ -85,6 +91,9 @@ func (rc *Receiver[T]) Decode(packet []byte, out *T) (tick uint32, err error) {
 	rc.ack, rc.ackOK = Ack{}, false
 	if out == nil {
 		return 0, errors.New("snapshot: Decode into a nil value")
+	}
+	if IsFragment(packet) {
+		return rc.decodeFragment(packet, out)
 	}
 	defer rc.r.Reset(nil) // keep no hold on the caller's buffer
 	// The header is read before the trailer is checked, for its magic,

@@ -40,6 +40,8 @@ type Sender[T any] struct {
 	hasFloor bool
 
 	overBudget int // Encode calls refused with ErrOverBudget (OverBudget)
+
+	frag fragSender // EncodeFragments (fragment.go)
 }
 
 // NewSender returns a Sender of snapshots encoded by c, with the budget,
