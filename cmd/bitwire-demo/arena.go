@@ -381,7 +381,7 @@ func runArena(cfg ArenaConfig) (ArenaSummary, error) {
 			q, _ := world.Get(uint32(i + 1))
 			truth.pos[uint32(i+1)] = append(truth.pos[uint32(i+1)], [2]float32{q.X, q.Z})
 			if browser(i) {
-				if tick%10 == 0 && r.sent < arenaWebDown && r.ch.Send(&ArenaSay{From: 255, N: r.sent, Text: "tick"}) == nil {
+				if web.live(i) && tick%10 == 0 && r.sent < arenaWebDown && r.ch.Send(&ArenaSay{From: 255, N: r.sent, Text: "tick"}) == nil {
 					r.sent++
 				}
 				st := r.queue.Stats()
