@@ -386,7 +386,7 @@ func runArena(cfg ArenaConfig) (ArenaSummary, error) {
 				}
 				st := r.queue.Stats()
 				web.publish(i, func(b *ArenaBrowser) {
-					b.Played, b.Recovered, b.Repeated, b.Late = st.Consumed, st.Recovered, st.Repeated, st.Late
+					b.Played, b.Recovered, b.Repeated, b.Late, b.Skipped = st.Consumed, st.Recovered, st.Repeated, st.Late, st.Skipped
 					b.UpDelivered += up
 					b.UpInOrder = b.UpInOrder && inOrder
 					b.DownSent = int(r.sent)
@@ -478,8 +478,8 @@ func printArena(w io.Writer, s *ArenaSummary, rate int) {
 		if !b.UpInOrder || !b.DownInOrder || b.UpDelivered != b.UpSent || b.DownDelivered != b.DownSent {
 			order = "NOT all in order"
 		}
-		fmt.Fprintf(w, "browser:  session %d over %s (player %d): inputs %d pushed, %d played, %d recovered by redundancy, %d repeated, %d late; messages %d of %d up, %d of %d down: %s; delay %.2f ticks, drawn %.3f units off on average, %.3f at most (%d samples)\n",
-			b.Session, b.Transport, b.Player, b.Pushed, b.Played, b.Recovered, b.Repeated, b.Late, b.UpDelivered, b.UpSent, b.DownDelivered, b.DownSent, order, b.Delay, b.ErrMean, b.ErrMax, b.Samples)
+		fmt.Fprintf(w, "browser:  session %d over %s (player %d): inputs %d pushed, %d played, %d recovered by redundancy, %d repeated, %d late, %d skipped; messages %d of %d up, %d of %d down: %s; delay %.2f ticks, drawn %.3f units off on average, %.3f at most (%d samples)\n",
+			b.Session, b.Transport, b.Player, b.Pushed, b.Played, b.Recovered, b.Repeated, b.Late, b.Skipped, b.UpDelivered, b.UpSent, b.DownDelivered, b.DownSent, order, b.Delay, b.ErrMean, b.ErrMax, b.Samples)
 	}
 }
 

@@ -57,7 +57,7 @@ type ArenaBrowser struct {
 	Player    uint32 `json:"player"` // its entity id
 	// Counted by the server: the session's input queue, its packets, the
 	// messages it delivered from the page (in order or not) and sent.
-	Played, Recovered, Repeated, Late int
+	Played, Recovered, Repeated, Late, Skipped int
 	Packets, PacketsIn                int64 // sent to the page, received from it
 	UpDelivered, DownSent             int
 	UpInOrder                         bool

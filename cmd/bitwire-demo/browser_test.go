@@ -323,8 +323,8 @@ func testBrowserArena(t *testing.T, chromium, node, dir string) {
 			t.Errorf("arena %s: page over %q (connected %v, done %v), error %q, server %+v; console: %q", tr, res.Transport, res.Connected, res.Done, res.Error, sv, res.Logs)
 			continue
 		}
-		t.Logf("arena %s: %d ms; inputs %d pushed, %d played, %d recovered by redundancy, %d repeated, %d late; %d packets up received of %d; messages %d/%d up, %d/%d down; delay %.2f ticks; drawn %.4f units off on average, %.3f at most (%d samples)",
-			tr, res.Ms, res.Pushed, sv.Played, sv.Recovered, sv.Repeated, sv.Late, sv.PacketsIn, res.Pushed, sv.UpDelivered, res.Sent, res.Delivered, sv.DownSent, res.Delay, sv.ErrMean, sv.ErrMax, sv.Samples)
+		t.Logf("arena %s: %d ms; inputs %d pushed, %d played, %d recovered by redundancy, %d repeated, %d late, %d skipped; %d packets up received of %d; messages %d/%d up, %d/%d down; delay %.2f ticks; drawn %.4f units off on average, %.3f at most (%d samples)",
+			tr, res.Ms, res.Pushed, sv.Played, sv.Recovered, sv.Repeated, sv.Late, sv.Skipped, sv.PacketsIn, res.Pushed, sv.UpDelivered, res.Sent, res.Delivered, sv.DownSent, res.Delay, sv.ErrMean, sv.ErrMax, sv.Samples)
 		if res.Errors != 0 || res.Accepted < 100 {
 			t.Errorf("arena %s: %d packets accepted (want 100), %d errors", tr, res.Accepted, res.Errors)
 		}
