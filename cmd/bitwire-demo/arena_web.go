@@ -58,9 +58,9 @@ type ArenaBrowser struct {
 	// Counted by the server: the session's input queue, its packets, the
 	// messages it delivered from the page (in order or not) and sent.
 	Played, Recovered, Repeated, Late, Skipped int
-	Packets, PacketsIn                int64 // sent to the page, received from it
-	UpDelivered, DownSent             int
-	UpInOrder                         bool
+	Packets, PacketsIn                         int64 // sent to the page, received from it
+	UpDelivered, DownSent                      int
+	UpInOrder                                  bool
 	// From the page's last report.
 	Pushed, UpSent, DownDelivered int
 	DownInOrder                   bool
