@@ -371,7 +371,7 @@ func TestGoldenFragments(t *testing.T) {
 	var b strings.Builder
 	b.WriteString("# bitwire golden fragment packets (see docs/wire-format.md, \"Fragments\").\n")
 	b.WriteString("# goldenFrag{A [12]uint32} with A[i] = 0x01010101*(i+1), tick 7, budget 40 bytes;\n")
-	fmt.Fprintf(&b, "# mode mac with the key %q.\n", goldenKey)
+	fmt.Fprintf(&b, "# mode mac with the key %q (the %d bytes %s).\n", goldenKey, len(goldenKey), spaced(goldenKey))
 	for _, m := range fragModes {
 		s, err := NewSender(c, m.opt, WithBudget(40))
 		require.NoError(t, err)
