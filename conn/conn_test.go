@@ -405,3 +405,32 @@ func TestChannelShareBound(t *testing.T) {
 		require.Greater(t, sent, 10)
 	}
 }
+
+// An input for a tick a window or more ahead of the one played next has no
+// slot to wait in: it is dropped, and counted, never lost silently.
+func TestInputQueueCountsFarAhead(t *testing.T) {
+	q, err := conn.NewInputQueue(moveCodec, -1)
+	require.NoError(t, err)
+	in, err := conn.NewInputSender(moveCodec, 1)
+	require.NoError(t, err)
+	st, _ := replicate.NewClient(playerCodec)
+	c, err := conn.NewClient(st, in, nil, snapshot.ModeNone, nil)
+	require.NoError(t, err)
+	srv, _ := replicate.NewServer(playerCodec)
+	peer, _ := srv.NewPeer(replicate.PeerConfig[Player]{})
+	s, err := conn.NewServer(peer, q, nil, 1200, snapshot.ModeNone, nil)
+	require.NoError(t, err)
+	send := func(tick uint32) {
+		require.NoError(t, in.Push(tick, &Move{DX: 1}))
+		pkt, err := c.Append(nil)
+		require.NoError(t, err)
+		require.NoError(t, s.Receive(pkt))
+	}
+	send(100) // anchors the queue: tick 100 is played next
+	require.Zero(t, q.Stats().Ahead)
+	send(163) // 63 ahead: the last slot of the window
+	require.Zero(t, q.Stats().Ahead)
+	send(164) // 64 ahead: no slot
+	require.Equal(t, 1, q.Stats().Ahead)
+	require.Equal(t, 2, q.Stats().Received)
+}

@@ -93,6 +93,12 @@ type InputStats struct {
 	Repeated  int // ticks the game got the last input again, for want of one (lost or late)
 	Late      int // inputs received after their tick was played
 	Skipped   int // inputs dropped unplayed to catch up with a client running ahead
+	// Ahead counts input copies dropped because their tick is a window (64
+	// ticks) or more past the tick played next: a forgery, a client whose
+	// clock jumped (a run of them re-anchors the queue), or a bug. Every
+	// copy is counted, so one such input sent with redundancy counts up to
+	// its redundancy.
+	Ahead int
 	// Reanchored counts the times the queue anchored again after a run of
 	// packets whose inputs were all far from the tick it plays next.
 	Reanchored int
@@ -329,7 +335,8 @@ func (q *InputQueue[I]) store(e *stamped[I], redundant bool) {
 		}
 		return
 	case d >= inputWindow:
-		return // far ahead: a forgery or a bug; its tick comes again
+		q.stats.Ahead++ // no slot can hold it without overwriting one still to play
+		return
 	}
 	s := &q.slots[e.tick%inputWindow]
 	if s.full && s.tick == e.tick {
