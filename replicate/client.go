@@ -8,7 +8,7 @@ import (
 	"github.com/bitwire/bitwire"
 	"github.com/bitwire/bitwire/bits"
 	"github.com/bitwire/bitwire/fields"
-	"github.com/bitwire/bitwire/snapshot"
+	"github.com/bitwire/bitwire/integrity"
 )
 
 // Client is the receiving end of one Peer: it applies the packets it
@@ -23,10 +23,10 @@ type Client[E any] struct {
 	ents  []centity[E]
 	free  []int32
 
-	// window bounds the sequence numbers accepted (package snapshot's
-	// acceptance rule; rewinds only without a MAC, see NewClient).
-	window   *snapshot.TickWindow
-	guard    *snapshot.Integrity
+	// window bounds the sequence numbers accepted (package integrity's
+	// acceptance rule, as for snapshot's ticks; rewinds only without a MAC, see NewClient).
+	window   *integrity.TickWindow
+	guard    *integrity.Guard
 	accepted bool
 	newest   uint32 // sequence number of the newest accepted packet
 	mask     uint32 // the 32 before it that were accepted
@@ -91,7 +91,7 @@ type Info struct {
 //
 // Without a MAC, a run of RecoverAfter stale packets with increasing
 // sequence numbers re-anchors the Client backward (see
-// snapshot.TickWindow): a forged or corrupted packet with a sequence number
+// integrity.TickWindow): a forged or corrupted packet with a sequence number
 // ahead of the sender's locks it out for at most that run. With a MAC every
 // accepted packet is the sender's and no run re-anchors backward.
 func NewClient[E any](c *bitwire.Codec[E], opts ...Option) (*Client[E], error) {
@@ -102,12 +102,12 @@ func NewClient[E any](c *bitwire.Codec[E], opts ...Option) (*Client[E], error) {
 	if err != nil {
 		return nil, err
 	}
-	guard, err := snapshot.NewIntegrity(cfg.integrity, cfg.key)
+	guard, err := integrity.New(cfg.integrity, cfg.key)
 	if err != nil {
 		return nil, fmt.Errorf("replicate: %w", err)
 	}
 	return &Client[E]{c: c, fp: fingerprint32(c.Fingerprint()), max: cfg.maxEntities, index: make(map[uint32]int32),
-		window: snapshot.NewTickWindow(MaxAhead, RecoverAfter, cfg.integrity != snapshot.ModeMAC), guard: guard, expiry: cfg.expiry}, nil
+		window: integrity.NewTickWindow(MaxAhead, RecoverAfter, cfg.integrity != integrity.ModeMAC), guard: guard, expiry: cfg.expiry}, nil
 }
 
 // Decode applies one packet and returns what it changed. On any error the
@@ -146,7 +146,7 @@ func (cl *Client[E]) Decode(packet []byte) (Info, error) {
 	cl.r.Reset(body)
 	_ = cl.r.Skip(headerBits)
 	if err := cl.window.Check(h.Seq); err != nil {
-		if errors.Is(err, snapshot.ErrFutureTick) {
+		if errors.Is(err, integrity.ErrFutureTick) {
 			return Info{}, fmt.Errorf("%w: packet %d, newest accepted %d (at most %d ahead)", ErrFuture, h.Seq, cl.newest, MaxAhead)
 		}
 		return Info{}, fmt.Errorf("%w: packet %d, newest accepted %d", ErrStale, h.Seq, cl.newest)

@@ -28,7 +28,7 @@
 // On the open internet, give both sides an integrity mode
 // (PeerConfig.Integrity, WithIntegrity): a CRC32C trailer refuses corrupted
 // packets, an HMAC-SHA256-80 under a per-connection secret forged ones too
-// (package snapshot's Integrity). Whatever gets through without one is
+// (package integrity, which package snapshot uses too). Whatever gets through without one is
 // replaced by the Peer's periodic full refresh (PeerConfig.Refresh).
 // docs/replicate.md gives the design, docs/security.md the threats and
 // bounds, docs/wire-format.md ("Replication packets") every bit.
@@ -42,7 +42,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/bitwire/bitwire/snapshot"
+	"github.com/bitwire/bitwire/integrity"
 )
 
 // Defaults and limits.
@@ -115,14 +115,14 @@ var (
 	// than its limit.
 	ErrTooManyEntities = errors.New("replicate: too many entities")
 	// ErrIntegrity: the packet's trailer does not match its bytes
-	// (corrupted, or forged without the key). It is package snapshot's
-	// sentinel: the trailers are the same.
-	ErrIntegrity = snapshot.ErrIntegrity
+	// (corrupted, or forged without the key). It is package integrity's
+	// sentinel, as is snapshot.ErrIntegrity: the trailers are the same.
+	ErrIntegrity = integrity.ErrIntegrity
 	// ErrBadAck: Peer.Ack was given an ack, or a part of one, whose token
 	// does not match the packets the Peer sent (spoofed, or the ack of a
 	// forged packet the client accepted); that part changed nothing. It is
-	// package snapshot's sentinel.
-	ErrBadAck = snapshot.ErrBadAck
+	// package integrity's sentinel, as is snapshot.ErrBadAck.
+	ErrBadAck = integrity.ErrBadAck
 	// ErrTickOrder: Advance with a tick not newer than the current one, or
 	// Set or Remove after a Peer encoded the current tick.
 	ErrTickOrder = errors.New("replicate: tick out of order")
@@ -136,18 +136,18 @@ type config struct {
 	tickRate    int
 	maxEntities int
 	expiry      uint32
-	integrity   snapshot.Mode
+	integrity   integrity.Mode
 	key         []byte
 }
 
-// WithIntegrity sets a Client's integrity mode (snapshot.ModeNone unless
-// set), which must be its Peer's (PeerConfig.Integrity): snapshot.ModeChecksum
-// (a CRC32C trailer) or snapshot.ModeMAC with key, the connection's secret of
-// at least snapshot.MinKeySize bytes (copied). A Server ignores it: each
+// WithIntegrity sets a Client's integrity mode (integrity.ModeNone unless
+// set), which must be its Peer's (PeerConfig.Integrity): integrity.ModeChecksum
+// (a CRC32C trailer) or integrity.ModeMAC with key, the connection's secret of
+// at least integrity.MinKeySize bytes (copied). A Server ignores it: each
 // Peer's mode and key are in its PeerConfig.
-func WithIntegrity(mode snapshot.Mode, key []byte) Option {
+func WithIntegrity(mode integrity.Mode, key []byte) Option {
 	return func(c *config) error {
-		if _, err := snapshot.NewIntegrity(mode, key); err != nil {
+		if _, err := integrity.New(mode, key); err != nil {
 			return fmt.Errorf("replicate: %w", err)
 		}
 		c.integrity, c.key = mode, append([]byte(nil), key...)

@@ -48,6 +48,8 @@ package snapshot
 import (
 	"errors"
 	"fmt"
+
+	"github.com/bitwire/bitwire/integrity"
 )
 
 // Defaults of the options.
@@ -81,11 +83,9 @@ const (
 	// DefaultRecoverAfter is the length of a run of refused packets after
 	// which a receiver re-anchors (see TickWindow).
 	DefaultRecoverAfter = 8
-	// ReorderTicks is how far a stale packet may lag the newest accepted
-	// tick and still be taken for reordering: only a packet more than
-	// ReorderTicks older counts toward a backward run (see TickWindow).
-	// Half a second at 60 ticks a second.
-	ReorderTicks = 32
+	// ReorderTicks is integrity.ReorderTicks: how far a stale packet may
+	// lag the newest accepted tick and still be taken for reordering.
+	ReorderTicks = integrity.ReorderTicks
 	// DefaultHashEvery is how often a sender puts a state hash in its
 	// packets unless WithStateHash says otherwise: every 16th packet.
 	DefaultHashEvery = 16
@@ -112,16 +112,16 @@ var (
 	// accepted (a late or duplicated packet), a sender was asked to encode
 	// a tick not newer than the last it sent, or a History was given a tick
 	// not newer than its newest.
-	ErrStaleTick = errors.New("snapshot: stale or duplicate tick")
+	ErrStaleTick = integrity.ErrStaleTick
 	// ErrOverBudget: the packet would be larger than the sender's budget.
 	// Nothing was sent or recorded; send less state (or raise the budget).
 	ErrOverBudget = errors.New("snapshot: packet over budget")
 	// ErrFutureTick: a receiver got a tick more than MaxAhead past the
 	// newest it accepted (see TickWindow).
-	ErrFutureTick = errors.New("snapshot: tick too far ahead")
+	ErrFutureTick = integrity.ErrFutureTick
 	// ErrIntegrity: the packet's checksum or MAC trailer does not match its
 	// contents: corrupted, forged, or sealed with another secret.
-	ErrIntegrity = errors.New("snapshot: integrity check failed")
+	ErrIntegrity = integrity.ErrIntegrity
 	// ErrStateMismatch: the state a receiver rebuilt differs from the state
 	// hash the sender put in the packet. The receiver kept nothing and
 	// dropped its baselines; its ack asks for a full snapshot.
@@ -129,7 +129,7 @@ var (
 	// ErrBadAck: Sender.HandleAck was given an ack that does not match a
 	// packet the sender sent (a spoofed ack, or the ack of a forged or
 	// corrupted packet). The sender ignored it.
-	ErrBadAck = errors.New("snapshot: ack does not match a packet sent")
+	ErrBadAck = integrity.ErrBadAck
 )
 
 // Option configures a Sender or a Receiver.

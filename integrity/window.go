@@ -1,6 +1,12 @@
-package snapshot
+package integrity
 
 import "fmt"
+
+// ReorderTicks is how far a stale packet may lag the newest accepted tick
+// and still be taken for reordering: only a packet more than ReorderTicks
+// older counts toward a backward run (see TickWindow). Half a second at 60
+// ticks a second.
+const ReorderTicks = 32
 
 // TickWindow decides which ticks a receiver accepts: only ticks newer than
 // the newest it accepted, and at most MaxAhead newer, so that no single
@@ -24,8 +30,9 @@ import "fmt"
 // without a MAC (see NewTickWindow): with one, every accepted tick is the
 // sender's, and a rewind could only be provoked by replaying old packets.
 //
-// TickWindow is the acceptance rule of Receiver, exported for other
-// packet streams. The zero value is not usable; create one with
+// TickWindow is the acceptance rule of snapshot.Receiver (over ticks) and
+// replicate.Client (over sequence numbers), exported for other packet
+// streams. The zero value is not usable; create one with
 // NewTickWindow. It is not safe for concurrent use.
 type TickWindow struct {
 	maxAhead     uint32
