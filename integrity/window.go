@@ -45,6 +45,12 @@ type TickWindow struct {
 	run     int    // refused packets in the current run
 	runTick uint32 // the newest tick of the run
 	runBack bool   // the run is of stale ticks (else of ticks too far ahead)
+
+	// left is the newest tick before the last forward re-anchoring (when
+	// hasLeft): a packet that continues that stream takes the window back
+	// to it at once (see Check).
+	left    uint32
+	hasLeft bool
 }
 
 // NewTickWindow returns a window that accepts ticks up to maxAhead past
@@ -62,10 +68,16 @@ func (w *TickWindow) Newest() (tick uint32, ok bool) { return w.newest, w.accept
 // Check says whether a packet of tick may be decoded: nil, ErrStaleTick
 // (not newer than the newest accepted) or ErrFutureTick (more than
 // MaxAhead newer). A refused tick counts towards a run; the packet that
-// completes a run, and the next ones of the run, pass. Check changes
-// nothing else: call Accept once the packet was decoded whole.
+// completes a run, and the next ones of the run, pass. After a forward
+// re-anchoring (with rewinds enabled), a packet that continues the stream
+// the window left (at most MaxAhead past its newest tick) passes too, and
+// Accept takes the window back to that stream. Check changes nothing
+// else: call Accept once the packet was decoded whole.
 func (w *TickWindow) Check(tick uint32) error {
 	if !w.accepted {
+		return nil
+	}
+	if w.hasLeft && tick > w.left && tick-w.left <= w.maxAhead && (tick <= w.newest || tick-w.newest > w.maxAhead) {
 		return nil
 	}
 	var err error
@@ -102,8 +114,23 @@ func (w *TickWindow) Check(tick uint32) error {
 // Accept records that the packet of tick was decoded and kept. It returns
 // true when tick is not newer than the previous newest: a rewind, after
 // which the caller must forget what it holds of ticks from tick on.
+//
+// A forward re-anchoring (tick more than MaxAhead past the newest, after a
+// run) remembers the stream it left, when rewinds are enabled: an
+// off-path forger who does not know the tick can make a burst of
+// RecoverAfter far-away ticks complete a run, but not keep the window
+// there, since the next honest packet takes it back (a rewind). A long
+// stall of the link moves the window forward for good, as its old stream
+// does not come back; a straggler of it that arrives after the
+// re-anchoring costs one more run.
 func (w *TickWindow) Accept(tick uint32) (rewound bool) {
 	rewound = w.accepted && tick <= w.newest
+	switch {
+	case w.hasLeft && tick > w.left && tick-w.left <= w.maxAhead:
+		w.hasLeft = false // back to the stream it left
+	case w.rewind && w.accepted && tick > w.newest && tick-w.newest > w.maxAhead:
+		w.left, w.hasLeft = w.newest, true
+	}
 	w.accepted, w.newest = true, tick
 	w.run = 0
 	return rewound
@@ -112,5 +139,5 @@ func (w *TickWindow) Accept(tick uint32) (rewound bool) {
 // Reset forgets the newest tick and any run: the next tick is accepted,
 // whatever it is.
 func (w *TickWindow) Reset() {
-	w.accepted, w.newest, w.run = false, 0, 0
+	w.accepted, w.newest, w.run, w.hasLeft = false, 0, 0, false
 }

@@ -203,3 +203,52 @@ func TestDefaultExpiryKeepsIdleEntities(t *testing.T) {
 		})
 	}
 }
+
+// The same low-rate forgery against a Client's window over sequence
+// numbers: a burst of RecoverAfter increasing far-away sequence numbers
+// after every 8 genuine packets re-anchored it forward, and 88% of the
+// genuine stream was refused. The window now goes back at the first
+// genuine packet.
+func TestLowRateForgeryAgainstTheClient(t *testing.T) {
+	s := newSim(t, 13, 50)
+	s.move = 0.2
+	p, err := s.srv.NewPeer(replicate.PeerConfig[Body]{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl, err := replicate.NewClient(bodyCodec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewSource(4))
+	genuine, refused, forged, taken := 0, 0, 0, 0
+	for i := 0; i < 1220; i++ {
+		s.step()
+		pkt, ok, err := p.Encode(nil)
+		if err != nil || !ok {
+			t.Fatalf("encode: %v %v", ok, err)
+		}
+		h, _ := replicate.ParseHeader(pkt)
+		_, err = cl.Decode(pkt)
+		if i >= 20 {
+			genuine++
+			if err != nil {
+				refused++
+			}
+		}
+		_ = p.Ack(cl.Ack())
+		if i >= 20 && i%8 == 0 {
+			far := h.Seq + 1_000_000 + uint32(rng.Intn(1<<30))
+			for k := range replicate.RecoverAfter {
+				forged++
+				if _, err := cl.Decode(forgeIDs(t, rng, 1<<24, 1, far+uint32(k), h.Tick)); err == nil {
+					taken++
+				}
+			}
+		}
+	}
+	t.Logf("%d of %d genuine packets refused (%.1f%%), %d of %d forged accepted", refused, genuine, 100*float64(refused)/float64(genuine), taken, forged)
+	if refused > genuine/100 {
+		t.Errorf("%d of %d genuine packets refused", refused, genuine)
+	}
+}
