@@ -46,9 +46,9 @@ type TickWindow struct {
 	runTick uint32 // the newest tick of the run
 	runBack bool   // the run is of stale ticks (else of ticks too far ahead)
 
-	// left is the newest tick before the last forward re-anchoring (when
-	// hasLeft): a packet that continues that stream takes the window back
-	// to it at once (see Check).
+	// left is the newest tick before the last re-anchoring (when hasLeft):
+	// a packet that continues that stream takes the window back to it at
+	// once (see Check).
 	left    uint32
 	hasLeft bool
 }
@@ -68,10 +68,10 @@ func (w *TickWindow) Newest() (tick uint32, ok bool) { return w.newest, w.accept
 // Check says whether a packet of tick may be decoded: nil, ErrStaleTick
 // (not newer than the newest accepted) or ErrFutureTick (more than
 // MaxAhead newer). A refused tick counts towards a run; the packet that
-// completes a run, and the next ones of the run, pass. After a forward
+// completes a run, and the next ones of the run, pass. After a
 // re-anchoring (with rewinds enabled), a packet that continues the stream
-// the window left (at most MaxAhead past its newest tick) passes too, and
-// Accept takes the window back to that stream. Check changes nothing
+// the window left (newer than its newest tick, by at most MaxAhead)
+// passes too, and Accept takes the window back to that stream. Check changes nothing
 // else: call Accept once the packet was decoded whole.
 func (w *TickWindow) Check(tick uint32) error {
 	if !w.accepted {
@@ -115,20 +115,23 @@ func (w *TickWindow) Check(tick uint32) error {
 // true when tick is not newer than the previous newest: a rewind, after
 // which the caller must forget what it holds of ticks from tick on.
 //
-// A forward re-anchoring (tick more than MaxAhead past the newest, after a
-// run) remembers the stream it left, when rewinds are enabled: an
-// off-path forger who does not know the tick can make a burst of
-// RecoverAfter far-away ticks complete a run, but not keep the window
-// there, since the next honest packet takes it back (a rewind). A long
-// stall of the link moves the window forward for good, as its old stream
-// does not come back; a straggler of it that arrives after the
-// re-anchoring costs one more run.
+// A re-anchoring (after a run, forward or backward) remembers the stream
+// it left, when rewinds are enabled, until a packet continues that stream
+// or the next re-anchoring: an off-path forger who does not know the tick
+// can make a burst of RecoverAfter far-away (or old) ticks complete a run,
+// but not keep the window there, since the next honest packet takes it
+// back (a rewind). A long stall of the link moves the window forward for
+// good, as its old stream does not come back (a straggler of it that
+// arrives after the re-anchoring costs one more run); a rewind away from
+// a bad tick ahead is undone only by a packet past that tick, which the
+// honest stream sends anyway once it gets there.
 func (w *TickWindow) Accept(tick uint32) (rewound bool) {
 	rewound = w.accepted && tick <= w.newest
 	switch {
 	case w.hasLeft && tick > w.left && tick-w.left <= w.maxAhead:
 		w.hasLeft = false // back to the stream it left
-	case w.rewind && w.accepted && tick > w.newest && tick-w.newest > w.maxAhead:
+	case w.rewind && w.accepted && (tick <= w.newest || tick-w.newest > w.maxAhead):
+		// a run re-anchored the window, forward or backward
 		w.left, w.hasLeft = w.newest, true
 	}
 	w.accepted, w.newest = true, tick

@@ -67,6 +67,16 @@ func TestTickWindowForwardReanchor(t *testing.T) {
 		t.Errorf("the forged stream's next tick: %v, want ErrFutureTick", err)
 	}
 
+	// a forged burst of old ticks: the same
+	w = integrity.NewTickWindow(ahead, after, true)
+	feed(w, run(10_000, 10)...)
+	if got := feed(w, run(3, after)...); len(got) != after-1 {
+		t.Fatalf("the old burst: %d refused, want %d", len(got), after-1)
+	}
+	if got := feed(w, run(10_010, 20)...); len(got) != 0 {
+		t.Errorf("%d honest packets refused after the old burst", len(got))
+	}
+
 	// with rewinds off, a re-anchoring is for good
 	w = integrity.NewTickWindow(ahead, after, false)
 	feed(w, run(100, 10)...)
