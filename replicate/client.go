@@ -96,7 +96,7 @@ type Info struct {
 	// or changed), ascending; their state is now from Tick.
 	Updated []uint32
 	// Removed lists the ids the packet removed that the client held, then
-	// those WithExpiry dropped.
+	// those the expiry dropped (see WithExpiry).
 	Removed []uint32
 }
 
@@ -107,8 +107,14 @@ type Info struct {
 // Without a MAC, a run of RecoverAfter stale packets with increasing
 // sequence numbers re-anchors the Client backward (see
 // integrity.TickWindow): a forged or corrupted packet with a sequence number
-// ahead of the sender's locks it out for at most that run. With a MAC every
-// accepted packet is the sender's and no run re-anchors backward.
+// ahead of the sender's locks it out for at most that run, and a forged
+// burst that re-anchors it costs the genuine stream nothing. With a MAC
+// every accepted packet is the sender's and no run re-anchors backward.
+//
+// The Client expires entities the server no longer sends (made up by a
+// forged or corrupted packet) unless WithExpiry(0) or WithRefresh(-1)
+// says otherwise: give it its Peer's Refresh and the Server's tick rate
+// (WithRefresh, WithTickRate) when they are not the defaults.
 func NewClient[E any](c *bitwire.Codec[E], opts ...Option) (*Client[E], error) {
 	if c == nil {
 		return nil, errors.New("replicate: NewClient with a nil codec")

@@ -47,6 +47,7 @@ func forgeIDs(t testing.TB, rng *rand.Rand, first uint32, n int, seq, tick uint3
 // ErrTooManyEntities in the last quiet ticks, and the entities it holds
 // that the server does not, at the end.
 func forgedRun(t *testing.T, packets, perPacket, ticks, quiet int, opts ...replicate.Option) (tooMany, madeUp, most int) {
+	refusedAt, refused := -1, 0 // the last tick refused as too many, and how many
 	s := newSim(t, 7, 50)
 	s.move, s.spawn, s.despawn = 0.2, 0.002, 0.002
 	p, err := s.srv.NewPeer(replicate.PeerConfig[Body]{})
@@ -92,6 +93,7 @@ func forgedRun(t *testing.T, packets, perPacket, ticks, quiet int, opts ...repli
 			}
 			_ = p.Ack(ack)
 		case errorsIs(err, replicate.ErrTooManyEntities):
+			refusedAt, refused = i, refused+1
 			if i >= ticks-quiet {
 				tooMany++
 			}
@@ -113,6 +115,7 @@ func forgedRun(t *testing.T, packets, perPacket, ticks, quiet int, opts ...repli
 		}
 		return true
 	})
+	t.Logf("%d genuine packets refused as too many, the last at tick %d (the forgery ran from tick 100 to %d)", refused, refusedAt, 100+packets-1)
 	return tooMany, madeUp, most
 }
 
