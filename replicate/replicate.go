@@ -148,7 +148,9 @@ type config struct {
 // WithIntegrity sets a Client's integrity mode (integrity.ModeNone unless
 // set), which must be its Peer's (PeerConfig.Integrity): integrity.ModeChecksum
 // (a CRC32C trailer) or integrity.ModeMAC with key, the connection's secret of
-// at least integrity.MinKeySize bytes (copied). A Server ignores it: each
+// at least integrity.MinKeySize bytes (copied). Without one, corrupted
+// packets may decode silently into wrong states (most single bit flips
+// reach the body decoder; docs/security.md, "Choosing a mode"). A Server ignores it: each
 // Peer's mode and key are in its PeerConfig.
 func WithIntegrity(mode integrity.Mode, key []byte) Option {
 	return func(c *config) error {
@@ -202,7 +204,9 @@ func WithTickRate(hz int) Option {
 //
 // Unless set, the expiry is ExpiryRefreshes times the Peer's Refresh as
 // WithRefresh and WithTickRate give it (30 s of ticks for the default
-// PeerConfig), and off when that Refresh is never. An expiry shorter than
+// PeerConfig), counted in the ticks the stream covered (an outage of the
+// link ages nothing); it is off when that Refresh is never, and with
+// integrity.ModeMAC, where no forged packet gets through. An expiry shorter than
 // the longest a Peer may leave an idle entity unsent is unsafe: the Peer
 // believes the client still holds what the expiry dropped, and sends it
 // again only at its next refresh or change. A Server ignores it.
@@ -234,8 +238,8 @@ func (c *config) expiryTicks() uint32 {
 	switch {
 	case c.expirySet:
 		return c.expiry
-	case c.refresh < 0:
-		return 0
+	case c.refresh < 0 || c.integrity == integrity.ModeMAC:
+		return 0 // nothing to expire: the Peer never refreshes, or nothing forged gets through
 	case c.refresh == 0:
 		return uint32(ExpiryRefreshes * DefaultRefreshSeconds * c.tickRate)
 	}
