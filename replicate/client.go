@@ -69,6 +69,8 @@ type seqToken struct{ seq, token uint32 }
 type centity[E any] struct {
 	id   uint32
 	seen uint32 // the stream clock when its newest state was kept
+	// unheld: the slot is free (its id is not held), for the sweep
+	unheld bool
 	versions[E]
 }
 
@@ -398,6 +400,7 @@ func (cl *Client[E]) commit(h Header, token uint32) {
 		}
 		delete(cl.index, id)
 		cl.free = append(cl.free, slot)
+		cl.ents[slot].unheld = true
 		cl.removed = append(cl.removed, id)
 	}
 	for k, d := range cl.dec {
@@ -463,12 +466,13 @@ func (cl *Client[E]) expire(tick uint32, n int) {
 		slot := int32(cl.sweep)
 		cl.sweep++
 		ent := &cl.ents[slot]
-		if s, ok := cl.index[ent.id]; !ok || s != slot || len(ent.vers) == 0 {
+		if ent.unheld {
 			continue // a free slot
 		}
 		if cl.stale(ent, tick, cl.clock) {
 			delete(cl.index, ent.id)
 			cl.free = append(cl.free, slot)
+			ent.unheld = true
 			cl.removed = append(cl.removed, ent.id)
 		}
 	}
@@ -515,7 +519,7 @@ func (cl *Client[E]) alloc(id uint32) int32 {
 		cl.ents = append(cl.ents, centity[E]{})
 	}
 	ent := &cl.ents[slot]
-	ent.id = id
+	ent.id, ent.unheld = id, false
 	ent.reset()
 	cl.index[id] = slot
 	return slot
@@ -592,6 +596,7 @@ func (cl *Client[E]) Reset() {
 	for id, slot := range cl.index {
 		delete(cl.index, id)
 		cl.free = append(cl.free, slot)
+		cl.ents[slot].unheld = true
 	}
 	cl.accepted, cl.newest, cl.mask, cl.tick = false, 0, 0, 0
 	cl.tokens, cl.missing = [ackWindow + 1]seqToken{}, seqToken{}
