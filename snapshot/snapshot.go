@@ -39,6 +39,10 @@
 // second they last more than two years. They must increase on the sender;
 // a receiver accepts only ticks newer than the newest it accepted.
 //
+// The integrity modes, the trailers (Integrity) and the acceptance rule
+// (TickWindow) are package integrity's, which package replicate uses too;
+// this package's names for them are aliases of the same types and values.
+//
 // Concurrency: Senders, Receivers, Histories, Integrity and TickWindows are
 // not safe for concurrent use; the Codec they share is. A server that reads
 // acks on one goroutine and encodes on another passes the acks through a
