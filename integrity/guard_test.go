@@ -52,7 +52,7 @@ func TestGuardSealOpen(t *testing.T) {
 					t.Fatalf("%v: bit %d flipped: %v, want ErrIntegrity", m, bit, err)
 				}
 			}
-			if _, _, err := g.Open(packet[1 : m.Overhead()]); !errors.Is(err, bits.ErrUnexpectedEnd) {
+			if _, _, err := g.Open(packet[1:m.Overhead()]); !errors.Is(err, bits.ErrUnexpectedEnd) {
 				t.Errorf("%v: a packet shorter than its trailer: %v", m, err)
 			}
 		}
