@@ -6,8 +6,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/bitwire/bitwire/integrity"
 	"github.com/bitwire/bitwire/replicate"
-	"github.com/bitwire/bitwire/snapshot"
 )
 
 // TestTickAllocsSteadyState checks that a server tick (Advance, Sets,
@@ -24,7 +24,7 @@ func TestTickAllocsSteadyState(t *testing.T) {
 	bodies := make([]Body, entities)
 	type client struct {
 		peer   *replicate.Peer[Body]
-		guard  *snapshot.Integrity
+		guard  *integrity.Guard
 		tokens [33]uint32
 		newest uint32
 		mask   uint32
@@ -33,7 +33,7 @@ func TestTickAllocsSteadyState(t *testing.T) {
 	}
 	cfgs := []replicate.PeerConfig[Body]{
 		{Priority: func(id uint32, e *Body) float32 { return 1 / (1 + e.X*e.X*(1.0/1024)) }},
-		{Priority: func(id uint32, e *Body) float32 { return float32(id % 4) }, Budget: 300, Bandwidth: 20000, Integrity: snapshot.ModeChecksum},
+		{Priority: func(id uint32, e *Body) float32 { return float32(id % 4) }, Budget: 300, Bandwidth: 20000, Integrity: integrity.ModeChecksum},
 		{Relevant: func(id uint32, e *Body) bool { return e.Z < 100 }, PriorityEvery: 4, Refresh: 50},
 	}
 	var cs []*client
@@ -41,7 +41,7 @@ func TestTickAllocsSteadyState(t *testing.T) {
 		c := &client{acks: make([]pendingAck, 0, 64), buf: make([]byte, 0, 2048)}
 		c.peer, err = srv.NewPeer(cfg)
 		require.NoError(t, err)
-		c.guard, err = snapshot.NewIntegrity(cfg.Integrity, nil)
+		c.guard, err = integrity.New(cfg.Integrity, nil)
 		require.NoError(t, err)
 		cs = append(cs, c)
 	}

@@ -7,20 +7,20 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/bitwire/bitwire/integrity"
 	"github.com/bitwire/bitwire/replicate"
-	"github.com/bitwire/bitwire/snapshot"
 )
 
 var attackKey = []byte("0123456789abcdef0123456789abcdef")
 
-func keyFor(mode snapshot.Mode) []byte {
-	if mode == snapshot.ModeMAC {
+func keyFor(mode integrity.Mode) []byte {
+	if mode == integrity.ModeMAC {
 		return attackKey
 	}
 	return nil
 }
 
-var modes = []snapshot.Mode{snapshot.ModeNone, snapshot.ModeChecksum, snapshot.ModeMAC}
+var modes = []integrity.Mode{integrity.ModeNone, integrity.ModeChecksum, integrity.ModeMAC}
 
 // A spoofed ack (a guessed token) is refused with ErrBadAck and changes
 // nothing: the entities it claims stay unacknowledged, so they are sent
@@ -112,29 +112,29 @@ func TestCorruptedPacketsRefused(t *testing.T) {
 				}
 				for n := 0; n < len(pkt); n += 5 {
 					truncs++
-					if probe(t, mode, c, pkt[:n]) && mode != snapshot.ModeNone {
+					if probe(t, mode, c, pkt[:n]) && mode != integrity.ModeNone {
 						t.Fatalf("a packet cut to %d of %d bytes was accepted", n, len(pkt))
 					}
 				}
-				if mode != snapshot.ModeNone {
+				if mode != integrity.ModeNone {
 					forged := append([]byte(nil), pkt[:len(pkt)-mode.Overhead()]...)
 					binary.LittleEndian.PutUint32(forged[6:], binary.LittleEndian.Uint32(forged[6:])+5)
 					forged = binary.LittleEndian.AppendUint32(forged, crc32.Checksum(forged, crc32.MakeTable(crc32.Castagnoli)))
-					if mode == snapshot.ModeMAC {
+					if mode == integrity.ModeMAC {
 						forged = append(forged, 0, 0, 0, 0, 0, 0)
 					}
-					if probe(t, mode, c, forged) != (mode == snapshot.ModeChecksum) {
-						t.Fatalf("a forged header with a recomputed CRC: accepted %v in mode %v", !(mode != snapshot.ModeChecksum), mode)
+					if probe(t, mode, c, forged) != (mode == integrity.ModeChecksum) {
+						t.Fatalf("a forged header with a recomputed CRC: accepted %v in mode %v", !(mode != integrity.ModeChecksum), mode)
 					}
 				}
 				c.receive(s, pkt)
 				c.peer.Ack(c.cl.Ack())
 			}
 			t.Logf("%v: %d of %d single-bit flips got past the trailer to the body; %d truncations", mode, accepted, flips, truncs)
-			if mode != snapshot.ModeNone && accepted != 0 {
+			if mode != integrity.ModeNone && accepted != 0 {
 				t.Fatalf("%d corrupted packets accepted with integrity %v", accepted, mode)
 			}
-			if mode == snapshot.ModeNone && accepted == 0 {
+			if mode == integrity.ModeNone && accepted == 0 {
 				t.Fatalf("no flip decoded without a trailer: the test does not test")
 			}
 		})
@@ -144,7 +144,7 @@ func TestCorruptedPacketsRefused(t *testing.T) {
 // probe decodes pkt on a fresh client of the mode and reports whether it
 // got past the header and trailer checks to the body (decoded, or refused
 // for a baseline only the real client holds): the checks a trailer adds.
-func probe(t *testing.T, mode snapshot.Mode, _ *simClient, pkt []byte) bool {
+func probe(t *testing.T, mode integrity.Mode, _ *simClient, pkt []byte) bool {
 	t.Helper()
 	cl, err := replicate.NewClient(bodyCodec, replicate.WithIntegrity(mode, keyFor(mode)))
 	if err != nil {
@@ -182,7 +182,7 @@ func TestAttackStateMachine(t *testing.T) {
 	}
 }
 
-func attackRun(t *testing.T, mode snapshot.Mode, seed int64) {
+func attackRun(t *testing.T, mode integrity.Mode, seed int64) {
 	const refresh = 90
 	ticks := 1500
 	if testing.Short() {
@@ -265,10 +265,10 @@ func attackRun(t *testing.T, mode snapshot.Mode, seed int64) {
 				off := 6 + 4*(kind-2)
 				binary.LittleEndian.PutUint32(body[off:], binary.LittleEndian.Uint32(body[off:])+uint32(1+rng.Intn(3000)))
 				bad = body
-				if mode != snapshot.ModeNone {
+				if mode != integrity.ModeNone {
 					bad = binary.LittleEndian.AppendUint32(bad, crc32.Checksum(body, crcTable))
 				}
-				if mode == snapshot.ModeMAC {
+				if mode == integrity.ModeMAC {
 					bad = append(bad, byte(rng.Intn(256)), 0, 0, 0, 0, 0)
 				}
 				st.forged++
@@ -310,7 +310,7 @@ func attackRun(t *testing.T, mode snapshot.Mode, seed int64) {
 			}
 			c.peer.Ack(ack)
 		}
-		if mode == snapshot.ModeMAC && i%10 == 0 {
+		if mode == integrity.ModeMAC && i%10 == 0 {
 			s.checkView(c, 1<<30) // fatal on any wrong state
 		}
 	}
@@ -319,10 +319,10 @@ func attackRun(t *testing.T, mode snapshot.Mode, seed int64) {
 	if st.spoofsTaken != 0 {
 		t.Errorf("%d spoofed acks taken", st.spoofsTaken)
 	}
-	if mode != snapshot.ModeNone && st.acceptedBad != 0 {
+	if mode != integrity.ModeNone && st.acceptedBad != 0 {
 		t.Errorf("%d corrupted packets accepted with integrity %v", st.acceptedBad, mode)
 	}
-	if mode == snapshot.ModeMAC && st.acceptedForged != 0 {
+	if mode == integrity.ModeMAC && st.acceptedForged != 0 {
 		t.Errorf("%d forged packets accepted with a MAC", st.acceptedForged)
 	}
 	// After the attack, the client holds exactly the server's world.

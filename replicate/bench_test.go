@@ -7,8 +7,8 @@ import (
 	"math/rand"
 	"testing"
 
+	"github.com/bitwire/bitwire/integrity"
 	"github.com/bitwire/bitwire/replicate"
-	"github.com/bitwire/bitwire/snapshot"
 )
 
 // BenchmarkServerTick is one server tick on one goroutine: 5–10% of the
@@ -57,7 +57,7 @@ type benchClient struct {
 	// and the ack tokens of the last 33 packets (its guard computes them
 	// as a Client's does).
 	newest, mask uint32
-	guard        *snapshot.Integrity
+	guard        *integrity.Guard
 	tokens       [33]uint32
 	pkt          []byte // this tick's packet, under EncodeAll
 }
@@ -112,7 +112,7 @@ func benchServerTick(b *testing.B, clients, entities, every, workers int) {
 		// needed to measure the server).
 		if i == 0 {
 			c.cl, _ = replicate.NewClient(bodyCodec)
-		} else if c.guard, err = snapshot.NewIntegrity(snapshot.ModeNone, nil); err != nil {
+		} else if c.guard, err = integrity.New(integrity.ModeNone, nil); err != nil {
 			b.Fatal(err)
 		}
 		cs[i] = c

@@ -8,7 +8,7 @@ import (
 	"github.com/bitwire/bitwire"
 	"github.com/bitwire/bitwire/bits"
 	"github.com/bitwire/bitwire/fields"
-	"github.com/bitwire/bitwire/snapshot"
+	"github.com/bitwire/bitwire/integrity"
 )
 
 // Client is the receiving end of one Peer: it applies the packets it
@@ -23,10 +23,10 @@ type Client[E any] struct {
 	ents  []centity[E]
 	free  []int32
 
-	// window bounds the sequence numbers accepted (package snapshot's
-	// acceptance rule; rewinds only without a MAC, see NewClient).
-	window   *snapshot.TickWindow
-	guard    *snapshot.Integrity
+	// window bounds the sequence numbers accepted (package integrity's
+	// acceptance rule, as for snapshot's ticks; rewinds only without a MAC, see NewClient).
+	window   *integrity.TickWindow
+	guard    *integrity.Guard
 	accepted bool
 	newest   uint32 // sequence number of the newest accepted packet
 	mask     uint32 // the 32 before it that were accepted
@@ -39,6 +39,20 @@ type Client[E any] struct {
 	missing seqToken
 	expiry  uint32 // WithExpiry; 0: never
 	sweep   int    // the next slot the expiry looks at
+	// auto: the expiry is the default one (WithExpiry not given), which
+	// ages entities by the stream clock instead of by ticks.
+	auto bool
+	// clock counts the ticks the stream covered: each packet decoded
+	// whole (accepted, or refused only as too many) advances it by its
+	// distance in ticks from the previous such packet (clockTick), at
+	// most maxClockStep, so that an outage of the link (or a forged far
+	// tick) does not age every entity at once.
+	clock     uint32
+	clockTick uint32
+	clocked   bool // clockTick is set
+	// expireAll: the packet being applied fits the limit only once every
+	// expired entity is dropped (read counted them); commit drops them all.
+	expireAll bool
 
 	r       bits.Reader
 	rem     []uint32
@@ -53,7 +67,10 @@ type seqToken struct{ seq, token uint32 }
 
 // centity is a held entity: its states, oldest first from head on.
 type centity[E any] struct {
-	id uint32
+	id   uint32
+	seen uint32 // the stream clock when its newest state was kept
+	// unheld: the slot is free (its id is not held), for the sweep
+	unheld bool
 	versions[E]
 }
 
@@ -81,7 +98,7 @@ type Info struct {
 	// or changed), ascending; their state is now from Tick.
 	Updated []uint32
 	// Removed lists the ids the packet removed that the client held, then
-	// those WithExpiry dropped.
+	// those the expiry dropped (see WithExpiry).
 	Removed []uint32
 }
 
@@ -91,9 +108,15 @@ type Info struct {
 //
 // Without a MAC, a run of RecoverAfter stale packets with increasing
 // sequence numbers re-anchors the Client backward (see
-// snapshot.TickWindow): a forged or corrupted packet with a sequence number
-// ahead of the sender's locks it out for at most that run. With a MAC every
-// accepted packet is the sender's and no run re-anchors backward.
+// integrity.TickWindow): a forged or corrupted packet with a sequence number
+// ahead of the sender's locks it out for at most that run, and a forged
+// burst that re-anchors it costs the genuine stream nothing. With a MAC
+// every accepted packet is the sender's and no run re-anchors backward.
+//
+// The Client expires entities the server no longer sends (made up by a
+// forged or corrupted packet) unless WithExpiry(0) or WithRefresh(-1)
+// says otherwise: give it its Peer's Refresh and the Server's tick rate
+// (WithRefresh, WithTickRate) when they are not the defaults.
 func NewClient[E any](c *bitwire.Codec[E], opts ...Option) (*Client[E], error) {
 	if c == nil {
 		return nil, errors.New("replicate: NewClient with a nil codec")
@@ -102,12 +125,12 @@ func NewClient[E any](c *bitwire.Codec[E], opts ...Option) (*Client[E], error) {
 	if err != nil {
 		return nil, err
 	}
-	guard, err := snapshot.NewIntegrity(cfg.integrity, cfg.key)
+	guard, err := integrity.New(cfg.integrity, cfg.key)
 	if err != nil {
 		return nil, fmt.Errorf("replicate: %w", err)
 	}
 	return &Client[E]{c: c, fp: fingerprint32(c.Fingerprint()), max: cfg.maxEntities, index: make(map[uint32]int32),
-		window: snapshot.NewTickWindow(MaxAhead, RecoverAfter, cfg.integrity != snapshot.ModeMAC), guard: guard, expiry: cfg.expiry}, nil
+		window: integrity.NewTickWindow(MaxAhead, RecoverAfter, cfg.integrity != integrity.ModeMAC), guard: guard, expiry: cfg.expiryTicks(), auto: !cfg.expirySet}, nil
 }
 
 // Decode applies one packet and returns what it changed. On any error the
@@ -146,7 +169,7 @@ func (cl *Client[E]) Decode(packet []byte) (Info, error) {
 	cl.r.Reset(body)
 	_ = cl.r.Skip(headerBits)
 	if err := cl.window.Check(h.Seq); err != nil {
-		if errors.Is(err, snapshot.ErrFutureTick) {
+		if errors.Is(err, integrity.ErrFutureTick) {
 			return Info{}, fmt.Errorf("%w: packet %d, newest accepted %d (at most %d ahead)", ErrFuture, h.Seq, cl.newest, MaxAhead)
 		}
 		return Info{}, fmt.Errorf("%w: packet %d, newest accepted %d", ErrStale, h.Seq, cl.newest)
@@ -280,10 +303,77 @@ func (cl *Client[E]) read(h Header) error {
 	if !r.CheckPadding() {
 		return fmt.Errorf("%w (%d bits left)", bitwire.ErrTrailingData, r.Remaining())
 	}
+	cl.expireAll = false
 	if held > cl.max {
-		return fmt.Errorf("%w: %d, limit %d", ErrTooManyEntities, held, cl.max)
+		clock := cl.clockAt(h.Tick)
+		if held-cl.expired(h.Tick, clock) > cl.max {
+			// The stream goes on meanwhile: what a forgery made up ages
+			// even while every genuine packet is refused.
+			cl.clock, cl.clockTick, cl.clocked = clock, h.Tick, true
+			return fmt.Errorf("%w: %d, limit %d", ErrTooManyEntities, held, cl.max)
+		}
+		cl.expireAll = true
 	}
 	return nil
+}
+
+// expired counts the entities held, and neither removed nor set by the
+// packet being read, that the expiry would drop at tick: made-up ones,
+// when a forgery filled the client, which must not refuse the genuine
+// stream for good. It looks at every entity, but only for a packet that
+// would otherwise be refused as too many.
+func (cl *Client[E]) expired(tick, clock uint32) int {
+	if cl.expiry == 0 {
+		return 0
+	}
+	n := 0
+	for _, slot := range cl.index {
+		n += b2i(cl.stale(&cl.ents[slot], tick, clock))
+	}
+	for _, d := range cl.dec {
+		if d.slot >= 0 {
+			n -= b2i(cl.stale(&cl.ents[d.slot], tick, clock))
+		}
+	}
+	for _, id := range cl.rem {
+		if slot, ok := cl.index[id]; ok {
+			n -= b2i(cl.stale(&cl.ents[slot], tick, clock))
+		}
+	}
+	return n
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// stale says whether the expiry drops ent at the packet of tick, after
+// which the stream clock reads clock. The default expiry: the clock moved
+// on by more than the expiry since ent's newest state was kept. With
+// WithExpiry: its newest state is more than the expiry away from tick
+// (either way: a made-up future tick counts too), the rule the TypeScript
+// and C# clients follow too.
+func (cl *Client[E]) stale(ent *centity[E], tick, clock uint32) bool {
+	if cl.auto {
+		return clock-ent.seen > cl.expiry
+	}
+	t := ent.newest().tick
+	return max(t, tick)-min(t, tick) > cl.expiry
+}
+
+// maxClockStep bounds how far one accepted packet moves the stream clock:
+// a few ticks, so that packets sent every few ticks count in full.
+const maxClockStep = 8
+
+// clockAt returns the stream clock once the packet of tick is accepted.
+func (cl *Client[E]) clockAt(tick uint32) uint32 {
+	if !cl.clocked {
+		return cl.clock
+	}
+	return cl.clock + min(max(tick, cl.clockTick)-min(tick, cl.clockTick), maxClockStep)
 }
 
 // readBase reads a baseline, coded as tick - baseline - 1.
@@ -301,6 +391,8 @@ func readBase(r *bits.Reader, tick uint32) (uint32, error) {
 // commit applies a packet read whole: removals, then the entities.
 func (cl *Client[E]) commit(h Header, token uint32) {
 	cl.updated, cl.removed = cl.updated[:0], cl.removed[:0]
+	held := len(cl.index)
+	cl.clock, cl.clockTick, cl.clocked = cl.clockAt(h.Tick), h.Tick, true
 	for _, id := range cl.rem {
 		slot, ok := cl.index[id]
 		if !ok {
@@ -308,6 +400,7 @@ func (cl *Client[E]) commit(h Header, token uint32) {
 		}
 		delete(cl.index, id)
 		cl.free = append(cl.free, slot)
+		cl.ents[slot].unheld = true
 		cl.removed = append(cl.removed, id)
 	}
 	for k, d := range cl.dec {
@@ -319,6 +412,7 @@ func (cl *Client[E]) commit(h Header, token uint32) {
 		ent.dropFrom(h.Tick)
 		v := ent.push(BaselineDepth)
 		v.tick = h.Tick
+		ent.seen = cl.clock
 		v.val, cl.vals[k] = cl.vals[k], v.val
 		cl.updated = append(cl.updated, d.id)
 	}
@@ -338,32 +432,47 @@ func (cl *Client[E]) commit(h Header, token uint32) {
 	}
 	cl.window.Accept(h.Seq)
 	if cl.expiry != 0 {
-		cl.expire(h.Tick)
+		// The sweep keeps ahead of what packets add, and goes round a
+		// large view in a bounded number of packets.
+		n := expirySweep
+		if cl.auto {
+			n += 2*max(len(cl.index)-held, 0) + len(cl.ents)/sweepRound
+		}
+		if cl.expireAll {
+			n = len(cl.ents)
+		}
+		cl.expire(h.Tick, n)
 	}
 }
 
-// expirySweep is the number of slots each accepted packet's expiry looks
-// at: a world of n entities is swept every n/32 packets.
-const expirySweep = 32
+// Each accepted packet's expiry looks at expirySweep slots; the default
+// expiry also at two for each entity the packet added, and one in
+// sweepRound of all: the view is then swept within sweepRound packets
+// whatever its size, and entities a stream of forged packets makes up are
+// swept faster than they come. (WithExpiry keeps to expirySweep, as the
+// TypeScript and C# clients do.)
+const (
+	expirySweep = 32
+	sweepRound  = 256
+)
 
-// expire drops the entities, among the next expirySweep slots, whose
-// newest state is more than the expiry away from tick (either way: a
-// made-up future tick counts too).
-func (cl *Client[E]) expire(tick uint32) {
-	for k := 0; k < expirySweep && len(cl.ents) > 0; k++ {
+// expire drops the entities, among the next n slots, that are stale at
+// tick.
+func (cl *Client[E]) expire(tick uint32, n int) {
+	for k := 0; k < n && len(cl.ents) > 0; k++ {
 		if cl.sweep >= len(cl.ents) {
 			cl.sweep = 0
 		}
 		slot := int32(cl.sweep)
 		cl.sweep++
 		ent := &cl.ents[slot]
-		if s, ok := cl.index[ent.id]; !ok || s != slot || len(ent.vers) == 0 {
+		if ent.unheld {
 			continue // a free slot
 		}
-		t := ent.newest().tick
-		if d := max(t, tick) - min(t, tick); d > cl.expiry {
+		if cl.stale(ent, tick, cl.clock) {
 			delete(cl.index, ent.id)
 			cl.free = append(cl.free, slot)
+			ent.unheld = true
 			cl.removed = append(cl.removed, ent.id)
 		}
 	}
@@ -410,7 +519,7 @@ func (cl *Client[E]) alloc(id uint32) int32 {
 		cl.ents = append(cl.ents, centity[E]{})
 	}
 	ent := &cl.ents[slot]
-	ent.id = id
+	ent.id, ent.unheld = id, false
 	ent.reset()
 	cl.index[id] = slot
 	return slot
@@ -487,8 +596,10 @@ func (cl *Client[E]) Reset() {
 	for id, slot := range cl.index {
 		delete(cl.index, id)
 		cl.free = append(cl.free, slot)
+		cl.ents[slot].unheld = true
 	}
 	cl.accepted, cl.newest, cl.mask, cl.tick = false, 0, 0, 0
 	cl.tokens, cl.missing = [ackWindow + 1]seqToken{}, seqToken{}
 	cl.window.Reset()
+	cl.clocked = false
 }

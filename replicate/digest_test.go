@@ -12,9 +12,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bitwire/bitwire"
+	"github.com/bitwire/bitwire/integrity"
 	"github.com/bitwire/bitwire/internal/golden"
 	"github.com/bitwire/bitwire/replicate"
-	"github.com/bitwire/bitwire/snapshot"
 )
 
 // varThing is an entity whose full size varies (a list of up to 12
@@ -71,7 +71,7 @@ func TestGoldenSessionDigest(t *testing.T) {
 			}, Refresh: 40}
 		}},
 		{name: "bandwidth", entities: 1200, peers: 2, ticks: 120, churn: true, cfg: func(i int, pos *[2]float32) replicate.PeerConfig[varThing] {
-			return replicate.PeerConfig[varThing]{Priority: dist(pos), Budget: 500, Bandwidth: 40000, PriorityEvery: 4, Integrity: snapshot.ModeChecksum}
+			return replicate.PeerConfig[varThing]{Priority: dist(pos), Budget: 500, Bandwidth: 40000, PriorityEvery: 4, Integrity: integrity.ModeChecksum}
 		}},
 		{name: "decoding", entities: 700, peers: 2, ticks: 200, churn: true, decodeAll: true, cfg: func(i int, pos *[2]float32) replicate.PeerConfig[varThing] {
 			return replicate.PeerConfig[varThing]{Priority: dist(pos), Budget: 600, Refresh: 25, PriorityEvery: 3}
@@ -100,7 +100,7 @@ func digestSession(t *testing.T, dc digestCase) string {
 		acks   []pendingAck
 		newest uint32
 		mask   uint32
-		guard  *snapshot.Integrity
+		guard  *integrity.Guard
 		tokens map[uint32]uint32 // seq → ack token, of the packets that arrived
 	}
 	cs := make([]*client, dc.peers)
@@ -109,7 +109,7 @@ func digestSession(t *testing.T, dc digestCase) string {
 		c.peer, err = srv.NewPeer(dc.cfg(i, &c.pos))
 		require.NoError(t, err)
 		mode := dc.cfg(i, &c.pos).Integrity
-		c.guard, err = snapshot.NewIntegrity(mode, nil)
+		c.guard, err = integrity.New(mode, nil)
 		require.NoError(t, err)
 		c.tokens = map[uint32]uint32{}
 		if i == 0 || dc.decodeAll {

@@ -7,13 +7,13 @@ import (
 	"github.com/bitwire/bitwire"
 	"github.com/bitwire/bitwire/bits"
 	"github.com/bitwire/bitwire/fields"
-	"github.com/bitwire/bitwire/snapshot"
+	"github.com/bitwire/bitwire/integrity"
 )
 
 // The framing of replication packets and acks lives in this file alone:
 // docs/wire-format.md ("Replication packets") is the reference, these
 // functions are the code. The trailer (none, a CRC32C or an HMAC) and the
-// ack tokens are package snapshot's (snapshot.Integrity), applied to the
+// ack tokens are package integrity's (integrity.Guard), applied to the
 // whole packet after the body, so the entity coding does not see them.
 
 // Magic is the first 16 bits of every replication packet (written low bit
@@ -58,7 +58,7 @@ const (
 // Header is the decoded header of a replication packet.
 type Header struct {
 	// Fingerprint is the 32-bit form of the codec's fingerprint
-	// (snapshot.Fingerprint32's folding: the exclusive or of its halves).
+	// (the folding of snapshot.Fingerprint32: the exclusive or of its halves).
 	Fingerprint uint32
 	// Seq numbers the packets of one Peer from 1, one more per packet,
 	// whatever their tick; acknowledgements name it.
@@ -66,7 +66,7 @@ type Header struct {
 	// Tick is the server tick whose states the packet carries.
 	Tick uint32
 	// Integrity is the packet's integrity mode: which trailer ends it.
-	Integrity snapshot.Mode
+	Integrity integrity.Mode
 }
 
 func fingerprint32(fp uint64) uint32 { return uint32(fp) ^ uint32(fp>>32) }
@@ -95,8 +95,8 @@ func readHeader(r *bits.Reader) (Header, error) {
 	seq, _ := r.ReadBits(seqBits)
 	tick, _ := r.ReadBits(tickBits)
 	mode, _ := r.ReadBits(modeBits)
-	h.Fingerprint, h.Seq, h.Tick, h.Integrity = uint32(fp), uint32(seq), uint32(tick), snapshot.Mode(mode)
-	if h.Integrity > snapshot.ModeMAC {
+	h.Fingerprint, h.Seq, h.Tick, h.Integrity = uint32(fp), uint32(seq), uint32(tick), integrity.Mode(mode)
+	if h.Integrity > integrity.ModeMAC {
 		return h, fmt.Errorf("replicate: header: %w: integrity mode %d", bitwire.ErrMalformed, mode)
 	}
 	if h.Seq == 0 {
@@ -246,7 +246,7 @@ func copyBits(w *bits.Writer, src []byte, off, n int) {
 //
 // The tokens prove that the client holds the packets it acknowledges:
 // each packet has a 32-bit ack token derived from its bytes
-// (snapshot.Integrity: the CRC32C of the packet, or with a MAC bytes of the
+// (integrity.Guard: the CRC32C of the packet, or with a MAC bytes of the
 // HMAC that are not transmitted), which an attacker who cannot read the
 // client's traffic (with a MAC: anyone without the key) cannot compute.
 // Token is the token of packet Seq, MaskToken the exclusive or of the

@@ -11,9 +11,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bitwire/bitwire"
+	"github.com/bitwire/bitwire/integrity"
 	"github.com/bitwire/bitwire/internal/golden"
 	"github.com/bitwire/bitwire/replicate"
-	"github.com/bitwire/bitwire/snapshot"
 )
 
 // Golden replication packets: a short session frozen under
@@ -37,9 +37,9 @@ func TestGoldenPackets(t *testing.T) {
 	for i := range key {
 		key[i] = byte(i)
 	}
-	for _, mode := range []snapshot.Mode{snapshot.ModeNone, snapshot.ModeChecksum, snapshot.ModeMAC} {
+	for _, mode := range []integrity.Mode{integrity.ModeNone, integrity.ModeChecksum, integrity.ModeMAC} {
 		k := key
-		if mode != snapshot.ModeMAC {
+		if mode != integrity.ModeMAC {
 			k = nil
 		}
 		fmt.Fprintf(&b, "\n## integrity %v\n", mode)
@@ -50,7 +50,7 @@ func TestGoldenPackets(t *testing.T) {
 	golden.Check(t, path, got, *updateGolden, "the replication packet format", "go test ./replicate -run Golden -update")
 }
 
-func goldenSession(t *testing.T, b *strings.Builder, mode snapshot.Mode, key []byte) {
+func goldenSession(t *testing.T, b *strings.Builder, mode integrity.Mode, key []byte) {
 	c := bitwire.MustFor[goldenThing]()
 	srv, err := replicate.NewServer(c)
 	require.NoError(t, err)

@@ -11,7 +11,7 @@ import (
 	"github.com/bitwire/bitwire"
 	"github.com/bitwire/bitwire/bits"
 	"github.com/bitwire/bitwire/fields"
-	"github.com/bitwire/bitwire/snapshot"
+	"github.com/bitwire/bitwire/integrity"
 )
 
 // Id lists round-trip: random ascending lists, dense, sparse and with a
@@ -79,7 +79,7 @@ type listThing struct {
 // writes.
 func craft(c *bitwire.Codec[listThing], body func(w *bits.Writer)) []byte {
 	var w bits.Writer
-	writeHeader(&w, Header{Fingerprint: fingerprint32(c.Fingerprint()), Seq: 1, Tick: 9, Integrity: snapshot.ModeNone})
+	writeHeader(&w, Header{Fingerprint: fingerprint32(c.Fingerprint()), Seq: 1, Tick: 9, Integrity: integrity.ModeNone})
 	body(&w)
 	return w.Bytes()
 }
@@ -194,7 +194,7 @@ func TestPacketBitsSum(t *testing.T) {
 	c := bitwire.MustFor[listThing]()
 	srv, err := NewServer(c)
 	require.NoError(t, err)
-	for _, mode := range []snapshot.Mode{snapshot.ModeNone, snapshot.ModeChecksum} {
+	for _, mode := range []integrity.Mode{integrity.ModeNone, integrity.ModeChecksum} {
 		p, err := srv.NewPeer(PeerConfig[listThing]{Integrity: mode})
 		require.NoError(t, err)
 		_ = p

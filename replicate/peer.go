@@ -6,7 +6,7 @@ import (
 	"slices"
 
 	"github.com/bitwire/bitwire/bits"
-	"github.com/bitwire/bitwire/snapshot"
+	"github.com/bitwire/bitwire/integrity"
 )
 
 // PeerConfig is what the application decides for one client. The funcs
@@ -38,13 +38,13 @@ type PeerConfig[E any] struct {
 	// tick-rate consecutive ticks (one second at the Server's WithTickRate)
 	// never more than Bandwidth bytes. When 0, one packet a tick.
 	Bandwidth int
-	// Integrity is the packets' trailer (snapshot.ModeNone,
-	// snapshot.ModeChecksum or snapshot.ModeMAC), which the client's
+	// Integrity is the packets' trailer (integrity.ModeNone,
+	// integrity.ModeChecksum or integrity.ModeMAC), which the client's
 	// WithIntegrity must match; Key is the connection's secret for
-	// snapshot.ModeMAC (at least snapshot.MinKeySize bytes, copied), nil
+	// integrity.ModeMAC (at least integrity.MinKeySize bytes, copied), nil
 	// otherwise. The trailer counts towards Budget. docs/security.md weighs
 	// the modes.
-	Integrity snapshot.Mode
+	Integrity integrity.Mode
 	Key       []byte
 	// Refresh is the most ticks the Peer lets the client hold an entity
 	// after the last full state of it the client acknowledged before it
@@ -174,7 +174,7 @@ type Peer[E any] struct {
 
 	srtt    float64 // smoothed ack delay, in ticks
 	stats   PeerStats
-	guard   *snapshot.Integrity
+	guard   *integrity.Guard
 	refresh uint32 // ticks; 0: never
 
 	wake waker // which slots the next scan visits
@@ -195,7 +195,7 @@ func (s *Server[E]) NewPeer(cfg PeerConfig[E]) (*Peer[E], error) {
 	if cfg.Bandwidth < 0 {
 		return nil, errors.New("replicate: negative bandwidth")
 	}
-	guard, err := snapshot.NewIntegrity(cfg.Integrity, cfg.Key)
+	guard, err := integrity.New(cfg.Integrity, cfg.Key)
 	if err != nil {
 		return nil, fmt.Errorf("replicate: %w", err)
 	}

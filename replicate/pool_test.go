@@ -9,8 +9,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/bitwire/bitwire/integrity"
 	"github.com/bitwire/bitwire/replicate"
-	"github.com/bitwire/bitwire/snapshot"
 )
 
 // poolSession plays a session of 9 Peers (some with a bandwidth budget, so
@@ -37,7 +37,7 @@ func poolSession(t *testing.T, ticks int, encode func(srv *replicate.Server[Body
 			return 1 / (1 + dx*dx*(1.0/1024))
 		}}
 		if i%3 == 0 {
-			cfg.Bandwidth, cfg.Integrity = 30000, snapshot.ModeChecksum
+			cfg.Bandwidth, cfg.Integrity = 30000, integrity.ModeChecksum
 		}
 		p, err := srv.NewPeer(cfg)
 		require.NoError(t, err)

@@ -28,7 +28,7 @@
 // On the open internet, give both sides an integrity mode
 // (PeerConfig.Integrity, WithIntegrity): a CRC32C trailer refuses corrupted
 // packets, an HMAC-SHA256-80 under a per-connection secret forged ones too
-// (package snapshot's Integrity). Whatever gets through without one is
+// (package integrity, which package snapshot uses too). Whatever gets through without one is
 // replaced by the Peer's periodic full refresh (PeerConfig.Refresh).
 // docs/replicate.md gives the design, docs/security.md the threats and
 // bounds, docs/wire-format.md ("Replication packets") every bit.
@@ -42,7 +42,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/bitwire/bitwire/snapshot"
+	"github.com/bitwire/bitwire/integrity"
 )
 
 // Defaults and limits.
@@ -58,6 +58,9 @@ const (
 	// acknowledged before sending it in full again (PeerConfig.Refresh):
 	// the bound on how long a wrong state can last at a client.
 	DefaultRefreshSeconds = 10
+	// ExpiryRefreshes is the Client's default expiry in Refresh periods
+	// of its Peer (WithExpiry, WithRefresh).
+	ExpiryRefreshes = 3
 	// BaselineDepth is the number of states of each entity a Client keeps
 	// as baselines. A Peer sends an entity as a delta only against a state
 	// the client acknowledged and has not since received BaselineDepth
@@ -115,14 +118,14 @@ var (
 	// than its limit.
 	ErrTooManyEntities = errors.New("replicate: too many entities")
 	// ErrIntegrity: the packet's trailer does not match its bytes
-	// (corrupted, or forged without the key). It is package snapshot's
-	// sentinel: the trailers are the same.
-	ErrIntegrity = snapshot.ErrIntegrity
+	// (corrupted, or forged without the key). It is package integrity's
+	// sentinel, as is snapshot.ErrIntegrity: the trailers are the same.
+	ErrIntegrity = integrity.ErrIntegrity
 	// ErrBadAck: Peer.Ack was given an ack, or a part of one, whose token
 	// does not match the packets the Peer sent (spoofed, or the ack of a
 	// forged packet the client accepted); that part changed nothing. It is
-	// package snapshot's sentinel.
-	ErrBadAck = snapshot.ErrBadAck
+	// package integrity's sentinel, as is snapshot.ErrBadAck.
+	ErrBadAck = integrity.ErrBadAck
 	// ErrTickOrder: Advance with a tick not newer than the current one, or
 	// Set or Remove after a Peer encoded the current tick.
 	ErrTickOrder = errors.New("replicate: tick out of order")
@@ -136,18 +139,22 @@ type config struct {
 	tickRate    int
 	maxEntities int
 	expiry      uint32
-	integrity   snapshot.Mode
+	expirySet   bool
+	refresh     int
+	integrity   integrity.Mode
 	key         []byte
 }
 
-// WithIntegrity sets a Client's integrity mode (snapshot.ModeNone unless
-// set), which must be its Peer's (PeerConfig.Integrity): snapshot.ModeChecksum
-// (a CRC32C trailer) or snapshot.ModeMAC with key, the connection's secret of
-// at least snapshot.MinKeySize bytes (copied). A Server ignores it: each
+// WithIntegrity sets a Client's integrity mode (integrity.ModeNone unless
+// set), which must be its Peer's (PeerConfig.Integrity): integrity.ModeChecksum
+// (a CRC32C trailer) or integrity.ModeMAC with key, the connection's secret of
+// at least integrity.MinKeySize bytes (copied). Without one, corrupted
+// packets may decode silently into wrong states (most single bit flips
+// reach the body decoder; docs/security.md, "Choosing a mode"). A Server ignores it: each
 // Peer's mode and key are in its PeerConfig.
-func WithIntegrity(mode snapshot.Mode, key []byte) Option {
+func WithIntegrity(mode integrity.Mode, key []byte) Option {
 	return func(c *config) error {
-		if _, err := snapshot.NewIntegrity(mode, key); err != nil {
+		if _, err := integrity.New(mode, key); err != nil {
 			return fmt.Errorf("replicate: %w", err)
 		}
 		c.integrity, c.key = mode, append([]byte(nil), key...)
@@ -170,9 +177,11 @@ func WithVersions(n int) Option {
 	}
 }
 
-// WithTickRate sets the ticks per second by which a Peer's bandwidth
-// budget (bytes per second) is divided (DefaultTickRate unless set),
-// 1..1000. A Client ignores it.
+// WithTickRate sets the Server's ticks per second (DefaultTickRate unless
+// set), 1..1000, by which a Peer's bandwidth budget (bytes per second) is
+// divided and in which its default Refresh is counted. A Client takes it
+// for its Server's, to count the default Refresh of its Peer, and from it
+// its default expiry (see WithExpiry).
 func WithTickRate(hz int) Option {
 	return func(c *config) error {
 		if hz < 1 || hz > 1000 {
@@ -185,19 +194,56 @@ func WithTickRate(hz int) Option {
 
 // WithExpiry makes a Client drop an entity whose newest state is more than
 // ticks away from the tick of the newest packet it accepted (reported in
-// Info.Removed), checking a few entities per packet. The Peer sends every
-// entity a client holds in full again within its Refresh, so with ticks a
-// few times the Peer's Refresh this drops only what the server never sent
-// or no longer has: an entity a forged or corrupted packet made up, which
-// nothing else would remove. 0 (the default): never. A Server ignores it.
+// Info.Removed and to OnRemove), checking a few entities per packet, and
+// all of them when a packet would otherwise take it past its
+// WithMaxEntities. The Peer sends every entity a client holds in full
+// again within its Refresh (plus the wait for room in its packets), so
+// with ticks a few times the Peer's Refresh this drops only what the
+// server never sent or no longer has: an entity a forged or corrupted
+// packet made up, which nothing else would remove. 0: never.
+//
+// Unless set, the expiry is ExpiryRefreshes times the Peer's Refresh as
+// WithRefresh and WithTickRate give it (30 s of ticks for the default
+// PeerConfig), counted in the ticks the stream covered (an outage of the
+// link ages nothing); it is off when that Refresh is never, and with
+// integrity.ModeMAC, where no forged packet gets through. An expiry shorter than
+// the longest a Peer may leave an idle entity unsent is unsafe: the Peer
+// believes the client still holds what the expiry dropped, and sends it
+// again only at its next refresh or change. A Server ignores it.
 func WithExpiry(ticks int) Option {
 	return func(c *config) error {
 		if ticks < 0 {
 			return errors.New("replicate: negative expiry")
 		}
-		c.expiry = uint32(ticks)
+		c.expiry, c.expirySet = uint32(ticks), true
 		return nil
 	}
+}
+
+// WithRefresh tells a Client its Peer's PeerConfig.Refresh, as the Peer
+// was given it (0: the default, DefaultRefreshSeconds at WithTickRate;
+// negative: the Peer never refreshes), from which the Client's default
+// expiry follows (see WithExpiry). A Server ignores it: each Peer's
+// Refresh is in its PeerConfig.
+func WithRefresh(ticks int) Option {
+	return func(c *config) error {
+		c.refresh = ticks
+		return nil
+	}
+}
+
+// expiryTicks is the Client's expiry: WithExpiry's, or ExpiryRefreshes of
+// the Peer's Refresh.
+func (c *config) expiryTicks() uint32 {
+	switch {
+	case c.expirySet:
+		return c.expiry
+	case c.refresh < 0 || c.integrity == integrity.ModeMAC:
+		return 0 // nothing to expire: the Peer never refreshes, or nothing forged gets through
+	case c.refresh == 0:
+		return uint32(ExpiryRefreshes * DefaultRefreshSeconds * c.tickRate)
+	}
+	return uint32(min(int64(ExpiryRefreshes)*int64(c.refresh), 1<<31))
 }
 
 // WithMaxEntities bounds the entities a Client holds (DefaultMaxEntities

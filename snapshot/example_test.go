@@ -89,7 +89,7 @@ func Example() {
 	// tick 1: 20 bytes, full: avatar 1 at x=10.25
 	// tick 2: 16 bytes, delta against 1: avatar 1 at x=10.50
 	// tick 3: 16 bytes, delta against 2: lost
-	// refused: snapshot: ack does not match a packet sent: tick 3: wrong token
+	// refused: integrity: ack does not match a packet sent: tick 3: wrong token
 	// tick 4: 16 bytes, delta against 2: avatar 1 at x=11.00
 	// tick 5: 16 bytes, delta against 4: avatar 1 at x=11.25
 }
@@ -116,52 +116,6 @@ func ExampleWithMAC() {
 	fmt.Println(tick, err, view.Avatars[0].X)
 	// Output:
 	// 26 bytes, of which 10 of MAC
-	// snapshot: integrity check failed: hmac-sha256-80 trailer does not match
+	// integrity: check failed: hmac-sha256-80 trailer does not match
 	// 1 <nil> 10
-}
-
-// Integrity frames any packet, not only a Sender's: seal what you wrote,
-// open what you read, and echo the token in your acknowledgements.
-func ExampleIntegrity() {
-	g, err := snapshot.NewIntegrity(snapshot.ModeChecksum, nil)
-	if err != nil {
-		panic(err)
-	}
-	packet := append([]byte{0xAA}, "hello"...) // a byte of your own framing, then the message
-	packet, token := g.Seal(packet, 1)         // the CRC covers packet[1:]
-	fmt.Println(len(packet), "bytes")
-
-	body, got, err := g.Open(packet[1:])
-	fmt.Printf("%s %v %v\n", body, got == token, err)
-
-	packet[3] ^= 0x20 // corrupted on the way
-	_, _, err = g.Open(packet[1:])
-	fmt.Println(err)
-	// Output:
-	// 10 bytes
-	// hello true <nil>
-	// snapshot: integrity check failed: crc32c trailer does not match
-}
-
-// A TickWindow accepts each tick once, in order, at most MaxAhead ahead,
-// and re-anchors after a run of refused packets.
-func ExampleTickWindow() {
-	w := snapshot.NewTickWindow(300, 3, true)
-	for _, tick := range []uint32{100, 101, 101, 99, 5000, 5001, 5002, 5003} {
-		if err := w.Check(tick); err != nil {
-			fmt.Println(tick, err)
-			continue
-		}
-		w.Accept(tick)
-		fmt.Println(tick, "accepted")
-	}
-	// Output:
-	// 100 accepted
-	// 101 accepted
-	// 101 snapshot: stale or duplicate tick: tick 101, newest accepted 101
-	// 99 snapshot: stale or duplicate tick: tick 99, newest accepted 101
-	// 5000 snapshot: tick too far ahead: tick 5000 is 4899 ticks past the newest accepted 101 (at most 300)
-	// 5001 snapshot: tick too far ahead: tick 5001 is 4900 ticks past the newest accepted 101 (at most 300)
-	// 5002 accepted
-	// 5003 accepted
 }

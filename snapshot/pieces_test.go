@@ -201,6 +201,14 @@ func TestTickWindow(t *testing.T) {
 	require.True(t, ok)
 	require.Equal(t, uint32(6004), newest)
 
+	// a tick that continues the stream the run left takes the window back
+	// to it (a rewind), once: the stream of the run is not remembered
+	require.ErrorIs(t, w.Check(5000), snapshot.ErrStaleTick)
+	require.NoError(t, w.Check(5001))
+	require.True(t, w.Accept(5001))
+	require.ErrorIs(t, w.Check(6005), snapshot.ErrFutureTick)
+	require.False(t, w.Accept(5090))
+
 	// a run is broken by a tick of the other kind or too far from it
 	require.ErrorIs(t, w.Check(5000), snapshot.ErrStaleTick)
 	require.ErrorIs(t, w.Check(9000), snapshot.ErrFutureTick)

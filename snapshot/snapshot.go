@@ -39,6 +39,10 @@
 // second they last more than two years. They must increase on the sender;
 // a receiver accepts only ticks newer than the newest it accepted.
 //
+// The integrity modes, the trailers (Integrity) and the acceptance rule
+// (TickWindow) are package integrity's, which package replicate uses too;
+// this package's names for them are aliases of the same types and values.
+//
 // Concurrency: Senders, Receivers, Histories, Integrity and TickWindows are
 // not safe for concurrent use; the Codec they share is. A server that reads
 // acks on one goroutine and encodes on another passes the acks through a
@@ -48,6 +52,8 @@ package snapshot
 import (
 	"errors"
 	"fmt"
+
+	"github.com/bitwire/bitwire/integrity"
 )
 
 // Defaults of the options.
@@ -81,11 +87,9 @@ const (
 	// DefaultRecoverAfter is the length of a run of refused packets after
 	// which a receiver re-anchors (see TickWindow).
 	DefaultRecoverAfter = 8
-	// ReorderTicks is how far a stale packet may lag the newest accepted
-	// tick and still be taken for reordering: only a packet more than
-	// ReorderTicks older counts toward a backward run (see TickWindow).
-	// Half a second at 60 ticks a second.
-	ReorderTicks = 32
+	// ReorderTicks is integrity.ReorderTicks: how far a stale packet may
+	// lag the newest accepted tick and still be taken for reordering.
+	ReorderTicks = integrity.ReorderTicks
 	// DefaultHashEvery is how often a sender puts a state hash in its
 	// packets unless WithStateHash says otherwise: every 16th packet.
 	DefaultHashEvery = 16
@@ -112,16 +116,16 @@ var (
 	// accepted (a late or duplicated packet), a sender was asked to encode
 	// a tick not newer than the last it sent, or a History was given a tick
 	// not newer than its newest.
-	ErrStaleTick = errors.New("snapshot: stale or duplicate tick")
+	ErrStaleTick = integrity.ErrStaleTick
 	// ErrOverBudget: the packet would be larger than the sender's budget.
 	// Nothing was sent or recorded; send less state (or raise the budget).
 	ErrOverBudget = errors.New("snapshot: packet over budget")
 	// ErrFutureTick: a receiver got a tick more than MaxAhead past the
 	// newest it accepted (see TickWindow).
-	ErrFutureTick = errors.New("snapshot: tick too far ahead")
+	ErrFutureTick = integrity.ErrFutureTick
 	// ErrIntegrity: the packet's checksum or MAC trailer does not match its
 	// contents: corrupted, forged, or sealed with another secret.
-	ErrIntegrity = errors.New("snapshot: integrity check failed")
+	ErrIntegrity = integrity.ErrIntegrity
 	// ErrStateMismatch: the state a receiver rebuilt differs from the state
 	// hash the sender put in the packet. The receiver kept nothing and
 	// dropped its baselines; its ack asks for a full snapshot.
@@ -129,7 +133,7 @@ var (
 	// ErrBadAck: Sender.HandleAck was given an ack that does not match a
 	// packet the sender sent (a spoofed ack, or the ack of a forged or
 	// corrupted packet). The sender ignored it.
-	ErrBadAck = errors.New("snapshot: ack does not match a packet sent")
+	ErrBadAck = integrity.ErrBadAck
 )
 
 // Option configures a Sender or a Receiver.
@@ -174,8 +178,8 @@ func WithHistorySize(n int) Option {
 // WithChecksum ends every packet with a CRC32C (ModeChecksum). Both peers
 // must use it: a receiver refuses the packets of a sender in another mode
 // with ErrProtocolMismatch. Without it (or a MAC), a corrupted packet is
-// often accepted as a wrong state: 333 of 1,200 single-bit flips of
-// genuine packets were (docs/security.md, "What can happen to a packet").
+// often accepted as a wrong state: 318 of 1,200 single-bit flips of
+// genuine packets were, 26.5% (docs/security.md, "Choosing a mode").
 func WithChecksum() Option {
 	return func(c *config) error {
 		c.mode, c.key = ModeChecksum, nil

@@ -1,10 +1,9 @@
 package snapshot
 
 import (
-	"hash/crc32"
-
 	"github.com/bitwire/bitwire"
 	"github.com/bitwire/bitwire/bits"
+	"github.com/bitwire/bitwire/integrity"
 )
 
 // StateHash returns the 32-bit state hash of v that senders put in their
@@ -25,5 +24,5 @@ func StateHash[T any](c *bitwire.Codec[T], w *bits.Writer, v *T) (uint32, error)
 	if err := c.Encode(w, v); err != nil {
 		return 0, err
 	}
-	return crc32.Checksum(w.Bytes(), castagnoli), nil
+	return integrity.Checksum(w.Bytes()), nil
 }

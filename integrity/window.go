@@ -1,6 +1,12 @@
-package snapshot
+package integrity
 
 import "fmt"
+
+// ReorderTicks is how far a stale packet may lag the newest accepted tick
+// and still be taken for reordering: only a packet more than ReorderTicks
+// older counts toward a backward run (see TickWindow). Half a second at 60
+// ticks a second.
+const ReorderTicks = 32
 
 // TickWindow decides which ticks a receiver accepts: only ticks newer than
 // the newest it accepted, and at most MaxAhead newer, so that no single
@@ -24,8 +30,9 @@ import "fmt"
 // without a MAC (see NewTickWindow): with one, every accepted tick is the
 // sender's, and a rewind could only be provoked by replaying old packets.
 //
-// TickWindow is the acceptance rule of Receiver, exported for other
-// packet streams. The zero value is not usable; create one with
+// TickWindow is the acceptance rule of snapshot.Receiver (over ticks) and
+// replicate.Client (over sequence numbers), exported for other packet
+// streams. The zero value is not usable; create one with
 // NewTickWindow. It is not safe for concurrent use.
 type TickWindow struct {
 	maxAhead     uint32
@@ -38,6 +45,12 @@ type TickWindow struct {
 	run     int    // refused packets in the current run
 	runTick uint32 // the newest tick of the run
 	runBack bool   // the run is of stale ticks (else of ticks too far ahead)
+
+	// left is the newest tick before the last re-anchoring (when hasLeft):
+	// a packet that continues that stream takes the window back to it at
+	// once (see Check).
+	left    uint32
+	hasLeft bool
 }
 
 // NewTickWindow returns a window that accepts ticks up to maxAhead past
@@ -55,10 +68,16 @@ func (w *TickWindow) Newest() (tick uint32, ok bool) { return w.newest, w.accept
 // Check says whether a packet of tick may be decoded: nil, ErrStaleTick
 // (not newer than the newest accepted) or ErrFutureTick (more than
 // MaxAhead newer). A refused tick counts towards a run; the packet that
-// completes a run, and the next ones of the run, pass. Check changes
-// nothing else: call Accept once the packet was decoded whole.
+// completes a run, and the next ones of the run, pass. After a
+// re-anchoring (with rewinds enabled), a packet that continues the stream
+// the window left (newer than its newest tick, by at most MaxAhead)
+// passes too, and Accept takes the window back to that stream. Check changes nothing
+// else: call Accept once the packet was decoded whole.
 func (w *TickWindow) Check(tick uint32) error {
 	if !w.accepted {
+		return nil
+	}
+	if w.hasLeft && tick > w.left && tick-w.left <= w.maxAhead && (tick <= w.newest || tick-w.newest > w.maxAhead) {
 		return nil
 	}
 	var err error
@@ -95,8 +114,26 @@ func (w *TickWindow) Check(tick uint32) error {
 // Accept records that the packet of tick was decoded and kept. It returns
 // true when tick is not newer than the previous newest: a rewind, after
 // which the caller must forget what it holds of ticks from tick on.
+//
+// A re-anchoring (after a run, forward or backward) remembers the stream
+// it left, when rewinds are enabled, until a packet continues that stream
+// or the next re-anchoring: an off-path forger who does not know the tick
+// can make a burst of RecoverAfter far-away (or old) ticks complete a run,
+// but not keep the window there, since the next honest packet takes it
+// back (a rewind). A long stall of the link moves the window forward for
+// good, as its old stream does not come back (a straggler of it that
+// arrives after the re-anchoring costs one more run); a rewind away from
+// a bad tick ahead is undone only by a packet past that tick, which the
+// honest stream sends anyway once it gets there.
 func (w *TickWindow) Accept(tick uint32) (rewound bool) {
 	rewound = w.accepted && tick <= w.newest
+	switch {
+	case w.hasLeft && tick > w.left && tick-w.left <= w.maxAhead:
+		w.hasLeft = false // back to the stream it left
+	case w.rewind && w.accepted && (tick <= w.newest || tick-w.newest > w.maxAhead):
+		// a run re-anchored the window, forward or backward
+		w.left, w.hasLeft = w.newest, true
+	}
 	w.accepted, w.newest = true, tick
 	w.run = 0
 	return rewound
@@ -105,5 +142,5 @@ func (w *TickWindow) Accept(tick uint32) (rewound bool) {
 // Reset forgets the newest tick and any run: the next tick is accepted,
 // whatever it is.
 func (w *TickWindow) Reset() {
-	w.accepted, w.newest, w.run = false, 0, 0
+	w.accepted, w.newest, w.run, w.hasLeft = false, 0, 0, false
 }
