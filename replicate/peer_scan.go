@@ -152,7 +152,8 @@ func (p *Peer[E]) weigh(tick, every uint32, thr float32) {
 // (see waker), in slot order: plain code over plain slices, with no call
 // in its loop (a call would make the compiler keep the loop's values in
 // memory), writing into a list grown up front. It clears the visit set. It
-// lists in attend the entities the client lacks the current state of that
+// appends to attend (which holds the slots gather's takeAwake listed) the
+// entities the client lacks the current state of that
 // are awake (see Peer.scan); it starts and stops the waiting of entities
 // (h.waiting: the client lacks the entity's current state), and resets the
 // tracks of new incarnations. The waiting entities are not listed: only
@@ -162,14 +163,16 @@ func scanSlots(gens, changed []uint32, hot []hotTrack, tracks []track, visit []u
 	n := len(gens)
 	hot, tracks, changed = hot[:n], tracks[:n], changed[:n]
 	visit = visit[:(n+63)>>6]
-	na := 0
+	na := len(attend)
+	attend = attend[:cap(attend)]
 	for wi, word := range visit {
 		if word == 0 {
 			continue
 		}
 		visit[wi] = 0
 		if k := bits.OnesCount64(word); na+k > len(attend) {
-			attend = slices.Grow(attend[:na], n)[:n]
+			attend = slices.Grow(attend[:na], n)
+			attend = attend[:cap(attend)]
 		}
 		for ; word != 0; word &= word - 1 {
 			slot := wi<<6 | bits.TrailingZeros64(word)
