@@ -168,13 +168,20 @@ func (p *Peer[E]) gather(tick, resend uint32, n int) {
 // listed, so that one in two buckets is listed once; weigh sets it for
 // every listed slot anyway.
 func takeAwake(gens []uint32, hot []hotTrack, visit []uint64, bucket []int32, tick uint32, attend []int32) []int32 {
-	for _, slot := range bucket {
-		if int(slot) >= len(gens) {
+	// Written by index into room made up front: an append's call in the
+	// loop would make the compiler keep the loop's values in memory.
+	na := len(attend)
+	attend = slices.Grow(attend, len(bucket))
+	out := attend[:na+len(bucket)]
+	hot = hot[:len(gens)]
+	for _, s := range bucket {
+		slot := uint32(s)
+		wi := slot >> 6
+		if slot >= uint32(len(gens)) || wi >= uint32(len(visit)) {
 			continue
 		}
-		bit := uint64(1) << (uint32(slot) & 63)
-		w := &visit[uint32(slot)>>6]
-		if *w&bit != 0 {
+		bit := uint64(1) << (slot & 63)
+		if visit[wi]&bit != 0 {
 			continue // visited
 		}
 		gen := gens[slot]
@@ -183,16 +190,17 @@ func takeAwake(gens []uint32, hot []hotTrack, visit []uint64, bucket []int32, ti
 		}
 		h := &hot[slot]
 		if h.gen != gen {
-			*w |= bit
+			visit[wi] |= bit
 			continue
 		}
 		if !h.waiting || tick < h.wake || h.seen == tick {
 			continue
 		}
 		h.seen = tick
-		attend = append(attend, slot)
+		out[na] = s
+		na++
 	}
-	return attend
+	return out[:na]
 }
 
 // markAll sets the bits of slots in visit (those it has: a slot is
