@@ -151,6 +151,7 @@ type Peer[E any] struct {
 	// reach: three quarters of the lowest sent in the last packet.
 	threshold float32
 	attend    []int32 // this tick's slots the client lacks the current state of that are awake
+	sleepers  []int32 // weigh's storage for the slots it puts to sleep
 	scanThr   float32 // the threshold this tick's scan used
 	loListed  bool    // lo holds this tick's candidates below the threshold
 	retry     []cand

@@ -113,39 +113,65 @@ func (p *Peer[E]) weigh(tick, every uint32, thr float32) {
 	s := p.s
 	n := len(s.gens)
 	hot, tracks := p.hot[:n], p.tracks[:n]
-	changed, ids, cur := s.changed[:n], s.ids[:n], s.cur[:n]
-	prio := p.cfg.Priority
-	// The lists they go to, kept in locals while the loop appends: a
-	// sleeper's wake bucket is never the next tick's (it sleeps 2 to
-	// maxSleep ticks, fewer than wheelTicks-1).
-	hi := p.hi.list
-	next := p.wake.wheel[(tick+1)%wheelTicks]
-	for _, slot := range p.attend {
-		h, t := &hot[slot], &tracks[slot]
-		if prio == nil {
-			t.pr = 1
-		} else if t.prTick <= changed[slot] || tick >= t.prDue {
-			t.settle(tick - 1)
-			t.pr = max(prio(ids[slot], &cur[slot]), 0)
-			t.prTick, t.prDue = tick, tick+every
+	attend := p.attend
+	// The priorities first, in a loop of their own: the call makes the
+	// compiler keep a loop's values in memory, and the loop below, which
+	// has no call, is most of the work.
+	if prio := p.cfg.Priority; prio == nil {
+		for _, slot := range attend {
+			tracks[slot].pr = 1
 		}
+	} else {
+		changed, ids, cur := s.changed[:n], s.ids[:n], s.cur[:n]
+		for _, slot := range attend {
+			t := &tracks[slot]
+			if t.prTick <= changed[slot] || tick >= t.prDue {
+				t.settle(tick - 1)
+				v := prio(ids[slot], &cur[slot])
+				if v <= 0 { // max(v, 0), which keeps a NaN, and -0 is 0
+					v = 0
+				}
+				t.pr = v
+				t.prTick, t.prDue = tick, tick+every
+			}
+		}
+	}
+	// The lists they go to, written by index into room made up front: a
+	// sleeper's wake bucket is never the next tick's (it sleeps 2 to
+	// maxSleep ticks, fewer than wheelTicks-1), and sleepers are put in
+	// their buckets after the loop.
+	nb := &p.wake.wheel[(tick+1)%wheelTicks]
+	hiN, nextN, sleepN := len(p.hi.list), len(*nb), 0
+	hi := slices.Grow(p.hi.list, len(attend))[:hiN+len(attend)]
+	next := slices.Grow(*nb, len(attend))[:nextN+len(attend)]
+	sleep := slices.Grow(p.sleepers[:0], len(attend))[:len(attend)]
+	for _, slot := range attend {
+		h, t := &hot[slot], &tracks[slot]
 		acc := t.accAt(tick)
 		h.seen = tick
 		if acc >= thr {
-			hi = append(hi, newCand(slot, acc))
-			next = append(next, slot)
+			hi[hiN] = newCand(slot, acc)
+			hiN++
+			next[nextN] = slot
+			nextN++
 			continue
 		}
 		h.wake = 0
 		if need := (thr - acc) / max(t.pr, 1e-9); need >= 4 {
 			h.wake = tick + uint32(min(need/2, maxSleep))
-			p.wake.after(h.wake, slot)
+			sleep[sleepN] = slot
+			sleepN++
 			continue
 		}
-		next = append(next, slot)
+		next[nextN] = slot
+		nextN++
 	}
-	p.hi.list = hi
-	p.wake.wheel[(tick+1)%wheelTicks] = next
+	p.hi.list = hi[:hiN]
+	*nb = next[:nextN]
+	for _, slot := range sleep[:sleepN] {
+		p.wake.after(hot[slot].wake, slot)
+	}
+	p.sleepers = sleep[:0]
 }
 
 // scanSlots is the scan's visit of the entity slots the visit set names
