@@ -176,24 +176,23 @@ func takeAwake(gens []uint32, hot []hotTrack, visit []uint64, bucket []int32, ti
 	hot = hot[:len(gens)]
 	for _, s := range bucket {
 		slot := uint32(s)
-		wi := slot >> 6
-		if slot >= uint32(len(gens)) || wi >= uint32(len(visit)) {
-			continue
-		}
-		bit := uint64(1) << (slot & 63)
-		if visit[wi]&bit != 0 {
-			continue // visited
-		}
-		gen := gens[slot]
-		if gen == 0 {
+		if slot >= uint32(len(hot)) {
 			continue
 		}
 		h := &hot[slot]
-		if h.gen != gen {
-			visit[wi] |= bit
+		// The common case first, on the track alone: held or on its way
+		// (not waiting), asleep, or listed already.
+		if !h.waiting || tick < h.wake || h.seen == tick {
 			continue
 		}
-		if !h.waiting || tick < h.wake || h.seen == tick {
+		wi, bit := slot>>6, uint64(1)<<(slot&63)
+		if wi >= uint32(len(visit)) || visit[wi]&bit != 0 {
+			continue // visited
+		}
+		if h.gen != gens[slot] {
+			// A removed slot's track was cleared (it is not waiting); this
+			// is a new incarnation that its change did not name.
+			visit[wi] |= bit
 			continue
 		}
 		h.seen = tick
