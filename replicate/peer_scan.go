@@ -121,8 +121,20 @@ func (p *Peer[E]) weigh(tick, every uint32, thr float32) {
 		for _, slot := range attend {
 			tracks[slot].pr = 1
 		}
+	} else if ids, cur := s.ids[:n], s.cur[:n]; every == 1 {
+		// Due every tick (tick >= prDue always): the ticks of the last
+		// computation and of the next are not needed, nor kept.
+		for _, slot := range attend {
+			t := &tracks[slot]
+			t.settle(tick - 1)
+			v := prio(ids[slot], &cur[slot])
+			if v <= 0 {
+				v = 0
+			}
+			t.pr = v
+		}
 	} else {
-		changed, ids, cur := s.changed[:n], s.ids[:n], s.cur[:n]
+		changed := s.changed[:n]
 		for _, slot := range attend {
 			t := &tracks[slot]
 			if t.prTick <= changed[slot] || tick >= t.prDue {
