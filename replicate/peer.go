@@ -17,7 +17,8 @@ type PeerConfig[E any] struct {
 	// state this tick: each tick the client lacks it, the entity's
 	// accumulator for the client grows by this much, and packets take the
 	// highest accumulators first; sending resets it to 0. Negative values
-	// count as 0. nil: 1 for every entity (oldest change first).
+	// count as 0. nil: 1 for every entity (oldest change first). The
+	// calls of a tick come in no particular order of the entities.
 	Priority func(id uint32, e *E) float32
 	// Relevant reports whether the client should hold the entity at all.
 	// An entity that stops being relevant is removed from the client's
