@@ -219,6 +219,7 @@ func (s *Server[E]) NewPeer(cfg PeerConfig[E]) (*Peer[E], error) {
 		p.tokens = p.perTick
 	}
 	s.peers = append(s.peers, p)
+	s.roomOK = false
 	return p, nil
 }
 
@@ -226,6 +227,7 @@ func (s *Server[E]) NewPeer(cfg PeerConfig[E]) (*Peer[E], error) {
 func (s *Server[E]) RemovePeer(p *Peer[E]) {
 	if i := slices.Index(s.peers, p); i >= 0 {
 		s.peers = slices.Delete(s.peers, i, i+1)
+		s.roomOK = false
 	}
 }
 
