@@ -146,8 +146,14 @@ type Peer[E any] struct {
 	// The current tick's state.
 	tick    uint32
 	scanned bool
-	packets int      // sent this tick
-	hi, lo  candList // candidates at or above the threshold, and below
+	packets int // sent this tick
+	// Candidates at or above the threshold, and below: hi holds those at
+	// or above cut as well, hi2 the others above the threshold. A packet
+	// takes hi's before hi2's, which is their priority order (each of hi
+	// has a larger accumulator than any of hi2), and most packets take
+	// only hi's: ordering hi alone spares the selection most candidates.
+	hi, hi2, lo candList
+	cut         float32 // the lowest accumulator the last packet sent
 	// threshold is an accumulator most of the tick's packets will not
 	// reach: three quarters of the lowest sent in the last packet.
 	threshold float32

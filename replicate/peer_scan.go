@@ -66,6 +66,7 @@ func (p *Peer[E]) scan() {
 		p.hot = slices.Grow(p.hot, n-len(p.hot))[:n]
 	}
 	p.hi.reset()
+	p.hi2.reset()
 	p.lo.reset()
 	p.retry = p.retry[:0]
 	resend := p.resendAfter()
@@ -105,7 +106,7 @@ func (p *Peer[E]) scan() {
 
 // weigh looks at the entities the scan found awake (p.attend): their
 // priority when it is due, their accumulator against the threshold thr.
-// Those at or above it are listed in hi; the others sleep for half the
+// Those at or above it are listed in hi (or hi2, below cut); the others sleep for half the
 // ticks they need to reach it (so that a threshold that falls meanwhile
 // costs them at most that much of a delay), or stay awake when that is
 // under 2 ticks. Each is scheduled for the scan it next needs.
@@ -153,8 +154,10 @@ func (p *Peer[E]) weigh(tick, every uint32, thr float32) {
 	// maxSleep ticks, fewer than wheelTicks-1), and sleepers are put in
 	// their buckets after the loop.
 	nb := &p.wake.wheel[(tick+1)%wheelTicks]
-	hiN, nextN, sleepN := len(p.hi.list), len(*nb), 0
+	hiN, hi2N, nextN, sleepN := len(p.hi.list), len(p.hi2.list), len(*nb), 0
 	hi := slices.Grow(p.hi.list, len(attend))[:hiN+len(attend)]
+	hi2 := slices.Grow(p.hi2.list, len(attend))[:hi2N+len(attend)]
+	cut := p.cut
 	next := slices.Grow(*nb, len(attend))[:nextN+len(attend)]
 	sleep := slices.Grow(p.sleepers[:0], len(attend))[:len(attend)]
 	for _, slot := range attend {
@@ -162,8 +165,13 @@ func (p *Peer[E]) weigh(tick, every uint32, thr float32) {
 		acc := t.accAt(tick)
 		h.seen = tick
 		if acc >= thr {
-			hi[hiN] = newCand(slot, acc)
-			hiN++
+			if acc >= cut {
+				hi[hiN] = newCand(slot, acc)
+				hiN++
+			} else {
+				hi2[hi2N] = newCand(slot, acc)
+				hi2N++
+			}
 			next[nextN] = slot
 			nextN++
 			continue
@@ -179,6 +187,7 @@ func (p *Peer[E]) weigh(tick, every uint32, thr float32) {
 		nextN++
 	}
 	p.hi.list = hi[:hiN]
+	p.hi2.list = hi2[:hi2N]
 	*nb = next[:nextN]
 	for _, slot := range sleep[:sleepN] {
 		p.wake.after(hot[slot].wake, slot)
@@ -318,6 +327,9 @@ func (p *Peer[E]) nextCand(retried *int) (cand, bool) {
 		return c, true
 	}
 	if c, ok := p.hi.take(); ok {
+		return c, true
+	}
+	if c, ok := p.hi2.take(); ok {
 		return c, true
 	}
 	if !p.loListed {
