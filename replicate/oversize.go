@@ -45,15 +45,22 @@ func fits(id uint32, n, roomBytes int) bool {
 }
 
 // entityRoom returns the room, in bytes without trailer, of the smallest
-// packet of the Server's Peers: what every entity must fit.
+// packet of the Server's Peers: what every entity must fit. It is kept
+// between changes of the Peers (a Peer's budget and trailer are fixed),
+// since Set asks for it for every entity above the smallest budget's
+// room, and the Peers are many.
 func (s *Server[E]) entityRoom() int {
-	if len(s.peers) == 0 {
-		return DefaultBudget
+	if s.roomOK {
+		return s.room
 	}
-	room := s.peers[0].roomBytes()
-	for _, p := range s.peers[1:] {
-		room = min(room, p.roomBytes())
+	room := DefaultBudget
+	if len(s.peers) > 0 {
+		room = s.peers[0].roomBytes()
+		for _, p := range s.peers[1:] {
+			room = min(room, p.roomBytes())
+		}
 	}
+	s.room, s.roomOK = room, true
 	return room
 }
 

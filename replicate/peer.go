@@ -17,7 +17,8 @@ type PeerConfig[E any] struct {
 	// state this tick: each tick the client lacks it, the entity's
 	// accumulator for the client grows by this much, and packets take the
 	// highest accumulators first; sending resets it to 0. Negative values
-	// count as 0. nil: 1 for every entity (oldest change first).
+	// count as 0. nil: 1 for every entity (oldest change first). The
+	// calls of a tick come in no particular order of the entities.
 	Priority func(id uint32, e *E) float32
 	// Relevant reports whether the client should hold the entity at all.
 	// An entity that stops being relevant is removed from the client's
@@ -145,12 +146,19 @@ type Peer[E any] struct {
 	// The current tick's state.
 	tick    uint32
 	scanned bool
-	packets int      // sent this tick
-	hi, lo  candList // candidates at or above the threshold, and below
+	packets int // sent this tick
+	// Candidates at or above the threshold, and below: hi holds those at
+	// or above cut as well, hi2 the others above the threshold. A packet
+	// takes hi's before hi2's, which is their priority order (each of hi
+	// has a larger accumulator than any of hi2), and most packets take
+	// only hi's: ordering hi alone spares the selection most candidates.
+	hi, hi2, lo candList
+	cut         float32 // the lowest accumulator the last packet sent
 	// threshold is an accumulator most of the tick's packets will not
 	// reach: three quarters of the lowest sent in the last packet.
 	threshold float32
 	attend    []int32 // this tick's slots the client lacks the current state of that are awake
+	sleepers  []int32 // weigh's storage for the slots it puts to sleep
 	scanThr   float32 // the threshold this tick's scan used
 	loListed  bool    // lo holds this tick's candidates below the threshold
 	retry     []cand
@@ -217,6 +225,7 @@ func (s *Server[E]) NewPeer(cfg PeerConfig[E]) (*Peer[E], error) {
 		p.tokens = p.perTick
 	}
 	s.peers = append(s.peers, p)
+	s.roomOK = false
 	return p, nil
 }
 
@@ -224,6 +233,7 @@ func (s *Server[E]) NewPeer(cfg PeerConfig[E]) (*Peer[E], error) {
 func (s *Server[E]) RemovePeer(p *Peer[E]) {
 	if i := slices.Index(s.peers, p); i >= 0 {
 		s.peers = slices.Delete(s.peers, i, i+1)
+		s.roomOK = false
 	}
 }
 

@@ -159,6 +159,7 @@ func (p *Peer[E]) choose(used, limit int) (bodies int, err error) {
 			low = min(low, ch.acc)
 		}
 		p.threshold = low * 0.75
+		p.cut = low
 	}
 	p.retry = append(p.retry[:0], p.retry[retried:]...)
 	p.retry = append(p.retry, deferred...)

@@ -66,6 +66,7 @@ func (p *Peer[E]) scan() {
 		p.hot = slices.Grow(p.hot, n-len(p.hot))[:n]
 	}
 	p.hi.reset()
+	p.hi2.reset()
 	p.lo.reset()
 	p.retry = p.retry[:0]
 	resend := p.resendAfter()
@@ -105,7 +106,7 @@ func (p *Peer[E]) scan() {
 
 // weigh looks at the entities the scan found awake (p.attend): their
 // priority when it is due, their accumulator against the threshold thr.
-// Those at or above it are listed in hi; the others sleep for half the
+// Those at or above it are listed in hi (or hi2, below cut); the others sleep for half the
 // ticks they need to reach it (so that a threshold that falls meanwhile
 // costs them at most that much of a delay), or stay awake when that is
 // under 2 ticks. Each is scheduled for the scan it next needs.
@@ -113,46 +114,93 @@ func (p *Peer[E]) weigh(tick, every uint32, thr float32) {
 	s := p.s
 	n := len(s.gens)
 	hot, tracks := p.hot[:n], p.tracks[:n]
-	changed, ids, cur := s.changed[:n], s.ids[:n], s.cur[:n]
-	prio := p.cfg.Priority
-	// The lists they go to, kept in locals while the loop appends: a
-	// sleeper's wake bucket is never the next tick's (it sleeps 2 to
-	// maxSleep ticks, fewer than wheelTicks-1).
-	hi := p.hi.list
-	next := p.wake.wheel[(tick+1)%wheelTicks]
-	for _, slot := range p.attend {
-		h, t := &hot[slot], &tracks[slot]
-		if prio == nil {
-			t.pr = 1
-		} else if t.prTick <= changed[slot] || tick >= t.prDue {
-			t.settle(tick - 1)
-			t.pr = max(prio(ids[slot], &cur[slot]), 0)
-			t.prTick, t.prDue = tick, tick+every
+	attend := p.attend
+	// The priorities first, in a loop of their own: the call makes the
+	// compiler keep a loop's values in memory, and the loop below, which
+	// has no call, is most of the work.
+	if prio := p.cfg.Priority; prio == nil {
+		for _, slot := range attend {
+			tracks[slot].pr = 1
 		}
+	} else if ids, cur := s.ids[:n], s.cur[:n]; every == 1 {
+		// Due every tick (tick >= prDue always): the ticks of the last
+		// computation and of the next are not needed, nor kept.
+		for _, slot := range attend {
+			t := &tracks[slot]
+			t.settle(tick - 1)
+			v := prio(ids[slot], &cur[slot])
+			if v <= 0 {
+				v = 0
+			}
+			t.pr = v
+		}
+	} else {
+		changed := s.changed[:n]
+		for _, slot := range attend {
+			t := &tracks[slot]
+			if t.prTick <= changed[slot] || tick >= t.prDue {
+				t.settle(tick - 1)
+				v := prio(ids[slot], &cur[slot])
+				if v <= 0 { // max(v, 0), which keeps a NaN, and -0 is 0
+					v = 0
+				}
+				t.pr = v
+				t.prTick, t.prDue = tick, tick+every
+			}
+		}
+	}
+	// The lists they go to, written by index into room made up front: a
+	// sleeper's wake bucket is never the next tick's (it sleeps 2 to
+	// maxSleep ticks, fewer than wheelTicks-1), and sleepers are put in
+	// their buckets after the loop.
+	nb := &p.wake.wheel[(tick+1)%wheelTicks]
+	hiN, hi2N, nextN, sleepN := len(p.hi.list), len(p.hi2.list), len(*nb), 0
+	hi := slices.Grow(p.hi.list, len(attend))[:hiN+len(attend)]
+	hi2 := slices.Grow(p.hi2.list, len(attend))[:hi2N+len(attend)]
+	cut := p.cut
+	next := slices.Grow(*nb, len(attend))[:nextN+len(attend)]
+	sleep := slices.Grow(p.sleepers[:0], len(attend))[:len(attend)]
+	for _, slot := range attend {
+		h, t := &hot[slot], &tracks[slot]
 		acc := t.accAt(tick)
 		h.seen = tick
 		if acc >= thr {
-			hi = append(hi, newCand(slot, acc))
-			next = append(next, slot)
+			if acc >= cut {
+				hi[hiN] = newCand(slot, acc)
+				hiN++
+			} else {
+				hi2[hi2N] = newCand(slot, acc)
+				hi2N++
+			}
+			next[nextN] = slot
+			nextN++
 			continue
 		}
 		h.wake = 0
 		if need := (thr - acc) / max(t.pr, 1e-9); need >= 4 {
 			h.wake = tick + uint32(min(need/2, maxSleep))
-			p.wake.after(h.wake, slot)
+			sleep[sleepN] = slot
+			sleepN++
 			continue
 		}
-		next = append(next, slot)
+		next[nextN] = slot
+		nextN++
 	}
-	p.hi.list = hi
-	p.wake.wheel[(tick+1)%wheelTicks] = next
+	p.hi.list = hi[:hiN]
+	p.hi2.list = hi2[:hi2N]
+	*nb = next[:nextN]
+	for _, slot := range sleep[:sleepN] {
+		p.wake.after(hot[slot].wake, slot)
+	}
+	p.sleepers = sleep[:0]
 }
 
 // scanSlots is the scan's visit of the entity slots the visit set names
 // (see waker), in slot order: plain code over plain slices, with no call
 // in its loop (a call would make the compiler keep the loop's values in
 // memory), writing into a list grown up front. It clears the visit set. It
-// lists in attend the entities the client lacks the current state of that
+// appends to attend (which holds the slots gather's takeAwake listed) the
+// entities the client lacks the current state of that
 // are awake (see Peer.scan); it starts and stops the waiting of entities
 // (h.waiting: the client lacks the entity's current state), and resets the
 // tracks of new incarnations. The waiting entities are not listed: only
@@ -162,14 +210,16 @@ func scanSlots(gens, changed []uint32, hot []hotTrack, tracks []track, visit []u
 	n := len(gens)
 	hot, tracks, changed = hot[:n], tracks[:n], changed[:n]
 	visit = visit[:(n+63)>>6]
-	na := 0
+	na := len(attend)
+	attend = attend[:cap(attend)]
 	for wi, word := range visit {
 		if word == 0 {
 			continue
 		}
 		visit[wi] = 0
 		if k := bits.OnesCount64(word); na+k > len(attend) {
-			attend = slices.Grow(attend[:na], n)[:n]
+			attend = slices.Grow(attend[:na], n)
+			attend = attend[:cap(attend)]
 		}
 		for ; word != 0; word &= word - 1 {
 			slot := wi<<6 | bits.TrailingZeros64(word)
@@ -277,6 +327,9 @@ func (p *Peer[E]) nextCand(retried *int) (cand, bool) {
 		return c, true
 	}
 	if c, ok := p.hi.take(); ok {
+		return c, true
+	}
+	if c, ok := p.hi2.take(); ok {
 		return c, true
 	}
 	if !p.loListed {

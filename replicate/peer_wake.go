@@ -18,7 +18,11 @@ import "slices"
 //     by time or by a new round-trip estimate): the packet records of the
 //     ticks between the window's bounds at the last scan and at this one;
 //   - it wakes, or it was awake and waiting at the last scan: a wheel of
-//     the next wheelTicks ticks, fed by the scan itself.
+//     the next wheelTicks ticks, fed by the scan itself. A bucket's slot
+//     that no other event named is not visited: only the passing of ticks
+//     moved it, so it is listed for weighing when it waits awake and
+//     passed over otherwise (takeAwake), which spares the awake entities,
+//     most of a tick's visits, the rules' comparisons.
 //
 // A slot visited for nothing costs the rules' few comparisons; the rules
 // are the same as when every slot was visited, so a tick is the same
@@ -98,7 +102,10 @@ func (wk *waker) popDue(tick uint32) {
 
 // gather fills the visit set of the scan of tick with the slots events
 // named since the last scan, or with every slot when one may have been
-// missed; n is the number of slots, resend the scan's resend window.
+// missed; n is the number of slots, resend the scan's resend window. The
+// slots of the wheel's buckets that no other event named go to p.attend
+// directly when they are awake and waiting (see takeAwake), without a
+// visit.
 func (p *Peer[E]) gather(tick, resend uint32, n int) {
 	wk := &p.wake
 	words := (n + 63) >> 6
@@ -107,15 +114,9 @@ func (p *Peer[E]) gather(tick, resend uint32, n int) {
 	}
 	all := wk.last == 0 || p.cfg.Relevant != nil || p.fullPass != nil
 	// The wheel's ticks since the last scan (all of them after a gap of
-	// its span or more).
+	// its span or more), read last.
+	gap := min(tick-wk.last, wheelTicks)
 	visit := wk.visit[:words]
-	for t := tick - min(tick-wk.last, wheelTicks) + 1; t != tick+1; t++ {
-		b := &wk.wheel[t%wheelTicks]
-		if !all {
-			markAll(visit, *b)
-		}
-		*b = (*b)[:0]
-	}
 	wk.popDue(tick)
 	// The Server's changes since the last scan.
 	s := p.s
@@ -142,6 +143,63 @@ func (p *Peer[E]) gather(tick, resend uint32, n int) {
 		}
 		clear(wk.visit[words:])
 	}
+	// Every other event is marked now: a bucket's slot that none named is
+	// one whose state only the passing of ticks moves.
+	attend := p.attend[:0]
+	for t := tick - gap + 1; t != tick+1; t++ {
+		b := &wk.wheel[t%wheelTicks]
+		if !all {
+			attend = takeAwake(s.gens[:n], p.hot[:n], visit, *b, tick, attend)
+		}
+		*b = (*b)[:0]
+	}
+	p.attend = attend
+}
+
+// takeAwake appends to attend the slots of a wheel bucket that no event
+// other than the wheel named since the last scan (their bits in visit are
+// clear) and that are awake and waiting: for such a slot the scan's rules
+// (scanSlots) come out as they did when it was last looked at, because
+// what they compare (acks, changes, Refresh timers, the resend window)
+// moves only through the events that set visit bits. A slot waiting and
+// awake then is listed, one held, on its way or asleep (a stale entry of
+// a bucket, or a sleeper whose wake tick moved) is left as it was. A slot
+// of a new incarnation is given to the visit instead. h.seen marks those
+// listed, so that one in two buckets is listed once; weigh sets it for
+// every listed slot anyway.
+func takeAwake(gens []uint32, hot []hotTrack, visit []uint64, bucket []int32, tick uint32, attend []int32) []int32 {
+	// Written by index into room made up front: an append's call in the
+	// loop would make the compiler keep the loop's values in memory.
+	na := len(attend)
+	attend = slices.Grow(attend, len(bucket))
+	out := attend[:na+len(bucket)]
+	hot = hot[:len(gens)]
+	for _, s := range bucket {
+		slot := uint32(s)
+		if slot >= uint32(len(hot)) {
+			continue
+		}
+		h := &hot[slot]
+		// The common case first, on the track alone: held or on its way
+		// (not waiting), asleep, or listed already.
+		if !h.waiting || tick < h.wake || h.seen == tick {
+			continue
+		}
+		wi, bit := slot>>6, uint64(1)<<(slot&63)
+		if wi >= uint32(len(visit)) || visit[wi]&bit != 0 {
+			continue // visited
+		}
+		if h.gen != gens[slot] {
+			// A removed slot's track was cleared (it is not waiting); this
+			// is a new incarnation that its change did not name.
+			visit[wi] |= bit
+			continue
+		}
+		h.seen = tick
+		out[na] = s
+		na++
+	}
+	return out[:na]
 }
 
 // markAll sets the bits of slots in visit (those it has: a slot is

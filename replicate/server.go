@@ -47,6 +47,9 @@ type Server[E any] struct {
 
 	pool   encodePool[E] // EncodeAll's workers
 	deltas deltaShare    // the tick's deltas, shared by the Peers
+
+	room   int  // entityRoom's value, valid when roomOK
+	roomOK bool // cleared when a Peer comes or goes
 }
 
 // entity is one slot: the states of one incarnation of an id.
