@@ -407,7 +407,7 @@ func TestLimitEveryQuatCode(t *testing.T) {
 	l := NewLimit()
 	q := must(fields.NewQuat(limQBits))
 	for i := range limQSteps + 1 {
-		if l.qval[limQSteps-i] != -l.qval[i] {
+		if l.q32[limQSteps-i] != -l.q32[i] {
 			t.Fatalf("grid not symmetric at %d", i)
 		}
 	}
