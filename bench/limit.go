@@ -95,9 +95,8 @@ const (
 // series, the products and the sums can move it, so fields' floor of its own
 // computation gives the same index.
 const (
-	limF        = 40
-	limFracMask = 1<<limF - 1
-	limG        = 1099512 // 1e-6 · 2^40, rounded up
+	limF = 32
+	limG = 4295 // 1e-6 · 2^32, rounded up
 )
 
 // limOthers lists, for each dropped quaternion component, the other three
@@ -123,16 +122,21 @@ var limIDDec = func() (t [32]struct {
 	return t
 }()
 
-// limIDEnc is, for each bitlen prefix p, the mask of prefix and body and
-// their length.
-var limIDEnc = func() (t [32]struct{ mask, n uint64 }) {
-	for p := range t {
+// limIDEnc is, for each length of an ID (bits.Len32), its bitlen prefix p
+// (0 for 0 and 1), the mask of prefix and body and their length.
+var limIDEnc = func() (t [33]struct{ p, mask, n uint64 }) {
+	for n := range t {
+		p := max(n-1, 0)
 		body := max(p, 1)
-		t[p].mask = 1<<(5+body) - 1
-		t[p].n = uint64(5 + body)
+		t[n].p = uint64(p)
+		t[n].mask = 1<<(5+body) - 1
+		t[n].n = uint64(5 + body)
 	}
 	return t
 }()
+
+// limBits is the bits of the float32 at f, loaded as an integer.
+func limBits(f *float32) uint32 { return *(*uint32)(unsafe.Pointer(f)) }
 
 // limQEntry is a quaternion index's square and bound. With j = i - 255
 // the index's distance from the middle, sq is j², and lim the largest sum
@@ -214,11 +218,13 @@ func (l *Limit) Append(dst []byte, w *World) ([]byte, error) {
 	// the last store are zero, so the byte holding bp, or'ed into the
 	// first word, keeps the bits before it.
 	bp := uint(limHeadBits)
-	for i := range w.Crates {
-		c := &w.Crates[i]
+	for cp, end := unsafe.Pointer(unsafe.SliceData(w.Crates)), unsafe.Add(unsafe.Pointer(unsafe.SliceData(w.Crates)), n*int(unsafe.Sizeof(Crate{}))); cp != end; cp = unsafe.Add(cp, unsafe.Sizeof(Crate{})) {
+		c := (*Crate)(cp)
 		// Every check of the crate lands in fl's sign bit.
-		xb, yb, zb := math.Float32bits(c.Pos.X), math.Float32bits(c.Pos.Y), math.Float32bits(c.Pos.Z)
-		fl := (limB512 - uint64(xb&^limSign32)) | (limB64 - uint64(yb)) | (limB512 - uint64(zb&^limSign32))
+		// |X| and |Z| at most 512 carry into bit 31 when they are not;
+		// that bit goes to the sign.
+		xb, yb, zb := limBits(&c.Pos.X), limBits(&c.Pos.Y), limBits(&c.Pos.Z)
+		fl := uint64((xb&^limSign32+(limSign32-1-limB512))|(zb&^limSign32+(limSign32-1-limB512)))<<32 | (limB64 - uint64(yb))
 		xi, yi, zi := limIndexXZ(float64(c.Pos.X)), limIndexY(float64(c.Pos.Y)), limIndexXZ(float64(c.Pos.Z))
 		// The rotation, fields.Quat.Pack's result when fl stays clear.
 		r := &c.Rot
@@ -226,17 +232,19 @@ func (l *Limit) Append(dst []byte, w *World) ([]byte, error) {
 		dn := f0*f0 + f1*f1 + f2*f2 + f3*f3 - 1 // NaN and ±Inf fail the next line
 		fl |= limQuick - math.Float64bits(dn)&^limSign64
 		// The largest magnitude, lowest index on ties, as one integer max:
-		// the magnitude's bits above the complement of the index.
-		km := max(uint64(math.Float32bits(r[0])&^limSign32)*4+3, uint64(math.Float32bits(r[1])&^limSign32)*4+2,
-			uint64(math.Float32bits(r[2])&^limSign32)*4+1, uint64(math.Float32bits(r[3])&^limSign32)*4)
-		m := (3 - km) & 3
-		sg := math.Float32bits(r[m]) >> 31
+		// the magnitude's bits (the sign shifted out) above the complement
+		// of the index.
+		km := max(uint64(limBits(&r[0])<<1)*2+3, uint64(limBits(&r[1])<<1)*2+2,
+			uint64(limBits(&r[2])<<1)*2+1, uint64(limBits(&r[3])<<1)*2)
+		m := ^km & 3
+		sg := limBits(&r[m]) >> 31
 		k := l.kq[sg] - dn*l.kh[sg] // ±2^limF/step / sqrt(1 + dn), to 0.375·dn² < 4e-13
-		o := &limOthers[m]
-		ta := uint64(int64(float64(r[o[0]&3])*k + l.cfix))
-		tb := uint64(int64(float64(r[o[1]&3])*k + l.cfix))
-		tc := uint64(int64(float64(r[o[2]&3])*k + l.cfix))
-		fl |= (ta&limFracMask - 2*limG) | (tb&limFracMask - 2*limG) | (tc&limFracMask - 2*limG)
+		of := &limOffs[m]
+		rp := unsafe.Pointer(r)
+		ta := uint64(int64(float64(*(*float32)(unsafe.Add(rp, of[0])))*k + l.cfix))
+		tb := uint64(int64(float64(*(*float32)(unsafe.Add(rp, of[1])))*k + l.cfix))
+		tc := uint64(int64(float64(*(*float32)(unsafe.Add(rp, of[2])))*k + l.cfix))
+		fl |= (uint64(uint32(ta)) - 2*limG) | (uint64(uint32(tb)) - 2*limG) | (uint64(uint32(tc)) - 2*limG)
 		// The indices lie in 0..510 when the guard holds (the three are no
 		// larger than 1/√2 of the norm); the masks keep garbage in the
 		// tables otherwise.
@@ -253,14 +261,13 @@ func (l *Limit) Append(dst []byte, w *World) ([]byte, error) {
 		}
 		// ID as bitlen: p in 5 bits, then the max(1, p) bits below its
 		// leading 1 (masked off with the bits above).
-		pw := uint(mbits.Len32(c.ID|1)) - 1
-		e := &limIDEnc[pw&31]
-		id := (uint64(pw) | uint64(c.ID)<<5) & e.mask
+		e := &limIDEnc[mbits.Len32(c.ID)]
+		id := (e.p | uint64(c.ID)<<5) & e.mask
 		// Word 0: the byte holding bp, the ID and X (at most 7+36+17 = 60
 		// bits); then Y, Z, Rot and Asleep (60 bits) straddle words 0 and 1.
 		ob, s := bp>>3, bp&7
 		t0 := s + uint(e.n) + 17
-		rest := yi | zi<<13 | rot<<30 | uint64(b2u(c.Asleep))<<59
+		rest := yi | zi<<13 | rot<<30 | uint64(*(*uint8)(unsafe.Pointer(&c.Asleep)))<<59 // a bool is 0 or 1
 		w0 := uint64(*(*byte)(unsafe.Add(p, ob))) | id<<s | xi<<((s+uint(e.n))&63) | rest<<(t0&63)
 		store(p, ob, w0)
 		store(p, ob+8, rest>>((64-t0)&63))
@@ -392,9 +399,24 @@ func load(p unsafe.Pointer, o uint) uint64 {
 // bytes from byte stop/8 can be read.
 func (l *Limit) decodeCrates(p unsafe.Pointer, bp, stop uint, crates []Crate) (uint, int, bool) {
 	var bad uint64 // every check lands in its sign bit
-	i := 0
-	for ; i < len(crates) && bp <= stop; i++ {
-		c := &crates[i]
+	done := 0
+	// In rounds of as many crates as surely start at most at stop (each
+	// takes at most limCrateMax bits), so that the inner loop has one bound.
+	for done < len(crates) && bp <= stop {
+		k := min(int((stop-bp)/limCrateMax)+1, len(crates)-done)
+		cp := unsafe.Pointer(&crates[done])
+		end := unsafe.Add(cp, k*int(unsafe.Sizeof(Crate{})))
+		bp, bad = l.decodeRun(p, bp, cp, end, bad)
+		done += k
+	}
+	return bp, done, int64(bad) < 0
+}
+
+// decodeRun reads the crates from cp to end, starting at bit bp, and
+// returns the next bit and bad with every crate's checks or'ed in.
+func (l *Limit) decodeRun(p unsafe.Pointer, bp uint, cp, end unsafe.Pointer, bad uint64) (uint, uint64) {
+	for ; cp != end; cp = unsafe.Add(cp, unsafe.Sizeof(Crate{})) {
+		c := (*Crate)(cp)
 		ob, s := bp>>3, bp&7
 		w0, w1 := load(p, ob), load(p, ob+8)
 		// ID and X from the first word.
@@ -427,7 +449,7 @@ func (l *Limit) decodeCrates(p unsafe.Pointer, bp, stop uint, crates []Crate) (u
 		c.Rot[m] = float32(math.Sqrt(1 - float64(sum)*l.step2))
 		c.Asleep = r>>59&1 != 0
 	}
-	return bp, i, int64(bad) < 0
+	return bp, bad
 }
 
 // ---- the benchmark subject ----
