@@ -103,24 +103,35 @@ const (
 // in increasing order.
 var limOthers = [4][3]uint8{{1, 2, 3}, {0, 2, 3}, {0, 1, 3}, {0, 1, 2}}
 
-// limOffs is limOthers as byte offsets of float32 components.
-var limOffs = [4][3]uint8{{4, 8, 12}, {0, 8, 12}, {0, 4, 12}, {0, 4, 8}}
+// limOffs is limOthers as byte offsets of float32 components (four a row
+// for the addressing).
+var limOffs = [4][4]uint8{{4, 8, 12}, {0, 8, 12}, {0, 4, 12}, {0, 4, 8}}
 
 // limIDDec is, for each 5-bit bitlen prefix p, the mask of its body, the
-// leading 1 it drops (none for p = 0, whose 1-bit body is the value) and
-// how many bits prefix and body take.
+// leading 1 it drops (none for p = 0, whose 1-bit body is the value), how
+// many bits prefix and body take, and how many the whole crate takes.
 var limIDDec = func() (t [32]struct {
 	mask, top uint32
-	n         uint64
+	n, adv    uint64
 }) {
 	for p := range t {
 		body := max(p, 1)
 		t[p].mask = uint32(1<<body - 1)
 		t[p].top = uint32(1<<p) &^ 1
 		t[p].n = uint64(5 + body)
+		t[p].adv = uint64(5 + body + 17 + limRestBits)
 	}
 	return t
 }()
+
+// limDEntry is what the decoder knows of a quaternion index, at one byte
+// offset: its value as a float32, its square and 1 + its bound (see
+// limQEntry).
+type limDEntry struct {
+	val     float32
+	sq, lim uint32
+	_       uint32
+}
 
 // limIDEnc is, for each length of an ID (bits.Len32), its bitlen prefix p
 // (0 for 0 and 1), the mask of prefix and body and their length.
@@ -159,7 +170,7 @@ type Limit struct {
 	cfix   float64
 	step2  float64 // step², the rebuilt component's scale
 	qe     [512]limQEntry
-	q32    [512]float32 // each index's value as a float32; 0 for 511
+	qd     [512]limDEntry
 }
 
 // limQuatMargin is the encoder's margin between the rebuilt component and
@@ -178,7 +189,7 @@ func NewLimit() *Limit {
 	l.step2 = step * step
 	for i := range limQSteps + 1 {
 		j := i - limQHalf
-		l.q32[i] = float32(float64(j) * step)
+		l.qd[i].val = float32(float64(j) * step)
 		// The bound, by the rule in reals: S·step² + (J·step + margin)²
 		// at most 1. TestLimitEveryQuatCode checks every code against
 		// fields' floating-point rule.
@@ -186,6 +197,9 @@ func NewLimit() *Limit {
 		l.qe[i] = limQEntry{sq: uint32(j * j), lim: uint32(math.Floor((1 - big*big) / l.step2))}
 	}
 	l.qe[511] = limQEntry{sq: 1 << 24, lim: 0}
+	for i, e := range l.qe {
+		l.qd[i].sq, l.qd[i].lim = e.sq, e.lim+1
+	}
 	return l
 }
 
@@ -398,7 +412,7 @@ func load(p unsafe.Pointer, o uint) uint64 {
 // read and whether any of them was bad. The caller guarantees that the 16
 // bytes from byte stop/8 can be read.
 func (l *Limit) decodeCrates(p unsafe.Pointer, bp, stop uint, crates []Crate) (uint, int, bool) {
-	var bad uint64 // every check lands in its sign bit
+	good := ^uint64(0) // every check clears its sign bit when it fails
 	done := 0
 	// In rounds of as many crates as surely start at most at stop (each
 	// takes at most limCrateMax bits), so that the inner loop has one bound.
@@ -406,15 +420,16 @@ func (l *Limit) decodeCrates(p unsafe.Pointer, bp, stop uint, crates []Crate) (u
 		k := min(int((stop-bp)/limCrateMax)+1, len(crates)-done)
 		cp := unsafe.Pointer(&crates[done])
 		end := unsafe.Add(cp, k*int(unsafe.Sizeof(Crate{})))
-		bp, bad = l.decodeRun(p, bp, cp, end, bad)
+		bp, good = l.decodeRun(p, bp, cp, end, good)
 		done += k
 	}
-	return bp, done, int64(bad) < 0
+	return bp, done, int64(good) >= 0
 }
 
 // decodeRun reads the crates from cp to end, starting at bit bp, and
-// returns the next bit and bad with every crate's checks or'ed in.
-func (l *Limit) decodeRun(p unsafe.Pointer, bp uint, cp, end unsafe.Pointer, bad uint64) (uint, uint64) {
+// returns the next bit and good with every crate's checks and'ed in.
+func (l *Limit) decodeRun(p unsafe.Pointer, bp uint, cp, end unsafe.Pointer, good uint64) (uint, uint64) {
+	qd := unsafe.Pointer(&l.qd)
 	for ; cp != end; cp = unsafe.Add(cp, unsafe.Sizeof(Crate{})) {
 		c := (*Crate)(cp)
 		ob, s := bp>>3, bp&7
@@ -424,18 +439,20 @@ func (l *Limit) decodeRun(p unsafe.Pointer, bp uint, cp, end unsafe.Pointer, bad
 		e := &limIDDec[v&31]
 		c.ID = uint32(v>>5)&e.mask | e.top
 		xs := s + uint(e.n)
+		bp += uint(e.adv)
 		xi := w0 >> (xs & 63) & (1<<17 - 1)
 		// Y, Z, Rot and Asleep (60 bits) from both.
 		t := xs + 17
 		r := w0>>(t&63) | w1<<((64-t)&63)
-		bp = ob*8 + t + limRestBits
 		yi := r & (1<<13 - 1)
 		zi := r >> 13 & (1<<17 - 1)
-		a, b, cc := r>>32&511, r>>41&511, r>>50&511
-		ea, eb, ec := &l.qe[a], &l.qe[b], &l.qe[cc]
+		// The three indices as byte offsets into qd.
+		ea := (*limDEntry)(unsafe.Add(qd, r>>28&(511<<4)))
+		eb := (*limDEntry)(unsafe.Add(qd, r>>37&(511<<4)))
+		ec := (*limDEntry)(unsafe.Add(qd, r>>46&(511<<4)))
 		sum := uint64(ea.sq) + uint64(eb.sq) + uint64(ec.sq)
-		bad |= (limXSteps - xi) | (limYSteps - yi) | (limXSteps - zi) |
-			(uint64(ea.lim) - sum) | (uint64(eb.lim) - sum) | (uint64(ec.lim) - sum)
+		good &= (xi - (limXSteps + 1)) & (yi - (limYSteps + 1)) & (zi - (limXSteps + 1)) &
+			(sum - uint64(ea.lim)) & (sum - uint64(eb.lim)) & (sum - uint64(ec.lim))
 		c.Pos.X = limValueXZ(xi)
 		c.Pos.Y = limValueY(yi)
 		c.Pos.Z = limValueXZ(zi)
@@ -443,13 +460,13 @@ func (l *Limit) decodeRun(p unsafe.Pointer, bp uint, cp, end unsafe.Pointer, bad
 		m := r >> 30 & 3
 		of := &limOffs[m]
 		rp := unsafe.Pointer(&c.Rot)
-		*(*float32)(unsafe.Add(rp, of[0])) = l.q32[a]
-		*(*float32)(unsafe.Add(rp, of[1])) = l.q32[b]
-		*(*float32)(unsafe.Add(rp, of[2])) = l.q32[cc]
+		*(*float32)(unsafe.Add(rp, of[0])) = ea.val
+		*(*float32)(unsafe.Add(rp, of[1])) = eb.val
+		*(*float32)(unsafe.Add(rp, of[2])) = ec.val
 		c.Rot[m] = float32(math.Sqrt(1 - float64(sum)*l.step2))
 		c.Asleep = r>>59&1 != 0
 	}
-	return bp, bad
+	return bp, good
 }
 
 // ---- the benchmark subject ----

@@ -407,7 +407,7 @@ func TestLimitEveryQuatCode(t *testing.T) {
 	l := NewLimit()
 	q := must(fields.NewQuat(limQBits))
 	for i := range limQSteps + 1 {
-		if l.q32[limQSteps-i] != -l.q32[i] {
+		if l.qd[limQSteps-i].val != -l.qd[i].val {
 			t.Fatalf("grid not symmetric at %d", i)
 		}
 	}
