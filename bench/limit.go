@@ -433,7 +433,7 @@ func (l *Limit) decodeRun(p unsafe.Pointer, bp uint, cp, end unsafe.Pointer, goo
 	for ; cp != end; cp = unsafe.Add(cp, unsafe.Sizeof(Crate{})) {
 		c := (*Crate)(cp)
 		ob, s := bp>>3, bp&7
-		w0, w1 := load(p, ob), load(p, ob+8)
+		w0 := load(p, ob)
 		// ID and X from the first word.
 		v := w0 >> s
 		e := &limIDDec[v&31]
@@ -441,30 +441,32 @@ func (l *Limit) decodeRun(p unsafe.Pointer, bp uint, cp, end unsafe.Pointer, goo
 		xs := s + uint(e.n)
 		bp += uint(e.adv)
 		xi := w0 >> (xs & 63) & (1<<17 - 1)
-		// Y, Z, Rot and Asleep (60 bits) from both.
+		c.Pos.X = limValueXZ(xi)
+		ok := xi - (limXSteps + 1)
+		// Y, Z, Rot and Asleep (60 bits) from both words.
 		t := xs + 17
-		r := w0>>(t&63) | w1<<((64-t)&63)
+		r := w0>>(t&63) | load(p, ob+8)<<((64-t)&63)
+		c.Asleep = r>>59&1 != 0
 		yi := r & (1<<13 - 1)
+		c.Pos.Y = limValueY(yi)
+		ok &= yi - (limYSteps + 1)
 		zi := r >> 13 & (1<<17 - 1)
-		// The three indices as byte offsets into qd.
+		c.Pos.Z = limValueXZ(zi)
+		ok &= zi - (limXSteps + 1)
+		// The rotation, rebuilt as fields.Quat.Unpack does. The three
+		// indices as byte offsets into qd.
 		ea := (*limDEntry)(unsafe.Add(qd, r>>28&(511<<4)))
 		eb := (*limDEntry)(unsafe.Add(qd, r>>37&(511<<4)))
 		ec := (*limDEntry)(unsafe.Add(qd, r>>46&(511<<4)))
-		sum := uint64(ea.sq) + uint64(eb.sq) + uint64(ec.sq)
-		good &= (xi - (limXSteps + 1)) & (yi - (limYSteps + 1)) & (zi - (limXSteps + 1)) &
-			(sum - uint64(ea.lim)) & (sum - uint64(eb.lim)) & (sum - uint64(ec.lim))
-		c.Pos.X = limValueXZ(xi)
-		c.Pos.Y = limValueY(yi)
-		c.Pos.Z = limValueXZ(zi)
-		// The rotation, rebuilt as fields.Quat.Unpack does.
 		m := r >> 30 & 3
 		of := &limOffs[m]
 		rp := unsafe.Pointer(&c.Rot)
 		*(*float32)(unsafe.Add(rp, of[0])) = ea.val
 		*(*float32)(unsafe.Add(rp, of[1])) = eb.val
 		*(*float32)(unsafe.Add(rp, of[2])) = ec.val
+		sum := uint64(ea.sq) + uint64(eb.sq) + uint64(ec.sq)
 		c.Rot[m] = float32(math.Sqrt(1 - float64(sum)*l.step2))
-		c.Asleep = r>>59&1 != 0
+		good &= ok & (sum - uint64(ea.lim)) & (sum - uint64(eb.lim)) & (sum - uint64(ec.lim))
 	}
 	return bp, good
 }
