@@ -125,7 +125,7 @@ var limIDDec = func() (t [32]struct {
 }()
 
 // limDEntry is what the decoder knows of a quaternion index, at one byte
-// offset: its value as a float32, its square and 1 + its bound (see
+// offset: its value as a float32, its square and its bound (see
 // limQEntry).
 type limDEntry struct {
 	val     float32
@@ -198,7 +198,7 @@ func NewLimit() *Limit {
 	}
 	l.qe[511] = limQEntry{sq: 1 << 24, lim: 0}
 	for i, e := range l.qe {
-		l.qd[i].sq, l.qd[i].lim = e.sq, e.lim+1
+		l.qd[i].sq, l.qd[i].lim = e.sq, e.lim
 	}
 	return l
 }
@@ -412,7 +412,7 @@ func load(p unsafe.Pointer, o uint) uint64 {
 // read and whether any of them was bad. The caller guarantees that the 16
 // bytes from byte stop/8 can be read.
 func (l *Limit) decodeCrates(p unsafe.Pointer, bp, stop uint, crates []Crate) (uint, int, bool) {
-	good := ^uint64(0) // every check clears its sign bit when it fails
+	var bad uint32 // every check sets its sign bit when it fails
 	done := 0
 	// In rounds of as many crates as surely start at most at stop (each
 	// takes at most limCrateMax bits), so that the inner loop has one bound.
@@ -420,15 +420,15 @@ func (l *Limit) decodeCrates(p unsafe.Pointer, bp, stop uint, crates []Crate) (u
 		k := min(int((stop-bp)/limCrateMax)+1, len(crates)-done)
 		cp := unsafe.Pointer(&crates[done])
 		end := unsafe.Add(cp, k*int(unsafe.Sizeof(Crate{})))
-		bp, good = l.decodeRun(p, bp, cp, end, good)
+		bp, bad = l.decodeRun(p, bp, cp, end, bad)
 		done += k
 	}
-	return bp, done, int64(good) >= 0
+	return bp, done, int32(bad) < 0
 }
 
 // decodeRun reads the crates from cp to end, starting at bit bp, and
-// returns the next bit and good with every crate's checks and'ed in.
-func (l *Limit) decodeRun(p unsafe.Pointer, bp uint, cp, end unsafe.Pointer, good uint64) (uint, uint64) {
+// returns the next bit and bad with every crate's checks or'ed in.
+func (l *Limit) decodeRun(p unsafe.Pointer, bp uint, cp, end unsafe.Pointer, bad uint32) (uint, uint32) {
 	qd := unsafe.Pointer(&l.qd)
 	for ; cp != end; cp = unsafe.Add(cp, unsafe.Sizeof(Crate{})) {
 		c := (*Crate)(cp)
@@ -442,17 +442,17 @@ func (l *Limit) decodeRun(p unsafe.Pointer, bp uint, cp, end unsafe.Pointer, goo
 		bp += uint(e.adv)
 		xi := w0 >> (xs & 63) & (1<<17 - 1)
 		c.Pos.X = limValueXZ(xi)
-		ok := xi - (limXSteps + 1)
+		ok := uint32(xi) + (limSign32 - limXSteps - 1) // bit 31 when above the grid
 		// Y, Z, Rot and Asleep (60 bits) from both words.
 		t := xs + 17
 		r := w0>>(t&63) | load(p, ob+8)<<((64-t)&63)
 		c.Asleep = r>>59&1 != 0
 		yi := r & (1<<13 - 1)
 		c.Pos.Y = limValueY(yi)
-		ok &= yi - (limYSteps + 1)
+		ok |= uint32(yi) + (limSign32 - limYSteps - 1)
 		zi := r >> 13 & (1<<17 - 1)
 		c.Pos.Z = limValueXZ(zi)
-		ok &= zi - (limXSteps + 1)
+		ok |= uint32(zi) + (limSign32 - limXSteps - 1)
 		// The rotation, rebuilt as fields.Quat.Unpack does. The three
 		// indices as byte offsets into qd.
 		ea := (*limDEntry)(unsafe.Add(qd, r>>28&(511<<4)))
@@ -464,11 +464,13 @@ func (l *Limit) decodeRun(p unsafe.Pointer, bp uint, cp, end unsafe.Pointer, goo
 		*(*float32)(unsafe.Add(rp, of[0])) = ea.val
 		*(*float32)(unsafe.Add(rp, of[1])) = eb.val
 		*(*float32)(unsafe.Add(rp, of[2])) = ec.val
-		sum := uint64(ea.sq) + uint64(eb.sq) + uint64(ec.sq)
+		// 32-bit sums and differences (all below 2^26), so that the
+		// table loads fold into them.
+		sum := ea.sq + eb.sq + ec.sq
 		c.Rot[m] = float32(math.Sqrt(1 - float64(sum)*l.step2))
-		good &= ok & (sum - uint64(ea.lim)) & (sum - uint64(eb.lim)) & (sum - uint64(ec.lim))
+		bad |= ok | (ea.lim - sum) | (eb.lim - sum) | (ec.lim - sum)
 	}
-	return bp, good
+	return bp, bad
 }
 
 // ---- the benchmark subject ----
