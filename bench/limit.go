@@ -232,7 +232,30 @@ func (l *Limit) Append(dst []byte, w *World) ([]byte, error) {
 	// the last store are zero, so the byte holding bp, or'ed into the
 	// first word, keeps the bits before it.
 	bp := uint(limHeadBits)
-	for cp, end := unsafe.Pointer(unsafe.SliceData(w.Crates)), unsafe.Add(unsafe.Pointer(unsafe.SliceData(w.Crates)), n*int(unsafe.Sizeof(Crate{}))); cp != end; cp = unsafe.Add(cp, unsafe.Sizeof(Crate{})) {
+	cp := unsafe.Pointer(unsafe.SliceData(w.Crates))
+	end := unsafe.Add(cp, n*int(unsafe.Sizeof(Crate{})))
+	for {
+		bp, cp = l.encodeRun(p, bp, cp, end)
+		if cp == end {
+			break
+		}
+		// A crate the run could not be sure of.
+		c := (*Crate)(cp)
+		rot, ok := l.crateSlow(c)
+		if !ok {
+			return l.general.Append(dst[:start], w)
+		}
+		bp = limPut(p, bp, c, limIndexXZ(float64(c.Pos.X)), limIndexY(float64(c.Pos.Y)), limIndexXZ(float64(c.Pos.Z)), rot)
+		cp = unsafe.Add(cp, unsafe.Sizeof(Crate{}))
+	}
+	return dst[:start+int((bp+7)>>3)], nil
+}
+
+// encodeRun encodes the crates from cp to end at bit bp of p, and returns
+// the next bit and end, or the bit and the crate where it stopped: the first
+// that failed a quick check.
+func (l *Limit) encodeRun(p unsafe.Pointer, bp uint, cp, end unsafe.Pointer) (uint, unsafe.Pointer) {
+	for ; cp != end; cp = unsafe.Add(cp, unsafe.Sizeof(Crate{})) {
 		c := (*Crate)(cp)
 		// Every check of the crate lands in fl's sign bit.
 		// |X| and |Z| at most 512 carry into bit 31 when they are not;
@@ -248,13 +271,14 @@ func (l *Limit) Append(dst []byte, w *World) ([]byte, error) {
 		// The largest magnitude, lowest index on ties, as one integer max:
 		// the magnitude's bits (the sign shifted out) above the complement
 		// of the index.
-		km := max(uint64(limBits(&r[0])<<1)*2+3, uint64(limBits(&r[1])<<1)*2+2,
-			uint64(limBits(&r[2])<<1)*2+1, uint64(limBits(&r[3])<<1)*2)
+		km := max(uint64(limBits(&r[0])<<1)*4+3, uint64(limBits(&r[1])<<1)*4+2,
+			uint64(limBits(&r[2])<<1)*4+1, uint64(limBits(&r[3])<<1)*4)
 		m := ^km & 3
-		sg := limBits(&r[m]) >> 31
-		k := l.kq[sg] - dn*l.kh[sg] // ±2^limF/step / sqrt(1 + dn), to 0.375·dn² < 4e-13
-		of := &limOffs[m]
+		m4 := uintptr(^km<<2) & 12 // m as a byte offset
 		rp := unsafe.Pointer(r)
+		sg := *(*uint32)(unsafe.Add(rp, m4)) >> 31
+		k := l.kq[sg] - dn*l.kh[sg] // ±2^limF/step / sqrt(1 + dn), to 0.375·dn² < 4e-13
+		of := (*[4]uint8)(unsafe.Add(unsafe.Pointer(&limOffs), m4))
 		ta := uint64(int64(float64(*(*float32)(unsafe.Add(rp, of[0])))*k + l.cfix))
 		tb := uint64(int64(float64(*(*float32)(unsafe.Add(rp, of[1])))*k + l.cfix))
 		tc := uint64(int64(float64(*(*float32)(unsafe.Add(rp, of[2])))*k + l.cfix))
@@ -262,32 +286,46 @@ func (l *Limit) Append(dst []byte, w *World) ([]byte, error) {
 		// The indices lie in 0..510 when the guard holds (the three are no
 		// larger than 1/√2 of the norm); the masks keep garbage in the
 		// tables otherwise.
-		a, b, cc := ta>>limF&511, tb>>limF&511, tc>>limF&511
-		ea, eb, ec := &l.qe[a], &l.qe[b], &l.qe[cc]
+		// They serve as byte offsets into qe and as the code's fields.
+		a8, b8, c8 := uintptr(ta>>(limF-3))&(511<<3), uintptr(tb>>(limF-3))&(511<<3), uintptr(tc>>(limF-3))&(511<<3)
+		qe := unsafe.Pointer(&l.qe)
+		ea, eb, ec := (*limQEntry)(unsafe.Add(qe, a8)), (*limQEntry)(unsafe.Add(qe, b8)), (*limQEntry)(unsafe.Add(qe, c8))
 		sum := uint64(ea.sq) + uint64(eb.sq) + uint64(ec.sq)
 		fl |= (uint64(ea.lim) - sum) | (uint64(eb.lim) - sum) | (uint64(ec.lim) - sum)
-		rot := m | a<<2 | b<<(2+limQBits) | cc<<(2+2*limQBits)
 		if int64(fl) < 0 {
-			var ok bool
-			if rot, ok = l.crateSlow(c); !ok {
-				return l.general.Append(dst[:start], w)
-			}
+			return bp, cp
 		}
-		// ID as bitlen: p in 5 bits, then the max(1, p) bits below its
-		// leading 1 (masked off with the bits above).
+		rot := m | uint64(a8)>>1 | uint64(b8)<<(2+limQBits-3) | uint64(c8)<<(2+2*limQBits-3)
+		// As limPut, written out (too large to inline).
 		e := &limIDEnc[mbits.Len32(c.ID)]
 		id := (e.p | uint64(c.ID)<<5) & e.mask
-		// Word 0: the byte holding bp, the ID and X (at most 7+36+17 = 60
-		// bits); then Y, Z, Rot and Asleep (60 bits) straddle words 0 and 1.
 		ob, s := bp>>3, bp&7
 		t0 := s + uint(e.n) + 17
-		rest := yi | zi<<13 | rot<<30 | uint64(*(*uint8)(unsafe.Pointer(&c.Asleep)))<<59 // a bool is 0 or 1
+		rest := yi | zi<<13 | rot<<30 | uint64(*(*uint8)(unsafe.Pointer(&c.Asleep)))<<59
 		w0 := uint64(*(*byte)(unsafe.Add(p, ob))) | id<<s | xi<<((s+uint(e.n))&63) | rest<<(t0&63)
 		store(p, ob, w0)
 		store(p, ob+8, rest>>((64-t0)&63))
 		bp = ob*8 + t0 + limRestBits
 	}
-	return dst[:start+int((bp+7)>>3)], nil
+	return bp, end
+}
+
+// limPut writes crate c at bit bp of p, with the indices of its position
+// and its rotation's code, and returns the next bit.
+func limPut(p unsafe.Pointer, bp uint, c *Crate, xi, yi, zi, rot uint64) uint {
+	// ID as bitlen: p in 5 bits, then the max(1, p) bits below its
+	// leading 1 (masked off with the bits above).
+	e := &limIDEnc[mbits.Len32(c.ID)]
+	id := (e.p | uint64(c.ID)<<5) & e.mask
+	// Word 0: the byte holding bp, the ID and X (at most 7+36+17 = 60
+	// bits); then Y, Z, Rot and Asleep (60 bits) straddle words 0 and 1.
+	ob, s := bp>>3, bp&7
+	t0 := s + uint(e.n) + 17
+	rest := yi | zi<<13 | rot<<30 | uint64(*(*uint8)(unsafe.Pointer(&c.Asleep)))<<59 // a bool is 0 or 1
+	w0 := uint64(*(*byte)(unsafe.Add(p, ob))) | id<<s | xi<<((s+uint(e.n))&63) | rest<<(t0&63)
+	store(p, ob, w0)
+	store(p, ob+8, rest>>((64-t0)&63))
+	return ob*8 + t0 + limRestBits
 }
 
 // crateSlow is the careful path of a crate that failed a quick check: its
