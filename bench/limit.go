@@ -232,30 +232,33 @@ func (l *Limit) Append(dst []byte, w *World) ([]byte, error) {
 	// the last store are zero, so the byte holding bp, or'ed into the
 	// first word, keeps the bits before it.
 	bp := uint(limHeadBits)
-	cp := unsafe.Pointer(unsafe.SliceData(w.Crates))
-	end := unsafe.Add(cp, n*int(unsafe.Sizeof(Crate{})))
-	for {
-		bp, cp = l.encodeRun(p, bp, cp, end)
-		if cp == end {
+	// Crates by pointer, from the first to the last (never past it: the
+	// garbage collector may not see a pointer to the end of an object).
+	for i := 0; i < n; {
+		var stop int
+		bp, stop = l.encodeRun(p, bp, w.Crates[i:])
+		if i += stop; i == n {
 			break
 		}
 		// A crate the run could not be sure of.
-		c := (*Crate)(cp)
+		c := &w.Crates[i]
 		rot, ok := l.crateSlow(c)
 		if !ok {
 			return l.general.Append(dst[:start], w)
 		}
 		bp = limPut(p, bp, c, limIndexXZ(float64(c.Pos.X)), limIndexY(float64(c.Pos.Y)), limIndexXZ(float64(c.Pos.Z)), rot)
-		cp = unsafe.Add(cp, unsafe.Sizeof(Crate{}))
+		i++
 	}
 	return dst[:start+int((bp+7)>>3)], nil
 }
 
-// encodeRun encodes the crates from cp to end at bit bp of p, and returns
-// the next bit and end, or the bit and the crate where it stopped: the first
-// that failed a quick check.
-func (l *Limit) encodeRun(p unsafe.Pointer, bp uint, cp, end unsafe.Pointer) (uint, unsafe.Pointer) {
-	for ; cp != end; cp = unsafe.Add(cp, unsafe.Sizeof(Crate{})) {
+// encodeRun encodes crates (at least one) at bit bp of p, and returns the
+// next bit and len(crates), or the bit and the index of the crate where it
+// stopped: the first that failed a quick check.
+func (l *Limit) encodeRun(p unsafe.Pointer, bp uint, crates []Crate) (uint, int) {
+	first := unsafe.Pointer(unsafe.SliceData(crates))
+	last := unsafe.Add(first, (len(crates)-1)*int(unsafe.Sizeof(Crate{})))
+	for cp := first; ; cp = unsafe.Add(cp, unsafe.Sizeof(Crate{})) {
 		c := (*Crate)(cp)
 		// Every check of the crate lands in fl's sign bit.
 		// |X| and |Z| at most 512 carry into bit 31 when they are not;
@@ -293,7 +296,7 @@ func (l *Limit) encodeRun(p unsafe.Pointer, bp uint, cp, end unsafe.Pointer) (ui
 		sum := uint64(ea.sq) + uint64(eb.sq) + uint64(ec.sq)
 		fl |= (uint64(ea.lim) - sum) | (uint64(eb.lim) - sum) | (uint64(ec.lim) - sum)
 		if int64(fl) < 0 {
-			return bp, cp
+			return bp, int((uintptr(cp) - uintptr(first)) / unsafe.Sizeof(Crate{}))
 		}
 		rot := m | uint64(a8)>>1 | uint64(b8)<<(2+limQBits-3) | uint64(c8)<<(2+2*limQBits-3)
 		// As limPut, written out (too large to inline).
@@ -306,8 +309,10 @@ func (l *Limit) encodeRun(p unsafe.Pointer, bp uint, cp, end unsafe.Pointer) (ui
 		store(p, ob, w0)
 		store(p, ob+8, rest>>((64-t0)&63))
 		bp = ob*8 + t0 + limRestBits
+		if cp == last {
+			return bp, len(crates)
+		}
 	}
-	return bp, end
 }
 
 // limPut writes crate c at bit bp of p, with the indices of its position
@@ -457,18 +462,18 @@ func (l *Limit) decodeCrates(p unsafe.Pointer, bp, stop uint, crates []Crate) (u
 	for done < len(crates) && bp <= stop {
 		k := min(int((stop-bp)/limCrateMax)+1, len(crates)-done)
 		cp := unsafe.Pointer(&crates[done])
-		end := unsafe.Add(cp, k*int(unsafe.Sizeof(Crate{})))
-		bp, bad = l.decodeRun(p, bp, cp, end, bad)
+		last := unsafe.Add(cp, (k-1)*int(unsafe.Sizeof(Crate{}))) // never past it: see Append
+		bp, bad = l.decodeRun(p, bp, cp, last, bad)
 		done += k
 	}
 	return bp, done, int32(bad) < 0
 }
 
-// decodeRun reads the crates from cp to end, starting at bit bp, and
+// decodeRun reads the crates from cp to last, starting at bit bp, and
 // returns the next bit and bad with every crate's checks or'ed in.
-func (l *Limit) decodeRun(p unsafe.Pointer, bp uint, cp, end unsafe.Pointer, bad uint32) (uint, uint32) {
+func (l *Limit) decodeRun(p unsafe.Pointer, bp uint, cp, last unsafe.Pointer, bad uint32) (uint, uint32) {
 	qd := unsafe.Pointer(&l.qd)
-	for ; cp != end; cp = unsafe.Add(cp, unsafe.Sizeof(Crate{})) {
+	for ; ; cp = unsafe.Add(cp, unsafe.Sizeof(Crate{})) {
 		c := (*Crate)(cp)
 		ob, s := bp>>3, bp&7
 		w0 := load(p, ob)
@@ -507,8 +512,10 @@ func (l *Limit) decodeRun(p unsafe.Pointer, bp uint, cp, end unsafe.Pointer, bad
 		sum := ea.sq + eb.sq + ec.sq
 		c.Rot[m] = float32(math.Sqrt(1 - float64(sum)*l.step2))
 		bad |= ok | (ea.lim - sum) | (eb.lim - sum) | (ec.lim - sum)
+		if cp == last {
+			return bp, bad
+		}
 	}
-	return bp, bad
 }
 
 // ---- the benchmark subject ----
