@@ -99,12 +99,9 @@ const (
 	limG = 4295 // 1e-6 · 2^32, rounded up
 )
 
-// limOthers lists, for each dropped quaternion component, the other three
-// in increasing order.
-var limOthers = [4][3]uint8{{1, 2, 3}, {0, 2, 3}, {0, 1, 3}, {0, 1, 2}}
-
-// limOffs is limOthers as byte offsets of float32 components (four a row
-// for the addressing).
+// limOffs lists, for each dropped quaternion component, the other three in
+// increasing order, as byte offsets of float32 components (four a row for
+// the addressing).
 var limOffs = [4][4]uint8{{4, 8, 12}, {0, 8, 12}, {0, 4, 12}, {0, 4, 8}}
 
 // limIDDec is, for each 5-bit bitlen prefix p, the mask of its body, the
@@ -367,13 +364,6 @@ func (l *Limit) packSlow(r *[4]float32) (uint64, bool) {
 	l.slow++
 	u, err := l.quat.Pack([4]float64{float64(r[0]), float64(r[1]), float64(r[2]), float64(r[3])})
 	return u, err == nil
-}
-
-func b2u(b bool) uint8 {
-	if b {
-		return 1
-	}
-	return 0
 }
 
 // ---- decoding ----
