@@ -196,6 +196,7 @@ func main() {
 	out := flag.String("out", "-", "markdown file to write")
 	runCount := flag.String("count", "?", "the -count the benchmarks ran with (for the text)")
 	benchtime := flag.String("benchtime", "?", "the -benchtime they ran with (for the text)")
+	load := flag.String("load", "", "the machine's 1-minute load averages around the runs (for the text)")
 	flag.Parse()
 
 	r := os.Stdin
@@ -230,6 +231,9 @@ func main() {
 		time.Now().UTC().Format("2006-01-02 15:04 MST"))
 	fmt.Fprintf(&b, "- CPU (/proc/cpuinfo): %s\n- Go: %s\n- Runs: `-count %s -benchtime %s`; each cell is benchstat's median, "+
 		"± its 95%% confidence interval (∞ or missing when there were too few runs).\n", cpuLine(), goVersion(), *runCount, *benchtime)
+	if *load != "" {
+		fmt.Fprintf(&b, "- Load: 1-minute load average %s, on %d cores (other jobs share them).\n", *load, runtime.NumCPU())
+	}
 	for _, h := range header {
 		fmt.Fprintf(&b, "- %s\n", h)
 	}
