@@ -39,11 +39,14 @@ import (
 // argmax as an integer max of magnitude bits above the complement of the
 // index; 1/sqrt of a nearly unit squared norm by its first-order series;
 // quaternion indices in fixed point, with the rounding guard folded into
-// the added constant, so that the guard is one mask and one subtraction;
+// the added constant, so that the guard is a 32-bit truncation and one
+// subtraction;
 // the keep-the-indices rule of docs/wire-format.md as integer compares of
 // a sum of precomputed squares against a precomputed bound (one table entry
 // per index, squares and bounds side by side); the decoder's rebuilt
-// component from that same integer sum.
+// component from that same integer sum, sqrt(1 - S·step²), which rounds to
+// the float32 that fields' sum of the three squared values does for every
+// valid code (TestLimitAllQuatCodes checks all 2^29).
 //
 // Slow cases go to the general path: a quaternion whose quantization lands
 // near a rounding boundary, whose squared norm is further than 2^-20 from 1,
@@ -188,8 +191,8 @@ func NewLimit() *Limit {
 		j := i - limQHalf
 		l.qd[i].val = float32(float64(j) * step)
 		// The bound, by the rule in reals: S·step² + (J·step + margin)²
-		// at most 1. TestLimitEveryQuatCode checks every code against
-		// fields' floating-point rule.
+		// at most 1. TestLimitEveryQuatCode (and TestLimitAllQuatCodes,
+		// every code) checks it against fields' floating-point rule.
 		big := math.Abs(float64(j))*step + limQuatMargin
 		l.qe[i] = limQEntry{sq: uint32(j * j), lim: uint32(math.Floor((1 - big*big) / l.step2))}
 	}
