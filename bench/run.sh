@@ -6,8 +6,10 @@
 #
 # Defaults: -count 6 (benchstat needs 6 runs for a confidence interval),
 # -benchtime 200ms, -bench . (everything). The raw output stays in
-# bench/bench.txt. Timings come from whatever machine runs this; nothing is
-# asserted about them.
+# bench/bench.txt. Timings come from whatever machine runs this (the load
+# around the runs is written beside them); nothing is asserted about them.
+# The sections from the "<!-- limit.sh -->" marker on are kept: bench/limit.sh
+# and bench/peers.sh print theirs (instruction counts) to paste there.
 set -euo pipefail
 cd "$(dirname "$0")"
 
