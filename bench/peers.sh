@@ -21,6 +21,7 @@ fi
 subjects="bitwire-codec limit handwritten protobuf mus msgp flatbuffers"
 workloads="person player snapshot64 snapshot64-delta world901 world901-delta"
 started=$(date -u '+%Y-%m-%d %H:%M UTC')
+rev=$(git rev-parse --short HEAD 2>/dev/null || echo '?') # the code measured (the binary is built from the tree)
 for s in $subjects; do
 	wl=$workloads
 	[ "$s" = limit ] && wl=world901
@@ -32,7 +33,7 @@ done
 
 echo "## Peers in instructions"
 echo
-echo "Measured by \`bench/peers.sh\` ($started, at $(git rev-parse --short HEAD 2>/dev/null || echo '?')): instructions per message"
+echo "Measured by \`bench/peers.sh\` ($started, tree at $rev): instructions per message"
 echo "from \`bench/instr.sh\` (valgrind, \`GOMAXPROCS=1 GOGC=off\`, the difference of two iteration counts; the machine's"
 echo "load does not move them), encode / decode, and the bytes of each message. **limit** (world901 only) is"
 echo "bench/limit.go, **handwritten** the bit packer of bitwire's layout built on packages \`bits\` and \`fields\`; the"
