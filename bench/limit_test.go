@@ -5,8 +5,12 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"os"
 	"reflect"
+	"runtime"
 	"slices"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"unsafe"
 
@@ -208,26 +212,29 @@ func TestLimitWorkload(t *testing.T) {
 	checkLimitEncode(t, NewLimit(), bitwire.MustFor[World](), &w)
 }
 
-// TestLimitRandomCrates checks 600,000 random crates in worlds of every
-// size up to 1024 (and the empty one).
+// TestLimitRandomCrates checks 1,000 random worlds of every size up to
+// 1024 (and the empty one, and a few tiny ones).
 func TestLimitRandomCrates(t *testing.T) {
 	l, c := NewLimit(), bitwire.MustFor[World]()
 	g := limitRand{rand.New(rand.NewPCG(1, 2))}
 	crates := 0
-	for crates < 600_000 {
+	for i := range 1000 {
 		n := g.r.IntN(1025)
-		if g.r.IntN(10) == 0 {
+		if i == 0 {
+			n = 0
+		} else if g.r.IntN(10) == 0 {
 			n = g.r.IntN(4)
 		}
 		w := World{Tick: g.r.Uint32(), Crates: make([]Crate, n)}
 		for i := range w.Crates {
 			w.Crates[i] = g.crate()
 		}
-		crates += n + 1
+		crates += n
 		if !checkLimitEncode(t, l, c, &w) {
 			return
 		}
 	}
+	t.Logf("%d crates in 1000 worlds; %d rotations left to fields", crates, l.slow)
 }
 
 // TestLimitEncodeErrors checks that whatever bitwire refuses to encode the
@@ -407,7 +414,7 @@ func TestLimitEveryQuatCode(t *testing.T) {
 	l := NewLimit()
 	q := must(fields.NewQuat(limQBits))
 	for i := range limQSteps + 1 {
-		if l.qval[limQSteps-i] != -l.qval[i] {
+		if l.qd[limQSteps-i].val != -l.qd[i].val {
 			t.Fatalf("grid not symmetric at %d", i)
 		}
 	}
@@ -565,5 +572,127 @@ func TestLimitSameLayout(t *testing.T) {
 		if len(enc) != 2 || !slices.Equal(enc["limit"], enc["bitwire-codec"]) {
 			t.Errorf("limit and bitwire-codec write different bytes (or one is missing)")
 		}
+	}
+}
+
+// limFull says whether the exhaustive tests run: every quaternion code and
+// every float32 position (minutes, not seconds).
+func limFull(t *testing.T) {
+	if os.Getenv("BITWIRE_LIMIT_FULL") == "" {
+		t.Skip("set BITWIRE_LIMIT_FULL=1 to check every code and every float32 (TestLimitEveryQuatCode and TestLimitQuantizers check samples that cover them by symmetry and monotonicity)")
+	}
+}
+
+// TestLimitAllQuatCodes decodes every one of the 2^29 quaternion codes with
+// the limit's decoder and with fields.Quat.Unpack, and re-encodes every
+// valid one with the limit's encoder and fields.Quat.Pack: the same
+// verdict, the same values, the same code.
+func TestLimitAllQuatCodes(t *testing.T) {
+	limFull(t)
+	var valid, slow atomic.Int64
+	var wg sync.WaitGroup
+	const parts = 64
+	work := make(chan uint64, parts)
+	for range runtime.GOMAXPROCS(0) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			l := NewLimit()
+			q := must(fields.NewQuat(limQBits))
+			buf := make([]byte, 64)
+			crate := make([]Crate, 1)
+			for part := range work {
+				for u := part << 23; u < (part+1)<<23; u++ {
+					got, bad := limUnpack(l, u)
+					want, err := q.Unpack(u)
+					if (err != nil) != bad {
+						t.Errorf("code %#x: limit rejects: %v, fields: %v", u, bad, err)
+						return
+					}
+					if err != nil {
+						continue
+					}
+					if got != [4]float32{float32(want[0]), float32(want[1]), float32(want[2]), float32(want[3])} {
+						t.Errorf("code %#x: limit %v, fields %v", u, got, want)
+						return
+					}
+					valid.Add(1)
+					// Re-encode: a crate of ID 0 at the origin, whose code
+					// starts at bit 43 + 6 + 47.
+					crate[0] = Crate{Rot: got}
+					clear(buf)
+					var code uint64
+					if bp, stop := l.encodeRun(unsafe.Pointer(&buf[0]), limHeadBits, crate); stop == 0 {
+						slow.Add(1)
+						var ok bool
+						if code, ok = l.packSlow(&crate[0].Rot); !ok {
+							t.Errorf("code %#x: the limit refuses its own decoding %v", u, got)
+							return
+						}
+					} else if bp != limHeadBits+limCrateMin {
+						t.Errorf("code %#x: a crate of %d bits", u, bp-limHeadBits)
+						return
+					} else {
+						code = uint64(binary.LittleEndian.Uint32(buf[12:])) & (1<<29 - 1)
+					}
+					fcode, err := q.Pack([4]float64{float64(got[0]), float64(got[1]), float64(got[2]), float64(got[3])})
+					if err != nil || code != fcode || code != u {
+						t.Errorf("code %#x decodes to %v: limit %#x, fields %#x (%v)", u, got, code, fcode, err)
+						return
+					}
+				}
+			}
+		}()
+	}
+	for part := range uint64(parts) {
+		work <- part
+	}
+	close(work)
+	wg.Wait()
+	t.Logf("%d of 2^29 codes valid, %d of them re-encoded by the careful path", valid.Load(), slow.Load())
+}
+
+// TestLimitAllPositions compares the limit's index of every float32 in
+// range, X and Z in [-512, 512] and Y in [0, 64], with fields' quantizer.
+func TestLimitAllPositions(t *testing.T) {
+	limFull(t)
+	cases := []struct {
+		name   string
+		lo, hi float32
+		index  func(float64) uint64
+	}{
+		{"X, Z", -512, 512, limIndexXZ},
+		{"Y", 0, 64, limIndexY},
+	}
+	for _, tc := range cases {
+		q := must(fields.NewQuantizer(float64(tc.lo), float64(tc.hi), 0.01))
+		// Both signs' bit patterns from 0 up to the range's end.
+		var wg sync.WaitGroup
+		var checked atomic.Int64
+		for _, sign := range []uint32{0, 1 << 31} {
+			if sign != 0 && tc.lo == 0 {
+				continue // -0 alone, below
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				n := int64(0)
+				for b := uint32(0); b <= math.Float32bits(tc.hi); b++ {
+					v := float64(math.Float32frombits(b | sign))
+					want, err := q.Index(v)
+					if got := tc.index(v); err != nil || got != want {
+						t.Errorf("%s: index of %v: limit %d, fields %d (%v)", tc.name, v, got, want, err)
+						return
+					}
+					n++
+				}
+				checked.Add(n)
+			}()
+		}
+		wg.Wait()
+		if want, err := q.Index(math.Copysign(0, -1)); err != nil || tc.index(math.Copysign(0, -1)) != want {
+			t.Errorf("%s: index of -0: limit %d, fields %d (%v)", tc.name, tc.index(math.Copysign(0, -1)), want, err)
+		}
+		t.Logf("%s: %d float32", tc.name, checked.Load())
 	}
 }

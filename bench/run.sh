@@ -6,8 +6,10 @@
 #
 # Defaults: -count 6 (benchstat needs 6 runs for a confidence interval),
 # -benchtime 200ms, -bench . (everything). The raw output stays in
-# bench/bench.txt. Timings come from whatever machine runs this; nothing is
-# asserted about them.
+# bench/bench.txt. Timings come from whatever machine runs this (the load
+# around the runs is written beside them); nothing is asserted about them.
+# The sections from the "<!-- limit.sh -->" marker on are kept: bench/limit.sh
+# and bench/peers.sh print theirs (instruction counts) to paste there.
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -35,12 +37,15 @@ fi
 # spreads over every serializer instead of landing on a few.
 go test -c -o bench.test .
 trap 'rm -f bench.test bench.csv bench.csv.log' EXIT
+load0=$(cut -d' ' -f1 /proc/loadavg 2>/dev/null || echo '?')
 : > bench.txt
 for i in $(seq "$count"); do
 	echo "run $i of $count" >&2
 	./bench.test -test.run '^$' -test.bench "$bench" -test.benchtime "$benchtime" -test.count 1 | tee -a bench.txt
 done
+load1=$(cut -d' ' -f1 /proc/loadavg 2>/dev/null || echo '?')
 "$gobin/benchstat" -format csv bench.txt > bench.csv 2> bench.csv.log || { cat bench.csv.log >&2; exit 1; }
 mkdir -p ../docs
-go run ./cmd/benchmd -in bench.csv -out ../docs/BENCHMARKS.md -count "$count" -benchtime "$benchtime"
+go run ./cmd/benchmd -in bench.csv -out ../docs/BENCHMARKS.md -count "$count" -benchtime "$benchtime" \
+	-load "$load0 before the runs, $load1 after"
 echo "wrote docs/BENCHMARKS.md"

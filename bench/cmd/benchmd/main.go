@@ -196,6 +196,7 @@ func main() {
 	out := flag.String("out", "-", "markdown file to write")
 	runCount := flag.String("count", "?", "the -count the benchmarks ran with (for the text)")
 	benchtime := flag.String("benchtime", "?", "the -benchtime they ran with (for the text)")
+	load := flag.String("load", "", "the machine's 1-minute load averages around the runs (for the text)")
 	flag.Parse()
 
 	r := os.Stdin
@@ -230,6 +231,9 @@ func main() {
 		time.Now().UTC().Format("2006-01-02 15:04 MST"))
 	fmt.Fprintf(&b, "- CPU (/proc/cpuinfo): %s\n- Go: %s\n- Runs: `-count %s -benchtime %s`; each cell is benchstat's median, "+
 		"± its 95%% confidence interval (∞ or missing when there were too few runs).\n", cpuLine(), goVersion(), *runCount, *benchtime)
+	if *load != "" {
+		fmt.Fprintf(&b, "- Load: 1-minute load average %s, on %d cores (other jobs share them).\n", *load, runtime.NumCPU())
+	}
 	for _, h := range header {
 		fmt.Fprintf(&b, "- %s\n", h)
 	}
@@ -238,8 +242,8 @@ Serializers: **bitwire-codec** is ` + "`Codec[T]`" + ` with reused buffers (` + 
 ` + "`Unmarshal`/`UnmarshalDelta`" + ` into one value); **bitwire** the package-level ` + "`Marshal`/`Unmarshal`" + ` functions;
 **handwritten** a bit packer of exactly bitwire's layout written by hand with packages ` + "`bits`" + ` and ` + "`fields`" + ` (every
 "× hand" ratio below is against it); **limit** (world901 only) a codec written for exactly the World layout in plain
-Go, without ` + "`bits`" + ` and ` + "`fields`" + ` on its hot path (word-wide stores and loads, multiply-only quantization proven exact
-for every float32 in range, quaternion tables; bench/limit.go), byte-equal to bitwire and tested to decode and refuse
+Go, without ` + "`bits`" + ` and ` + "`fields`" + ` on its hot path (one bit position and whole-word stores and loads, every check in one
+sign bit, fixed-point quaternion indices, integer keep-the-indices checks; bench/limit.go), byte-equal to bitwire and tested to decode and refuse
 exactly what bitwire does: the real speed limit of that message, which the hand-written packer, sharing bitwire's
 costs, is not; **protobuf** google.golang.org/protobuf with protoc-generated types
 (encoding a prebuilt message with ` + "`MarshalAppend`" + ` into a reused buffer, decoding into a reused message);
@@ -274,17 +278,18 @@ Notes for reading the tables:
 
 `)
 
-	// Headline.
-	b.WriteString("## Headline\n\n")
-	b.WriteString("| workload | bitwire-codec bytes | protobuf bytes | handwritten bytes | bitwire-codec enc / dec ns | protobuf enc / dec ns | handwritten enc / dec ns |\n")
-	b.WriteString("|---|--:|--:|--:|--:|--:|--:|\n")
+	// Headline: bitwire beside the yardstick and the serializers users
+	// pick for speed, bytes and time in one cell each.
+	headline := []string{"bitwire-codec", limit, "protobuf", "mus", "msgp", "flatbuffers"}
+	b.WriteString("## Headline\n\nBytes per message, then encode / decode ns per message.\n\n| workload |")
+	for _, s := range headline {
+		fmt.Fprintf(&b, " %s |", s)
+	}
+	b.WriteString("\n|---|" + strings.Repeat("--:|", len(headline)) + "\n")
 	for _, w := range workloads {
 		fmt.Fprintf(&b, "| %s |", w)
-		for _, s := range []string{"bitwire-codec", "protobuf", limit} {
-			fmt.Fprintf(&b, " %s |", count(size(w, s)))
-		}
-		for _, s := range []string{"bitwire-codec", "protobuf", limit} {
-			fmt.Fprintf(&b, " %s / %s |", ns(get("Encode", w, s, "sec/op")), ns(get("Decode", w, s, "sec/op")))
+		for _, s := range headline {
+			fmt.Fprintf(&b, " %s B, %s / %s |", count(size(w, s)), ns(get("Encode", w, s, "sec/op")), ns(get("Decode", w, s, "sec/op")))
 		}
 		b.WriteString("\n")
 	}
