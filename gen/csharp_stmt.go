@@ -68,7 +68,7 @@ func (g *csGen) dec(n *bitwire.NodeSchema, lv, in string) string {
 		b.p("  %s = new Bitwire.Time(Codings.Unzigzag(%s), (int)ns%s); }", lv, v, v)
 	case "struct":
 		b.p("if (%s == null) %s = new %s();", lv, lv, g.classes[*n.Ref])
-		b.p("%s.BwDecode(d, %s);", g.names[*n.Ref], lv)
+		b.p("%s.Decode(d, %s);", g.names[*n.Ref], lv)
 	case "array":
 		a := g.v("a")
 		b.p("{ var %s = %s; if (%s == null || %s.Length != %d) %s = %s = %s;", a, lv, a, a, n.Count, lv, a, csNewArray(g.typ(n.Elem), n.Count))
@@ -250,7 +250,7 @@ func (g *csGen) enc(n *bitwire.NodeSchema, x, in string) string {
 		b.p("  if (%s.Nsec < 0 || %s.Nsec >= 1000000000) throw new ErrOutOfRange(%s.Nsec + \" nanoseconds\");", v, v, v)
 		b.p("  e.W.Write((ulong)%s.Nsec, 30); }", v)
 	case "struct":
-		b.p("%s.BwEncode(e, %s);", g.names[*n.Ref], x)
+		b.p("%s.Encode(e, %s);", g.names[*n.Ref], x)
 	case "array":
 		a := g.v("a")
 		b.p("{ var %s = %s; if (%s == null || %s.Length != %d) throw new ErrInvalidValue(\"array of %d elements expected\");", a, x, a, a, n.Count, n.Count)
@@ -336,7 +336,7 @@ func (g *csGen) cp(n *bitwire.NodeSchema, src, lv, in string) string {
 			sv, src, a, lv, a, a, lv, a, csScalar(n.Type), a, sv, a, sv, a, sv, a, sv)
 	case "struct":
 		b.p("if (%s == null) %s = new %s();", lv, lv, g.classes[*n.Ref])
-		b.p("%s.BwCopy(%s, %s);", g.names[*n.Ref], src, lv)
+		b.p("%s.Copy(%s, %s);", g.names[*n.Ref], src, lv)
 	case "array":
 		a, s, i := g.v("a"), g.v("s"), g.v("i")
 		b.p("{ var %s = %s; var %s = %s; if (%s == null || %s.Length != %d) %s = %s = %s;", s, src, a, lv, a, a, n.Count, lv, a, csNewArray(g.typ(n.Elem), n.Count))
@@ -570,13 +570,13 @@ func (g *csGen) entityDelta(n *bitwire.NodeSchema, base, lv, in string) string {
 	b.p("      try { %s(d, %s[%s], %s[%s], %d); }", g.structDelta(*n.Elem.Ref), bl, bi, a, j, n.Entity.IDField)
 	b.p("      catch (BitwireException x) { throw x.Within(\"[\" + %s + \"]\"); }", j)
 	b.p("    }")
-	b.p("    else %s.BwCopy(%s[%s], %s[%s]);", c, bl, bi, a, j)
+	b.p("    else %s.Copy(%s[%s], %s[%s]);", c, bl, bi, a, j)
 	b.p("    %s++; %s++; %s++;", j, bi, k)
 	b.p("  }")
 	b.p("  foreach (var %s in %s)", j, ad)
 	b.p("  {")
 	b.p("    if (%s[%s] == null) %s[%s] = new %s();", a, j, a, j, cc)
-	b.p("    try { %s.BwDecode(d, %s[%s]); }", c, a, j)
+	b.p("    try { %s.Decode(d, %s[%s]); }", c, a, j)
 	b.p("    catch (BitwireException x) { throw x.Within(\"[\" + %s + \"]\"); }", j)
 	b.p("  }")
 	b.p("  }")

@@ -11,8 +11,12 @@ namespace Example.Net
     {
         public uint Tick = 0;
         public List<Crate> Crates = new List<Crate>();
+    }
 
-        internal static void BwDecode(Decoder d, World o)
+    /// <summary>Reads and writes World under one plan (main.World).</summary>
+    internal static class WorldCoder
+    {
+        internal static void Decode(Decoder d, World o)
         {
             d.Enter();
             string f = null;
@@ -31,7 +35,7 @@ namespace Example.Net
                     try
                     {
                       if (a2[i4] == null) a2[i4] = new Crate();
-                      Crate.BwDecode(d, a2[i4]);
+                      CrateCoder.Decode(d, a2[i4]);
                     }
                     catch (BitwireException x) { throw x.Within("[" + i4 + "]"); }
                   }
@@ -41,7 +45,7 @@ namespace Example.Net
             d.Leave();
         }
 
-        internal static void BwEncode(Encoder e, World o)
+        internal static void Encode(Encoder e, World o)
         {
             if (o == null) throw new ErrInvalidValue("null World");
             e.Enter();
@@ -56,7 +60,7 @@ namespace Example.Net
                   {
                     try
                     {
-                      Crate.BwEncode(e, a5[i7]);
+                      CrateCoder.Encode(e, a5[i7]);
                     }
                     catch (BitwireException x) { throw x.Within("[" + i7 + "]"); }
                   }
@@ -66,7 +70,7 @@ namespace Example.Net
             e.Leave();
         }
 
-        internal static void BwDecodeDelta(Decoder d, World b, World o, int skip)
+        internal static void DecodeDelta(Decoder d, World b, World o, int skip)
         {
             d.Enter();
             string f = null;
@@ -109,16 +113,16 @@ namespace Example.Net
                         if (ci21 < ch14.Count && ch14[ci21] == k22)
                         {
                           ci21++;
-                          try { Crate.BwDecodeDelta(d, bl9[bi18], a15[j23], 0); }
+                          try { CrateCoder.DecodeDelta(d, bl9[bi18], a15[j23], 0); }
                           catch (BitwireException x) { throw x.Within("[" + j23 + "]"); }
                         }
-                        else Crate.BwCopy(bl9[bi18], a15[j23]);
+                        else CrateCoder.Copy(bl9[bi18], a15[j23]);
                         j23++; bi18++; k22++;
                       }
                       foreach (var j23 in ad13)
                       {
                         if (a15[j23] == null) a15[j23] = new Crate();
-                        try { Crate.BwDecode(d, a15[j23]); }
+                        try { CrateCoder.Decode(d, a15[j23]); }
                         catch (BitwireException x) { throw x.Within("[" + j23 + "]"); }
                       }
                       }
@@ -133,7 +137,7 @@ namespace Example.Net
                       for (int i26 = 0; i26 < l27; i26++)
                       {
                         if (a24[i26] == null) a24[i26] = new Crate();
-                        Crate.BwCopy(s25[i26], a24[i26]);
+                        CrateCoder.Copy(s25[i26], a24[i26]);
                       }
                     }
                 }
@@ -142,7 +146,7 @@ namespace Example.Net
             d.Leave();
         }
 
-        internal static void BwCopy(World s, World o)
+        internal static void Copy(World s, World o)
         {
             o.Tick = s.Tick;
             { var s29 = s.Crates; int l31 = s29 == null ? 0 : s29.Count; var a28 = o.Crates; if (a28 == null) o.Crates = a28 = new List<Crate>();
@@ -151,17 +155,17 @@ namespace Example.Net
               for (int i30 = 0; i30 < l31; i30++)
               {
                 if (a28[i30] == null) a28[i30] = new Crate();
-                Crate.BwCopy(s29[i30], a28[i30]);
+                CrateCoder.Copy(s29[i30], a28[i30]);
               }
             }
         }
 
-        internal static bool BwInputSame(World b, World o)
+        internal static bool InputSame(World b, World o)
         {
             return b.Tick == o.Tick && false;
         }
 
-        internal static void BwEncodeDeltaInput(Encoder e, World b, World o)
+        internal static void EncodeDeltaInput(Encoder e, World b, World o)
         {
             string f = null;
             try
@@ -186,8 +190,12 @@ namespace Example.Net
         public ushort ID = 0;
         public Vec3 Pos = new Vec3();
         public float[] Rot = new float[4];
+    }
 
-        internal static void BwDecode(Decoder d, Crate o)
+    /// <summary>Reads and writes Crate under one plan (main.Crate).</summary>
+    internal static class CrateCoder
+    {
+        internal static void Decode(Decoder d, Crate o)
         {
             d.Enter();
             string f = null;
@@ -197,7 +205,7 @@ namespace Example.Net
                 o.ID = (ushort)(d.BitlenUnsigned(4, 16));
                 f = "Pos";
                 if (o.Pos == null) o.Pos = new Vec3();
-                Vec3.BwDecode(d, o.Pos);
+                Vec3Coder.Decode(d, o.Pos);
                 f = "Rot";
                 bwQC1.Read(d.R, d.P4); bwQC1.Unpack(d.P4, d.Q4);
                 { var qa2 = o.Rot; if (qa2 == null || qa2.Length != 4) o.Rot = qa2 = new float[4]; qa2[0] = (float)d.Q4[0]; qa2[1] = (float)d.Q4[1]; qa2[2] = (float)d.Q4[2]; qa2[3] = (float)d.Q4[3]; }
@@ -206,7 +214,7 @@ namespace Example.Net
             d.Leave();
         }
 
-        internal static void BwEncode(Encoder e, Crate o)
+        internal static void Encode(Encoder e, Crate o)
         {
             if (o == null) throw new ErrInvalidValue("null Crate");
             e.Enter();
@@ -216,7 +224,7 @@ namespace Example.Net
                 f = "ID";
                 e.BitlenUnsigned((ulong)o.ID, 4);
                 f = "Pos";
-                Vec3.BwEncode(e, o.Pos);
+                Vec3Coder.Encode(e, o.Pos);
                 f = "Rot";
                 if (o.Rot == null || o.Rot.Length != 4) throw new ErrInvalidValue("quaternion of 4 components expected");
                 bwQC3.Pack(o.Rot[0], o.Rot[1], o.Rot[2], o.Rot[3], e.P4); bwQC3.Write(e.W, e.P4);
@@ -225,7 +233,7 @@ namespace Example.Net
             e.Leave();
         }
 
-        internal static void BwDecodeDelta(Decoder d, Crate b, Crate o, int skip)
+        internal static void DecodeDelta(Decoder d, Crate b, Crate o, int skip)
         {
             d.Enter();
             string f = null;
@@ -244,12 +252,12 @@ namespace Example.Net
                 if (skip != 1 && d.R.Bool())
                 {
                     if (o.Pos == null) o.Pos = new Vec3();
-                    Vec3.BwDecode(d, o.Pos);
+                    Vec3Coder.Decode(d, o.Pos);
                 }
                 else
                 {
                     if (o.Pos == null) o.Pos = new Vec3();
-                    Vec3.BwCopy(b.Pos, o.Pos);
+                    Vec3Coder.Copy(b.Pos, o.Pos);
                 }
                 f = "Rot";
                 if (skip != 2 && d.R.Bool())
@@ -266,20 +274,20 @@ namespace Example.Net
             d.Leave();
         }
 
-        internal static void BwCopy(Crate s, Crate o)
+        internal static void Copy(Crate s, Crate o)
         {
             o.ID = s.ID;
             if (o.Pos == null) o.Pos = new Vec3();
-            Vec3.BwCopy(s.Pos, o.Pos);
+            Vec3Coder.Copy(s.Pos, o.Pos);
             { var qs9 = s.Rot; var qa8 = o.Rot; if (qa8 == null || qa8.Length != 4) o.Rot = qa8 = new float[4]; qa8[0] = qs9[0]; qa8[1] = qs9[1]; qa8[2] = qs9[2]; qa8[3] = qs9[3]; }
         }
 
-        internal static bool BwInputSame(Crate b, Crate o)
+        internal static bool InputSame(Crate b, Crate o)
         {
-            return b.ID == o.ID && Vec3.BwInputSame(b.Pos, o.Pos) && false;
+            return b.ID == o.ID && Vec3Coder.InputSame(b.Pos, o.Pos) && false;
         }
 
-        internal static void BwEncodeDeltaInput(Encoder e, Crate b, Crate o)
+        internal static void EncodeDeltaInput(Encoder e, Crate b, Crate o)
         {
             string f = null;
             try
@@ -292,11 +300,11 @@ namespace Example.Net
                     e.BitlenUnsigned((ulong)o.ID, 4);
                 }
                 f = "Pos";
-                if (Vec3.BwInputSame(b.Pos, o.Pos)) e.W.Bool(false);
+                if (Vec3Coder.InputSame(b.Pos, o.Pos)) e.W.Bool(false);
                 else
                 {
                     e.W.Bool(true);
-                    Vec3.BwEncode(e, o.Pos);
+                    Vec3Coder.Encode(e, o.Pos);
                 }
                 f = "Rot";
                 throw new BitwireException("ErrUnsupportedType", "a quat input field: not delta-coded by this runtime");
@@ -314,8 +322,12 @@ namespace Example.Net
         public float X = 0;
         public float Z = 0;
         public float Y = 0;
+    }
 
-        internal static void BwDecode(Decoder d, Vec3 o)
+    /// <summary>Reads and writes Vec3 under one plan (main.Vec3).</summary>
+    internal static class Vec3Coder
+    {
+        internal static void Decode(Decoder d, Vec3 o)
         {
             d.Enter();
             string f = null;
@@ -332,7 +344,7 @@ namespace Example.Net
             d.Leave();
         }
 
-        internal static void BwEncode(Encoder e, Vec3 o)
+        internal static void Encode(Encoder e, Vec3 o)
         {
             if (o == null) throw new ErrInvalidValue("null Vec3");
             e.Enter();
@@ -350,7 +362,7 @@ namespace Example.Net
             e.Leave();
         }
 
-        internal static void BwDecodeDelta(Decoder d, Vec3 b, Vec3 o, int skip)
+        internal static void DecodeDelta(Decoder d, Vec3 b, Vec3 o, int skip)
         {
             d.Enter();
             string f = null;
@@ -412,19 +424,19 @@ namespace Example.Net
             d.Leave();
         }
 
-        internal static void BwCopy(Vec3 s, Vec3 o)
+        internal static void Copy(Vec3 s, Vec3 o)
         {
             o.X = s.X;
             o.Z = s.Z;
             o.Y = s.Y;
         }
 
-        internal static bool BwInputSame(Vec3 b, Vec3 o)
+        internal static bool InputSame(Vec3 b, Vec3 o)
         {
             return false && false && false;
         }
 
-        internal static void BwEncodeDeltaInput(Encoder e, Vec3 b, Vec3 o)
+        internal static void EncodeDeltaInput(Encoder e, Vec3 b, Vec3 o)
         {
             string f = null;
             try
@@ -459,8 +471,12 @@ namespace Example.Net
         public float Yaw = 0;
         public bool Fire = false;
         public uint Acked = 0;
+    }
 
-        internal static void BwDecode(Decoder d, Input o)
+    /// <summary>Reads and writes Input under one plan (main.Input).</summary>
+    internal static class InputCoder
+    {
+        internal static void Decode(Decoder d, Input o)
         {
             d.Enter();
             string f = null;
@@ -489,7 +505,7 @@ namespace Example.Net
             d.Leave();
         }
 
-        internal static void BwEncode(Encoder e, Input o)
+        internal static void Encode(Encoder e, Input o)
         {
             if (o == null) throw new ErrInvalidValue("null Input");
             e.Enter();
@@ -520,7 +536,7 @@ namespace Example.Net
             e.Leave();
         }
 
-        internal static void BwDecodeDelta(Decoder d, Input b, Input o, int skip)
+        internal static void DecodeDelta(Decoder d, Input b, Input o, int skip)
         {
             d.Enter();
             string f = null;
@@ -582,7 +598,7 @@ namespace Example.Net
             d.Leave();
         }
 
-        internal static void BwCopy(Input s, Input o)
+        internal static void Copy(Input s, Input o)
         {
             { var s17 = s.Move; var a16 = o.Move; if (a16 == null || a16.Length != 2) o.Move = a16 = new sbyte[2];
               for (int i18 = 0; i18 < 2; i18++)
@@ -595,12 +611,12 @@ namespace Example.Net
             o.Acked = s.Acked;
         }
 
-        internal static bool BwInputSame(Input b, Input o)
+        internal static bool InputSame(Input b, Input o)
         {
             return false && b.Yaw == o.Yaw && b.Fire == o.Fire && b.Acked == o.Acked;
         }
 
-        internal static void BwEncodeDeltaInput(Encoder e, Input b, Input o)
+        internal static void EncodeDeltaInput(Encoder e, Input b, Input o)
         {
             string f = null;
             try
@@ -646,22 +662,22 @@ namespace Example.Net
         public static readonly Limits Lim = new Limits(100, 1048576);
         public static World Decode(byte[] data) { var o = new World(); Decode(data, data.Length, o); return o; }
         /// <summary>Decodes a whole message into an existing value, reusing its storage.</summary>
-        public static void Decode(byte[] data, int length, World into) { Message.Decode("World", data, length, into, World.BwDecode, Lim); }
-        public static void DecodeFrom(BitReader r, World into) { Message.DecodeFrom("World", r, into, World.BwDecode, Lim); }
+        public static void Decode(byte[] data, int length, World into) { Message.Decode("World", data, length, into, WorldCoder.Decode, Lim); }
+        public static void DecodeFrom(BitReader r, World into) { Message.DecodeFrom("World", r, into, WorldCoder.Decode, Lim); }
         public static byte[] Encode(World v) { var w = new BitWriter(); EncodeTo(w, v); return w.ToArray(); }
-        public static void EncodeTo(BitWriter w, World v) { Message.EncodeTo("World", w, v, World.BwEncode, Lim); }
+        public static void EncodeTo(BitWriter w, World v) { Message.EncodeTo("World", w, v, WorldCoder.Encode, Lim); }
         /// <summary>Applies a delta to baseline, into an existing value (not the baseline itself).</summary>
         public static void DecodeDelta(byte[] data, int length, World baseline, World into) { Message.DecodeDelta("World", data, length, baseline, into, DeltaRoot, Lim); }
         public static void DecodeDeltaFrom(BitReader r, World baseline, World into) { Message.DecodeDeltaFrom("World", r, baseline, into, DeltaRoot, Lim); }
-        static void DeltaRoot(Decoder d, World b, World o) { World.BwDecodeDelta(d, b, o, -1); }
+        static void DeltaRoot(Decoder d, World b, World o) { WorldCoder.DecodeDelta(d, b, o, -1); }
         /// <summary>Makes dst a deep copy of src, reusing dst's storage.</summary>
-        public static void Copy(World src, World dst) { World.BwCopy(src, dst); }
+        public static void Copy(World src, World dst) { WorldCoder.Copy(src, dst); }
         /// <summary>Turns v into what a receiver decodes: the server's quantization, for prediction.</summary>
         public static void Quantize(World v) { var b = Encode(v); Decode(b, b.Length, v); }
         /// <summary>The client side of a snapshot stream of World (integrity mode 0, 1 or 2 with its key, history size and tick window as the server's).</summary>
-        public static SnapshotReceiver<World> Receiver(int size = 32, int mode = 0, uint maxAhead = 300, int recoverAfter = 8, byte[] key = null) { return new SnapshotReceiver<World>("World", Fingerprint, size, mode, maxAhead, recoverAfter, () => new World(), World.BwDecode, DeltaRoot, World.BwCopy, World.BwEncode, Lim, key); }
+        public static SnapshotReceiver<World> Receiver(int size = 32, int mode = 0, uint maxAhead = 300, int recoverAfter = 8, byte[] key = null) { return new SnapshotReceiver<World>("World", Fingerprint, size, mode, maxAhead, recoverAfter, () => new World(), WorldCoder.Decode, DeltaRoot, WorldCoder.Copy, WorldCoder.Encode, Lim, key); }
         /// <summary>The client side of a replicate stream of World entities (package replicate; integrity mode 0, 1 or 2 with its key as the server's, the most entities held, the expiry in ticks (0: never)).</summary>
-        public static ReplicaClient<World> Replica(int mode = 0, byte[] key = null, int maxEntities = 1 << 20, int expiry = 0) { return new ReplicaClient<World>("World", Fingerprint, () => new World(), World.BwDecode, DeltaRoot, Lim, mode, key, maxEntities, expiry); }
+        public static ReplicaClient<World> Replica(int mode = 0, byte[] key = null, int maxEntities = 1 << 20, int expiry = 0) { return new ReplicaClient<World>("World", Fingerprint, () => new World(), WorldCoder.Decode, DeltaRoot, Lim, mode, key, maxEntities, expiry); }
         /// <summary>The message's fields and codings, for the runtime's walks (the paths of ReplicaEvents).</summary>
         public static Shape Shape { get { if (bwShape == null) bwShape = BwMakeShape(); return bwShape; } }
         static Shape bwShape;
@@ -682,7 +698,7 @@ namespace Example.Net
             var e = new Encoder(w);
             e.Begin(false);
             int start = w.Length;
-            try { World.BwEncodeDeltaInput(e, qb, qc); } catch (BitwireException x) { w.Truncate(start); throw x.Within("World"); }
+            try { WorldCoder.EncodeDeltaInput(e, qb, qc); } catch (BitwireException x) { w.Truncate(start); throw x.Within("World"); }
         }
     }
 
@@ -695,22 +711,22 @@ namespace Example.Net
         public static readonly Limits Lim = new Limits(100, 1048576);
         public static Input Decode(byte[] data) { var o = new Input(); Decode(data, data.Length, o); return o; }
         /// <summary>Decodes a whole message into an existing value, reusing its storage.</summary>
-        public static void Decode(byte[] data, int length, Input into) { Message.Decode("Input", data, length, into, Input.BwDecode, Lim); }
-        public static void DecodeFrom(BitReader r, Input into) { Message.DecodeFrom("Input", r, into, Input.BwDecode, Lim); }
+        public static void Decode(byte[] data, int length, Input into) { Message.Decode("Input", data, length, into, InputCoder.Decode, Lim); }
+        public static void DecodeFrom(BitReader r, Input into) { Message.DecodeFrom("Input", r, into, InputCoder.Decode, Lim); }
         public static byte[] Encode(Input v) { var w = new BitWriter(); EncodeTo(w, v); return w.ToArray(); }
-        public static void EncodeTo(BitWriter w, Input v) { Message.EncodeTo("Input", w, v, Input.BwEncode, Lim); }
+        public static void EncodeTo(BitWriter w, Input v) { Message.EncodeTo("Input", w, v, InputCoder.Encode, Lim); }
         /// <summary>Applies a delta to baseline, into an existing value (not the baseline itself).</summary>
         public static void DecodeDelta(byte[] data, int length, Input baseline, Input into) { Message.DecodeDelta("Input", data, length, baseline, into, DeltaRoot, Lim); }
         public static void DecodeDeltaFrom(BitReader r, Input baseline, Input into) { Message.DecodeDeltaFrom("Input", r, baseline, into, DeltaRoot, Lim); }
-        static void DeltaRoot(Decoder d, Input b, Input o) { Input.BwDecodeDelta(d, b, o, -1); }
+        static void DeltaRoot(Decoder d, Input b, Input o) { InputCoder.DecodeDelta(d, b, o, -1); }
         /// <summary>Makes dst a deep copy of src, reusing dst's storage.</summary>
-        public static void Copy(Input src, Input dst) { Input.BwCopy(src, dst); }
+        public static void Copy(Input src, Input dst) { InputCoder.Copy(src, dst); }
         /// <summary>Turns v into what a receiver decodes: the server's quantization, for prediction.</summary>
         public static void Quantize(Input v) { var b = Encode(v); Decode(b, b.Length, v); }
         /// <summary>The client side of a snapshot stream of Input (integrity mode 0, 1 or 2 with its key, history size and tick window as the server's).</summary>
-        public static SnapshotReceiver<Input> Receiver(int size = 32, int mode = 0, uint maxAhead = 300, int recoverAfter = 8, byte[] key = null) { return new SnapshotReceiver<Input>("Input", Fingerprint, size, mode, maxAhead, recoverAfter, () => new Input(), Input.BwDecode, DeltaRoot, Input.BwCopy, Input.BwEncode, Lim, key); }
+        public static SnapshotReceiver<Input> Receiver(int size = 32, int mode = 0, uint maxAhead = 300, int recoverAfter = 8, byte[] key = null) { return new SnapshotReceiver<Input>("Input", Fingerprint, size, mode, maxAhead, recoverAfter, () => new Input(), InputCoder.Decode, DeltaRoot, InputCoder.Copy, InputCoder.Encode, Lim, key); }
         /// <summary>The client side of a replicate stream of Input entities (package replicate; integrity mode 0, 1 or 2 with its key as the server's, the most entities held, the expiry in ticks (0: never)).</summary>
-        public static ReplicaClient<Input> Replica(int mode = 0, byte[] key = null, int maxEntities = 1 << 20, int expiry = 0) { return new ReplicaClient<Input>("Input", Fingerprint, () => new Input(), Input.BwDecode, DeltaRoot, Lim, mode, key, maxEntities, expiry); }
+        public static ReplicaClient<Input> Replica(int mode = 0, byte[] key = null, int maxEntities = 1 << 20, int expiry = 0) { return new ReplicaClient<Input>("Input", Fingerprint, () => new Input(), InputCoder.Decode, DeltaRoot, Lim, mode, key, maxEntities, expiry); }
         /// <summary>The message's fields and codings, for the runtime's walks (the paths of ReplicaEvents).</summary>
         public static Shape Shape { get { if (bwShape == null) bwShape = BwMakeShape(); return bwShape; } }
         static Shape bwShape;
@@ -729,7 +745,7 @@ namespace Example.Net
             var e = new Encoder(w);
             e.Begin(false);
             int start = w.Length;
-            try { Input.BwEncodeDeltaInput(e, qb, qc); } catch (BitwireException x) { w.Truncate(start); throw x.Within("Input"); }
+            try { InputCoder.EncodeDeltaInput(e, qb, qc); } catch (BitwireException x) { w.Truncate(start); throw x.Within("Input"); }
         }
     }
 }
