@@ -20,7 +20,8 @@ import (
 // forms decode into an existing object, reusing its lists, arrays and
 // nested objects, so a client's per-tick decode allocates nothing once warm
 // (strings, byte slices of a new length and maps aside). The code calls the
-// runtime clients/cs/Bitwire.cs (namespace Bitwire), compiled beside it.
+// runtime in clients/cs/Bitwire (namespace Bitwire, one file per concern),
+// compiled beside it.
 //
 // Integer types map to sbyte, short, int, long, byte, ushort, uint, ulong;
 // slices to List<T>, arrays to T[], maps to Dictionary<K, V>, pointers to
