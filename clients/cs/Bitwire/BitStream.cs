@@ -8,9 +8,12 @@ namespace Bitwire
     /// <summary>Reads an LSB-first bit stream; reading past the end throws ErrUnexpectedEnd.</summary>
     public sealed class BitReader
     {
-        byte[] data; int pos, end; long spent;
+        // The bits at pos, pos+1 … wait in acc (have of them, have <= 64),
+        // loaded from the bytes before next: a read is a mask and a shift,
+        // and a byte is loaded once, not once per field that touches it.
+        byte[] data; int pos, end, next, have; long spent; ulong acc;
         public BitReader(byte[] data) { Reset(data, data.Length); }
-        public void Reset(byte[] d, int length) { data = d; pos = 0; end = length * 8; spent = 0; }
+        public void Reset(byte[] d, int length) { data = d; pos = 0; end = length * 8; spent = 0; next = 0; have = 0; acc = 0; }
         /// <summary>Charges count elements that take no bits (struct{}, [0]T) to the input's allocation
         /// budget, one byte each, as Go's decoder does: 64 bytes a byte of input plus 4096, with Go's
         /// allocator rounding. Nothing else bounds how many such elements a few bytes may ask for;
@@ -25,38 +28,59 @@ namespace Bitwire
         }
         public int Remaining { get { return end - pos; } }
         public int Position { get { return pos; } }
+        // Refill loads whole bytes until acc holds more than 56 bits or the
+        // input ends: then any read of at most 56 bits that the input holds is in acc.
+        void Refill()
+        {
+            int lim = end >> 3;
+            while (have <= 56 && next < lim)
+            {
+                acc |= (ulong)data[next++] << have;
+                have += 8;
+            }
+        }
+        /// <summary>The next n bits (n at most 64), the first in the lowest bit.</summary>
         public ulong Read(int n)
         {
-            if (n == 0) return 0;
             if (n > end - pos) throw new ErrUnexpectedEnd();
-            ulong v = 0; int got = 0; int p = pos;
-            while (got < n)
-            {
-                int off = p & 7;
-                int take = Math.Min(8 - off, n - got);
-                ulong chunk = (ulong)((data[p >> 3] >> off) & ((1 << take) - 1));
-                v |= chunk << got;
-                got += take; p += take;
-            }
-            pos = p;
+            if (n > 56) return ReadWide(n);
+            if (have < n) Refill();
+            ulong v = acc & ((1UL << n) - 1);
+            acc >>= n; have -= n; pos += n;
             return v;
         }
-        public bool Bool() { return Read(1) == 1; }
+        ulong ReadWide(int n)
+        {
+            ulong lo = Read(32);
+            return lo | Read(n - 32) << 32;
+        }
+        public bool Bool()
+        {
+            if (pos >= end) throw new ErrUnexpectedEnd();
+            if (have == 0) Refill();
+            bool b = (acc & 1) != 0;
+            acc >>= 1; have--; pos++;
+            return b;
+        }
         /// <summary>The next n bits (n at most 56) without reading them; bits past the end read as 0.</summary>
         public ulong Peek(int n)
         {
             int k = Math.Min(n, end - pos);
             if (k <= 0) return 0;
-            int at = pos;
+            int p = pos, nx = next, h = have; ulong a = acc;
             ulong v = Read(k);
-            pos = at;
+            pos = p; next = nx; have = h; acc = a;
             return v;
         }
         /// <summary>Skips n bits; past the end is ErrUnexpectedEnd.</summary>
         public void Skip(int n)
         {
-            if (n > end - pos) throw new ErrUnexpectedEnd();
-            pos += n;
+            if (n < 0 || n > end - pos) throw new ErrUnexpectedEnd();
+            if (n < have) { acc >>= n; have -= n; pos += n; return; }
+            int p = pos + n;
+            next = p >> 3; acc = 0; have = 0; pos = p;
+            int off = p & 7;
+            if (off != 0) { acc = (ulong)data[next++] >> off; have = 8 - off; }
         }
         /// <summary>Fewer than 8 bits remain and all are zero.</summary>
         public bool CheckPadding()
