@@ -151,7 +151,8 @@ namespace Bitwire
         double Clamp(double x) { return Math.Min(Math.Max(x, Min), Max); }
         public double Value(ulong i)
         {
-            if (i > 0 && i < Steps) return at + (k0 + i) * Step;
+            // i < Steps < 2^63: through long, the exact and cheaper conversion
+            if (i > 0 && i < Steps) return at + (k0 + (double)(long)i) * Step;
             return i == 0 ? v0 : vN;
         }
         public ulong Index(double v, bool clamp)
@@ -183,6 +184,7 @@ namespace Bitwire
         public double Read(BitReader r)
         {
             ulong i = r.Read(Bits);
+            if (i - 1 < Steps - 1) return at + (k0 + (double)(long)i) * Step; // Value, inline: 0 < i < Steps
             if (i > Steps) throw new ErrOutOfRange("quantization index " + i + " over " + Steps);
             return Value(i);
         }

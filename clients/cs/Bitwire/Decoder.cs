@@ -69,7 +69,12 @@ namespace Bitwire
             return mag;
         }
         public long BitlenSigned(int w, int size) { bool n; ulong m; Int(true, w, out n, out m); return Signed(n, m, size); }
-        public ulong BitlenUnsigned(int w, int size) { bool n; ulong m; Int(false, w, out n, out m); return Unsigned(n, m, size); }
+        public ulong BitlenUnsigned(int w, int size)
+        {
+            ulong m = Codings.ReadBitlen(R, w); // Int(false, …): no sign to read
+            if (size < 64 && m >= 1UL << size) throw new ErrOutOfRange(m + " for a " + size + "-bit integer");
+            return m;
+        }
         public double Fixed(double prec, bool f32)
         {
             bool n; ulong m; Int(true, 6, out n, out m);

@@ -28,7 +28,12 @@ namespace Bitwire
             double s = 1 - va * va - vb * vb - vc * vc;
             if (s < 0) { d = double.NaN; return false; }
             d = Math.Sqrt(s);
-            return d >= Math.Max(Math.Abs(va), Math.Max(Math.Abs(vb), Math.Abs(vc))) + Margin;
+            // The largest |Val(i)| is Val's of the index farthest from half:
+            // |i - half| * step, exact, and ordered as the integers are.
+            int ma = a > half ? a - half : half - a, mb = b > half ? b - half : half - b, mc = c > half ? c - half : half - c;
+            int m = ma > mb ? ma : mb;
+            if (mc > m) m = mc;
+            return d >= m * step + Margin;
         }
         // Clear reports whether the coded indexes p[1..3] leave the dropped component the largest.
         bool Clear(int[] p)
@@ -67,15 +72,26 @@ namespace Bitwire
         /// <summary>Unpacks p = [m, a, b, c] into out (x, y, z, w).</summary>
         public void Unpack(int[] p, double[] o)
         {
-            if (p[1] > Steps || p[2] > Steps || p[3] > Steps) throw new ErrMalformed("quaternion component index above the grid");
-            double d;
-            if (!Rebuild(p[1], p[2], p[3], out d))
+            int ia = p[1], ib = p[2], ic = p[3];
+            if (ia > Steps || ib > Steps || ic > Steps) throw new ErrMalformed("quaternion component index above the grid");
+            // Rebuild, inline: the hot path of every decoded quaternion.
+            int h = half;
+            double st = step;
+            double a = (double)(ia - h) * st, b = (double)(ib - h) * st, c = (double)(ic - h) * st;
+            double s = 1 - a * a - b * b - c * c;
+            if (s < 0) throw new ErrInvalidValue("quaternion radicand below zero");
+            double d = Math.Sqrt(s);
+            int ma = ia > h ? ia - h : h - ia, mb = ib > h ? ib - h : h - ib, mc = ic > h ? ic - h : h - ic;
+            int mx = ma > mb ? ma : mb;
+            if (mc > mx) mx = mc;
+            if (!(d >= mx * st + Margin)) throw new ErrMalformed("quaternion: dropped component not the largest");
+            switch (p[0])
             {
-                if (double.IsNaN(d)) throw new ErrInvalidValue("quaternion radicand below zero");
-                throw new ErrMalformed("quaternion: dropped component not the largest");
+                case 0: o[0] = d; o[1] = a; o[2] = b; o[3] = c; break;
+                case 1: o[0] = a; o[1] = d; o[2] = b; o[3] = c; break;
+                case 2: o[0] = a; o[1] = b; o[2] = d; o[3] = c; break;
+                default: o[0] = a; o[1] = b; o[2] = c; o[3] = d; break;
             }
-            int k = 1;
-            for (int i = 0; i < 4; i++) o[i] = i == p[0] ? d : Val(p[k++]);
         }
         public void Read(BitReader r, int[] p) { p[0] = (int)r.Read(2); p[1] = (int)r.Read(N); p[2] = (int)r.Read(N); p[3] = (int)r.Read(N); }
         public void Write(BitWriter w, int[] p) { w.Write((ulong)p[0], 2); w.Write((ulong)p[1], N); w.Write((ulong)p[2], N); w.Write((ulong)p[3], N); }
