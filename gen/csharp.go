@@ -124,7 +124,7 @@ func CSharp(out io.Writer, ns string, msgs ...Message) error {
 		w.p("        /// <summary>The client side of a replicate stream of %s entities (package replicate; integrity mode 0, 1 or 2 with its key as the server's, the most entities held, the expiry in ticks (0: never)).</summary>\n", root)
 		w.p("        public static ReplicaClient<%s> Replica(int mode = 0, byte[] key = null, int maxEntities = 1 << 20, int expiry = 0) { return new ReplicaClient<%s>(%q, Fingerprint, () => new %s(), %s.Decode, DeltaRoot, Lim, mode, key, maxEntities, expiry); }\n", root, root, root, root, coder)
 		w.p("%s", csShape(s, classes))
-		w.p("%s", csInputCodec(root, coder))
+		w.p("%s", csInputCodec(root, coder, s.Model != nil))
 		w.p("    }\n")
 	}
 	w.p("}\n")

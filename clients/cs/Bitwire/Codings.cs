@@ -7,7 +7,7 @@ using System.Collections.Generic;
 namespace Bitwire
 {
     /// <summary>The codings, with parameters from the schema.</summary>
-    public static class Codings
+    public static partial class Codings
     {
         public static int BitsRequired(ulong x) { int n = 0; while (x != 0) { n++; x >>= 1; } return n; }
         public static int HighBit(ulong v) { return v <= 1 ? 0 : BitsRequired(v) - 1; }

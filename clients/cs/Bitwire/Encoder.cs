@@ -10,7 +10,7 @@ namespace Bitwire
     public sealed class NeedSign : Exception { public static readonly NeedSign It = new NeedSign(); }
 
     /// <summary>Encoding state of one message.</summary>
-    public sealed class Encoder
+    public sealed partial class Encoder
     {
         public BitWriter W;
         public bool Neg, Flagged;
@@ -21,7 +21,7 @@ namespace Bitwire
         public bool[] GSigned = new bool[16];
         public int[] GWidth = new int[16];
         public Encoder(BitWriter w) { W = w; }
-        public void Begin(bool neg) { Neg = neg; Flagged = false; Depth = 0; }
+        public void Begin(bool neg) { Neg = neg; Flagged = false; Depth = 0; msg++; }
         public void SignFlag() { if (!Flagged) { W.Bool(Neg); Flagged = true; } }
         public int MaxDepth = Decoder.DefaultMaxDepth, MaxLen = Decoder.DefaultMaxLen;
         public void Enter() { if (++Depth > MaxDepth) throw new ErrMalformed("nesting deeper than " + MaxDepth); }

@@ -162,7 +162,8 @@ namespace Example.Net
 
         internal static bool InputSame(World b, World o)
         {
-            return b.Tick == o.Tick && false;
+            return b.Tick == o.Tick
+                && Codings.SameList(b.Crates, o.Crates, (x32, y33) => CrateCoder.InputSame(x32, y33));
         }
 
         internal static void EncodeDeltaInput(Encoder e, World b, World o)
@@ -178,7 +179,12 @@ namespace Example.Net
                     Codings.WriteVarint(e.W, (ulong)o.Tick, 7);
                 }
                 f = "Crates";
-                throw new BitwireException("ErrUnsupportedType", "a slice input field: not delta-coded by this runtime");
+                if (Codings.SameList(b.Crates, o.Crates, (x34, y35) => CrateCoder.InputSame(x34, y35))) e.W.Bool(false);
+                else
+                {
+                    e.W.Bool(true);
+                    throw new BitwireException("ErrUnsupportedType", "an entity set in an input: not delta-coded by this runtime");
+                }
             }
             catch (BitwireException x) { throw x.Within(f); }
         }
@@ -284,7 +290,9 @@ namespace Example.Net
 
         internal static bool InputSame(Crate b, Crate o)
         {
-            return b.ID == o.ID && Vec3Coder.InputSame(b.Pos, o.Pos) && false;
+            return b.ID == o.ID
+                && Vec3Coder.InputSame(b.Pos, o.Pos)
+                && Codings.SameArray(b.Rot, o.Rot, (x, y) => x == y);
         }
 
         internal static void EncodeDeltaInput(Encoder e, Crate b, Crate o)
@@ -307,7 +315,12 @@ namespace Example.Net
                     Vec3Coder.Encode(e, o.Pos);
                 }
                 f = "Rot";
-                throw new BitwireException("ErrUnsupportedType", "a quat input field: not delta-coded by this runtime");
+                if (Codings.SameArray(b.Rot, o.Rot, (x, y) => x == y)) e.W.Bool(false);
+                else
+                {
+                    e.W.Bool(true);
+                    throw new BitwireException("ErrUnsupportedType", "a quaternion in an input: not delta-coded by this runtime");
+                }
             }
             catch (BitwireException x) { throw x.Within(f); }
         }
@@ -433,7 +446,9 @@ namespace Example.Net
 
         internal static bool InputSame(Vec3 b, Vec3 o)
         {
-            return false && false && false;
+            return b.X == o.X
+                && b.Z == o.Z
+                && b.Y == o.Y;
         }
 
         internal static void EncodeDeltaInput(Encoder e, Vec3 b, Vec3 o)
@@ -442,11 +457,44 @@ namespace Example.Net
             try
             {
                 f = "X";
-                throw new BitwireException("ErrUnsupportedType", "a q input field: not delta-coded by this runtime");
+                if (b.X == o.X) e.W.Bool(false);
+                else
+                {
+                    e.W.Bool(true);
+                    long diff16 = (long)(bwQ17.Index(o.X, false) - bwQ17.Index(b.X, false));
+                    if (diff16 >= -100L && diff16 <= 100L) e.Window(1, -100L, 100L, 8, 3, 6, diff16);
+                    else
+                    {
+                      e.WindowMiss();
+                      bwQ18.Write(e.W, o.X, false);
+                    }
+                }
                 f = "Z";
-                throw new BitwireException("ErrUnsupportedType", "a q input field: not delta-coded by this runtime");
+                if (b.Z == o.Z) e.W.Bool(false);
+                else
+                {
+                    e.W.Bool(true);
+                    long diff19 = (long)(bwQ20.Index(o.Z, false) - bwQ20.Index(b.Z, false));
+                    if (diff19 >= -100L && diff19 <= 100L) e.Window(2, -100L, 100L, 8, 3, 6, diff19);
+                    else
+                    {
+                      e.WindowMiss();
+                      bwQ21.Write(e.W, o.Z, false);
+                    }
+                }
                 f = "Y";
-                throw new BitwireException("ErrUnsupportedType", "a q input field: not delta-coded by this runtime");
+                if (b.Y == o.Y) e.W.Bool(false);
+                else
+                {
+                    e.W.Bool(true);
+                    long diff22 = (long)(bwQ23.Index(o.Y, false) - bwQ23.Index(b.Y, false));
+                    if (diff22 >= -100L && diff22 <= 100L) e.Window(3, -100L, 100L, 8, 3, 5, diff22);
+                    else
+                    {
+                      e.WindowMiss();
+                      bwQ24.Write(e.W, o.Y, false);
+                    }
+                }
             }
             catch (BitwireException x) { throw x.Within(f); }
         }
@@ -462,6 +510,12 @@ namespace Example.Net
         static readonly Quantizer bwQ12 = new Quantizer(-512.0, 512.0, 102400UL, 0.01, true, -51200L);
         static readonly Quantizer bwQ14 = new Quantizer(-16.0, 112.0, 12800UL, 0.01, true, -1600L);
         static readonly Quantizer bwQ15 = new Quantizer(-16.0, 112.0, 12800UL, 0.01, true, -1600L);
+        static readonly Quantizer bwQ17 = new Quantizer(-512.0, 512.0, 102400UL, 0.01, true, -51200L);
+        static readonly Quantizer bwQ18 = new Quantizer(-512.0, 512.0, 102400UL, 0.01, true, -51200L);
+        static readonly Quantizer bwQ20 = new Quantizer(-512.0, 512.0, 102400UL, 0.01, true, -51200L);
+        static readonly Quantizer bwQ21 = new Quantizer(-512.0, 512.0, 102400UL, 0.01, true, -51200L);
+        static readonly Quantizer bwQ23 = new Quantizer(-16.0, 112.0, 12800UL, 0.01, true, -1600L);
+        static readonly Quantizer bwQ24 = new Quantizer(-16.0, 112.0, 12800UL, 0.01, true, -1600L);
     }
 
     /// <summary>main.Input</summary>
@@ -613,7 +667,10 @@ namespace Example.Net
 
         internal static bool InputSame(Input b, Input o)
         {
-            return false && b.Yaw == o.Yaw && b.Fire == o.Fire && b.Acked == o.Acked;
+            return Codings.SameArray(b.Move, o.Move, (x19, y20) => x19 == y20)
+                && b.Yaw == o.Yaw
+                && b.Fire == o.Fire
+                && b.Acked == o.Acked;
         }
 
         internal static void EncodeDeltaInput(Encoder e, Input b, Input o)
@@ -622,13 +679,29 @@ namespace Example.Net
             try
             {
                 f = "Move";
-                throw new BitwireException("ErrUnsupportedType", "a array input field: not delta-coded by this runtime");
+                if (Codings.SameArray(b.Move, o.Move, (x21, y22) => x21 == y22)) e.W.Bool(false);
+                else
+                {
+                    e.W.Bool(true);
+                    { var a23 = o.Move; if (a23 == null || a23.Length != 2) throw new ErrInvalidValue("array of 2 elements expected");
+                      for (int i24 = 0; i24 < 2; i24++)
+                      {
+                        try
+                        {
+                          { long r25 = (long)a23[i24];
+                            if (r25 < -1L || r25 > 1L) throw new ErrOutOfRange(r25 + " outside -1..1");
+                            e.W.Write((ulong)r25 - unchecked((ulong)-1L), 2); }
+                        }
+                        catch (BitwireException x) { throw x.Within("[" + i24 + "]"); }
+                      }
+                    }
+                }
                 f = "Yaw";
                 if (b.Yaw == o.Yaw) e.W.Bool(false);
                 else
                 {
                     e.W.Bool(true);
-                    bwQ19.Write(e.W, o.Yaw, false);
+                    bwQ26.Write(e.W, o.Yaw, false);
                 }
                 f = "Fire";
                 if (b.Fire == o.Fire) e.W.Bool(false);
@@ -650,7 +723,7 @@ namespace Example.Net
         static readonly Quantizer bwQ4 = new Quantizer(0.0, 360.0, 1023UL, 0.3519061583577713);
         static readonly Quantizer bwQ8 = new Quantizer(0.0, 360.0, 1023UL, 0.3519061583577713);
         static readonly Quantizer bwQ15 = new Quantizer(0.0, 360.0, 1023UL, 0.3519061583577713);
-        static readonly Quantizer bwQ19 = new Quantizer(0.0, 360.0, 1023UL, 0.3519061583577713);
+        static readonly Quantizer bwQ26 = new Quantizer(0.0, 360.0, 1023UL, 0.3519061583577713);
     }
 
     /// <summary>The codec of World (main.World).</summary>
@@ -696,9 +769,14 @@ namespace Example.Net
             var qb = new World(); Copy(baseline, qb); Quantize(qb);
             var qc = new World(); Copy(cur, qc); Quantize(qc);
             var e = new Encoder(w);
-            e.Begin(false);
             int start = w.Length;
-            try { WorldCoder.EncodeDeltaInput(e, qb, qc); } catch (BitwireException x) { w.Truncate(start); throw x.Within("World"); }
+            try
+            {
+                e.Begin(false);
+                try { WorldCoder.EncodeDeltaInput(e, qb, qc); }
+                catch (NeedSign) { w.Truncate(start); e.Begin(true); WorldCoder.EncodeDeltaInput(e, qb, qc); }
+            }
+            catch (BitwireException x) { w.Truncate(start); throw x.Within("World"); }
         }
     }
 
@@ -743,9 +821,14 @@ namespace Example.Net
             var qb = new Input(); Copy(baseline, qb); Quantize(qb);
             var qc = new Input(); Copy(cur, qc); Quantize(qc);
             var e = new Encoder(w);
-            e.Begin(false);
             int start = w.Length;
-            try { InputCoder.EncodeDeltaInput(e, qb, qc); } catch (BitwireException x) { w.Truncate(start); throw x.Within("Input"); }
+            try
+            {
+                e.Begin(false);
+                try { InputCoder.EncodeDeltaInput(e, qb, qc); }
+                catch (NeedSign) { w.Truncate(start); e.Begin(true); InputCoder.EncodeDeltaInput(e, qb, qc); }
+            }
+            catch (BitwireException x) { w.Truncate(start); throw x.Within("Input"); }
         }
     }
 }
