@@ -164,17 +164,18 @@ func (b *csLines) elemLoop(i, count, body string) {
 
 // csGen emits one class.
 type csGen struct {
-	s       *bitwire.Schema
-	names   []string // per struct type: the coder of its plan (its class, or a static class beside it)
-	classes []string // per struct type: its class
-	class   string   // the class emitted
-	coder   string   // the coder emitted: class, or a static class of class's values for another plan
-	owner   bool     // the coder declares the class (its members) too
-	vars    int
-	stat    []string // static members: quantizers, quaternion coders, group tables
-	err     error
-	slots   map[*bitwire.NodeSchema]int // the Decoder slot of each windowed or quaternion node, shared by all classes
-	mdl     *csModel                    // the message's model, when generating its model delta decoders (csharp_model.go)
+	s        *bitwire.Schema
+	names    []string // per struct type: the coder of its plan (its class, or a static class beside it)
+	classes  []string // per struct type: its class
+	class    string   // the class emitted
+	coder    string   // the coder emitted: class, or a static class of class's values for another plan
+	owner    bool     // the coder declares the class (its members) too
+	vars     int
+	stat     []string // static members: quantizers, quaternion coders, group tables
+	err      error
+	slots    map[*bitwire.NodeSchema]int // the Decoder slot of each windowed or quaternion node, shared by all classes
+	mdl      *csModel                    // the message's model, when generating its model delta decoders (csharp_model.go)
+	entities map[string]bool             // the entity coder structs emitted into the class (entityDelta)
 }
 
 // slot returns the id of node n's adaptive state in a delta (wire version
@@ -486,7 +487,7 @@ var csReserved = func() map[string]bool {
 		ErrUnsupportedType F32Union Held IInputSection InputSender InterpSample Interpolator Limits
 		Message NeedSign Out Paths Quantizer QuatCoder Quatd Quatf ReplicaAck ReplicaClient ReplicaEvents
 		ReplicaHeader Seq SeqToken Shape ShapeField SnapshotAck SnapshotHeader SnapshotReceiver Staged
-		Time UnionTag DecodeFn EncodeFn DeltaFn DecodeCountFn EncodeCountFn`) {
+		Time UnionTag DecodeFn EncodeFn DeltaFn DecodeCountFn EncodeCountFn EntitySet IEntityCoder`) {
 		m[w] = true
 	}
 	return m

@@ -541,47 +541,31 @@ func (g *csGen) sliceDelta(n *bitwire.NodeSchema, base, lv, in string) string {
 	return b.String()
 }
 
+// entityDelta decodes an entity set's delta by the runtime's one walk
+// (EntitySet.DecodeDelta), given the element's coder as a struct nested in
+// the class emitted.
 func (g *csGen) entityDelta(n *bitwire.NodeSchema, base, lv, in string) string {
 	b := &csLines{in: in}
-	c, cc := g.names[*n.Elem.Ref], g.classes[*n.Elem.Ref] // its coder and its class
-	bl, bn, l, rm, ad, ch, a, surv, na := g.v("bl"), g.v("bn"), g.v("l"), g.v("rm"), g.v("ad"), g.v("ch"), g.v("a"), g.v("surv"), g.v("na")
-	bi, ai, ri, ci, k, j := g.v("bi"), g.v("ai"), g.v("ri"), g.v("ci"), g.v("k"), g.v("j")
-	b.p("{ var %s = %s; int %s = %s == null ? 0 : %s.Count; int %s = d.Len(%d, 0);", bl, base, bn, bl, bl, l, n.MaxLen)
-	b.p("  var %s = d.TakeList(); var %s = d.TakeList(); var %s = d.TakeList();", rm, ad, ch)
-	b.p("  try")
-	b.p("  {")
-	b.p("  d.IndexSet(%s, -1, %s);", bn, rm)
-	b.p("  int %s = %s - %s.Count; int %s = %s - %s;", surv, bn, rm, na, l, surv)
-	b.p("  if (%s < 0) throw new ErrMalformed(%s + \" entities after removing \" + %s.Count + \" of \" + %s);", na, l, rm, bn)
-	b.p("  if (%s > 0 && %s > d.R.Remaining / %d) throw new ErrUnexpectedEnd(%s + \" new entities need more input than remains\");", na, na, max(1, n.Elem.MinBits), na)
-	b.p("  d.IndexSet(%s, %s, %s);", l, na, ad)
-	b.p("  d.IndexSet(%s, -1, %s);", surv, ch)
-	g.resize(n, a, lv, l, b)
-	b.p("  int %s = 0, %s = 0, %s = 0, %s = 0, %s = 0;", bi, ai, ri, ci, k)
-	b.p("  for (int %s = 0; %s < %s;)", j, j, l)
-	b.p("  {")
-	b.p("    if (%s < %s.Count && %s[%s] == %s) { %s++; %s++; continue; }", ai, ad, ad, ai, j, ai, j)
-	b.p("    if (%s < %s.Count && %s[%s] == %s) { %s++; %s++; continue; }", ri, rm, rm, ri, bi, ri, bi)
-	b.p("    if (%s >= %s) throw new ErrMalformed(\"entity set survivors run past the baseline\");", bi, bn)
-	b.p("    if (%s[%s] == null) %s[%s] = new %s();", a, j, a, j, cc)
-	b.p("    if (%s < %s.Count && %s[%s] == %s)", ci, ch, ch, ci, k)
-	b.p("    {")
-	b.p("      %s++;", ci)
-	b.p("      try { %s(d, %s[%s], %s[%s], %d); }", g.structDelta(*n.Elem.Ref), bl, bi, a, j, n.Entity.IDField)
-	b.p("      catch (BitwireException x) { throw x.Within(\"[\" + %s + \"]\"); }", j)
-	b.p("    }")
-	b.p("    else %s.Copy(%s[%s], %s[%s]);", c, bl, bi, a, j)
-	b.p("    %s++; %s++; %s++;", j, bi, k)
-	b.p("  }")
-	b.p("  foreach (var %s in %s)", j, ad)
-	b.p("  {")
-	b.p("    if (%s[%s] == null) %s[%s] = new %s();", a, j, a, j, cc)
-	b.p("    try { %s.Decode(d, %s[%s]); }", c, a, j)
-	b.p("    catch (BitwireException x) { throw x.Within(\"[\" + %s + \"]\"); }", j)
-	b.p("  }")
-	b.p("  }")
-	b.p("  finally { d.GiveList(%s); d.GiveList(%s); d.GiveList(%s); }", ch, ad, rm)
-	b.p("}")
+	t := *n.Elem.Ref
+	c, cc := g.names[t], g.classes[t] // its coder and its class
+	name := "bw" + c + "Entities"
+	if g.mdl != nil {
+		name = fmt.Sprintf("bwME%d", t)
+	}
+	if g.entities == nil {
+		g.entities = map[string]bool{}
+	}
+	if !g.entities[name] {
+		g.entities[name] = true
+		g.stat = append(g.stat, fmt.Sprintf(`struct %[1]s : IEntityCoder<%[2]s>
+        {
+            public %[2]s New() { return new %[2]s(); }
+            public void Decode(Decoder d, %[2]s o) { %[3]s.Decode(d, o); }
+            public void DecodeDelta(Decoder d, %[2]s b, %[2]s o, int skip) { %[4]s(d, b, o, skip); }
+            public void Copy(%[2]s s, %[2]s o) { %[3]s.Copy(s, o); }
+        }`, name, cc, c, g.structDelta(t)))
+	}
+	b.p("%s = EntitySet.DecodeDelta(d, %s, %s, %d, %d, %d, new %s());", lv, base, lv, n.MaxLen, n.Elem.MinBits, n.Entity.IDField, name)
 	return b.String()
 }
 

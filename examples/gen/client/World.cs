@@ -90,54 +90,17 @@ namespace Example.Net
                 f = "Crates";
                 if (skip != 1 && d.R.Bool())
                 {
-                    { var bl9 = b.Crates; int bn10 = bl9 == null ? 0 : bl9.Count; int l11 = d.Len(0, 0);
-                      var rm12 = d.TakeList(); var ad13 = d.TakeList(); var ch14 = d.TakeList();
-                      try
-                      {
-                      d.IndexSet(bn10, -1, rm12);
-                      int surv16 = bn10 - rm12.Count; int na17 = l11 - surv16;
-                      if (na17 < 0) throw new ErrMalformed(l11 + " entities after removing " + rm12.Count + " of " + bn10);
-                      if (na17 > 0 && na17 > d.R.Remaining / 82) throw new ErrUnexpectedEnd(na17 + " new entities need more input than remains");
-                      d.IndexSet(l11, na17, ad13);
-                      d.IndexSet(surv16, -1, ch14);
-                      var a15 = o.Crates; if (a15 == null) o.Crates = a15 = new List<Crate>();
-                      if (a15.Count > l11) a15.RemoveRange(l11, a15.Count - l11);
-                      while (a15.Count < l11) a15.Add(new Crate());
-                      int bi18 = 0, ai19 = 0, ri20 = 0, ci21 = 0, k22 = 0;
-                      for (int j23 = 0; j23 < l11;)
-                      {
-                        if (ai19 < ad13.Count && ad13[ai19] == j23) { ai19++; j23++; continue; }
-                        if (ri20 < rm12.Count && rm12[ri20] == bi18) { ri20++; bi18++; continue; }
-                        if (bi18 >= bn10) throw new ErrMalformed("entity set survivors run past the baseline");
-                        if (a15[j23] == null) a15[j23] = new Crate();
-                        if (ci21 < ch14.Count && ch14[ci21] == k22)
-                        {
-                          ci21++;
-                          try { CrateCoder.DecodeDelta(d, bl9[bi18], a15[j23], 0); }
-                          catch (BitwireException x) { throw x.Within("[" + j23 + "]"); }
-                        }
-                        else CrateCoder.Copy(bl9[bi18], a15[j23]);
-                        j23++; bi18++; k22++;
-                      }
-                      foreach (var j23 in ad13)
-                      {
-                        if (a15[j23] == null) a15[j23] = new Crate();
-                        try { CrateCoder.Decode(d, a15[j23]); }
-                        catch (BitwireException x) { throw x.Within("[" + j23 + "]"); }
-                      }
-                      }
-                      finally { d.GiveList(ch14); d.GiveList(ad13); d.GiveList(rm12); }
-                    }
+                    o.Crates = EntitySet.DecodeDelta(d, b.Crates, o.Crates, 0, 82, 0, new bwCrateCoderEntities());
                 }
                 else
                 {
-                    { var s25 = b.Crates; int l27 = s25 == null ? 0 : s25.Count; var a24 = o.Crates; if (a24 == null) o.Crates = a24 = new List<Crate>();
-                      if (a24.Count > l27) a24.RemoveRange(l27, a24.Count - l27);
-                      while (a24.Count < l27) a24.Add(new Crate());
-                      for (int i26 = 0; i26 < l27; i26++)
+                    { var s10 = b.Crates; int l12 = s10 == null ? 0 : s10.Count; var a9 = o.Crates; if (a9 == null) o.Crates = a9 = new List<Crate>();
+                      if (a9.Count > l12) a9.RemoveRange(l12, a9.Count - l12);
+                      while (a9.Count < l12) a9.Add(new Crate());
+                      for (int i11 = 0; i11 < l12; i11++)
                       {
-                        if (a24[i26] == null) a24[i26] = new Crate();
-                        CrateCoder.Copy(s25[i26], a24[i26]);
+                        if (a9[i11] == null) a9[i11] = new Crate();
+                        CrateCoder.Copy(s10[i11], a9[i11]);
                       }
                     }
                 }
@@ -149,13 +112,13 @@ namespace Example.Net
         internal static void Copy(World s, World o)
         {
             o.Tick = s.Tick;
-            { var s29 = s.Crates; int l31 = s29 == null ? 0 : s29.Count; var a28 = o.Crates; if (a28 == null) o.Crates = a28 = new List<Crate>();
-              if (a28.Count > l31) a28.RemoveRange(l31, a28.Count - l31);
-              while (a28.Count < l31) a28.Add(new Crate());
-              for (int i30 = 0; i30 < l31; i30++)
+            { var s14 = s.Crates; int l16 = s14 == null ? 0 : s14.Count; var a13 = o.Crates; if (a13 == null) o.Crates = a13 = new List<Crate>();
+              if (a13.Count > l16) a13.RemoveRange(l16, a13.Count - l16);
+              while (a13.Count < l16) a13.Add(new Crate());
+              for (int i15 = 0; i15 < l16; i15++)
               {
-                if (a28[i30] == null) a28[i30] = new Crate();
-                CrateCoder.Copy(s29[i30], a28[i30]);
+                if (a13[i15] == null) a13[i15] = new Crate();
+                CrateCoder.Copy(s14[i15], a13[i15]);
               }
             }
         }
@@ -163,7 +126,7 @@ namespace Example.Net
         internal static bool InputSame(World b, World o)
         {
             return b.Tick == o.Tick
-                && Codings.SameList(b.Crates, o.Crates, (x32, y33) => CrateCoder.InputSame(x32, y33));
+                && Codings.SameList(b.Crates, o.Crates, (x17, y18) => CrateCoder.InputSame(x17, y18));
         }
 
         internal static void EncodeDeltaInput(Encoder e, World b, World o)
@@ -179,7 +142,7 @@ namespace Example.Net
                     Codings.WriteVarint(e.W, (ulong)o.Tick, 7);
                 }
                 f = "Crates";
-                if (Codings.SameList(b.Crates, o.Crates, (x34, y35) => CrateCoder.InputSame(x34, y35))) e.W.Bool(false);
+                if (Codings.SameList(b.Crates, o.Crates, (x19, y20) => CrateCoder.InputSame(x19, y20))) e.W.Bool(false);
                 else
                 {
                     e.W.Bool(true);
@@ -187,6 +150,13 @@ namespace Example.Net
                 }
             }
             catch (BitwireException x) { throw x.Within(f); }
+        }
+        struct bwCrateCoderEntities : IEntityCoder<Crate>
+        {
+            public Crate New() { return new Crate(); }
+            public void Decode(Decoder d, Crate o) { CrateCoder.Decode(d, o); }
+            public void DecodeDelta(Decoder d, Crate b, Crate o, int skip) { CrateCoder.DecodeDelta(d, b, o, skip); }
+            public void Copy(Crate s, Crate o) { CrateCoder.Copy(s, o); }
         }
     }
 
