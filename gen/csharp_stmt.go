@@ -172,6 +172,15 @@ func (g *csGen) decElems(n *bitwire.NodeSchema, a, count, in string) string {
 		b.p("for (int %s = 0; %s < %s; %s++) %s[%s] = %s;", i, i, count, i, a, i, g.fromSignMag(el, "d.GNeg["+i+"]", "d.GMag["+i+"]"))
 		return b.String()
 	}
+	if el := n.Elem; el.Coding == "struct" {
+		// the element read once from the list (mono calls List's indexer)
+		e := g.v("e")
+		body := &csLines{in: in + "    "}
+		body.p("var %s = %s[%s]; if (%s == null) %s[%s] = %s = new %s();", e, a, i, e, a, i, e, g.classes[*el.Ref])
+		body.p("%s.Decode(d, %s);", g.names[*el.Ref], e)
+		b.elemLoop(i, count, body.String())
+		return b.String()
+	}
 	b.elemLoop(i, count, g.dec(n.Elem, a+"["+i+"]", in+"    "))
 	return b.String()
 }

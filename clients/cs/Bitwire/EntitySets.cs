@@ -39,17 +39,22 @@ namespace Bitwire
                 var a = into ?? new List<T>();
                 if (a.Count > l) a.RemoveRange(l, a.Count - l);
                 while (a.Count < l) a.Add(coder.New());
+                // The next index of each set, int.MaxValue past its end: one compare
+                // an element, not a call of List's Count and indexer (which mono does
+                // not inline).
                 int bi = 0, ai = 0, ri = 0, ci = 0, k = 0;
+                int nAd = ad.Count, nRm = rm.Count, nCh = ch.Count;
+                int nextAd = nAd > 0 ? ad[0] : int.MaxValue, nextRm = nRm > 0 ? rm[0] : int.MaxValue, nextCh = nCh > 0 ? ch[0] : int.MaxValue;
                 for (int j = 0; j < l;)
                 {
-                    if (ai < ad.Count && ad[ai] == j) { ai++; j++; continue; }
-                    if (ri < rm.Count && rm[ri] == bi) { ri++; bi++; continue; }
+                    if (nextAd == j) { ai++; nextAd = ai < nAd ? ad[ai] : int.MaxValue; j++; continue; }
+                    if (nextRm == bi) { ri++; nextRm = ri < nRm ? rm[ri] : int.MaxValue; bi++; continue; }
                     if (bi >= bn) throw new ErrMalformed("entity set survivors run past the baseline");
                     var e = a[j];
                     if (e == null) a[j] = e = coder.New();
-                    if (ci < ch.Count && ch[ci] == k)
+                    if (nextCh == k)
                     {
-                        ci++;
+                        ci++; nextCh = ci < nCh ? ch[ci] : int.MaxValue;
                         try { coder.DecodeDelta(d, baseline[bi], e, idField); }
                         catch (BitwireException x) { throw x.Within("[" + j + "]"); }
                     }

@@ -93,7 +93,19 @@ namespace Bitwire
                 default: o[0] = a; o[1] = b; o[2] = c; o[3] = d; break;
             }
         }
-        public void Read(BitReader r, int[] p) { p[0] = (int)r.Read(2); p[1] = (int)r.Read(N); p[2] = (int)r.Read(N); p[3] = (int)r.Read(N); }
+        public void Read(BitReader r, int[] p)
+        {
+            if (N <= 18)
+            {
+                // all 2 + 3N bits in one read, split by shifts
+                ulong v = r.Read(2 + 3 * N);
+                int mask = (1 << N) - 1;
+                p[0] = (int)(v & 3); v >>= 2;
+                p[1] = (int)v & mask; p[2] = (int)(v >> N) & mask; p[3] = (int)(v >> (2 * N)) & mask;
+                return;
+            }
+            p[0] = (int)r.Read(2); p[1] = (int)r.Read(N); p[2] = (int)r.Read(N); p[3] = (int)r.Read(N);
+        }
         public void Write(BitWriter w, int[] p) { w.Write((ulong)p[0], 2); w.Write((ulong)p[1], N); w.Write((ulong)p[2], N); w.Write((ulong)p[3], N); }
         static readonly int[] Order0 = { 0, 1, 4, 2, 3 }, Order1 = { 4, 0, 1, 2, 3 };
         /// <summary>Reads a quaternion's delta against the baseline base (x, y, z, w) into o (wire version 4,

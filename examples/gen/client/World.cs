@@ -34,8 +34,8 @@ namespace Example.Net
                   {
                     try
                     {
-                      if (a2[i4] == null) a2[i4] = new Crate();
-                      CrateCoder.Decode(d, a2[i4]);
+                      var e5 = a2[i4]; if (e5 == null) a2[i4] = e5 = new Crate();
+                      CrateCoder.Decode(d, e5);
                     }
                     catch (BitwireException x) { throw x.Within("[" + i4 + "]"); }
                   }
@@ -55,14 +55,14 @@ namespace Example.Net
                 f = "Tick";
                 Codings.WriteVarint(e.W, (ulong)o.Tick, 7);
                 f = "Crates";
-                { var a5 = o.Crates; int l6 = a5 == null ? 0 : a5.Count; Codings.Len(e, l6, 0);
-                  for (int i7 = 0; i7 < l6; i7++)
+                { var a6 = o.Crates; int l7 = a6 == null ? 0 : a6.Count; Codings.Len(e, l7, 0);
+                  for (int i8 = 0; i8 < l7; i8++)
                   {
                     try
                     {
-                      CrateCoder.Encode(e, a5[i7]);
+                      CrateCoder.Encode(e, a6[i8]);
                     }
-                    catch (BitwireException x) { throw x.Within("[" + i7 + "]"); }
+                    catch (BitwireException x) { throw x.Within("[" + i8 + "]"); }
                   }
                 }
             }
@@ -79,9 +79,9 @@ namespace Example.Net
                 f = "Tick";
                 if (skip != 0 && d.R.Bool())
                 {
-                    { ulong u8 = Codings.ReadVarint(d.R, 7);
-                      if (!Codings.FitsUnsigned(u8, 32)) throw new ErrOutOfRange(u8 + " for a 32-bit integer");
-                      o.Tick = (uint)(u8); }
+                    { ulong u9 = Codings.ReadVarint(d.R, 7);
+                      if (!Codings.FitsUnsigned(u9, 32)) throw new ErrOutOfRange(u9 + " for a 32-bit integer");
+                      o.Tick = (uint)(u9); }
                 }
                 else
                 {
@@ -94,13 +94,13 @@ namespace Example.Net
                 }
                 else
                 {
-                    { var s10 = b.Crates; int l12 = s10 == null ? 0 : s10.Count; var a9 = o.Crates; if (a9 == null) o.Crates = a9 = new List<Crate>();
-                      if (a9.Count > l12) a9.RemoveRange(l12, a9.Count - l12);
-                      while (a9.Count < l12) a9.Add(new Crate());
-                      for (int i11 = 0; i11 < l12; i11++)
+                    { var s11 = b.Crates; int l13 = s11 == null ? 0 : s11.Count; var a10 = o.Crates; if (a10 == null) o.Crates = a10 = new List<Crate>();
+                      if (a10.Count > l13) a10.RemoveRange(l13, a10.Count - l13);
+                      while (a10.Count < l13) a10.Add(new Crate());
+                      for (int i12 = 0; i12 < l13; i12++)
                       {
-                        if (a9[i11] == null) a9[i11] = new Crate();
-                        CrateCoder.Copy(s10[i11], a9[i11]);
+                        if (a10[i12] == null) a10[i12] = new Crate();
+                        CrateCoder.Copy(s11[i12], a10[i12]);
                       }
                     }
                 }
@@ -112,13 +112,13 @@ namespace Example.Net
         internal static void Copy(World s, World o)
         {
             o.Tick = s.Tick;
-            { var s14 = s.Crates; int l16 = s14 == null ? 0 : s14.Count; var a13 = o.Crates; if (a13 == null) o.Crates = a13 = new List<Crate>();
-              if (a13.Count > l16) a13.RemoveRange(l16, a13.Count - l16);
-              while (a13.Count < l16) a13.Add(new Crate());
-              for (int i15 = 0; i15 < l16; i15++)
+            { var s15 = s.Crates; int l17 = s15 == null ? 0 : s15.Count; var a14 = o.Crates; if (a14 == null) o.Crates = a14 = new List<Crate>();
+              if (a14.Count > l17) a14.RemoveRange(l17, a14.Count - l17);
+              while (a14.Count < l17) a14.Add(new Crate());
+              for (int i16 = 0; i16 < l17; i16++)
               {
-                if (a13[i15] == null) a13[i15] = new Crate();
-                CrateCoder.Copy(s14[i15], a13[i15]);
+                if (a14[i16] == null) a14[i16] = new Crate();
+                CrateCoder.Copy(s15[i16], a14[i16]);
               }
             }
         }
@@ -126,7 +126,7 @@ namespace Example.Net
         internal static bool InputSame(World b, World o)
         {
             return b.Tick == o.Tick
-                && Codings.SameList(b.Crates, o.Crates, (x17, y18) => CrateCoder.InputSame(x17, y18));
+                && Codings.SameList(b.Crates, o.Crates, (x18, y19) => CrateCoder.InputSame(x18, y19));
         }
 
         internal static void EncodeDeltaInput(Encoder e, World b, World o)
@@ -142,7 +142,7 @@ namespace Example.Net
                     Codings.WriteVarint(e.W, (ulong)o.Tick, 7);
                 }
                 f = "Crates";
-                if (Codings.SameList(b.Crates, o.Crates, (x19, y20) => CrateCoder.InputSame(x19, y20))) e.W.Bool(false);
+                if (Codings.SameList(b.Crates, o.Crates, (x20, y21) => CrateCoder.InputSame(x20, y21))) e.W.Bool(false);
                 else
                 {
                     e.W.Bool(true);
