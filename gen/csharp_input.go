@@ -12,9 +12,9 @@ import (
 // against the next newer. Each coder gets InputSame (every field equal, on
 // quantized values, as Go's equality compares keys) and EncodeDeltaInput
 // (a changed bit per field, then each changed field's delta, as the
-// decoders read it: windows, index sets of changed slice elements,
-// pointers, nested structs by their own changed bits, every other coding
-// in full). Quaternions, entity sets and maps in inputs, and inputs of a
+// decoders read it: windows, index sets of changed slice elements and map
+// entries, pointers, nested structs by their own changed bits, every other
+// coding in full). Quaternions and entity sets in inputs, and inputs of a
 // message with a model, throw ErrUnsupportedType: their delta encoders
 // (relative quaternions, id matching, model tokens) are Go's only.
 
@@ -25,7 +25,10 @@ func csInputUnsupported(n *bitwire.NodeSchema) string {
 	case "quat":
 		return "a quaternion"
 	case "map":
-		return "a map"
+		if why := csInputUnsupported(n.Key); why != "" {
+			return why
+		}
+		return csInputUnsupported(n.Elem)
 	case "slice":
 		if n.Entity != nil {
 			return "an entity set"
@@ -96,7 +99,8 @@ func (g *csGen) same(n *bitwire.NodeSchema, a, b string) string {
 		}
 		return fmt.Sprintf("(%s == null ? %s == null : %s != null && %s)", a, b, b, g.same(n.Elem, a, b))
 	case "map":
-		return "false" // unsupported: EncodeDeltaInput throws when it changed or not
+		x, y := g.v("x"), g.v("y")
+		return fmt.Sprintf("Codings.SameMap(%s, %s, (%s, %s) => %s)", a, b, x, y, g.same(n.Elem, x, y))
 	}
 	return fmt.Sprintf("%s == %s", a, b)
 }
@@ -144,6 +148,8 @@ func (g *csGen) encDelta(n *bitwire.NodeSchema, base, cur, in string) string {
 		b.p("  e.GiveList(%s);", ch)
 		b.p("}")
 		return b.String()
+	case "map":
+		return g.mapDeltaEnc(n, base, cur, in)
 	case "ptr":
 		bv, cv := base, cur
 		if csValueType(n.Elem) {
@@ -191,6 +197,65 @@ func (g *csGen) encDelta(n *bitwire.NodeSchema, base, cur, in string) string {
 	b.p("{")
 	b.p("  e.WindowMiss();")
 	b.WriteString(g.enc(n, cur, in+"  "))
+	b.p("}")
+	return b.String()
+}
+
+// mapDeltaEnc writes a map's delta as the decoders read it (mapDelta):
+// the removed and the changed among the baseline's keys in key order as
+// index sets, the changed values' deltas, then the new entries in full in
+// key order.
+func (g *csGen) mapDeltaEnc(n *bitwire.NodeSchema, base, cur, in string) string {
+	b := &csLines{in: in}
+	bm, cm, ks, nk, rm, ch, i, k := g.v("bm"), g.v("cm"), g.v("ks"), g.v("nk"), g.v("rm"), g.v("ch"), g.v("i"), g.v("k")
+	sv, cv := g.v("s"), g.v("c")
+	kt := g.typ(n.Key)
+	sortKeys := func(list string) {
+		if n.Key.Coding == "string" {
+			b.p("  %s.Sort(Codings.Utf8Compare);", list)
+		} else {
+			b.p("  %s.Sort();", list)
+		}
+	}
+	b.p("{ var %s = %s; var %s = %s;", bm, base, cm, cur)
+	b.p("  var %s = %s == null ? new List<%s>() : new List<%s>(%s.Keys);", ks, bm, kt, kt, bm)
+	sortKeys(ks)
+	b.p("  var %s = new List<%s>();", nk, kt)
+	b.p("  if (%s != null) foreach (var %s in %s.Keys) if (%s == null || !%s.ContainsKey(%s)) %s.Add(%s);", cm, k, cm, bm, bm, k, nk, k)
+	sortKeys(nk)
+	b.p("  var %s = new List<int>(); var %s = new List<int>();", rm, ch)
+	b.p("  for (int %s = 0, %s = 0; %s < %s.Count; %s++)", i, sv, i, ks, i)
+	b.p("  {")
+	b.p("    if (%s == null || !%s.ContainsKey(%s[%s])) { %s.Add(%s); continue; }", cm, cm, ks, i, rm, i)
+	b.p("    if (!(%s)) %s.Add(%s);", g.same(n.Elem, bm+"["+ks+"["+i+"]]", cm+"["+ks+"["+i+"]]"), ch, sv)
+	b.p("    %s++;", sv)
+	b.p("  }")
+	b.p("  e.IndexSet(%s, %s.Count, false);", rm, ks)
+	b.p("  e.IndexSet(%s, %s.Count - %s.Count, false);", ch, ks, rm)
+	b.p("  for (int %s = 0, %s = 0, %s = 0; %s < %s.Count; %s++)", i, sv, cv, i, ks, i)
+	b.p("  {")
+	b.p("    if (!%s.ContainsKey(%s[%s])) continue;", cm, ks, i)
+	b.p("    if (%s < %s.Count && %s[%s] == %s)", cv, ch, ch, cv, sv)
+	b.p("    {")
+	b.p("      %s++;", cv)
+	b.p("      try")
+	b.p("      {")
+	b.WriteString(g.encDelta(n.Elem, bm+"["+ks+"["+i+"]]", cm+"["+ks+"["+i+"]]", in+"        "))
+	b.p("      }")
+	b.p("      catch (BitwireException x) { throw x.Within(\"[\" + %s[%s] + \"]\"); }", ks, i)
+	b.p("    }")
+	b.p("    %s++;", sv)
+	b.p("  }")
+	b.p("  Codings.WriteBitlen(e.W, (ulong)%s.Count, 5);", nk)
+	b.p("  foreach (var %s in %s)", k, nk)
+	b.p("  {")
+	b.WriteString(g.enc(n.Key, k, in+"    "))
+	b.p("    try")
+	b.p("    {")
+	b.WriteString(g.enc(n.Elem, cm+"["+k+"]", in+"      "))
+	b.p("    }")
+	b.p("    catch (BitwireException x) { throw x.Within(\"[\" + %s + \"]\"); }", k)
+	b.p("  }")
 	b.p("}")
 	return b.String()
 }

@@ -127,6 +127,19 @@ namespace Bitwire
             for (int i = 0; i < n; i++) if (!same(a[i], b[i])) return false;
             return true;
         }
+        /// <summary>Equal maps (null is empty): the same keys, values by same.</summary>
+        public static bool SameMap<K, V>(Dictionary<K, V> a, Dictionary<K, V> b, Func<V, V, bool> same)
+        {
+            int n = a == null ? 0 : a.Count;
+            if (n != (b == null ? 0 : b.Count)) return false;
+            if (n == 0) return true;
+            foreach (var kv in a)
+            {
+                V v;
+                if (!b.TryGetValue(kv.Key, out v) || !same(kv.Value, v)) return false;
+            }
+            return true;
+        }
         /// <summary>Equal arrays, elements by same.</summary>
         public static bool SameArray<T>(T[] a, T[] b, Func<T, T, bool> same)
         {
