@@ -1,6 +1,6 @@
 // The encoding state of one message that generated code drives: the "any
 // negative" flag, bit-length integers, fixed point and shared-length
-// groups.
+// groups. The deltas it writes (a client's inputs) are in DeltaEncoder.cs.
 using System;
 using System.Collections.Generic;
 
