@@ -966,8 +966,8 @@ func csTools(t *testing.T) (mcs, mono string) {
 	return mcs, mono
 }
 
-// buildCS compiles the runtime, the generated code and extra sources into
-// dir/out.exe.
+// buildCS compiles the runtime (every file of clients/cs/Bitwire), the
+// generated code and extra sources into dir/out.exe.
 func buildCS(t *testing.T, mcs string, generated []byte, extra ...string) string {
 	dir := t.TempDir()
 	genPath := filepath.Join(dir, "Generated.cs")
@@ -979,7 +979,11 @@ func buildCS(t *testing.T, mcs string, generated []byte, extra ...string) string
 	// sees them: a change to the runtime reruns the test.
 	// C# 7.2, the newest mcs knows: within the 7.3 that Unity 2021 compiles.
 	args := []string{"-langversion:7.2", "-nologo", "-warn:0", "-optimize+", "-out:" + exe, genPath}
-	for _, f := range append([]string{"../clients/cs/Bitwire.cs"}, extra...) {
+	runtime, err := filepath.Glob("../clients/cs/Bitwire/*.cs")
+	if err != nil || len(runtime) == 0 {
+		t.Fatalf("the C# runtime clients/cs/Bitwire/*.cs: %v", err)
+	}
+	for _, f := range append(runtime, extra...) {
 		to := filepath.Join(dir, filepath.Base(f))
 		copyFile(t, f, to)
 		args = append(args, to)

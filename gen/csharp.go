@@ -11,20 +11,26 @@ import (
 
 // CSharp writes one C# 7.3 source file for msgs in namespace ns: a class
 // per struct type (public fields named as in Go, initialized to Go's zero
-// values) with the type's decoding, encoding, delta and copy methods
-// specialized from the schema, and per message a static codec class with
+// values, and nothing else), per plan of it an internal static coder class
+// (VecCoder, VecCoder_2 …) with its decoding, encoding, delta and copy
+// methods specialized from the schema, and per message a static codec class with
 // Decode, DecodeFrom, Encode, EncodeTo, DecodeDelta, DecodeDeltaFrom, Copy,
 // Quantize, Receiver (snapshot packets) and Fingerprint; a union gets
 // DecodeFrom and EncodeTo of tagged messages. The Decode and DecodeDelta
 // forms decode into an existing object, reusing its lists, arrays and
 // nested objects, so a client's per-tick decode allocates nothing once warm
 // (strings, byte slices of a new length and maps aside). The code calls the
-// runtime clients/cs/Bitwire.cs (namespace Bitwire), compiled beside it.
+// runtime in clients/cs/Bitwire (namespace Bitwire, one file per concern),
+// compiled beside it.
 //
 // Integer types map to sbyte, short, int, long, byte, ushort, uint, ulong;
 // slices to List<T>, arrays to T[], maps to Dictionary<K, V>, pointers to
 // structs to nullable references and pointers to value types to T?,
 // time.Time to Bitwire.Time, struct quaternions to Bitwire.Quatf/Quatd.
+//
+// Names: a field named like its class (C# error CS0542) and a message
+// named like a type the code uses from the runtime or System are refused
+// with ErrSchema; a struct type named so gets a suffixed class (Decoder_2).
 //
 // A message whose schema has a model (bitwire.Codec.WithModel) decodes its
 // deltas with the model's tables, which the codec class holds, built from
@@ -38,6 +44,9 @@ func CSharp(out io.Writer, ns string, msgs ...Message) error {
 	}
 	tn := nameTypes(msgs)
 	if err := checkMessageNames(msgs, tn); err != nil {
+		return err
+	}
+	if err := csNames(msgs, tn); err != nil {
 		return err
 	}
 	slots := map[*bitwire.NodeSchema]int{} // one id per node across all classes
@@ -66,13 +75,13 @@ func CSharp(out io.Writer, ns string, msgs ...Message) error {
 			w.p("        public static object DecodeFrom(BitReader r, out int variant)\n        {\n")
 			w.p("            variant = UnionTag.Read(r, TagBits, %d);\n            switch (variant)\n            {\n", len(s.Union.Variants))
 			for i, v := range s.Union.Variants {
-				w.p("                case %d: { var o = new %s(); Message.DecodeFrom(%q, r, o, %s.BwDecode, Lim); return o; }\n", i, classes[v], classes[v], names[v])
+				w.p("                case %d: { var o = new %s(); Message.DecodeFrom(%q, r, o, %s.Decode, Lim); return o; }\n", i, classes[v], classes[v], names[v])
 			}
 			w.p("            }\n            return null;\n        }\n")
 			w.p("        /// <summary>Encodes v, a value of one of the variants, with its tag.</summary>\n")
 			w.p("        public static void EncodeTo(BitWriter w, object v)\n        {\n")
 			for i, v := range s.Union.Variants {
-				w.p("            if (v is %s) { int start = w.Length; w.Write(%d, TagBits); try { Message.EncodeTo(%q, w, (%s)v, %s.BwEncode, Lim); } catch (BitwireException) { w.Truncate(start); throw; } return; }\n", classes[v], i, classes[v], classes[v], names[v])
+				w.p("            if (v is %s) { int start = w.Length; w.Write(%d, TagBits); try { Message.EncodeTo(%q, w, (%s)v, %s.Encode, Lim); } catch (BitwireException) { w.Truncate(start); throw; } return; }\n", classes[v], i, classes[v], classes[v], names[v])
 			}
 			w.p("            throw new ErrUnknownTag(\"not a variant of %s\");\n        }\n", m.Name)
 			w.p("%s    }\n", csUnionCount(s))
@@ -87,10 +96,10 @@ func CSharp(out io.Writer, ns string, msgs ...Message) error {
 		w.p("        public static readonly Limits Lim = new Limits(%d, %d);\n", s.Limits.MaxDepth, s.Limits.MaxLen)
 		w.p("        public static %s Decode(byte[] data) { var o = new %s(); Decode(data, data.Length, o); return o; }\n", root, root)
 		w.p("        /// <summary>Decodes a whole message into an existing value, reusing its storage.</summary>\n")
-		w.p("        public static void Decode(byte[] data, int length, %s into) { Message.Decode(%q, data, length, into, %s.BwDecode, Lim); }\n", root, root, coder)
-		w.p("        public static void DecodeFrom(BitReader r, %s into) { Message.DecodeFrom(%q, r, into, %s.BwDecode, Lim); }\n", root, root, coder)
+		w.p("        public static void Decode(byte[] data, int length, %s into) { Message.Decode(%q, data, length, into, %s.Decode, Lim); }\n", root, root, coder)
+		w.p("        public static void DecodeFrom(BitReader r, %s into) { Message.DecodeFrom(%q, r, into, %s.Decode, Lim); }\n", root, root, coder)
 		w.p("        public static byte[] Encode(%s v) { var w = new BitWriter(); EncodeTo(w, v); return w.ToArray(); }\n", root)
-		w.p("        public static void EncodeTo(BitWriter w, %s v) { Message.EncodeTo(%q, w, v, %s.BwEncode, Lim); }\n", root, root, coder)
+		w.p("        public static void EncodeTo(BitWriter w, %s v) { Message.EncodeTo(%q, w, v, %s.Encode, Lim); }\n", root, root, coder)
 		w.p("        /// <summary>Applies a delta to baseline, into an existing value (not the baseline itself).</summary>\n")
 		w.p("        public static void DecodeDelta(byte[] data, int length, %s baseline, %s into) { Message.DecodeDelta(%q, data, length, baseline, into, DeltaRoot, Lim); }\n", root, root, root)
 		w.p("        public static void DecodeDeltaFrom(BitReader r, %s baseline, %s into) { Message.DecodeDeltaFrom(%q, r, baseline, into, DeltaRoot, Lim); }\n", root, root, root)
@@ -104,18 +113,18 @@ func CSharp(out io.Writer, ns string, msgs ...Message) error {
 			w.p("        static void DeltaRoot(Decoder d, %s b, %s o) { bwMD%d(d, b, o, -1); }\n", root, root, s.Root)
 			w.p("%s", body)
 		} else {
-			w.p("        static void DeltaRoot(Decoder d, %s b, %s o) { %s.BwDecodeDelta(d, b, o, -1); }\n", root, root, coder)
+			w.p("        static void DeltaRoot(Decoder d, %s b, %s o) { %s.DecodeDelta(d, b, o, -1); }\n", root, root, coder)
 		}
 		w.p("        /// <summary>Makes dst a deep copy of src, reusing dst's storage.</summary>\n")
-		w.p("        public static void Copy(%s src, %s dst) { %s.BwCopy(src, dst); }\n", root, root, coder)
+		w.p("        public static void Copy(%s src, %s dst) { %s.Copy(src, dst); }\n", root, root, coder)
 		w.p("        /// <summary>Turns v into what a receiver decodes: the server's quantization, for prediction.</summary>\n")
 		w.p("        public static void Quantize(%s v) { var b = Encode(v); Decode(b, b.Length, v); }\n", root)
 		w.p("        /// <summary>The client side of a snapshot stream of %s (integrity mode 0, 1 or 2 with its key, history size and tick window as the server's).</summary>\n", root)
-		w.p("        public static SnapshotReceiver<%s> Receiver(int size = 32, int mode = 0, uint maxAhead = 300, int recoverAfter = 8, byte[] key = null) { return new SnapshotReceiver<%s>(%q, Fingerprint, size, mode, maxAhead, recoverAfter, () => new %s(), %s.BwDecode, DeltaRoot, %s.BwCopy, %s.BwEncode, Lim, key); }\n", root, root, root, root, coder, coder, coder)
+		w.p("        public static SnapshotReceiver<%s> Receiver(int size = 32, int mode = 0, uint maxAhead = 300, int recoverAfter = 8, byte[] key = null) { return new SnapshotReceiver<%s>(%q, Fingerprint, size, mode, maxAhead, recoverAfter, () => new %s(), %s.Decode, DeltaRoot, %s.Copy, %s.Encode, Lim, key); }\n", root, root, root, root, coder, coder, coder)
 		w.p("        /// <summary>The client side of a replicate stream of %s entities (package replicate; integrity mode 0, 1 or 2 with its key as the server's, the most entities held, the expiry in ticks (0: never)).</summary>\n", root)
-		w.p("        public static ReplicaClient<%s> Replica(int mode = 0, byte[] key = null, int maxEntities = 1 << 20, int expiry = 0) { return new ReplicaClient<%s>(%q, Fingerprint, () => new %s(), %s.BwDecode, DeltaRoot, Lim, mode, key, maxEntities, expiry); }\n", root, root, root, root, coder)
+		w.p("        public static ReplicaClient<%s> Replica(int mode = 0, byte[] key = null, int maxEntities = 1 << 20, int expiry = 0) { return new ReplicaClient<%s>(%q, Fingerprint, () => new %s(), %s.Decode, DeltaRoot, Lim, mode, key, maxEntities, expiry); }\n", root, root, root, root, coder)
 		w.p("%s", csShape(s, classes))
-		w.p("%s", csInputCodec(root))
+		w.p("%s", csInputCodec(root, coder, s.Model != nil))
 		w.p("    }\n")
 	}
 	w.p("}\n")
@@ -155,17 +164,18 @@ func (b *csLines) elemLoop(i, count, body string) {
 
 // csGen emits one class.
 type csGen struct {
-	s       *bitwire.Schema
-	names   []string // per struct type: the coder of its plan (its class, or a static class beside it)
-	classes []string // per struct type: its class
-	class   string   // the class emitted
-	coder   string   // the coder emitted: class, or a static class of class's values for another plan
-	owner   bool     // the coder declares the class (its members) too
-	vars    int
-	stat    []string // static members: quantizers, quaternion coders, group tables
-	err     error
-	slots   map[*bitwire.NodeSchema]int // the Decoder slot of each windowed or quaternion node, shared by all classes
-	mdl     *csModel                    // the message's model, when generating its model delta decoders (csharp_model.go)
+	s        *bitwire.Schema
+	names    []string // per struct type: the coder of its plan (its class, or a static class beside it)
+	classes  []string // per struct type: its class
+	class    string   // the class emitted
+	coder    string   // the coder emitted: class, or a static class of class's values for another plan
+	owner    bool     // the coder declares the class (its members) too
+	vars     int
+	stat     []string // static members: quantizers, quaternion coders, group tables
+	err      error
+	slots    map[*bitwire.NodeSchema]int // the Decoder slot of each windowed or quaternion node, shared by all classes
+	mdl      *csModel                    // the message's model, when generating its model delta decoders (csharp_model.go)
+	entities map[string]bool             // the entity coder structs emitted into the class (entityDelta)
 }
 
 // slot returns the id of node n's adaptive state in a delta (wire version
@@ -179,9 +189,8 @@ func (g *csGen) slot(n *bitwire.NodeSchema) int {
 	return id
 }
 
-// v returns a fresh name. Static members take prefixes that start with
-// "bw" in lower case, so that they never meet the class's fields, which are
-// exported Go names.
+// v returns a fresh name: a local, or a static member of the coder, whose
+// class holds no schema name.
 func (g *csGen) v(prefix string) string {
 	g.vars++
 	return fmt.Sprintf("%s%d", prefix, g.vars)
@@ -198,16 +207,17 @@ func (g *csGen) emit(ti int) (string, error) {
 	t := &g.s.Types[ti]
 	b := &csLines{}
 	if g.owner {
+		// The class holds only the fields: the code lives in coders beside
+		// it, so that no field meets a method, a static or a runtime name.
 		b.f("\n    /// <summary>%s</summary>\n    public sealed class %s\n    {\n", csDoc(t.GoType), g.class)
 		for _, f := range t.Fields {
 			b.f("        public %s %s = %s;\n", g.typ(f.Node), f.Name, g.zero(f.Node))
 		}
-	} else {
-		// another plan of a class declared already: only its coder
-		b.f("\n    /// <summary>%s (class %s) under another plan: its coder.</summary>\n    internal static class %s\n    {\n", csDoc(t.GoType), g.class, g.coder)
+		b.f("    }\n")
 	}
+	b.f("\n    /// <summary>Reads and writes %s under one plan (%s).</summary>\n    internal static class %s\n    {", g.class, csDoc(t.GoType), g.coder)
 	// decode
-	b.f("\n        internal static void BwDecode(Decoder d, %s o)\n        {\n            d.Enter();\n            string f = null;\n            try\n            {\n", g.class)
+	b.f("\n        internal static void Decode(Decoder d, %s o)\n        {\n            d.Enter();\n            string f = null;\n            try\n            {\n", g.class)
 	for i, f := range t.Fields {
 		b.f("                f = %q;\n", f.Name)
 		if f.Group >= 0 {
@@ -239,7 +249,7 @@ func (g *csGen) emit(ti int) (string, error) {
 	}
 	b.f("            }\n            catch (BitwireException x) { throw x.Within(f); }\n            d.Leave();\n        }\n")
 	// encode
-	b.f("\n        internal static void BwEncode(Encoder e, %s o)\n        {\n            if (o == null) throw new ErrInvalidValue(\"null %s\");\n            e.Enter();\n            string f = null;\n            try\n            {\n", g.class, g.class)
+	b.f("\n        internal static void Encode(Encoder e, %s o)\n        {\n            if (o == null) throw new ErrInvalidValue(\"null %s\");\n            e.Enter();\n            string f = null;\n            try\n            {\n", g.class, g.class)
 	for i, f := range t.Fields {
 		b.f("                f = %q;\n", f.Name)
 		if f.Group >= 0 {
@@ -258,7 +268,7 @@ func (g *csGen) emit(ti int) (string, error) {
 	}
 	b.f("            }\n            catch (BitwireException x) { throw x.Within(f); }\n            e.Leave();\n        }\n")
 	// delta
-	b.f("\n        internal static void BwDecodeDelta(Decoder d, %s b, %s o, int skip)\n        {\n            d.Enter();\n            string f = null;\n            try\n            {\n", g.class, g.class)
+	b.f("\n        internal static void DecodeDelta(Decoder d, %s b, %s o, int skip)\n        {\n            d.Enter();\n            string f = null;\n            try\n            {\n", g.class, g.class)
 	for i, f := range t.Fields {
 		b.f("                f = %q;\n", f.Name)
 		b.f("                if (skip != %d && d.R.Bool())\n                {\n%s                }\n                else\n                {\n%s                }\n",
@@ -266,7 +276,7 @@ func (g *csGen) emit(ti int) (string, error) {
 	}
 	b.f("            }\n            catch (BitwireException x) { throw x.Within(f); }\n            d.Leave();\n        }\n")
 	// copy
-	b.f("\n        internal static void BwCopy(%s s, %s o)\n        {\n", g.class, g.class)
+	b.f("\n        internal static void Copy(%s s, %s o)\n        {\n", g.class, g.class)
 	for _, f := range t.Fields {
 		b.f("%s", g.cp(f.Node, "s."+f.Name, "o."+f.Name, "            "))
 	}
@@ -388,7 +398,7 @@ func (g *csGen) zero(n *bitwire.NodeSchema) string {
 		}
 		return "new " + csScalar(n.Type) + "[4]"
 	case "time":
-		return "Bitwire.Time.Zero"
+		return "global::Bitwire.Time.Zero"
 	case "struct":
 		return "new " + g.classes[*n.Ref] + "()"
 	case "array":
@@ -396,7 +406,7 @@ func (g *csGen) zero(n *bitwire.NodeSchema) string {
 			return csNewArray(g.typ(n.Elem), n.Count)
 		}
 		// reference elements: filled by a helper so none is null
-		return fmt.Sprintf("Codings.Fill(%s, () => %s)", csNewArray(g.typ(n.Elem), n.Count), g.zero(n.Elem))
+		return fmt.Sprintf("global::Bitwire.Codings.Fill(%s, () => %s)", csNewArray(g.typ(n.Elem), n.Count), g.zero(n.Elem))
 	case "slice":
 		return "new " + g.typ(n) + "()"
 	case "ptr":
@@ -461,4 +471,84 @@ func csLong(s string) string {
 		return "long.MinValue"
 	}
 	return s + "L"
+}
+
+// csReserved are the names that the generated C# uses unqualified beside
+// the classes of namespace ns: the runtime's types (namespace Bitwire) and
+// System's. A class of ns named like one would hide it.
+var csReserved = func() map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(`
+		Bitwire System Math BitConverter List Dictionary Action Func Exception Object String Array
+		BitReader BitWriter BitwireException Channel Clock Code Codings ConnClient Crc32c Decoder Encoder
+		ErrBadMagic ErrFuture ErrFutureTick ErrIntegrity ErrInvalidValue ErrMalformed ErrMessageTooLarge
+		ErrModel ErrNoBaseline ErrOutOfRange ErrProtocolMismatch ErrQueueFull ErrStale ErrStaleTick
+		ErrStateMismatch ErrTooLong ErrTooManyEntities ErrTrailingData ErrUnexpectedEnd ErrUnknownTag
+		ErrUnsupportedType F32Union Held IInputSection InputSender InterpSample Interpolator Limits
+		Message NeedSign Out Paths Quantizer QuatCoder Quatd Quatf ReplicaAck ReplicaClient ReplicaEvents
+		ReplicaHeader Seq SeqToken Shape ShapeField SnapshotAck SnapshotHeader SnapshotReceiver Staged
+		Time UnionTag DecodeFn EncodeFn DeltaFn DecodeCountFn EncodeCountFn EntitySet IEntityCoder`) {
+		m[w] = true
+	}
+	return m
+}()
+
+// csNames gives the C# names: a class named like a csReserved name is
+// renamed with a suffix (Decoder_2, as TypeScript's Time_2); every plan of
+// a class gets a static coder class named after it (VecCoder, VecCoder_2
+// …), so that the classes hold nothing but their fields. A message named
+// like a reserved name, and a field named like its class (CS0542, which an
+// @ prefix does not lift), are refused.
+func csNames(msgs []Message, tn *typeNames) error {
+	used := map[string]bool{}
+	for _, m := range msgs {
+		if csReserved[m.Name] {
+			return fmt.Errorf("%w: message name %q is a type the generated C# uses (namespace Bitwire or System): name the codec otherwise, e.g. %sCodec", ErrSchema, m.Name, m.Name)
+		}
+		used[m.Name] = true
+	}
+	for _, c := range tn.order {
+		if c.owner {
+			used[c.class] = true
+		}
+	}
+	unique := func(base string) string {
+		n := base
+		for k := 2; used[n] || csReserved[n]; k++ {
+			n = fmt.Sprintf("%s_%d", base, k)
+		}
+		used[n] = true
+		return n
+	}
+	class := map[string]string{}
+	for _, c := range tn.order {
+		if c.owner {
+			class[c.class] = c.class
+			if csReserved[c.class] {
+				class[c.class] = unique(c.class)
+			}
+		}
+	}
+	coder := map[string]string{}
+	for i, c := range tn.order {
+		coder[c.name] = unique(class[c.class] + "Coder")
+		tn.order[i].name, tn.order[i].class = coder[c.name], class[c.class]
+	}
+	for _, m := range msgs {
+		cn, cd := tn.class[m.Schema], tn.schema[m.Schema]
+		for i := range cn {
+			cn[i], cd[i] = class[cn[i]], coder[cd[i]]
+		}
+	}
+	for _, c := range tn.order {
+		if !c.owner {
+			continue
+		}
+		for _, f := range c.s.Types[c.t].Fields {
+			if f.Name == c.class {
+				return fmt.Errorf("%w: type %s: field %q is named like its class, which C# forbids (CS0542)", ErrSchema, c.class, f.Name)
+			}
+		}
+	}
+	return nil
 }

@@ -33,7 +33,7 @@ type csModel struct {
 // queues.
 func (g *csGen) structDelta(t int) string {
 	if g.mdl == nil {
-		return g.names[t] + ".BwDecodeDelta"
+		return g.names[t] + ".DecodeDelta"
 	}
 	if !g.mdl.queued[t] {
 		g.mdl.queued[t] = true

@@ -68,7 +68,7 @@ func (g *csGen) dec(n *bitwire.NodeSchema, lv, in string) string {
 		b.p("  %s = new Bitwire.Time(Codings.Unzigzag(%s), (int)ns%s); }", lv, v, v)
 	case "struct":
 		b.p("if (%s == null) %s = new %s();", lv, lv, g.classes[*n.Ref])
-		b.p("%s.BwDecode(d, %s);", g.names[*n.Ref], lv)
+		b.p("%s.Decode(d, %s);", g.names[*n.Ref], lv)
 	case "array":
 		a := g.v("a")
 		b.p("{ var %s = %s; if (%s == null || %s.Length != %d) %s = %s = %s;", a, lv, a, a, n.Count, lv, a, csNewArray(g.typ(n.Elem), n.Count))
@@ -172,6 +172,15 @@ func (g *csGen) decElems(n *bitwire.NodeSchema, a, count, in string) string {
 		b.p("for (int %s = 0; %s < %s; %s++) %s[%s] = %s;", i, i, count, i, a, i, g.fromSignMag(el, "d.GNeg["+i+"]", "d.GMag["+i+"]"))
 		return b.String()
 	}
+	if el := n.Elem; el.Coding == "struct" {
+		// the element read once from the list (mono calls List's indexer)
+		e := g.v("e")
+		body := &csLines{in: in + "    "}
+		body.p("var %s = %s[%s]; if (%s == null) %s[%s] = %s = new %s();", e, a, i, e, a, i, e, g.classes[*el.Ref])
+		body.p("%s.Decode(d, %s);", g.names[*el.Ref], e)
+		b.elemLoop(i, count, body.String())
+		return b.String()
+	}
 	b.elemLoop(i, count, g.dec(n.Elem, a+"["+i+"]", in+"    "))
 	return b.String()
 }
@@ -250,7 +259,7 @@ func (g *csGen) enc(n *bitwire.NodeSchema, x, in string) string {
 		b.p("  if (%s.Nsec < 0 || %s.Nsec >= 1000000000) throw new ErrOutOfRange(%s.Nsec + \" nanoseconds\");", v, v, v)
 		b.p("  e.W.Write((ulong)%s.Nsec, 30); }", v)
 	case "struct":
-		b.p("%s.BwEncode(e, %s);", g.names[*n.Ref], x)
+		b.p("%s.Encode(e, %s);", g.names[*n.Ref], x)
 	case "array":
 		a := g.v("a")
 		b.p("{ var %s = %s; if (%s == null || %s.Length != %d) throw new ErrInvalidValue(\"array of %d elements expected\");", a, x, a, a, n.Count, n.Count)
@@ -336,7 +345,7 @@ func (g *csGen) cp(n *bitwire.NodeSchema, src, lv, in string) string {
 			sv, src, a, lv, a, a, lv, a, csScalar(n.Type), a, sv, a, sv, a, sv, a, sv)
 	case "struct":
 		b.p("if (%s == null) %s = new %s();", lv, lv, g.classes[*n.Ref])
-		b.p("%s.BwCopy(%s, %s);", g.names[*n.Ref], src, lv)
+		b.p("%s.Copy(%s, %s);", g.names[*n.Ref], src, lv)
 	case "array":
 		a, s, i := g.v("a"), g.v("s"), g.v("i")
 		b.p("{ var %s = %s; var %s = %s; if (%s == null || %s.Length != %d) %s = %s = %s;", s, src, a, lv, a, a, n.Count, lv, a, csNewArray(g.typ(n.Elem), n.Count))
@@ -541,47 +550,31 @@ func (g *csGen) sliceDelta(n *bitwire.NodeSchema, base, lv, in string) string {
 	return b.String()
 }
 
+// entityDelta decodes an entity set's delta by the runtime's one walk
+// (EntitySet.DecodeDelta), given the element's coder as a struct nested in
+// the class emitted.
 func (g *csGen) entityDelta(n *bitwire.NodeSchema, base, lv, in string) string {
 	b := &csLines{in: in}
-	c, cc := g.names[*n.Elem.Ref], g.classes[*n.Elem.Ref] // its coder and its class
-	bl, bn, l, rm, ad, ch, a, surv, na := g.v("bl"), g.v("bn"), g.v("l"), g.v("rm"), g.v("ad"), g.v("ch"), g.v("a"), g.v("surv"), g.v("na")
-	bi, ai, ri, ci, k, j := g.v("bi"), g.v("ai"), g.v("ri"), g.v("ci"), g.v("k"), g.v("j")
-	b.p("{ var %s = %s; int %s = %s == null ? 0 : %s.Count; int %s = d.Len(%d, 0);", bl, base, bn, bl, bl, l, n.MaxLen)
-	b.p("  var %s = d.TakeList(); var %s = d.TakeList(); var %s = d.TakeList();", rm, ad, ch)
-	b.p("  try")
-	b.p("  {")
-	b.p("  d.IndexSet(%s, -1, %s);", bn, rm)
-	b.p("  int %s = %s - %s.Count; int %s = %s - %s;", surv, bn, rm, na, l, surv)
-	b.p("  if (%s < 0) throw new ErrMalformed(%s + \" entities after removing \" + %s.Count + \" of \" + %s);", na, l, rm, bn)
-	b.p("  if (%s > 0 && %s > d.R.Remaining / %d) throw new ErrUnexpectedEnd(%s + \" new entities need more input than remains\");", na, na, max(1, n.Elem.MinBits), na)
-	b.p("  d.IndexSet(%s, %s, %s);", l, na, ad)
-	b.p("  d.IndexSet(%s, -1, %s);", surv, ch)
-	g.resize(n, a, lv, l, b)
-	b.p("  int %s = 0, %s = 0, %s = 0, %s = 0, %s = 0;", bi, ai, ri, ci, k)
-	b.p("  for (int %s = 0; %s < %s;)", j, j, l)
-	b.p("  {")
-	b.p("    if (%s < %s.Count && %s[%s] == %s) { %s++; %s++; continue; }", ai, ad, ad, ai, j, ai, j)
-	b.p("    if (%s < %s.Count && %s[%s] == %s) { %s++; %s++; continue; }", ri, rm, rm, ri, bi, ri, bi)
-	b.p("    if (%s >= %s) throw new ErrMalformed(\"entity set survivors run past the baseline\");", bi, bn)
-	b.p("    if (%s[%s] == null) %s[%s] = new %s();", a, j, a, j, cc)
-	b.p("    if (%s < %s.Count && %s[%s] == %s)", ci, ch, ch, ci, k)
-	b.p("    {")
-	b.p("      %s++;", ci)
-	b.p("      try { %s(d, %s[%s], %s[%s], %d); }", g.structDelta(*n.Elem.Ref), bl, bi, a, j, n.Entity.IDField)
-	b.p("      catch (BitwireException x) { throw x.Within(\"[\" + %s + \"]\"); }", j)
-	b.p("    }")
-	b.p("    else %s.BwCopy(%s[%s], %s[%s]);", c, bl, bi, a, j)
-	b.p("    %s++; %s++; %s++;", j, bi, k)
-	b.p("  }")
-	b.p("  foreach (var %s in %s)", j, ad)
-	b.p("  {")
-	b.p("    if (%s[%s] == null) %s[%s] = new %s();", a, j, a, j, cc)
-	b.p("    try { %s.BwDecode(d, %s[%s]); }", c, a, j)
-	b.p("    catch (BitwireException x) { throw x.Within(\"[\" + %s + \"]\"); }", j)
-	b.p("  }")
-	b.p("  }")
-	b.p("  finally { d.GiveList(%s); d.GiveList(%s); d.GiveList(%s); }", ch, ad, rm)
-	b.p("}")
+	t := *n.Elem.Ref
+	c, cc := g.names[t], g.classes[t] // its coder and its class
+	name := "bw" + c + "Entities"
+	if g.mdl != nil {
+		name = fmt.Sprintf("bwME%d", t)
+	}
+	if g.entities == nil {
+		g.entities = map[string]bool{}
+	}
+	if !g.entities[name] {
+		g.entities[name] = true
+		g.stat = append(g.stat, fmt.Sprintf(`struct %[1]s : IEntityCoder<%[2]s>
+        {
+            public %[2]s New() { return new %[2]s(); }
+            public void Decode(Decoder d, %[2]s o) { %[3]s.Decode(d, o); }
+            public void DecodeDelta(Decoder d, %[2]s b, %[2]s o, int skip) { %[4]s(d, b, o, skip); }
+            public void Copy(%[2]s s, %[2]s o) { %[3]s.Copy(s, o); }
+        }`, name, cc, c, g.structDelta(t)))
+	}
+	b.p("%s = EntitySet.DecodeDelta(d, %s, %s, %d, %d, %d, new %s());", lv, base, lv, n.MaxLen, n.Elem.MinBits, n.Entity.IDField, name)
 	return b.String()
 }
 

@@ -148,6 +148,8 @@ func runCS(t *testing.T, mono, exe string, cases []cfCase) {
 		switch kind {
 		case "delta", "damaged-delta":
 			data, base = c.Delta, fmt.Sprint(*c.Base)
+		case "input":
+			data, base = c.Full, c.Delta // the baseline and the input, in full
 		case "alloc-delta", "golden-delta":
 			base = c.Delta // the delta; data is the baseline
 		case "snap":

@@ -79,8 +79,9 @@ func namesCases(t *testing.T, n int, r *rand.Rand) []cfCase {
 
 // One class per Go type: cfV2 under three codings in two messages is one
 // class in TypeScript and in C# (with a coder of its own for each further
-// plan), while cfN64, whose N is a number under one coding and a bigint
-// under the other, is two.
+// plan in TypeScript; in C# the classes hold only fields and every plan
+// has a static coder class), while cfN64, whose N is a number under one
+// coding and a bigint under the other, is two.
 func TestOneClassPerGoType(t *testing.T) {
 	var ts, cs strings.Builder
 	if err := gen.TypeScript(&ts, "./bitwire.js", namesMessages()...); err != nil {
@@ -95,10 +96,10 @@ func TestOneClassPerGoType(t *testing.T) {
 	if g, want := got(`export class \w+`, ts.String()), "export class cfNamesA, export class cfV2, export class cfN64, export class cfNamesB, export class cfN64_2"; g != want {
 		t.Errorf("TypeScript classes: %s, want %s", g, want)
 	}
-	if g, want := got(`(public sealed|internal static) class \w+`, cs.String()), "public sealed class cfNamesA, public sealed class cfV2, internal static class cfV2Coder, public sealed class cfN64, public sealed class cfNamesB, internal static class cfV2Coder_2, internal static class cfV2Coder_3, public sealed class cfN64_2"; g != want {
+	if g, want := got(`(public sealed|internal static) class \w+`, cs.String()), "public sealed class cfNamesA, internal static class cfNamesACoder, public sealed class cfV2, internal static class cfV2Coder, internal static class cfV2Coder_2, public sealed class cfN64, internal static class cfN64Coder, public sealed class cfNamesB, internal static class cfNamesBCoder, internal static class cfV2Coder_3, internal static class cfV2Coder_4, public sealed class cfN64_2, internal static class cfN64_2Coder"; g != want {
 		t.Errorf("C# classes: %s, want %s", g, want)
 	}
-	if !strings.Contains(cs.String(), "public cfV2 Q = new cfV2();") || !strings.Contains(cs.String(), "cfV2Coder_2.BwDecode(d, o.Q);") {
+	if !strings.Contains(cs.String(), "public cfV2 Q = new cfV2();") || !strings.Contains(cs.String(), "cfV2Coder_3.Decode(d, o.Q);") {
 		t.Errorf("C#: cfNamesB.Q is not a cfV2 decoded by its own plan's coder:\n%s", cs.String())
 	}
 }

@@ -4,8 +4,9 @@
 // go generate (the directive below) whenever the types change; the output
 // is never edited by hand. The client imports the runtime as
 // "./bitwire.js": copy clients/ts/src/bitwire.ts beside it (compile both
-// with tsc, or bundle them). The C# file needs clients/cs/Bitwire.cs in the
-// same build (a Unity project's Assets, or mcs Bitwire.cs World.cs …).
+// with tsc, or bundle them). The C# file needs the runtime clients/cs/Bitwire
+// (every .cs file of the folder) in the same build: a Unity project's
+// Assets, or mcs -recurse:'clients/cs/Bitwire/*.cs' World.cs ….
 //
 //	go generate ./examples/gen
 package main

@@ -189,7 +189,10 @@ func runCS(dir string, msgs []gen.Message) map[string]float64 {
 	genPath := filepath.Join(dir, "Gen.cs")
 	check(os.WriteFile(genPath, src.Bytes(), 0o644))
 	exe := filepath.Join(dir, "bench.exe")
-	if out, err := exec.Command("mcs", "-nologo", "-optimize+", "-out:"+exe, filepath.Join(r, "clients", "cs", "Bitwire.cs"), genPath, filepath.Join(r, "bench", "clients", "Bench.cs")).CombinedOutput(); err != nil {
+	runtime, err := filepath.Glob(filepath.Join(r, "clients", "cs", "Bitwire", "*.cs"))
+	check(err)
+	args := append([]string{"-nologo", "-optimize+", "-out:" + exe, genPath, filepath.Join(r, "bench", "clients", "Bench.cs")}, runtime...)
+	if out, err := exec.Command("mcs", args...).CombinedOutput(); err != nil {
 		log.Fatalf("mcs: %v\n%s", err, out)
 	}
 	return parse(output("mono", "--optimize=all", exe, dir))

@@ -103,6 +103,28 @@ public static class Conformance
             var codec = asm.GetType(ns + "." + msg);
             try
             {
+                if (kind == "input")
+                {
+                    // an input delta (InputSender's older inputs): the baseline and the
+                    // input in full; want is Go's Codec.EncodeDelta, its bit count and
+                    // hex, or the error's sentinel
+                    var bv = codec.GetMethod("Decode", new[] { typeof(byte[]) }).Invoke(null, new object[] { Unhex(data) });
+                    var cv = codec.GetMethod("Decode", new[] { typeof(byte[]) }).Invoke(null, new object[] { Unhex(c[4]) });
+                    var w = new BitWriter();
+                    string got;
+                    try
+                    {
+                        codec.GetMethod("EncodeDeltaInput").Invoke(null, new object[] { w, bv, cv });
+                        got = w.Length + ":" + Hex(w.ToArray());
+                    }
+                    catch (TargetInvocationException x) when (x.InnerException is BitwireException)
+                    {
+                        got = ((BitwireException)x.InnerException).Sentinel;
+                    }
+                    if (got != want) { report("input " + msg + ": EncodeDeltaInput wrote " + got + ", want " + want); continue; }
+                    passed++;
+                    continue;
+                }
                 if (kind == "golden")
                 {
                     var b = Unhex(data);

@@ -11,8 +11,12 @@ namespace Example.Net
     {
         public uint Tick = 0;
         public List<Crate> Crates = new List<Crate>();
+    }
 
-        internal static void BwDecode(Decoder d, World o)
+    /// <summary>Reads and writes World under one plan (main.World).</summary>
+    internal static class WorldCoder
+    {
+        internal static void Decode(Decoder d, World o)
         {
             d.Enter();
             string f = null;
@@ -30,8 +34,8 @@ namespace Example.Net
                   {
                     try
                     {
-                      if (a2[i4] == null) a2[i4] = new Crate();
-                      Crate.BwDecode(d, a2[i4]);
+                      var e5 = a2[i4]; if (e5 == null) a2[i4] = e5 = new Crate();
+                      CrateCoder.Decode(d, e5);
                     }
                     catch (BitwireException x) { throw x.Within("[" + i4 + "]"); }
                   }
@@ -41,7 +45,7 @@ namespace Example.Net
             d.Leave();
         }
 
-        internal static void BwEncode(Encoder e, World o)
+        internal static void Encode(Encoder e, World o)
         {
             if (o == null) throw new ErrInvalidValue("null World");
             e.Enter();
@@ -51,14 +55,14 @@ namespace Example.Net
                 f = "Tick";
                 Codings.WriteVarint(e.W, (ulong)o.Tick, 7);
                 f = "Crates";
-                { var a5 = o.Crates; int l6 = a5 == null ? 0 : a5.Count; Codings.Len(e, l6, 0);
-                  for (int i7 = 0; i7 < l6; i7++)
+                { var a6 = o.Crates; int l7 = a6 == null ? 0 : a6.Count; Codings.Len(e, l7, 0);
+                  for (int i8 = 0; i8 < l7; i8++)
                   {
                     try
                     {
-                      Crate.BwEncode(e, a5[i7]);
+                      CrateCoder.Encode(e, a6[i8]);
                     }
-                    catch (BitwireException x) { throw x.Within("[" + i7 + "]"); }
+                    catch (BitwireException x) { throw x.Within("[" + i8 + "]"); }
                   }
                 }
             }
@@ -66,7 +70,7 @@ namespace Example.Net
             e.Leave();
         }
 
-        internal static void BwDecodeDelta(Decoder d, World b, World o, int skip)
+        internal static void DecodeDelta(Decoder d, World b, World o, int skip)
         {
             d.Enter();
             string f = null;
@@ -75,9 +79,9 @@ namespace Example.Net
                 f = "Tick";
                 if (skip != 0 && d.R.Bool())
                 {
-                    { ulong u8 = Codings.ReadVarint(d.R, 7);
-                      if (!Codings.FitsUnsigned(u8, 32)) throw new ErrOutOfRange(u8 + " for a 32-bit integer");
-                      o.Tick = (uint)(u8); }
+                    { ulong u9 = Codings.ReadVarint(d.R, 7);
+                      if (!Codings.FitsUnsigned(u9, 32)) throw new ErrOutOfRange(u9 + " for a 32-bit integer");
+                      o.Tick = (uint)(u9); }
                 }
                 else
                 {
@@ -86,54 +90,17 @@ namespace Example.Net
                 f = "Crates";
                 if (skip != 1 && d.R.Bool())
                 {
-                    { var bl9 = b.Crates; int bn10 = bl9 == null ? 0 : bl9.Count; int l11 = d.Len(0, 0);
-                      var rm12 = d.TakeList(); var ad13 = d.TakeList(); var ch14 = d.TakeList();
-                      try
-                      {
-                      d.IndexSet(bn10, -1, rm12);
-                      int surv16 = bn10 - rm12.Count; int na17 = l11 - surv16;
-                      if (na17 < 0) throw new ErrMalformed(l11 + " entities after removing " + rm12.Count + " of " + bn10);
-                      if (na17 > 0 && na17 > d.R.Remaining / 82) throw new ErrUnexpectedEnd(na17 + " new entities need more input than remains");
-                      d.IndexSet(l11, na17, ad13);
-                      d.IndexSet(surv16, -1, ch14);
-                      var a15 = o.Crates; if (a15 == null) o.Crates = a15 = new List<Crate>();
-                      if (a15.Count > l11) a15.RemoveRange(l11, a15.Count - l11);
-                      while (a15.Count < l11) a15.Add(new Crate());
-                      int bi18 = 0, ai19 = 0, ri20 = 0, ci21 = 0, k22 = 0;
-                      for (int j23 = 0; j23 < l11;)
-                      {
-                        if (ai19 < ad13.Count && ad13[ai19] == j23) { ai19++; j23++; continue; }
-                        if (ri20 < rm12.Count && rm12[ri20] == bi18) { ri20++; bi18++; continue; }
-                        if (bi18 >= bn10) throw new ErrMalformed("entity set survivors run past the baseline");
-                        if (a15[j23] == null) a15[j23] = new Crate();
-                        if (ci21 < ch14.Count && ch14[ci21] == k22)
-                        {
-                          ci21++;
-                          try { Crate.BwDecodeDelta(d, bl9[bi18], a15[j23], 0); }
-                          catch (BitwireException x) { throw x.Within("[" + j23 + "]"); }
-                        }
-                        else Crate.BwCopy(bl9[bi18], a15[j23]);
-                        j23++; bi18++; k22++;
-                      }
-                      foreach (var j23 in ad13)
-                      {
-                        if (a15[j23] == null) a15[j23] = new Crate();
-                        try { Crate.BwDecode(d, a15[j23]); }
-                        catch (BitwireException x) { throw x.Within("[" + j23 + "]"); }
-                      }
-                      }
-                      finally { d.GiveList(ch14); d.GiveList(ad13); d.GiveList(rm12); }
-                    }
+                    o.Crates = EntitySet.DecodeDelta(d, b.Crates, o.Crates, 0, 82, 0, new bwCrateCoderEntities());
                 }
                 else
                 {
-                    { var s25 = b.Crates; int l27 = s25 == null ? 0 : s25.Count; var a24 = o.Crates; if (a24 == null) o.Crates = a24 = new List<Crate>();
-                      if (a24.Count > l27) a24.RemoveRange(l27, a24.Count - l27);
-                      while (a24.Count < l27) a24.Add(new Crate());
-                      for (int i26 = 0; i26 < l27; i26++)
+                    { var s11 = b.Crates; int l13 = s11 == null ? 0 : s11.Count; var a10 = o.Crates; if (a10 == null) o.Crates = a10 = new List<Crate>();
+                      if (a10.Count > l13) a10.RemoveRange(l13, a10.Count - l13);
+                      while (a10.Count < l13) a10.Add(new Crate());
+                      for (int i12 = 0; i12 < l13; i12++)
                       {
-                        if (a24[i26] == null) a24[i26] = new Crate();
-                        Crate.BwCopy(s25[i26], a24[i26]);
+                        if (a10[i12] == null) a10[i12] = new Crate();
+                        CrateCoder.Copy(s11[i12], a10[i12]);
                       }
                     }
                 }
@@ -142,26 +109,27 @@ namespace Example.Net
             d.Leave();
         }
 
-        internal static void BwCopy(World s, World o)
+        internal static void Copy(World s, World o)
         {
             o.Tick = s.Tick;
-            { var s29 = s.Crates; int l31 = s29 == null ? 0 : s29.Count; var a28 = o.Crates; if (a28 == null) o.Crates = a28 = new List<Crate>();
-              if (a28.Count > l31) a28.RemoveRange(l31, a28.Count - l31);
-              while (a28.Count < l31) a28.Add(new Crate());
-              for (int i30 = 0; i30 < l31; i30++)
+            { var s15 = s.Crates; int l17 = s15 == null ? 0 : s15.Count; var a14 = o.Crates; if (a14 == null) o.Crates = a14 = new List<Crate>();
+              if (a14.Count > l17) a14.RemoveRange(l17, a14.Count - l17);
+              while (a14.Count < l17) a14.Add(new Crate());
+              for (int i16 = 0; i16 < l17; i16++)
               {
-                if (a28[i30] == null) a28[i30] = new Crate();
-                Crate.BwCopy(s29[i30], a28[i30]);
+                if (a14[i16] == null) a14[i16] = new Crate();
+                CrateCoder.Copy(s15[i16], a14[i16]);
               }
             }
         }
 
-        internal static bool BwInputSame(World b, World o)
+        internal static bool InputSame(World b, World o)
         {
-            return b.Tick == o.Tick && false;
+            return b.Tick == o.Tick
+                && Codings.SameList(b.Crates, o.Crates, (x18, y19) => CrateCoder.InputSame(x18, y19));
         }
 
-        internal static void BwEncodeDeltaInput(Encoder e, World b, World o)
+        internal static void EncodeDeltaInput(Encoder e, World b, World o)
         {
             string f = null;
             try
@@ -174,9 +142,21 @@ namespace Example.Net
                     Codings.WriteVarint(e.W, (ulong)o.Tick, 7);
                 }
                 f = "Crates";
-                throw new BitwireException("ErrUnsupportedType", "a slice input field: not delta-coded by this runtime");
+                if (Codings.SameList(b.Crates, o.Crates, (x20, y21) => CrateCoder.InputSame(x20, y21))) e.W.Bool(false);
+                else
+                {
+                    e.W.Bool(true);
+                    throw new BitwireException("ErrUnsupportedType", "an entity set in an input: not delta-coded by this runtime");
+                }
             }
             catch (BitwireException x) { throw x.Within(f); }
+        }
+        struct bwCrateCoderEntities : IEntityCoder<Crate>
+        {
+            public Crate New() { return new Crate(); }
+            public void Decode(Decoder d, Crate o) { CrateCoder.Decode(d, o); }
+            public void DecodeDelta(Decoder d, Crate b, Crate o, int skip) { CrateCoder.DecodeDelta(d, b, o, skip); }
+            public void Copy(Crate s, Crate o) { CrateCoder.Copy(s, o); }
         }
     }
 
@@ -186,8 +166,12 @@ namespace Example.Net
         public ushort ID = 0;
         public Vec3 Pos = new Vec3();
         public float[] Rot = new float[4];
+    }
 
-        internal static void BwDecode(Decoder d, Crate o)
+    /// <summary>Reads and writes Crate under one plan (main.Crate).</summary>
+    internal static class CrateCoder
+    {
+        internal static void Decode(Decoder d, Crate o)
         {
             d.Enter();
             string f = null;
@@ -197,7 +181,7 @@ namespace Example.Net
                 o.ID = (ushort)(d.BitlenUnsigned(4, 16));
                 f = "Pos";
                 if (o.Pos == null) o.Pos = new Vec3();
-                Vec3.BwDecode(d, o.Pos);
+                Vec3Coder.Decode(d, o.Pos);
                 f = "Rot";
                 bwQC1.Read(d.R, d.P4); bwQC1.Unpack(d.P4, d.Q4);
                 { var qa2 = o.Rot; if (qa2 == null || qa2.Length != 4) o.Rot = qa2 = new float[4]; qa2[0] = (float)d.Q4[0]; qa2[1] = (float)d.Q4[1]; qa2[2] = (float)d.Q4[2]; qa2[3] = (float)d.Q4[3]; }
@@ -206,7 +190,7 @@ namespace Example.Net
             d.Leave();
         }
 
-        internal static void BwEncode(Encoder e, Crate o)
+        internal static void Encode(Encoder e, Crate o)
         {
             if (o == null) throw new ErrInvalidValue("null Crate");
             e.Enter();
@@ -216,7 +200,7 @@ namespace Example.Net
                 f = "ID";
                 e.BitlenUnsigned((ulong)o.ID, 4);
                 f = "Pos";
-                Vec3.BwEncode(e, o.Pos);
+                Vec3Coder.Encode(e, o.Pos);
                 f = "Rot";
                 if (o.Rot == null || o.Rot.Length != 4) throw new ErrInvalidValue("quaternion of 4 components expected");
                 bwQC3.Pack(o.Rot[0], o.Rot[1], o.Rot[2], o.Rot[3], e.P4); bwQC3.Write(e.W, e.P4);
@@ -225,7 +209,7 @@ namespace Example.Net
             e.Leave();
         }
 
-        internal static void BwDecodeDelta(Decoder d, Crate b, Crate o, int skip)
+        internal static void DecodeDelta(Decoder d, Crate b, Crate o, int skip)
         {
             d.Enter();
             string f = null;
@@ -244,12 +228,12 @@ namespace Example.Net
                 if (skip != 1 && d.R.Bool())
                 {
                     if (o.Pos == null) o.Pos = new Vec3();
-                    Vec3.BwDecode(d, o.Pos);
+                    Vec3Coder.Decode(d, o.Pos);
                 }
                 else
                 {
                     if (o.Pos == null) o.Pos = new Vec3();
-                    Vec3.BwCopy(b.Pos, o.Pos);
+                    Vec3Coder.Copy(b.Pos, o.Pos);
                 }
                 f = "Rot";
                 if (skip != 2 && d.R.Bool())
@@ -266,20 +250,22 @@ namespace Example.Net
             d.Leave();
         }
 
-        internal static void BwCopy(Crate s, Crate o)
+        internal static void Copy(Crate s, Crate o)
         {
             o.ID = s.ID;
             if (o.Pos == null) o.Pos = new Vec3();
-            Vec3.BwCopy(s.Pos, o.Pos);
+            Vec3Coder.Copy(s.Pos, o.Pos);
             { var qs9 = s.Rot; var qa8 = o.Rot; if (qa8 == null || qa8.Length != 4) o.Rot = qa8 = new float[4]; qa8[0] = qs9[0]; qa8[1] = qs9[1]; qa8[2] = qs9[2]; qa8[3] = qs9[3]; }
         }
 
-        internal static bool BwInputSame(Crate b, Crate o)
+        internal static bool InputSame(Crate b, Crate o)
         {
-            return b.ID == o.ID && Vec3.BwInputSame(b.Pos, o.Pos) && false;
+            return b.ID == o.ID
+                && Vec3Coder.InputSame(b.Pos, o.Pos)
+                && Codings.SameArray(b.Rot, o.Rot, (x, y) => x == y);
         }
 
-        internal static void BwEncodeDeltaInput(Encoder e, Crate b, Crate o)
+        internal static void EncodeDeltaInput(Encoder e, Crate b, Crate o)
         {
             string f = null;
             try
@@ -292,14 +278,19 @@ namespace Example.Net
                     e.BitlenUnsigned((ulong)o.ID, 4);
                 }
                 f = "Pos";
-                if (Vec3.BwInputSame(b.Pos, o.Pos)) e.W.Bool(false);
+                if (Vec3Coder.InputSame(b.Pos, o.Pos)) e.W.Bool(false);
                 else
                 {
                     e.W.Bool(true);
-                    Vec3.BwEncode(e, o.Pos);
+                    Vec3Coder.Encode(e, o.Pos);
                 }
                 f = "Rot";
-                throw new BitwireException("ErrUnsupportedType", "a quat input field: not delta-coded by this runtime");
+                if (Codings.SameArray(b.Rot, o.Rot, (x, y) => x == y)) e.W.Bool(false);
+                else
+                {
+                    e.W.Bool(true);
+                    throw new BitwireException("ErrUnsupportedType", "a quaternion in an input: not delta-coded by this runtime");
+                }
             }
             catch (BitwireException x) { throw x.Within(f); }
         }
@@ -314,8 +305,12 @@ namespace Example.Net
         public float X = 0;
         public float Z = 0;
         public float Y = 0;
+    }
 
-        internal static void BwDecode(Decoder d, Vec3 o)
+    /// <summary>Reads and writes Vec3 under one plan (main.Vec3).</summary>
+    internal static class Vec3Coder
+    {
+        internal static void Decode(Decoder d, Vec3 o)
         {
             d.Enter();
             string f = null;
@@ -332,7 +327,7 @@ namespace Example.Net
             d.Leave();
         }
 
-        internal static void BwEncode(Encoder e, Vec3 o)
+        internal static void Encode(Encoder e, Vec3 o)
         {
             if (o == null) throw new ErrInvalidValue("null Vec3");
             e.Enter();
@@ -350,7 +345,7 @@ namespace Example.Net
             e.Leave();
         }
 
-        internal static void BwDecodeDelta(Decoder d, Vec3 b, Vec3 o, int skip)
+        internal static void DecodeDelta(Decoder d, Vec3 b, Vec3 o, int skip)
         {
             d.Enter();
             string f = null;
@@ -412,29 +407,64 @@ namespace Example.Net
             d.Leave();
         }
 
-        internal static void BwCopy(Vec3 s, Vec3 o)
+        internal static void Copy(Vec3 s, Vec3 o)
         {
             o.X = s.X;
             o.Z = s.Z;
             o.Y = s.Y;
         }
 
-        internal static bool BwInputSame(Vec3 b, Vec3 o)
+        internal static bool InputSame(Vec3 b, Vec3 o)
         {
-            return false && false && false;
+            return b.X == o.X
+                && b.Z == o.Z
+                && b.Y == o.Y;
         }
 
-        internal static void BwEncodeDeltaInput(Encoder e, Vec3 b, Vec3 o)
+        internal static void EncodeDeltaInput(Encoder e, Vec3 b, Vec3 o)
         {
             string f = null;
             try
             {
                 f = "X";
-                throw new BitwireException("ErrUnsupportedType", "a q input field: not delta-coded by this runtime");
+                if (b.X == o.X) e.W.Bool(false);
+                else
+                {
+                    e.W.Bool(true);
+                    long diff16 = (long)(bwQ17.Index(o.X, false) - bwQ17.Index(b.X, false));
+                    if (diff16 >= -100L && diff16 <= 100L) e.Window(1, -100L, 100L, 8, 3, 6, diff16);
+                    else
+                    {
+                      e.WindowMiss();
+                      bwQ18.Write(e.W, o.X, false);
+                    }
+                }
                 f = "Z";
-                throw new BitwireException("ErrUnsupportedType", "a q input field: not delta-coded by this runtime");
+                if (b.Z == o.Z) e.W.Bool(false);
+                else
+                {
+                    e.W.Bool(true);
+                    long diff19 = (long)(bwQ20.Index(o.Z, false) - bwQ20.Index(b.Z, false));
+                    if (diff19 >= -100L && diff19 <= 100L) e.Window(2, -100L, 100L, 8, 3, 6, diff19);
+                    else
+                    {
+                      e.WindowMiss();
+                      bwQ21.Write(e.W, o.Z, false);
+                    }
+                }
                 f = "Y";
-                throw new BitwireException("ErrUnsupportedType", "a q input field: not delta-coded by this runtime");
+                if (b.Y == o.Y) e.W.Bool(false);
+                else
+                {
+                    e.W.Bool(true);
+                    long diff22 = (long)(bwQ23.Index(o.Y, false) - bwQ23.Index(b.Y, false));
+                    if (diff22 >= -100L && diff22 <= 100L) e.Window(3, -100L, 100L, 8, 3, 5, diff22);
+                    else
+                    {
+                      e.WindowMiss();
+                      bwQ24.Write(e.W, o.Y, false);
+                    }
+                }
             }
             catch (BitwireException x) { throw x.Within(f); }
         }
@@ -450,6 +480,12 @@ namespace Example.Net
         static readonly Quantizer bwQ12 = new Quantizer(-512.0, 512.0, 102400UL, 0.01, true, -51200L);
         static readonly Quantizer bwQ14 = new Quantizer(-16.0, 112.0, 12800UL, 0.01, true, -1600L);
         static readonly Quantizer bwQ15 = new Quantizer(-16.0, 112.0, 12800UL, 0.01, true, -1600L);
+        static readonly Quantizer bwQ17 = new Quantizer(-512.0, 512.0, 102400UL, 0.01, true, -51200L);
+        static readonly Quantizer bwQ18 = new Quantizer(-512.0, 512.0, 102400UL, 0.01, true, -51200L);
+        static readonly Quantizer bwQ20 = new Quantizer(-512.0, 512.0, 102400UL, 0.01, true, -51200L);
+        static readonly Quantizer bwQ21 = new Quantizer(-512.0, 512.0, 102400UL, 0.01, true, -51200L);
+        static readonly Quantizer bwQ23 = new Quantizer(-16.0, 112.0, 12800UL, 0.01, true, -1600L);
+        static readonly Quantizer bwQ24 = new Quantizer(-16.0, 112.0, 12800UL, 0.01, true, -1600L);
     }
 
     /// <summary>main.Input</summary>
@@ -459,8 +495,12 @@ namespace Example.Net
         public float Yaw = 0;
         public bool Fire = false;
         public uint Acked = 0;
+    }
 
-        internal static void BwDecode(Decoder d, Input o)
+    /// <summary>Reads and writes Input under one plan (main.Input).</summary>
+    internal static class InputCoder
+    {
+        internal static void Decode(Decoder d, Input o)
         {
             d.Enter();
             string f = null;
@@ -489,7 +529,7 @@ namespace Example.Net
             d.Leave();
         }
 
-        internal static void BwEncode(Encoder e, Input o)
+        internal static void Encode(Encoder e, Input o)
         {
             if (o == null) throw new ErrInvalidValue("null Input");
             e.Enter();
@@ -520,7 +560,7 @@ namespace Example.Net
             e.Leave();
         }
 
-        internal static void BwDecodeDelta(Decoder d, Input b, Input o, int skip)
+        internal static void DecodeDelta(Decoder d, Input b, Input o, int skip)
         {
             d.Enter();
             string f = null;
@@ -582,7 +622,7 @@ namespace Example.Net
             d.Leave();
         }
 
-        internal static void BwCopy(Input s, Input o)
+        internal static void Copy(Input s, Input o)
         {
             { var s17 = s.Move; var a16 = o.Move; if (a16 == null || a16.Length != 2) o.Move = a16 = new sbyte[2];
               for (int i18 = 0; i18 < 2; i18++)
@@ -595,24 +635,43 @@ namespace Example.Net
             o.Acked = s.Acked;
         }
 
-        internal static bool BwInputSame(Input b, Input o)
+        internal static bool InputSame(Input b, Input o)
         {
-            return false && b.Yaw == o.Yaw && b.Fire == o.Fire && b.Acked == o.Acked;
+            return Codings.SameArray(b.Move, o.Move, (x19, y20) => x19 == y20)
+                && b.Yaw == o.Yaw
+                && b.Fire == o.Fire
+                && b.Acked == o.Acked;
         }
 
-        internal static void BwEncodeDeltaInput(Encoder e, Input b, Input o)
+        internal static void EncodeDeltaInput(Encoder e, Input b, Input o)
         {
             string f = null;
             try
             {
                 f = "Move";
-                throw new BitwireException("ErrUnsupportedType", "a array input field: not delta-coded by this runtime");
+                if (Codings.SameArray(b.Move, o.Move, (x21, y22) => x21 == y22)) e.W.Bool(false);
+                else
+                {
+                    e.W.Bool(true);
+                    { var a23 = o.Move; if (a23 == null || a23.Length != 2) throw new ErrInvalidValue("array of 2 elements expected");
+                      for (int i24 = 0; i24 < 2; i24++)
+                      {
+                        try
+                        {
+                          { long r25 = (long)a23[i24];
+                            if (r25 < -1L || r25 > 1L) throw new ErrOutOfRange(r25 + " outside -1..1");
+                            e.W.Write((ulong)r25 - unchecked((ulong)-1L), 2); }
+                        }
+                        catch (BitwireException x) { throw x.Within("[" + i24 + "]"); }
+                      }
+                    }
+                }
                 f = "Yaw";
                 if (b.Yaw == o.Yaw) e.W.Bool(false);
                 else
                 {
                     e.W.Bool(true);
-                    bwQ19.Write(e.W, o.Yaw, false);
+                    bwQ26.Write(e.W, o.Yaw, false);
                 }
                 f = "Fire";
                 if (b.Fire == o.Fire) e.W.Bool(false);
@@ -634,7 +693,7 @@ namespace Example.Net
         static readonly Quantizer bwQ4 = new Quantizer(0.0, 360.0, 1023UL, 0.3519061583577713);
         static readonly Quantizer bwQ8 = new Quantizer(0.0, 360.0, 1023UL, 0.3519061583577713);
         static readonly Quantizer bwQ15 = new Quantizer(0.0, 360.0, 1023UL, 0.3519061583577713);
-        static readonly Quantizer bwQ19 = new Quantizer(0.0, 360.0, 1023UL, 0.3519061583577713);
+        static readonly Quantizer bwQ26 = new Quantizer(0.0, 360.0, 1023UL, 0.3519061583577713);
     }
 
     /// <summary>The codec of World (main.World).</summary>
@@ -646,22 +705,22 @@ namespace Example.Net
         public static readonly Limits Lim = new Limits(100, 1048576);
         public static World Decode(byte[] data) { var o = new World(); Decode(data, data.Length, o); return o; }
         /// <summary>Decodes a whole message into an existing value, reusing its storage.</summary>
-        public static void Decode(byte[] data, int length, World into) { Message.Decode("World", data, length, into, World.BwDecode, Lim); }
-        public static void DecodeFrom(BitReader r, World into) { Message.DecodeFrom("World", r, into, World.BwDecode, Lim); }
+        public static void Decode(byte[] data, int length, World into) { Message.Decode("World", data, length, into, WorldCoder.Decode, Lim); }
+        public static void DecodeFrom(BitReader r, World into) { Message.DecodeFrom("World", r, into, WorldCoder.Decode, Lim); }
         public static byte[] Encode(World v) { var w = new BitWriter(); EncodeTo(w, v); return w.ToArray(); }
-        public static void EncodeTo(BitWriter w, World v) { Message.EncodeTo("World", w, v, World.BwEncode, Lim); }
+        public static void EncodeTo(BitWriter w, World v) { Message.EncodeTo("World", w, v, WorldCoder.Encode, Lim); }
         /// <summary>Applies a delta to baseline, into an existing value (not the baseline itself).</summary>
         public static void DecodeDelta(byte[] data, int length, World baseline, World into) { Message.DecodeDelta("World", data, length, baseline, into, DeltaRoot, Lim); }
         public static void DecodeDeltaFrom(BitReader r, World baseline, World into) { Message.DecodeDeltaFrom("World", r, baseline, into, DeltaRoot, Lim); }
-        static void DeltaRoot(Decoder d, World b, World o) { World.BwDecodeDelta(d, b, o, -1); }
+        static void DeltaRoot(Decoder d, World b, World o) { WorldCoder.DecodeDelta(d, b, o, -1); }
         /// <summary>Makes dst a deep copy of src, reusing dst's storage.</summary>
-        public static void Copy(World src, World dst) { World.BwCopy(src, dst); }
+        public static void Copy(World src, World dst) { WorldCoder.Copy(src, dst); }
         /// <summary>Turns v into what a receiver decodes: the server's quantization, for prediction.</summary>
         public static void Quantize(World v) { var b = Encode(v); Decode(b, b.Length, v); }
         /// <summary>The client side of a snapshot stream of World (integrity mode 0, 1 or 2 with its key, history size and tick window as the server's).</summary>
-        public static SnapshotReceiver<World> Receiver(int size = 32, int mode = 0, uint maxAhead = 300, int recoverAfter = 8, byte[] key = null) { return new SnapshotReceiver<World>("World", Fingerprint, size, mode, maxAhead, recoverAfter, () => new World(), World.BwDecode, DeltaRoot, World.BwCopy, World.BwEncode, Lim, key); }
+        public static SnapshotReceiver<World> Receiver(int size = 32, int mode = 0, uint maxAhead = 300, int recoverAfter = 8, byte[] key = null) { return new SnapshotReceiver<World>("World", Fingerprint, size, mode, maxAhead, recoverAfter, () => new World(), WorldCoder.Decode, DeltaRoot, WorldCoder.Copy, WorldCoder.Encode, Lim, key); }
         /// <summary>The client side of a replicate stream of World entities (package replicate; integrity mode 0, 1 or 2 with its key as the server's, the most entities held, the expiry in ticks (0: never)).</summary>
-        public static ReplicaClient<World> Replica(int mode = 0, byte[] key = null, int maxEntities = 1 << 20, int expiry = 0) { return new ReplicaClient<World>("World", Fingerprint, () => new World(), World.BwDecode, DeltaRoot, Lim, mode, key, maxEntities, expiry); }
+        public static ReplicaClient<World> Replica(int mode = 0, byte[] key = null, int maxEntities = 1 << 20, int expiry = 0) { return new ReplicaClient<World>("World", Fingerprint, () => new World(), WorldCoder.Decode, DeltaRoot, Lim, mode, key, maxEntities, expiry); }
         /// <summary>The message's fields and codings, for the runtime's walks (the paths of ReplicaEvents).</summary>
         public static Shape Shape { get { if (bwShape == null) bwShape = BwMakeShape(); return bwShape; } }
         static Shape bwShape;
@@ -680,9 +739,14 @@ namespace Example.Net
             var qb = new World(); Copy(baseline, qb); Quantize(qb);
             var qc = new World(); Copy(cur, qc); Quantize(qc);
             var e = new Encoder(w);
-            e.Begin(false);
             int start = w.Length;
-            try { World.BwEncodeDeltaInput(e, qb, qc); } catch (BitwireException x) { w.Truncate(start); throw x.Within("World"); }
+            try
+            {
+                e.Begin(false);
+                try { WorldCoder.EncodeDeltaInput(e, qb, qc); }
+                catch (NeedSign) { w.Truncate(start); e.Begin(true); WorldCoder.EncodeDeltaInput(e, qb, qc); }
+            }
+            catch (BitwireException x) { w.Truncate(start); throw x.Within("World"); }
         }
     }
 
@@ -695,22 +759,22 @@ namespace Example.Net
         public static readonly Limits Lim = new Limits(100, 1048576);
         public static Input Decode(byte[] data) { var o = new Input(); Decode(data, data.Length, o); return o; }
         /// <summary>Decodes a whole message into an existing value, reusing its storage.</summary>
-        public static void Decode(byte[] data, int length, Input into) { Message.Decode("Input", data, length, into, Input.BwDecode, Lim); }
-        public static void DecodeFrom(BitReader r, Input into) { Message.DecodeFrom("Input", r, into, Input.BwDecode, Lim); }
+        public static void Decode(byte[] data, int length, Input into) { Message.Decode("Input", data, length, into, InputCoder.Decode, Lim); }
+        public static void DecodeFrom(BitReader r, Input into) { Message.DecodeFrom("Input", r, into, InputCoder.Decode, Lim); }
         public static byte[] Encode(Input v) { var w = new BitWriter(); EncodeTo(w, v); return w.ToArray(); }
-        public static void EncodeTo(BitWriter w, Input v) { Message.EncodeTo("Input", w, v, Input.BwEncode, Lim); }
+        public static void EncodeTo(BitWriter w, Input v) { Message.EncodeTo("Input", w, v, InputCoder.Encode, Lim); }
         /// <summary>Applies a delta to baseline, into an existing value (not the baseline itself).</summary>
         public static void DecodeDelta(byte[] data, int length, Input baseline, Input into) { Message.DecodeDelta("Input", data, length, baseline, into, DeltaRoot, Lim); }
         public static void DecodeDeltaFrom(BitReader r, Input baseline, Input into) { Message.DecodeDeltaFrom("Input", r, baseline, into, DeltaRoot, Lim); }
-        static void DeltaRoot(Decoder d, Input b, Input o) { Input.BwDecodeDelta(d, b, o, -1); }
+        static void DeltaRoot(Decoder d, Input b, Input o) { InputCoder.DecodeDelta(d, b, o, -1); }
         /// <summary>Makes dst a deep copy of src, reusing dst's storage.</summary>
-        public static void Copy(Input src, Input dst) { Input.BwCopy(src, dst); }
+        public static void Copy(Input src, Input dst) { InputCoder.Copy(src, dst); }
         /// <summary>Turns v into what a receiver decodes: the server's quantization, for prediction.</summary>
         public static void Quantize(Input v) { var b = Encode(v); Decode(b, b.Length, v); }
         /// <summary>The client side of a snapshot stream of Input (integrity mode 0, 1 or 2 with its key, history size and tick window as the server's).</summary>
-        public static SnapshotReceiver<Input> Receiver(int size = 32, int mode = 0, uint maxAhead = 300, int recoverAfter = 8, byte[] key = null) { return new SnapshotReceiver<Input>("Input", Fingerprint, size, mode, maxAhead, recoverAfter, () => new Input(), Input.BwDecode, DeltaRoot, Input.BwCopy, Input.BwEncode, Lim, key); }
+        public static SnapshotReceiver<Input> Receiver(int size = 32, int mode = 0, uint maxAhead = 300, int recoverAfter = 8, byte[] key = null) { return new SnapshotReceiver<Input>("Input", Fingerprint, size, mode, maxAhead, recoverAfter, () => new Input(), InputCoder.Decode, DeltaRoot, InputCoder.Copy, InputCoder.Encode, Lim, key); }
         /// <summary>The client side of a replicate stream of Input entities (package replicate; integrity mode 0, 1 or 2 with its key as the server's, the most entities held, the expiry in ticks (0: never)).</summary>
-        public static ReplicaClient<Input> Replica(int mode = 0, byte[] key = null, int maxEntities = 1 << 20, int expiry = 0) { return new ReplicaClient<Input>("Input", Fingerprint, () => new Input(), Input.BwDecode, DeltaRoot, Lim, mode, key, maxEntities, expiry); }
+        public static ReplicaClient<Input> Replica(int mode = 0, byte[] key = null, int maxEntities = 1 << 20, int expiry = 0) { return new ReplicaClient<Input>("Input", Fingerprint, () => new Input(), InputCoder.Decode, DeltaRoot, Lim, mode, key, maxEntities, expiry); }
         /// <summary>The message's fields and codings, for the runtime's walks (the paths of ReplicaEvents).</summary>
         public static Shape Shape { get { if (bwShape == null) bwShape = BwMakeShape(); return bwShape; } }
         static Shape bwShape;
@@ -727,9 +791,14 @@ namespace Example.Net
             var qb = new Input(); Copy(baseline, qb); Quantize(qb);
             var qc = new Input(); Copy(cur, qc); Quantize(qc);
             var e = new Encoder(w);
-            e.Begin(false);
             int start = w.Length;
-            try { Input.BwEncodeDeltaInput(e, qb, qc); } catch (BitwireException x) { w.Truncate(start); throw x.Within("Input"); }
+            try
+            {
+                e.Begin(false);
+                try { InputCoder.EncodeDeltaInput(e, qb, qc); }
+                catch (NeedSign) { w.Truncate(start); e.Begin(true); InputCoder.EncodeDeltaInput(e, qb, qc); }
+            }
+            catch (BitwireException x) { w.Truncate(start); throw x.Within("Input"); }
         }
     }
 }
