@@ -8,7 +8,7 @@
 // Each argument names the generated codec object and the schema file it is
 // generated from. The TypeScript output imports the runtime from -runtime
 // (default ./bitwire.js: clients/ts/src/bitwire.ts compiled beside it); the
-// C# output needs clients/cs/Bitwire.cs in the same build. Go programs can
+// C# output needs the runtime, clients/cs/Bitwire/*.cs, in the same build. Go programs can
 // call package gen directly instead (see examples/gen).
 package main
 
