@@ -25,6 +25,11 @@ func TypeScript(out io.Writer, runtimePath string, msgs ...Message) error {
 	if err := check(msgs); err != nil {
 		return err
 	}
+	for _, m := range msgs {
+		if err := tsRepresentable(m.Schema); err != nil {
+			return fmt.Errorf("%s: %w", m.Name, err)
+		}
+	}
 	tn := nameTypes(msgs)
 	if err := checkMessageNames(msgs, tn); err != nil {
 		return err
@@ -108,6 +113,34 @@ func TypeScript(out io.Writer, runtimePath string, msgs ...Message) error {
 		w.p("};\n")
 	}
 	return w.flush()
+}
+
+// tsRepresentable refuses what TypeScript values cannot hold: a pointer to
+// a pointer would be T | null | null, where a nil inner pointer and a nil
+// outer one are the same null, so a decoded value would re-encode to other
+// bits.
+func tsRepresentable(s *bitwire.Schema) error {
+	var walk func(n *bitwire.NodeSchema) error
+	walk = func(n *bitwire.NodeSchema) error {
+		if n == nil {
+			return nil
+		}
+		if n.Coding == "ptr" && n.Elem != nil && n.Elem.Coding == "ptr" {
+			return fmt.Errorf("%w: a pointer to a pointer has no TypeScript value (both nils would be null)", ErrSchema)
+		}
+		if err := walk(n.Key); err != nil {
+			return err
+		}
+		return walk(n.Elem)
+	}
+	for _, t := range s.Types {
+		for _, f := range t.Fields {
+			if err := walk(f.Node); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 func variantNames(s *bitwire.Schema, names []string) string {
