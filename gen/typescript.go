@@ -1,5 +1,7 @@
 package gen
 
+//go:generate go run ./internal/tsbundle
+
 import (
 	"encoding/base64"
 	"fmt"
