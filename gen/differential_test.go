@@ -263,9 +263,10 @@ func (g valueGen) fill(n *bitwire.NodeSchema, v reflect.Value) {
 	case "bits":
 		w := n.Bits.Width
 		if v.CanInt() {
-			v.SetInt(signedSmall(r, w-1))
 			if w == 1 {
 				v.SetInt(-int64(r.Intn(2)))
+			} else {
+				v.SetInt(signedSmall(r, w-1))
 			}
 		} else {
 			v.SetUint(uint64(small(r, w)) & (1<<uint(w) - 1))

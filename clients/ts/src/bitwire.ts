@@ -418,10 +418,12 @@ export class QuatCoder {
 // schema), the caches the walkers keep on them, and the size bounds that
 // lengths read from input are checked against.
 
-/** A leaf coding or container, as the generated code describes it (from the schema). */
-export interface Node {
-  /** bool bits range q float fixed varint bitlen string bytes quat time struct array slice ptr map */
-  k: string;
+/**
+ * What any node may carry, all optional: the options several codings share, the
+ * caches the walkers keep, and (so that code walking any node can look without
+ * narrowing first) the parameters each kind below makes required.
+ */
+export interface NodeBase {
   /** integers: held as bigint (64-bit types the coding does not bound within 2^53) */
   big?: boolean;
   /** integers: the Go type is signed */
@@ -430,38 +432,45 @@ export interface Node {
   size?: number;
   /** floats: the Go type is float32 */
   f32?: boolean;
-  /** bits: width; varint: group size; bitlen: prefix width W; quat: bits a component */
-  n?: number;
-  /** range: bounds; q: bounds, step count and grid spacing */
-  min?: number | bigint; max?: number | bigint; steps?: number; step?: number;
-  /** q: the grid is anchored at zero (index i is (kmin + i)·step clamped to [min, max]) */
-  zero?: boolean; kmin?: number;
   clamp?: boolean;
-  /** fixed: the precision */
-  prec?: number;
   /** string, bytes, slice, map: the declared limit (0 or absent: none) */
   maxlen?: number;
-  /** array, slice, ptr: the element; map: the value */
-  e?: Node;
-  /** map: the key */
-  key?: Node;
-  /** array: the length */
-  count?: number;
-  /** struct: its plan */
-  t?: StructPlan;
-  /** slice of structs: the index of the id field (an entity set in deltas) */
-  id?: number;
-  /** quat on a struct: the properties holding x, y, z, w (absent: a 4-element array) */
-  names?: string[];
   /** dmin/dmax: the window in steps; the plain fixed coding's width, the first difference's parameter and the later ones' unary limit (wire version 4) */
   dlo?: number; dhi?: number; dbits?: number; dk?: number; du?: number;
-  /** composite: a changed struct is sent in full */
-  composite?: boolean;
-  /** slice, map: the fewest bits an element (entry) takes, from the schema; bounds lengths read from input */
-  emin?: number;
+  /** the parameters of the kinds below */
+  n?: number; min?: number | bigint; max?: number | bigint; steps?: number; step?: number; zero?: boolean; kmin?: number;
+  prec?: number; names?: string[]; t?: StructPlan; composite?: boolean; count?: number; e?: Node; key?: Node; id?: number; emin?: number;
   /** runtime caches */
   _c?: number; _q?: Quantizer; _quat?: QuatCoder; _emin?: number; _w?: number; _mr?: [bigint, bigint];
 }
+export interface BoolNode extends NodeBase { k: "bool"; }
+/** bits=N (n: N), varint (n: its group size G), bitlen (n: its prefix width W) */
+export interface IntNode extends NodeBase { k: "bits" | "varint" | "bitlen"; n: number; size: number; }
+/** range: its bounds, bigints where the node is big */
+export interface RangeNode extends NodeBase { k: "range"; min: number | bigint; max: number | bigint; size: number; }
+/** q: bounds, step count and grid spacing; a grid anchored at zero has index i at (kmin + i)·step clamped to [min, max] */
+export interface QNode extends NodeBase { k: "q"; min: number; max: number; steps: number; step: number; zero?: boolean; kmin?: number; }
+export interface FloatNode extends NodeBase { k: "float"; }
+export interface FixedNode extends NodeBase { k: "fixed"; prec: number; }
+export interface TextNode extends NodeBase { k: "string" | "bytes"; }
+/** quat: n bits a component; names: the properties holding x, y, z, w on a struct (absent: a 4-element array) */
+export interface QuatNode extends NodeBase { k: "quat"; n: number; names?: string[]; t?: StructPlan; }
+export interface TimeNode extends NodeBase { k: "time"; }
+/** struct: its plan; composite: a changed struct is sent in full */
+export interface StructNode extends NodeBase { k: "struct"; t: StructPlan; composite?: boolean; }
+export interface ArrayNode extends NodeBase { k: "array"; count: number; e: Node; }
+/**
+ * slice: its element; id: for a slice of structs, the index of the id field (an entity set in
+ * deltas); emin: the fewest bits an element takes, from the schema (bounds lengths read from input)
+ */
+export interface SliceNode extends NodeBase { k: "slice"; e: Node; id?: number; emin?: number; }
+export interface PtrNode extends NodeBase { k: "ptr"; e: Node; }
+/** map: key and value; emin: the fewest bits an entry takes */
+export interface MapNode extends NodeBase { k: "map"; key: Node; e: Node; emin?: number; }
+/** A leaf coding or container, as the generated code describes it (from the schema); k tells which. */
+export type Node = BoolNode | IntNode | RangeNode | QNode | FloatNode | FixedNode | TextNode | QuatNode | TimeNode | StructNode | ArrayNode | SliceNode | PtrNode | MapNode;
+/** the nodes of a coding named k */
+export type NodeOf<K extends Node["k"]> = Extract<Node, { k: K }>;
 /** fields of one struct sharing a bitlen group name */
 export interface Group { members: number[]; width: number; signed: boolean; }
 export interface Field { name: string; node: Node; grp?: Group; }
@@ -478,14 +487,25 @@ const MAX_LEN = 1 << 20;
 
 const C_OTHER = 0, C_Q = 1, C_BOOL = 2, C_STRUCT = 3;
 function code(n: Node): number { return n._c = n.k === "q" ? C_Q : n.k === "bool" ? C_BOOL : n.k === "struct" ? C_STRUCT : C_OTHER; }
-function q(n: Node): Quantizer { return n._q ??= new Quantizer(n.min as number, n.max as number, n.steps as number, n.step, n.zero, n.kmin); }
-function qc(n: Node): QuatCoder { return n._quat ??= new QuatCoder(n.n as number); }
-function rangeWidth(n: Node): number {
-  return n._w ??= n.big ? bitsRequiredBig(BigInt.asUintN(64, (n.max as bigint) - (n.min as bigint)))
-    : bitsRequired((n.max as number) - (n.min as number));
+function q(n: QNode): Quantizer { return n._q ??= new Quantizer(n.min, n.max, n.steps, n.step, n.zero, n.kmin); }
+function qc(n: QuatNode): QuatCoder { return n._quat ??= new QuatCoder(n.n); }
+function rangeWidth(n: RangeNode): number {
+  return n._w ??= typeof n.max === "bigint" || typeof n.min === "bigint" ? bitsRequiredBig(BigInt.asUintN(64, BigInt(n.max) - BigInt(n.min)))
+    : bitsRequired(n.max - n.min);
 }
 function isSigned(n: Node): boolean { return n.k === "fixed" || (n.k === "bitlen" && !!n.signed); }
-function groupable(n: Node): boolean { return n.k === "bitlen" || n.k === "fixed"; }
+function groupable(n: Node): n is IntNode | FixedNode { return n.k === "bitlen" || n.k === "fixed"; }
+/** a member of a bitlen group, as the schema promises (a bitlen or fixed value) */
+function groupMember(n: Node): IntNode | FixedNode {
+  if (groupable(n)) return n;
+  throw new BitwireError("ErrMalformed", `a ${n.k} value in a bitlen group`);
+}
+/** the prefix width W of a bitlen value, 6 for a fixed one's step count (the codings a group shares a length of) */
+function prefixWidth(n: Node): number {
+  if (n.k === "fixed") return 6;
+  if (n.k === "bitlen") return n.n;
+  throw new BitwireError("ErrMalformed", `a ${n.k} value has no bit length prefix`);
+}
 function lenBits(maxlen: number | undefined): number { return maxlen ? bitsRequired(maxlen) : 6; }
 
 /** the fewest bits one value of n takes (a bound for lengths read from input) */
@@ -494,20 +514,20 @@ export function minBits(n: Node, seen: Set<StructPlan> = new Set()): number {
   let b = 0;
   switch (n.k) {
     case "bool": b = 1; break;
-    case "bits": b = n.n as number; break;
+    case "bits": b = n.n; break;
     case "range": b = rangeWidth(n); break;
     case "q": b = q(n).bits; break;
     case "float": b = n.f32 ? 32 : 64; break;
     case "fixed": b = 7; break;
-    case "varint": b = (n.n as number) + 1; break;
-    case "bitlen": b = (n.n as number) + 1; break;
+    case "varint": b = n.n + 1; break;
+    case "bitlen": b = n.n + 1; break;
     case "string": case "bytes": case "slice": case "map": b = lenBits(n.maxlen); break;
-    case "quat": b = 2 + 3 * (n.n as number); break;
+    case "quat": b = 2 + 3 * n.n; break;
     case "time": b = 37; break;
     case "ptr": b = 1; break;
-    case "array": b = (n.count as number) * minBits(n.e as Node, seen); break;
+    case "array": b = n.count * minBits(n.e, seen); break;
     case "struct": {
-      const t = n.t as StructPlan;
+      const t = n.t;
       if (seen.has(t)) return 0;
       seen.add(t);
       for (const f of t.fields) b += minBits(f.node, seen);
@@ -520,10 +540,10 @@ export function minBits(n: Node, seen: Set<StructPlan> = new Set()): number {
 }
 
 /** the fewest bits of one element of a slice (entry of a map): the schema's, else computed */
-function emin(n: Node): number {
+function emin(n: SliceNode | MapNode): number {
   if (n.emin !== undefined) return n.emin;
-  if (n.k === "map") return n.emin = minBits(n.key as Node) + minBits(n.e as Node);
-  return n.emin = groupable(n.e as Node) ? 1 : minBits(n.e as Node);
+  if (n.k === "map") return n.emin = minBits(n.key) + minBits(n.e);
+  return n.emin = groupable(n.e) ? 1 : minBits(n.e);
 }
 
 function wrap(e: unknown, seg: string): unknown {
@@ -565,16 +585,16 @@ export class Decoder {
     return l;
   }
   /** one individually coded bitlen/fixed value: [negative, magnitude] */
-  readInt(n: Node): [boolean, Mag] {
+  readInt(n: IntNode | FixedNode): [boolean, Mag] {
     let neg = false;
     if (isSigned(n)) {
       this.signFlag();
       if (this.neg) neg = this.r.bool();
     }
-    return [neg, readBitlen(this.r, n.k === "fixed" ? 6 : n.n as number)];
+    return [neg, readBitlen(this.r, prefixWidth(n))];
   }
   /** turns a sign and magnitude into the field's value */
-  signMag(n: Node, neg: boolean, mag: Mag): any {
+  signMag(n: IntNode | FixedNode, neg: boolean, mag: Mag): any {
     if (neg) {
       if (mag === 0) throw new ErrMalformed("negative zero");
       this.sawNeg = true;
@@ -639,7 +659,7 @@ export class Decoder {
     const count = members.length;
     if (count === 0) return;
     if (count === 1) {
-      const n = nodes[members[0]];
+      const n = groupMember(nodes[members[0]]);
       try { const [neg, mag] = this.readInt(n); set(members[0], this.signMag(n, neg, mag)); } catch (e) { throw wrap(e, seg(members[0])); }
       return;
     }
@@ -648,11 +668,11 @@ export class Decoder {
     let maxHigh = 0, indiv = 0;
     if (!shared) {
       for (const j of members) {
-        const n = nodes[j];
+        const n = groupMember(nodes[j]);
         try {
           const [neg, mag] = this.readInt(n);
           set(j, this.signMag(n, neg, mag));
-          indiv += bitlenBits(mag, n.k === "fixed" ? 6 : n.n as number);
+          indiv += bitlenBits(mag, prefixWidth(n));
           maxHigh = Math.max(maxHigh, highBit(mag));
         } catch (e) { throw wrap(e, seg(j)); }
       }
@@ -661,24 +681,24 @@ export class Decoder {
     }
     const h = this.r.read(width);
     for (const j of members) {
-      const n = nodes[j];
+      const n = groupMember(nodes[j]);
       try {
         let neg = false;
         if (this.neg && isSigned(n)) neg = this.r.bool();
         const mag = readMag(this.r, h + 1);
         set(j, this.signMag(n, neg, mag));
-        indiv += bitlenBits(mag, n.k === "fixed" ? 6 : n.n as number);
+        indiv += bitlenBits(mag, prefixWidth(n));
         maxHigh = Math.max(maxHigh, highBit(mag));
       } catch (e) { throw wrap(e, seg(j)); }
     }
     if (maxHigh !== h || width + count * (maxHigh + 1) >= indiv) throw new ErrMalformed("shared-length group that is not the shortest coding");
   }
 
-  elems(n: Node, count: number): any[] {
-    const el = n.e as Node;
+  elems(n: ArrayNode | SliceNode, count: number): any[] {
+    const el = n.e;
     const out: any[] = new Array(count);
     if (groupable(el)) {
-      this.group(new Array(count).fill(el), seqTo(count), el.k === "fixed" ? 6 : el.n as number, isSigned(el), (j, v) => { out[j] = v; }, (j) => `[${j}]`);
+      this.group(new Array(count).fill(el), seqTo(count), prefixWidth(el), isSigned(el), (j, v) => { out[j] = v; }, (j) => `[${j}]`);
       return out;
     }
     for (let i = 0; i < count; i++) {
@@ -689,18 +709,19 @@ export class Decoder {
 
   /** one value in full (nested values are always new: decoded values may share parts with baselines) */
   node(n: Node): any {
-    const r = this.r;
+    const r = this.r, kind = n.k;
     // the commonest leaves first, without the general switch
     const c = n._c ?? code(n);
+    // (the casts: the cached code _c tells the node's kind, as k would)
     if (c === C_Q) {
-      const qq = n._q ?? q(n);
+      const qq = n._q ?? q(n as QNode);
       const i = r.read(qq.bits);
       if (i > qq.steps) throw new ErrOutOfRange(`quantization index ${i} over ${qq.steps}`);
       const v = qq.value(i);
       return n.f32 ? Math.fround(v) : v;
     }
     if (c === C_BOOL) return r.read(1) === 1;
-    if (c === C_STRUCT) return this.struct(n.t as StructPlan);
+    if (c === C_STRUCT) return this.struct((n as StructNode).t);
     switch (n.k) {
       case "bool": return r.bool();
       case "bits": {
@@ -741,8 +762,8 @@ export class Decoder {
       case "float": return n.f32 ? f32FromBits(r.read(32)) : f64FromBits(r.read(32), r.read(32));
       case "fixed": case "bitlen": { const [neg, mag] = this.readInt(n); return this.signMag(n, neg, mag); }
       case "varint": {
-        const u = readVarint(r, n.n as number);
-        const size = n.size as number;
+        const u = readVarint(r, n.n);
+        const size = n.size;
         if (n.signed) {
           const v = unzigzag(u);
           if (size < 64 && BigInt.asIntN(size, v) !== v) throw new ErrOutOfRange(`${v} for ${size}-bit integer`);
@@ -769,15 +790,15 @@ export class Decoder {
         if (ns >= 1e9) throw new ErrOutOfRange(`${ns} nanoseconds`);
         return { sec: unzigzag(magBig(z)), nsec: ns };
       }
-      case "struct": return this.struct(n.t as StructPlan);
-      case "array": return this.elems(n, n.count as number);
+      case "struct": return this.struct(n.t);
+      case "array": return this.elems(n, n.count);
       case "slice": {
         const em = emin(n);
         const l = this.readLen(n, em);
         if (em === 0) this.r.chargeZero(l);
         return l === 0 ? [] : this.elems(n, l);
       }
-      case "ptr": return r.bool() ? this.node(n.e as Node) : null;
+      case "ptr": return r.bool() ? this.node(n.e) : null;
       case "map": {
         const l = this.readLen(n, emin(n));
         const m = new Map<any, any>();
@@ -786,19 +807,19 @@ export class Decoder {
         return m;
       }
     }
-    throw new ErrMalformed("unknown coding " + n.k);
+    throw new ErrMalformed("unknown coding " + kind);
   }
   /**
    * count entries into m. The keys must come in strictly ascending order and must not be in
    * m already: an out-of-order or repeated key is ErrMalformed as soon as it is read.
    */
-  entries(n: Node, m: Map<any, any>, count: number): void {
+  entries(n: MapNode, m: Map<any, any>, count: number): void {
     const check = m.size > 0;
     let prev: any;
     for (let i = 0; i < count; i++) {
       let k: any;
       try {
-        const kn = n.key as Node;
+        const kn = n.key;
         if (kn.k === "string") {
           try { k = UTF8_STRICT.decode(readBytes(this.r, this.readLen(kn, 8))); } catch (e) {
             if (e instanceof BitwireError) throw e;
@@ -810,7 +831,7 @@ export class Decoder {
         if (check && m.has(k)) throw new ErrMalformed(`duplicate map key ${k}`);
       } catch (e) { throw wrap(e, `{#${i}}`); }
       prev = k;
-      try { m.set(k, this.node(n.e as Node)); } catch (e) { throw wrap(e, `[${k}]`); }
+      try { m.set(k, this.node(n.e)); } catch (e) { throw wrap(e, `[${k}]`); }
     }
   }
 }
@@ -831,40 +852,40 @@ function f64FromBits(lo: number, hi: number): number { F.setUint32(0, lo, true);
 function f32Bits(v: number): number { F.setFloat32(0, v, true); return F.getUint32(0, true); }
 function f64Bits(v: number): [number, number] { F.setFloat64(0, v, true); return [F.getUint32(0, true), F.getUint32(4, true)]; }
 
-function storeQuat(n: Node, v: number[]): any {
+function storeQuat(n: QuatNode, v: number[]): any {
   const f = n.f32 ? Math.fround : (x: number) => x;
   if (!n.names) return [f(v[0]), f(v[1]), f(v[2]), f(v[3])];
   const o: any = n.t ? n.t.make() : {};
   for (let i = 0; i < 4; i++) o[n.names[i]] = f(v[i]);
   return o;
 }
-function loadQuat(n: Node, v: any): number[] {
+function loadQuat(n: QuatNode, v: any): number[] {
   if (!n.names) return [v[0], v[1], v[2], v[3]];
   return [v[n.names[0]], v[n.names[1]], v[n.names[2]], v[n.names[3]]];
 }
 
-function fromFixed(n: Node, i: number): number {
-  const v = i * (n.prec as number);
+function fromFixed(n: FixedNode, i: number): number {
+  const v = i * n.prec;
   return n.f32 ? Math.fround(v) : v;
 }
 /** a step count (below 2^53) that survives the trip through the field's float type;
  * below 2^22 (float32) or 2^50 steps every count does while i·prec stays finite and normal */
-function fixedExact(n: Node, i: number): boolean {
-  const p = n.prec as number;
+function fixedExact(n: FixedNode, i: number): boolean {
+  const p = n.prec;
   const lim = n.f32 ? 2 ** 22 : 2 ** 50;
   if (i > -lim && i < lim && p >= (n.f32 ? 2 ** -126 : 2 ** -1022) && p < (n.f32 ? 1e30 : 1e290)) return true;
-  const back = roundHalfAway(fromFixed(n, i) / (n.prec as number));
+  const back = roundHalfAway(fromFixed(n, i) / p);
   return back > -(2 ** 63) && back < 2 ** 63 && back === i;
 }
 /** fixedExact for a step count beyond 2^53 */
-function fixedExactBig(n: Node, i: bigint): boolean {
-  const back = roundHalfAway(fromFixed(n, Number(i)) / (n.prec as number));
+function fixedExactBig(n: FixedNode, i: bigint): boolean {
+  const back = roundHalfAway(fromFixed(n, Number(i)) / n.prec);
   return back > -(2 ** 63) && back < 2 ** 63 && BigInt(back) === i;
 }
 function seqTo(n: number): number[] { const a = new Array(n); for (let i = 0; i < n; i++) a[i] = i; return a; }
-function toFixed(n: Node, v: number): number {
+function toFixed(n: FixedNode, v: number): number {
   if (v - v !== 0) throw new ErrInvalidValue("not a finite number");
-  const x = roundHalfAway(v / (n.prec as number));
+  const x = roundHalfAway(v / n.prec);
   if (!(x > -(2 ** 63) && x < 2 ** 63)) throw new ErrOutOfRange("fixed-point step count over 2^63");
   return x;
 }
@@ -899,7 +920,7 @@ export class Encoder {
     writeBitlen(this.w, l, 5);
   }
   /** the sign and magnitude of a bitlen or fixed value */
-  intValue(n: Node, v: any): [boolean, Mag] {
+  intValue(n: IntNode | FixedNode, v: any): [boolean, Mag] {
     if (n.k === "fixed") {
       const x = toFixed(n, v as number);
       const neg = x < 0;
@@ -915,20 +936,20 @@ export class Encoder {
     if (typeof v === "bigint") return v < 0n ? [true, normMag(-v)] : [false, normMag(v)];
     return v < 0 ? [true, -v] : [false, v];
   }
-  encInt(n: Node, v: any): void {
+  encInt(n: IntNode | FixedNode, v: any): void {
     const [neg, mag] = this.intValue(n, v);
     if (neg && !this.neg) throw NEED_SIGN;
     if (isSigned(n)) {
       this.signFlag();
       if (this.neg) this.w.bool(neg);
     }
-    writeBitlen(this.w, mag, n.k === "fixed" ? 6 : n.n as number);
+    writeBitlen(this.w, mag, prefixWidth(n));
   }
   group(nodes: Node[], vals: any[], width: number, signed: boolean, seg: (j: number) => string): void {
     const count = nodes.length;
     if (count === 0) return;
     if (count === 1) {
-      try { this.encInt(nodes[0], vals[0]); } catch (e) { throw wrap(e, seg(0)); }
+      try { this.encInt(groupMember(nodes[0]), vals[0]); } catch (e) { throw wrap(e, seg(0)); }
       return;
     }
     if (signed) this.signFlag();
@@ -936,16 +957,16 @@ export class Encoder {
     const sm: [boolean, Mag][] = [];
     for (let i = 0; i < count; i++) {
       let x: [boolean, Mag];
-      try { x = this.intValue(nodes[i], vals[i]); } catch (e) { throw wrap(e, seg(i)); }
+      try { x = this.intValue(groupMember(nodes[i]), vals[i]); } catch (e) { throw wrap(e, seg(i)); }
       if (x[0] && !this.neg) throw NEED_SIGN;
       sm.push(x);
-      indiv += bitlenBits(x[1], nodes[i].k === "fixed" ? 6 : nodes[i].n as number);
+      indiv += bitlenBits(x[1], prefixWidth(nodes[i]));
       maxHigh = Math.max(maxHigh, highBit(x[1]));
     }
     if (width + count * (maxHigh + 1) >= indiv) {
       this.w.bool(false);
       for (let i = 0; i < count; i++) {
-        try { this.encInt(nodes[i], vals[i]); } catch (e) { throw wrap(e, seg(i)); }
+        try { this.encInt(groupMember(nodes[i]), vals[i]); } catch (e) { throw wrap(e, seg(i)); }
       }
       return;
     }
@@ -973,10 +994,10 @@ export class Encoder {
     }
     this.depth--;
   }
-  elems(n: Node, vs: any[]): void {
-    const el = n.e as Node;
+  elems(n: ArrayNode | SliceNode, vs: any[]): void {
+    const el = n.e;
     if (groupable(el)) {
-      this.group(new Array(vs.length).fill(el), vs, el.k === "fixed" ? 6 : el.n as number, isSigned(el), (j) => `[${j}]`);
+      this.group(new Array(vs.length).fill(el), vs, prefixWidth(el), isSigned(el), (j) => `[${j}]`);
       return;
     }
     for (let i = 0; i < vs.length; i++) {
@@ -984,7 +1005,7 @@ export class Encoder {
     }
   }
   node(n: Node, v: any): void {
-    const w = this.w;
+    const w = this.w, kind = n.k;
     switch (n.k) {
       case "bool": w.bool(!!v); return;
       case "bits": {
@@ -1081,7 +1102,7 @@ export class Encoder {
         return;
       }
     }
-    throw new ErrInvalidValue("unknown coding " + n.k);
+    throw new ErrInvalidValue("unknown coding " + kind);
   }
 }
 
@@ -1386,9 +1407,9 @@ export function bindModel(t: StructPlan, m: Model, layout: bigint): ModelTables 
         add(TK_MODULAR, 1 + tokenSlots(bitsRequiredBig(modularHalf(mr[1]))));
       }
     }
-    walk(n.e);
-    walk(n.key);
-    if (n.k === "struct") walkPlan(n.t as StructPlan);
+    if (n.k === "array" || n.k === "slice" || n.k === "ptr" || n.k === "map") walk(n.e);
+    if (n.k === "map") walk(n.key);
+    if (n.k === "struct") walkPlan(n.t);
   };
   const walkPlan = (p: StructPlan): void => {
     if (plans.has(p)) return;
@@ -1626,7 +1647,7 @@ export class DeltaDecoder extends Decoder {
     return storeKey(n, n.big ? key : Number(key));
   }
   /** a changed quaternion with a model: the mode (ESC: absolute), then three differences by context */
-  private quatDeltaModel(n: Node, b: any, m: ModelTables): any {
+  private quatDeltaModel(n: QuatNode, b: any, m: ModelTables): any {
     const r = this.r;
     const t0 = m.nodes.get(n) as number;
     const start = r.pos;
@@ -1682,7 +1703,7 @@ export class DeltaDecoder extends Decoder {
     return r.bool() ? -m : m;
   }
   /** a relative quaternion (wire version 4, wire-format.md "Quaternions in deltas") */
-  quatDelta(n: Node, b: any): any {
+  quatDelta(n: QuatNode, b: any): any {
     const qq = qc(n);
     const r = this.r;
     const st = this.slot(n, 32);
@@ -1749,7 +1770,7 @@ export class DeltaDecoder extends Decoder {
     }
     return idx;
   }
-  sliceDelta(n: Node, b: any[]): any[] {
+  sliceDelta(n: SliceNode, b: any[]): any[] {
     b = b ?? [];
     const l = this.readLen(n, 0);
     const common = Math.min(b.length, l);
@@ -1764,15 +1785,15 @@ export class DeltaDecoder extends Decoder {
     for (let i = 0; i < common; i++) {
       if (j < changed.length && changed[j] === i) {
         j++;
-        try { out[i] = this.valueDelta(n.e as Node, b[i]); } catch (e) { throw wrap(e, `[${i}]`); }
+        try { out[i] = this.valueDelta(n.e, b[i]); } catch (e) { throw wrap(e, `[${i}]`); }
       } else out[i] = b[i];
     }
     for (let i = common; i < l; i++) {
-      try { out[i] = this.node(n.e as Node); } catch (e) { throw wrap(e, `[${i}]`); }
+      try { out[i] = this.node(n.e); } catch (e) { throw wrap(e, `[${i}]`); }
     }
     return out;
   }
-  entityDelta(n: Node, b: any[]): any[] {
+  entityDelta(n: SliceNode, b: any[]): any[] {
     b = b ?? [];
     const l = this.readLen(n, 0);
     const removed = this.indexSet(b.length, -1);
@@ -1784,7 +1805,9 @@ export class DeltaDecoder extends Decoder {
     const changed = this.indexSet(surv, -1);
     if (l === 0) return [];
     const out = new Array(l);
-    const t = (n.e as Node).t as StructPlan;
+    const e = n.e;
+    if (e.k !== "struct") throw new ErrMalformed("an entity set of " + e.k + " values");
+    const t = e.t;
     let bi = 0, ai = 0, ri = 0, ci = 0, k = 0;
     for (let j = 0; j < l;) {
       if (ai < added.length && added[ai] === j) { ai++; j++; continue; }
@@ -1792,16 +1815,16 @@ export class DeltaDecoder extends Decoder {
       if (bi >= b.length) throw new ErrMalformed("entity set survivors run past the baseline");
       if (ci < changed.length && changed[ci] === k) {
         ci++;
-        try { out[j] = this.structDelta(t, b[bi], n.id as number); } catch (e) { throw wrap(e, `[${j}]`); }
+        try { out[j] = this.structDelta(t, b[bi], n.id ?? -1); } catch (e) { throw wrap(e, `[${j}]`); }
       } else out[j] = b[bi];
       j++; bi++; k++;
     }
     for (const j of added) {
-      try { out[j] = this.node(n.e as Node); } catch (e) { throw wrap(e, `[${j}]`); }
+      try { out[j] = this.node(n.e); } catch (e) { throw wrap(e, `[${j}]`); }
     }
     return out;
   }
-  mapDelta(n: Node, b: Map<any, any>): Map<any, any> {
+  mapDelta(n: MapNode, b: Map<any, any>): Map<any, any> {
     b = b ?? new Map();
     const bk = sortedKeys(b);
     const removed = this.indexSet(bk.length, -1);
@@ -1813,7 +1836,7 @@ export class DeltaDecoder extends Decoder {
       if (ri < removed.length && removed[ri] === i) { ri++; continue; }
       if (ci < changed.length && changed[ci] === k) {
         ci++;
-        try { m.set(bk[i], this.valueDelta(n.e as Node, b.get(bk[i]))); } catch (e) { throw wrap(e, `[${bk[i]}]`); }
+        try { m.set(bk[i], this.valueDelta(n.e, b.get(bk[i]))); } catch (e) { throw wrap(e, `[${bk[i]}]`); }
       } else m.set(bk[i], b.get(bk[i]));
       k++;
     }

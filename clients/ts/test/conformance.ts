@@ -41,7 +41,7 @@ export function canon(n: bw.Node, v: any): any {
       return order.map((i) => [ck[i], canon(n.e as bw.Node, m.get(ks[i]))]);
     }
   }
-  throw new Error("canon: " + n.k);
+  throw new Error("canon: " + (n as bw.NodeBase & { k: string }).k);
 }
 function cmpKey(a: any, b: any): number {
   if (typeof a === "string") {

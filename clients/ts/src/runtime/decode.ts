@@ -5,7 +5,7 @@
 import { BitwireError, ErrInvalidValue, ErrMalformed, ErrOutOfRange, ErrTooLong, ErrUnexpectedEnd } from "./errors.js";
 import { BitReader } from "./stream.js";
 import { Mag, bitlenBits, bitsRequired, highBit, magBig, readBitlen, readMag, readVarint, roundHalfAway, unzigzag } from "./codings.js";
-import { C_BOOL, C_Q, C_STRUCT, MAX_DEPTH, MAX_LEN, Node, StructPlan, code, emin, groupable, isSigned, q, qc, rangeWidth, wrap } from "./plan.js";
+import { ArrayNode, C_BOOL, C_Q, C_STRUCT, FixedNode, IntNode, MAX_DEPTH, MAX_LEN, MapNode, Node, QNode, groupMember, QuatNode, SliceNode, StructNode, StructPlan, code, emin, groupable, isSigned, prefixWidth, q, qc, rangeWidth, wrap } from "./plan.js";
 import { keyBefore } from "./encode.js";
 
 /** decoder state of one message: the "any negative" flag */
@@ -38,16 +38,16 @@ export class Decoder {
     return l;
   }
   /** one individually coded bitlen/fixed value: [negative, magnitude] */
-  readInt(n: Node): [boolean, Mag] {
+  readInt(n: IntNode | FixedNode): [boolean, Mag] {
     let neg = false;
     if (isSigned(n)) {
       this.signFlag();
       if (this.neg) neg = this.r.bool();
     }
-    return [neg, readBitlen(this.r, n.k === "fixed" ? 6 : n.n as number)];
+    return [neg, readBitlen(this.r, prefixWidth(n))];
   }
   /** turns a sign and magnitude into the field's value */
-  signMag(n: Node, neg: boolean, mag: Mag): any {
+  signMag(n: IntNode | FixedNode, neg: boolean, mag: Mag): any {
     if (neg) {
       if (mag === 0) throw new ErrMalformed("negative zero");
       this.sawNeg = true;
@@ -112,7 +112,7 @@ export class Decoder {
     const count = members.length;
     if (count === 0) return;
     if (count === 1) {
-      const n = nodes[members[0]];
+      const n = groupMember(nodes[members[0]]);
       try { const [neg, mag] = this.readInt(n); set(members[0], this.signMag(n, neg, mag)); } catch (e) { throw wrap(e, seg(members[0])); }
       return;
     }
@@ -121,11 +121,11 @@ export class Decoder {
     let maxHigh = 0, indiv = 0;
     if (!shared) {
       for (const j of members) {
-        const n = nodes[j];
+        const n = groupMember(nodes[j]);
         try {
           const [neg, mag] = this.readInt(n);
           set(j, this.signMag(n, neg, mag));
-          indiv += bitlenBits(mag, n.k === "fixed" ? 6 : n.n as number);
+          indiv += bitlenBits(mag, prefixWidth(n));
           maxHigh = Math.max(maxHigh, highBit(mag));
         } catch (e) { throw wrap(e, seg(j)); }
       }
@@ -134,24 +134,24 @@ export class Decoder {
     }
     const h = this.r.read(width);
     for (const j of members) {
-      const n = nodes[j];
+      const n = groupMember(nodes[j]);
       try {
         let neg = false;
         if (this.neg && isSigned(n)) neg = this.r.bool();
         const mag = readMag(this.r, h + 1);
         set(j, this.signMag(n, neg, mag));
-        indiv += bitlenBits(mag, n.k === "fixed" ? 6 : n.n as number);
+        indiv += bitlenBits(mag, prefixWidth(n));
         maxHigh = Math.max(maxHigh, highBit(mag));
       } catch (e) { throw wrap(e, seg(j)); }
     }
     if (maxHigh !== h || width + count * (maxHigh + 1) >= indiv) throw new ErrMalformed("shared-length group that is not the shortest coding");
   }
 
-  elems(n: Node, count: number): any[] {
-    const el = n.e as Node;
+  elems(n: ArrayNode | SliceNode, count: number): any[] {
+    const el = n.e;
     const out: any[] = new Array(count);
     if (groupable(el)) {
-      this.group(new Array(count).fill(el), seqTo(count), el.k === "fixed" ? 6 : el.n as number, isSigned(el), (j, v) => { out[j] = v; }, (j) => `[${j}]`);
+      this.group(new Array(count).fill(el), seqTo(count), prefixWidth(el), isSigned(el), (j, v) => { out[j] = v; }, (j) => `[${j}]`);
       return out;
     }
     for (let i = 0; i < count; i++) {
@@ -162,18 +162,19 @@ export class Decoder {
 
   /** one value in full (nested values are always new: decoded values may share parts with baselines) */
   node(n: Node): any {
-    const r = this.r;
+    const r = this.r, kind = n.k;
     // the commonest leaves first, without the general switch
     const c = n._c ?? code(n);
+    // (the casts: the cached code _c tells the node's kind, as k would)
     if (c === C_Q) {
-      const qq = n._q ?? q(n);
+      const qq = n._q ?? q(n as QNode);
       const i = r.read(qq.bits);
       if (i > qq.steps) throw new ErrOutOfRange(`quantization index ${i} over ${qq.steps}`);
       const v = qq.value(i);
       return n.f32 ? Math.fround(v) : v;
     }
     if (c === C_BOOL) return r.read(1) === 1;
-    if (c === C_STRUCT) return this.struct(n.t as StructPlan);
+    if (c === C_STRUCT) return this.struct((n as StructNode).t);
     switch (n.k) {
       case "bool": return r.bool();
       case "bits": {
@@ -214,8 +215,8 @@ export class Decoder {
       case "float": return n.f32 ? f32FromBits(r.read(32)) : f64FromBits(r.read(32), r.read(32));
       case "fixed": case "bitlen": { const [neg, mag] = this.readInt(n); return this.signMag(n, neg, mag); }
       case "varint": {
-        const u = readVarint(r, n.n as number);
-        const size = n.size as number;
+        const u = readVarint(r, n.n);
+        const size = n.size;
         if (n.signed) {
           const v = unzigzag(u);
           if (size < 64 && BigInt.asIntN(size, v) !== v) throw new ErrOutOfRange(`${v} for ${size}-bit integer`);
@@ -242,15 +243,15 @@ export class Decoder {
         if (ns >= 1e9) throw new ErrOutOfRange(`${ns} nanoseconds`);
         return { sec: unzigzag(magBig(z)), nsec: ns };
       }
-      case "struct": return this.struct(n.t as StructPlan);
-      case "array": return this.elems(n, n.count as number);
+      case "struct": return this.struct(n.t);
+      case "array": return this.elems(n, n.count);
       case "slice": {
         const em = emin(n);
         const l = this.readLen(n, em);
         if (em === 0) this.r.chargeZero(l);
         return l === 0 ? [] : this.elems(n, l);
       }
-      case "ptr": return r.bool() ? this.node(n.e as Node) : null;
+      case "ptr": return r.bool() ? this.node(n.e) : null;
       case "map": {
         const l = this.readLen(n, emin(n));
         const m = new Map<any, any>();
@@ -259,19 +260,19 @@ export class Decoder {
         return m;
       }
     }
-    throw new ErrMalformed("unknown coding " + n.k);
+    throw new ErrMalformed("unknown coding " + kind);
   }
   /**
    * count entries into m. The keys must come in strictly ascending order and must not be in
    * m already: an out-of-order or repeated key is ErrMalformed as soon as it is read.
    */
-  entries(n: Node, m: Map<any, any>, count: number): void {
+  entries(n: MapNode, m: Map<any, any>, count: number): void {
     const check = m.size > 0;
     let prev: any;
     for (let i = 0; i < count; i++) {
       let k: any;
       try {
-        const kn = n.key as Node;
+        const kn = n.key;
         if (kn.k === "string") {
           try { k = UTF8_STRICT.decode(readBytes(this.r, this.readLen(kn, 8))); } catch (e) {
             if (e instanceof BitwireError) throw e;
@@ -283,7 +284,7 @@ export class Decoder {
         if (check && m.has(k)) throw new ErrMalformed(`duplicate map key ${k}`);
       } catch (e) { throw wrap(e, `{#${i}}`); }
       prev = k;
-      try { m.set(k, this.node(n.e as Node)); } catch (e) { throw wrap(e, `[${k}]`); }
+      try { m.set(k, this.node(n.e)); } catch (e) { throw wrap(e, `[${k}]`); }
     }
   }
 }
@@ -304,40 +305,40 @@ function f64FromBits(lo: number, hi: number): number { F.setUint32(0, lo, true);
 export /* internal */ function f32Bits(v: number): number { F.setFloat32(0, v, true); return F.getUint32(0, true); }
 export /* internal */ function f64Bits(v: number): [number, number] { F.setFloat64(0, v, true); return [F.getUint32(0, true), F.getUint32(4, true)]; }
 
-export /* internal */ function storeQuat(n: Node, v: number[]): any {
+export /* internal */ function storeQuat(n: QuatNode, v: number[]): any {
   const f = n.f32 ? Math.fround : (x: number) => x;
   if (!n.names) return [f(v[0]), f(v[1]), f(v[2]), f(v[3])];
   const o: any = n.t ? n.t.make() : {};
   for (let i = 0; i < 4; i++) o[n.names[i]] = f(v[i]);
   return o;
 }
-export /* internal */ function loadQuat(n: Node, v: any): number[] {
+export /* internal */ function loadQuat(n: QuatNode, v: any): number[] {
   if (!n.names) return [v[0], v[1], v[2], v[3]];
   return [v[n.names[0]], v[n.names[1]], v[n.names[2]], v[n.names[3]]];
 }
 
-export /* internal */ function fromFixed(n: Node, i: number): number {
-  const v = i * (n.prec as number);
+export /* internal */ function fromFixed(n: FixedNode, i: number): number {
+  const v = i * n.prec;
   return n.f32 ? Math.fround(v) : v;
 }
 /** a step count (below 2^53) that survives the trip through the field's float type;
  * below 2^22 (float32) or 2^50 steps every count does while i·prec stays finite and normal */
-export /* internal */ function fixedExact(n: Node, i: number): boolean {
-  const p = n.prec as number;
+export /* internal */ function fixedExact(n: FixedNode, i: number): boolean {
+  const p = n.prec;
   const lim = n.f32 ? 2 ** 22 : 2 ** 50;
   if (i > -lim && i < lim && p >= (n.f32 ? 2 ** -126 : 2 ** -1022) && p < (n.f32 ? 1e30 : 1e290)) return true;
-  const back = roundHalfAway(fromFixed(n, i) / (n.prec as number));
+  const back = roundHalfAway(fromFixed(n, i) / p);
   return back > -(2 ** 63) && back < 2 ** 63 && back === i;
 }
 /** fixedExact for a step count beyond 2^53 */
-export /* internal */ function fixedExactBig(n: Node, i: bigint): boolean {
-  const back = roundHalfAway(fromFixed(n, Number(i)) / (n.prec as number));
+export /* internal */ function fixedExactBig(n: FixedNode, i: bigint): boolean {
+  const back = roundHalfAway(fromFixed(n, Number(i)) / n.prec);
   return back > -(2 ** 63) && back < 2 ** 63 && BigInt(back) === i;
 }
 export /* internal */ function seqTo(n: number): number[] { const a = new Array(n); for (let i = 0; i < n; i++) a[i] = i; return a; }
-export /* internal */ function toFixed(n: Node, v: number): number {
+export /* internal */ function toFixed(n: FixedNode, v: number): number {
   if (v - v !== 0) throw new ErrInvalidValue("not a finite number");
-  const x = roundHalfAway(v / (n.prec as number));
+  const x = roundHalfAway(v / n.prec);
   if (!(x > -(2 ** 63) && x < 2 ** 63)) throw new ErrOutOfRange("fixed-point step count over 2^63");
   return x;
 }

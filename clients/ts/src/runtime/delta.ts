@@ -4,7 +4,7 @@
 
 import { BitwireError, ErrMalformed, ErrOutOfRange, ErrTooLong, ErrUnexpectedEnd } from "./errors.js";
 import { Mag, QUAT_OTHERS, QuatCoder, bitsRequired, readBitlen } from "./codings.js";
-import { Node, StructPlan, code, emin, q, qc, wrap } from "./plan.js";
+import { MapNode, Node, QuatNode, SliceNode, StructPlan, code, emin, q, qc, wrap } from "./plan.js";
 import { Decoder, loadQuat, seqTo, storeQuat } from "./decode.js";
 import { sortedKeys } from "./encode.js";
 import { meanAdd, riceK, scalarKey, storeKey, wrapAdd } from "./window.js";
@@ -197,7 +197,7 @@ export class DeltaDecoder extends Decoder {
     return storeKey(n, n.big ? key : Number(key));
   }
   /** a changed quaternion with a model: the mode (ESC: absolute), then three differences by context */
-  private quatDeltaModel(n: Node, b: any, m: ModelTables): any {
+  private quatDeltaModel(n: QuatNode, b: any, m: ModelTables): any {
     const r = this.r;
     const t0 = m.nodes.get(n) as number;
     const start = r.pos;
@@ -253,7 +253,7 @@ export class DeltaDecoder extends Decoder {
     return r.bool() ? -m : m;
   }
   /** a relative quaternion (wire version 4, wire-format.md "Quaternions in deltas") */
-  quatDelta(n: Node, b: any): any {
+  quatDelta(n: QuatNode, b: any): any {
     const qq = qc(n);
     const r = this.r;
     const st = this.slot(n, 32);
@@ -320,7 +320,7 @@ export class DeltaDecoder extends Decoder {
     }
     return idx;
   }
-  sliceDelta(n: Node, b: any[]): any[] {
+  sliceDelta(n: SliceNode, b: any[]): any[] {
     b = b ?? [];
     const l = this.readLen(n, 0);
     const common = Math.min(b.length, l);
@@ -335,15 +335,15 @@ export class DeltaDecoder extends Decoder {
     for (let i = 0; i < common; i++) {
       if (j < changed.length && changed[j] === i) {
         j++;
-        try { out[i] = this.valueDelta(n.e as Node, b[i]); } catch (e) { throw wrap(e, `[${i}]`); }
+        try { out[i] = this.valueDelta(n.e, b[i]); } catch (e) { throw wrap(e, `[${i}]`); }
       } else out[i] = b[i];
     }
     for (let i = common; i < l; i++) {
-      try { out[i] = this.node(n.e as Node); } catch (e) { throw wrap(e, `[${i}]`); }
+      try { out[i] = this.node(n.e); } catch (e) { throw wrap(e, `[${i}]`); }
     }
     return out;
   }
-  entityDelta(n: Node, b: any[]): any[] {
+  entityDelta(n: SliceNode, b: any[]): any[] {
     b = b ?? [];
     const l = this.readLen(n, 0);
     const removed = this.indexSet(b.length, -1);
@@ -355,7 +355,9 @@ export class DeltaDecoder extends Decoder {
     const changed = this.indexSet(surv, -1);
     if (l === 0) return [];
     const out = new Array(l);
-    const t = (n.e as Node).t as StructPlan;
+    const e = n.e;
+    if (e.k !== "struct") throw new ErrMalformed("an entity set of " + e.k + " values");
+    const t = e.t;
     let bi = 0, ai = 0, ri = 0, ci = 0, k = 0;
     for (let j = 0; j < l;) {
       if (ai < added.length && added[ai] === j) { ai++; j++; continue; }
@@ -363,16 +365,16 @@ export class DeltaDecoder extends Decoder {
       if (bi >= b.length) throw new ErrMalformed("entity set survivors run past the baseline");
       if (ci < changed.length && changed[ci] === k) {
         ci++;
-        try { out[j] = this.structDelta(t, b[bi], n.id as number); } catch (e) { throw wrap(e, `[${j}]`); }
+        try { out[j] = this.structDelta(t, b[bi], n.id ?? -1); } catch (e) { throw wrap(e, `[${j}]`); }
       } else out[j] = b[bi];
       j++; bi++; k++;
     }
     for (const j of added) {
-      try { out[j] = this.node(n.e as Node); } catch (e) { throw wrap(e, `[${j}]`); }
+      try { out[j] = this.node(n.e); } catch (e) { throw wrap(e, `[${j}]`); }
     }
     return out;
   }
-  mapDelta(n: Node, b: Map<any, any>): Map<any, any> {
+  mapDelta(n: MapNode, b: Map<any, any>): Map<any, any> {
     b = b ?? new Map();
     const bk = sortedKeys(b);
     const removed = this.indexSet(bk.length, -1);
@@ -384,7 +386,7 @@ export class DeltaDecoder extends Decoder {
       if (ri < removed.length && removed[ri] === i) { ri++; continue; }
       if (ci < changed.length && changed[ci] === k) {
         ci++;
-        try { m.set(bk[i], this.valueDelta(n.e as Node, b.get(bk[i]))); } catch (e) { throw wrap(e, `[${bk[i]}]`); }
+        try { m.set(bk[i], this.valueDelta(n.e, b.get(bk[i]))); } catch (e) { throw wrap(e, `[${bk[i]}]`); }
       } else m.set(bk[i], b.get(bk[i]));
       k++;
     }

@@ -5,7 +5,7 @@
 import { ErrInvalidValue, ErrMalformed, ErrOutOfRange, ErrTooLong } from "./errors.js";
 import { BitWriter, P53 } from "./stream.js";
 import { Mag, bitlenBits, bitsRequired, highBit, normMag, writeBitlen, writeMag, writeVarint, zigzag } from "./codings.js";
-import { MAX_DEPTH, MAX_LEN, Node, StructPlan, groupable, isSigned, q, qc, rangeWidth, wrap } from "./plan.js";
+import { ArrayNode, FixedNode, IntNode, MAX_DEPTH, MAX_LEN, Node, SliceNode, StructPlan, groupMember, groupable, isSigned, prefixWidth, q, qc, rangeWidth, wrap } from "./plan.js";
 import { UTF8E, f32Bits, f64Bits, fixedExact, fixedExactBig, loadQuat, toFixed } from "./decode.js";
 
 /** thrown inside the encoder when a negative value meets a message written with the flag 0 */
@@ -34,7 +34,7 @@ export class Encoder {
     writeBitlen(this.w, l, 5);
   }
   /** the sign and magnitude of a bitlen or fixed value */
-  intValue(n: Node, v: any): [boolean, Mag] {
+  intValue(n: IntNode | FixedNode, v: any): [boolean, Mag] {
     if (n.k === "fixed") {
       const x = toFixed(n, v as number);
       const neg = x < 0;
@@ -50,20 +50,20 @@ export class Encoder {
     if (typeof v === "bigint") return v < 0n ? [true, normMag(-v)] : [false, normMag(v)];
     return v < 0 ? [true, -v] : [false, v];
   }
-  encInt(n: Node, v: any): void {
+  encInt(n: IntNode | FixedNode, v: any): void {
     const [neg, mag] = this.intValue(n, v);
     if (neg && !this.neg) throw NEED_SIGN;
     if (isSigned(n)) {
       this.signFlag();
       if (this.neg) this.w.bool(neg);
     }
-    writeBitlen(this.w, mag, n.k === "fixed" ? 6 : n.n as number);
+    writeBitlen(this.w, mag, prefixWidth(n));
   }
   group(nodes: Node[], vals: any[], width: number, signed: boolean, seg: (j: number) => string): void {
     const count = nodes.length;
     if (count === 0) return;
     if (count === 1) {
-      try { this.encInt(nodes[0], vals[0]); } catch (e) { throw wrap(e, seg(0)); }
+      try { this.encInt(groupMember(nodes[0]), vals[0]); } catch (e) { throw wrap(e, seg(0)); }
       return;
     }
     if (signed) this.signFlag();
@@ -71,16 +71,16 @@ export class Encoder {
     const sm: [boolean, Mag][] = [];
     for (let i = 0; i < count; i++) {
       let x: [boolean, Mag];
-      try { x = this.intValue(nodes[i], vals[i]); } catch (e) { throw wrap(e, seg(i)); }
+      try { x = this.intValue(groupMember(nodes[i]), vals[i]); } catch (e) { throw wrap(e, seg(i)); }
       if (x[0] && !this.neg) throw NEED_SIGN;
       sm.push(x);
-      indiv += bitlenBits(x[1], nodes[i].k === "fixed" ? 6 : nodes[i].n as number);
+      indiv += bitlenBits(x[1], prefixWidth(nodes[i]));
       maxHigh = Math.max(maxHigh, highBit(x[1]));
     }
     if (width + count * (maxHigh + 1) >= indiv) {
       this.w.bool(false);
       for (let i = 0; i < count; i++) {
-        try { this.encInt(nodes[i], vals[i]); } catch (e) { throw wrap(e, seg(i)); }
+        try { this.encInt(groupMember(nodes[i]), vals[i]); } catch (e) { throw wrap(e, seg(i)); }
       }
       return;
     }
@@ -108,10 +108,10 @@ export class Encoder {
     }
     this.depth--;
   }
-  elems(n: Node, vs: any[]): void {
-    const el = n.e as Node;
+  elems(n: ArrayNode | SliceNode, vs: any[]): void {
+    const el = n.e;
     if (groupable(el)) {
-      this.group(new Array(vs.length).fill(el), vs, el.k === "fixed" ? 6 : el.n as number, isSigned(el), (j) => `[${j}]`);
+      this.group(new Array(vs.length).fill(el), vs, prefixWidth(el), isSigned(el), (j) => `[${j}]`);
       return;
     }
     for (let i = 0; i < vs.length; i++) {
@@ -119,7 +119,7 @@ export class Encoder {
     }
   }
   node(n: Node, v: any): void {
-    const w = this.w;
+    const w = this.w, kind = n.k;
     switch (n.k) {
       case "bool": w.bool(!!v); return;
       case "bits": {
@@ -216,7 +216,7 @@ export class Encoder {
         return;
       }
     }
-    throw new ErrInvalidValue("unknown coding " + n.k);
+    throw new ErrInvalidValue("unknown coding " + kind);
   }
 }
 

@@ -210,9 +210,9 @@ export function bindModel(t: StructPlan, m: Model, layout: bigint): ModelTables 
         add(TK_MODULAR, 1 + tokenSlots(bitsRequiredBig(modularHalf(mr[1]))));
       }
     }
-    walk(n.e);
-    walk(n.key);
-    if (n.k === "struct") walkPlan(n.t as StructPlan);
+    if (n.k === "array" || n.k === "slice" || n.k === "ptr" || n.k === "map") walk(n.e);
+    if (n.k === "map") walk(n.key);
+    if (n.k === "struct") walkPlan(n.t);
   };
   const walkPlan = (p: StructPlan): void => {
     if (plans.has(p)) return;
