@@ -410,6 +410,24 @@ export class QuatCoder {
     return out;
   }
   read(r: BitReader): number[] { return [r.read(2), r.read(this.n), r.read(this.n), r.read(this.n)]; }
+  /** unpack(read(r)), with the same checks in the same order, without the arrays between (the decoders' hot path) */
+  readUnpacked(r: BitReader): number[] {
+    const n = this.n;
+    const m = r.read(2), a = r.read(n), b = r.read(n), c = r.read(n);
+    const steps = this.steps;
+    if (a > steps || b > steps || c > steps) throw new ErrMalformed("quaternion component index above the grid");
+    const va = this.value(a), vb = this.value(b), vc = this.value(c);
+    const s = 1 - va * va - vb * vb - vc * vc;
+    if (s < 0) throw new ErrInvalidValue("quaternion radicand below zero");
+    const d = Math.sqrt(s);
+    if (!(d >= Math.max(Math.abs(va), Math.abs(vb), Math.abs(vc)) + QUAT_MARGIN)) throw new ErrMalformed("quaternion: dropped component not the largest");
+    switch (m) {
+      case 0: return [d, va, vb, vc];
+      case 1: return [va, d, vb, vc];
+      case 2: return [va, vb, d, vc];
+    }
+    return [va, vb, vc, d];
+  }
   write(w: BitWriter, p: number[]): void { w.write(p[0], 2); w.write(p[1], this.n); w.write(p[2], this.n); w.write(p[3], this.n); }
 }
 
@@ -760,7 +778,10 @@ export class Decoder {
         return n.f32 ? Math.fround(v) : v;
       }
       case "float": return n.f32 ? f32FromBits(r.read(32)) : f64FromBits(r.read(32), r.read(32));
-      case "fixed": case "bitlen": { const [neg, mag] = this.readInt(n); return this.signMag(n, neg, mag); }
+      case "bitlen":
+        if (!n.signed) return this.signMag(n, false, readBitlen(r, n.n)); // no sign, no pair
+      // fall through
+      case "fixed": { const [neg, mag] = this.readInt(n); return this.signMag(n, neg, mag); }
       case "varint": {
         const u = readVarint(r, n.n);
         const size = n.size;
@@ -782,7 +803,7 @@ export class Decoder {
       }
       case "quat": {
         const qq = qc(n);
-        return storeQuat(n, qq.unpack(qq.read(r)));
+        return storeQuat(n, qq.readUnpacked(r));
       }
       case "time": {
         const z = readBitlen(r, 6);
@@ -852,9 +873,13 @@ function f64FromBits(lo: number, hi: number): number { F.setUint32(0, lo, true);
 function f32Bits(v: number): number { F.setFloat32(0, v, true); return F.getUint32(0, true); }
 function f64Bits(v: number): [number, number] { F.setFloat64(0, v, true); return [F.getUint32(0, true), F.getUint32(4, true)]; }
 
+/** the value of a quaternion node from its components v (a fresh array, which an array value becomes) */
 function storeQuat(n: QuatNode, v: number[]): any {
+  if (!n.names) {
+    if (n.f32) for (let i = 0; i < 4; i++) v[i] = Math.fround(v[i]);
+    return v;
+  }
   const f = n.f32 ? Math.fround : (x: number) => x;
-  if (!n.names) return [f(v[0]), f(v[1]), f(v[2]), f(v[3])];
   const o: any = n.t ? n.t.make() : {};
   for (let i = 0; i < 4; i++) o[n.names[i]] = f(v[i]);
   return o;

@@ -213,7 +213,10 @@ export class Decoder {
         return n.f32 ? Math.fround(v) : v;
       }
       case "float": return n.f32 ? f32FromBits(r.read(32)) : f64FromBits(r.read(32), r.read(32));
-      case "fixed": case "bitlen": { const [neg, mag] = this.readInt(n); return this.signMag(n, neg, mag); }
+      case "bitlen":
+        if (!n.signed) return this.signMag(n, false, readBitlen(r, n.n)); // no sign, no pair
+      // fall through
+      case "fixed": { const [neg, mag] = this.readInt(n); return this.signMag(n, neg, mag); }
       case "varint": {
         const u = readVarint(r, n.n);
         const size = n.size;
@@ -235,7 +238,7 @@ export class Decoder {
       }
       case "quat": {
         const qq = qc(n);
-        return storeQuat(n, qq.unpack(qq.read(r)));
+        return storeQuat(n, qq.readUnpacked(r));
       }
       case "time": {
         const z = readBitlen(r, 6);
@@ -305,9 +308,13 @@ function f64FromBits(lo: number, hi: number): number { F.setUint32(0, lo, true);
 export /* internal */ function f32Bits(v: number): number { F.setFloat32(0, v, true); return F.getUint32(0, true); }
 export /* internal */ function f64Bits(v: number): [number, number] { F.setFloat64(0, v, true); return [F.getUint32(0, true), F.getUint32(4, true)]; }
 
+/** the value of a quaternion node from its components v (a fresh array, which an array value becomes) */
 export /* internal */ function storeQuat(n: QuatNode, v: number[]): any {
+  if (!n.names) {
+    if (n.f32) for (let i = 0; i < 4; i++) v[i] = Math.fround(v[i]);
+    return v;
+  }
   const f = n.f32 ? Math.fround : (x: number) => x;
-  if (!n.names) return [f(v[0]), f(v[1]), f(v[2]), f(v[3])];
   const o: any = n.t ? n.t.make() : {};
   for (let i = 0; i < 4; i++) o[n.names[i]] = f(v[i]);
   return o;
