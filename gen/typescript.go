@@ -73,6 +73,9 @@ func TypeScript(out io.Writer, runtimePath string, msgs ...Message) error {
 			}
 			w.p("];\n")
 		}
+		for i, t := range s.Types {
+			tsRead(w, pre, i, names[i], &t)
+		}
 		roots := []int{s.Root}
 		if s.Union != nil {
 			roots = s.Union.Variants
@@ -143,6 +146,34 @@ func tsRepresentable(s *bitwire.Schema) error {
 		}
 	}
 	return nil
+}
+
+// tsRead writes a struct plan's read function: the decoding Decoder.struct
+// does for it, field by field, with each field a named property store (a
+// store by name shared by every type is what V8 makes slow). A struct with
+// a bitlen group is left to Decoder.struct, which decodes groups.
+func tsRead(w *writer, pre string, i int, class string, t *bitwire.TypeSchema) {
+	for _, f := range t.Fields {
+		if f.Group >= 0 {
+			return
+		}
+	}
+	p := fmt.Sprintf("%s%d", pre, i)
+	if len(t.Fields) == 0 {
+		w.p("%s.read = (): %s => Object.create(%s.prototype);\n", p, class, class)
+		return
+	}
+	w.p("%s.read = (d: bw.Decoder): %s => {\n", p, class)
+	w.p("  const f = %s.fields, o: %s = Object.create(%s.prototype);\n", p, class, class)
+	w.p("  let i = 0;\n  try {\n")
+	for k, f := range t.Fields {
+		w.p("    o.%s = d.node(f[%d].node);", f.Name, k)
+		if k < len(t.Fields)-1 {
+			w.p(" i++;")
+		}
+		w.p("\n")
+	}
+	w.p("  } catch (e) { throw d.fieldError(e, %s, i); }\n  return o;\n};\n", p)
 }
 
 func variantNames(s *bitwire.Schema, names []string) string {

@@ -498,6 +498,12 @@ export interface StructPlan {
   limits?: { maxDepth: number; maxLen: number };
   /** a message type whose deltas use a trained model: the model (wire-format.md, "Models") */
   model?: PlanModel;
+  /**
+   * the struct's full decoding, field by field, as Decoder.struct would walk it: written by
+   * the generator (for structs without bitlen groups) so that each field is a named property
+   * store in a function of its own type rather than a store by name shared by every type
+   */
+  read?: (d: Decoder) => any;
 }
 
 const MAX_DEPTH = 100;
@@ -654,6 +660,11 @@ export class Decoder {
 
   struct(t: StructPlan, into?: any): any {
     if (++this.depth > this.maxDepth) throw new ErrMalformed("nesting deeper than " + this.maxDepth);
+    if (into === undefined && t.read !== undefined) {
+      const v = t.read(this);
+      this.depth--;
+      return v;
+    }
     const o = into ?? t.make();
     const fs = t.fields;
     let i = 0;
@@ -671,6 +682,9 @@ export class Decoder {
     this.depth--;
     return o;
   }
+
+  /** the error of field i of t, as struct reports it: for the generated read functions */
+  fieldError(e: unknown, t: StructPlan, i: number): unknown { return wrap(e, t.fields[i].name); }
 
   /** a bitlen group: members are indexes into nodes */
   group(nodes: Node[], members: number[], width: number, signed: boolean, set: (j: number, v: any) => void, seg: (j: number) => string): void {

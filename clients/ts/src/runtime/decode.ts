@@ -89,6 +89,11 @@ export class Decoder {
 
   struct(t: StructPlan, into?: any): any {
     if (++this.depth > this.maxDepth) throw new ErrMalformed("nesting deeper than " + this.maxDepth);
+    if (into === undefined && t.read !== undefined) {
+      const v = t.read(this);
+      this.depth--;
+      return v;
+    }
     const o = into ?? t.make();
     const fs = t.fields;
     let i = 0;
@@ -106,6 +111,9 @@ export class Decoder {
     this.depth--;
     return o;
   }
+
+  /** the error of field i of t, as struct reports it: for the generated read functions */
+  fieldError(e: unknown, t: StructPlan, i: number): unknown { return wrap(e, t.fields[i].name); }
 
   /** a bitlen group: members are indexes into nodes */
   group(nodes: Node[], members: number[], width: number, signed: boolean, set: (j: number, v: any) => void, seg: (j: number) => string): void {

@@ -6,6 +6,7 @@
 import { BitwireError } from "./errors.js";
 import { Quantizer, QuatCoder, bitsRequired, bitsRequiredBig } from "./codings.js";
 import { PlanModel } from "./model.js";
+import { Decoder } from "./decode.js";
 
 /**
  * What any node may carry, all optional: the options several codings share, the
@@ -69,6 +70,12 @@ export interface StructPlan {
   limits?: { maxDepth: number; maxLen: number };
   /** a message type whose deltas use a trained model: the model (wire-format.md, "Models") */
   model?: PlanModel;
+  /**
+   * the struct's full decoding, field by field, as Decoder.struct would walk it: written by
+   * the generator (for structs without bitlen groups) so that each field is a named property
+   * store in a function of its own type rather than a store by name shared by every type
+   */
+  read?: (d: Decoder) => any;
 }
 
 export /* internal */ const MAX_DEPTH = 100;
