@@ -222,6 +222,9 @@ export function roundHalfAway(x: number): number {
 
 // ---- adaptive bit length (bitlen) ----
 
+/** POW2[i] is 2^i, 0 <= i <= 64: exact, and a load where 2 ** i would be a call to pow */
+const POW2: Float64Array = (() => { const t = new Float64Array(65); for (let i = 0; i <= 64; i++) t[i] = 2 ** i; return t; })();
+
 function bitlenBody(p: number): number { return p === 0 ? 1 : p; }
 export function bitlenBits(v: Mag, w: number): number { return w + bitlenBody(highBit(v)); }
 export function writeBitlen(wr: BitWriter, v: Mag, w: number): void {
@@ -233,7 +236,7 @@ export function readBitlen(r: BitReader, w: number): Mag {
   const p = r.read(w);
   const body = readMag(r, bitlenBody(p));
   if (p === 0) return body;
-  if (p < 53) return (body as number) + 2 ** p;
+  if (p < 53) return (body as number) + POW2[p];
   return normMag(magBig(body) | (1n << BigInt(p)));
 }
 
@@ -638,12 +641,12 @@ export class Decoder {
     if (typeof mag === "number" && size <= 32) {
       // the common case, in plain numbers: a magnitude below 2^53 of a narrow type
       if (n.signed) {
-        const lim = 2 ** (size - 1);
+        const lim = POW2[size - 1];
         if (neg ? mag > lim : mag > lim - 1) throw new ErrOutOfRange(`magnitude ${mag} for ${size}-bit integer`);
         return neg ? -mag : mag;
       }
       if (neg) throw new ErrMalformed("sign on an unsigned value");
-      if (mag >= 2 ** size) throw new ErrOutOfRange(`${mag} for ${size}-bit integer`);
+      if (mag >= POW2[size]) throw new ErrOutOfRange(`${mag} for ${size}-bit integer`);
       return mag;
     }
     if (n.signed) {
@@ -760,7 +763,7 @@ export class Decoder {
         const w = n.n as number;
         if (!n.big) {
           const v = r.read(w);
-          return n.signed && w > 0 && v >= 2 ** (w - 1) ? v - 2 ** w : v;
+          return n.signed && w > 0 && v >= POW2[w - 1] ? v - POW2[w] : v;
         }
         const v = r.readBig(w);
         return n.signed ? BigInt.asIntN(w, v) : v;

@@ -37,6 +37,9 @@ export function roundHalfAway(x: number): number {
 
 // ---- adaptive bit length (bitlen) ----
 
+/** POW2[i] is 2^i, 0 <= i <= 64: exact, and a load where 2 ** i would be a call to pow */
+export /* internal */ const POW2: Float64Array = (() => { const t = new Float64Array(65); for (let i = 0; i <= 64; i++) t[i] = 2 ** i; return t; })();
+
 function bitlenBody(p: number): number { return p === 0 ? 1 : p; }
 export function bitlenBits(v: Mag, w: number): number { return w + bitlenBody(highBit(v)); }
 export function writeBitlen(wr: BitWriter, v: Mag, w: number): void {
@@ -48,7 +51,7 @@ export function readBitlen(r: BitReader, w: number): Mag {
   const p = r.read(w);
   const body = readMag(r, bitlenBody(p));
   if (p === 0) return body;
-  if (p < 53) return (body as number) + 2 ** p;
+  if (p < 53) return (body as number) + POW2[p];
   return normMag(magBig(body) | (1n << BigInt(p)));
 }
 

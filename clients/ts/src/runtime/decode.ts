@@ -4,7 +4,7 @@
 
 import { BitwireError, ErrInvalidValue, ErrMalformed, ErrOutOfRange, ErrTooLong, ErrUnexpectedEnd } from "./errors.js";
 import { BitReader } from "./stream.js";
-import { Mag, bitlenBits, bitsRequired, highBit, magBig, readBitlen, readMag, readVarint, roundHalfAway, unzigzag } from "./codings.js";
+import { Mag, bitlenBits, bitsRequired, highBit, magBig, POW2, readBitlen, readMag, readVarint, roundHalfAway, unzigzag } from "./codings.js";
 import { ArrayNode, C_BOOL, C_Q, C_STRUCT, FixedNode, IntNode, MAX_DEPTH, MAX_LEN, MapNode, Node, QNode, groupMember, QuatNode, SliceNode, StructNode, StructPlan, code, emin, groupable, isSigned, prefixWidth, q, qc, rangeWidth, wrap } from "./plan.js";
 import { keyBefore } from "./encode.js";
 
@@ -67,12 +67,12 @@ export class Decoder {
     if (typeof mag === "number" && size <= 32) {
       // the common case, in plain numbers: a magnitude below 2^53 of a narrow type
       if (n.signed) {
-        const lim = 2 ** (size - 1);
+        const lim = POW2[size - 1];
         if (neg ? mag > lim : mag > lim - 1) throw new ErrOutOfRange(`magnitude ${mag} for ${size}-bit integer`);
         return neg ? -mag : mag;
       }
       if (neg) throw new ErrMalformed("sign on an unsigned value");
-      if (mag >= 2 ** size) throw new ErrOutOfRange(`${mag} for ${size}-bit integer`);
+      if (mag >= POW2[size]) throw new ErrOutOfRange(`${mag} for ${size}-bit integer`);
       return mag;
     }
     if (n.signed) {
@@ -189,7 +189,7 @@ export class Decoder {
         const w = n.n as number;
         if (!n.big) {
           const v = r.read(w);
-          return n.signed && w > 0 && v >= 2 ** (w - 1) ? v - 2 ** w : v;
+          return n.signed && w > 0 && v >= POW2[w - 1] ? v - POW2[w] : v;
         }
         const v = r.readBig(w);
         return n.signed ? BigInt.asIntN(w, v) : v;
