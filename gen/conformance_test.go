@@ -375,6 +375,8 @@ func canon(n *bitwire.NodeSchema, s *bitwire.Schema, v reflect.Value) any {
 				return !a.Bool() && b.Bool()
 			case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
 				return a.Int() < b.Int()
+			case reflect.Float32, reflect.Float64:
+				return a.Float() < b.Float()
 			}
 			return a.Uint() < b.Uint()
 		})

@@ -1,5 +1,7 @@
 package gen
 
+//go:generate go run ./internal/tsbundle
+
 import (
 	"encoding/base64"
 	"fmt"
@@ -24,6 +26,11 @@ import (
 func TypeScript(out io.Writer, runtimePath string, msgs ...Message) error {
 	if err := check(msgs); err != nil {
 		return err
+	}
+	for _, m := range msgs {
+		if err := tsRepresentable(m.Schema); err != nil {
+			return fmt.Errorf("%s: %w", m.Name, err)
+		}
 	}
 	tn := nameTypes(msgs)
 	if err := checkMessageNames(msgs, tn); err != nil {
@@ -65,6 +72,9 @@ func TypeScript(out io.Writer, runtimePath string, msgs ...Message) error {
 				w.p(" },\n")
 			}
 			w.p("];\n")
+		}
+		for i, t := range s.Types {
+			tsRead(w, pre, i, names[i], &t)
 		}
 		roots := []int{s.Root}
 		if s.Union != nil {
@@ -108,6 +118,62 @@ func TypeScript(out io.Writer, runtimePath string, msgs ...Message) error {
 		w.p("};\n")
 	}
 	return w.flush()
+}
+
+// tsRepresentable refuses what TypeScript values cannot hold: a pointer to
+// a pointer would be T | null | null, where a nil inner pointer and a nil
+// outer one are the same null, so a decoded value would re-encode to other
+// bits.
+func tsRepresentable(s *bitwire.Schema) error {
+	var walk func(n *bitwire.NodeSchema) error
+	walk = func(n *bitwire.NodeSchema) error {
+		if n == nil {
+			return nil
+		}
+		if n.Coding == "ptr" && n.Elem != nil && n.Elem.Coding == "ptr" {
+			return fmt.Errorf("%w: a pointer to a pointer has no TypeScript value (both nils would be null)", ErrSchema)
+		}
+		if err := walk(n.Key); err != nil {
+			return err
+		}
+		return walk(n.Elem)
+	}
+	for _, t := range s.Types {
+		for _, f := range t.Fields {
+			if err := walk(f.Node); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// tsRead writes a struct plan's read function: the decoding Decoder.struct
+// does for it, field by field, with each field a named property store (a
+// store by name shared by every type is what V8 makes slow). A struct with
+// a bitlen group is left to Decoder.struct, which decodes groups.
+func tsRead(w *writer, pre string, i int, class string, t *bitwire.TypeSchema) {
+	for _, f := range t.Fields {
+		if f.Group >= 0 {
+			return
+		}
+	}
+	p := fmt.Sprintf("%s%d", pre, i)
+	if len(t.Fields) == 0 {
+		w.p("%s.read = (): %s => Object.create(%s.prototype);\n", p, class, class)
+		return
+	}
+	w.p("%s.read = (d: bw.Decoder): %s => {\n", p, class)
+	w.p("  const f = %s.fields, o: %s = Object.create(%s.prototype);\n", p, class, class)
+	w.p("  let i = 0;\n  try {\n")
+	for k, f := range t.Fields {
+		w.p("    o.%s = d.node(f[%d].node);", f.Name, k)
+		if k < len(t.Fields)-1 {
+			w.p(" i++;")
+		}
+		w.p("\n")
+	}
+	w.p("  } catch (e) { throw d.fieldError(e, %s, i); }\n  return o;\n};\n", p)
 }
 
 func variantNames(s *bitwire.Schema, names []string) string {

@@ -49,6 +49,35 @@ p0_2.fields = [
   { name: "Z", node: { k: "q", f32: true, min: -512, max: 512, steps: 102400, step: 0.01, zero: true, kmin: -51200, dlo: -100, dhi: 100, dbits: 8, dk: 3, du: 6 } },
   { name: "Y", node: { k: "q", f32: true, min: -16, max: 112, steps: 12800, step: 0.01, zero: true, kmin: -1600, dlo: -100, dhi: 100, dbits: 8, dk: 3, du: 5 } },
 ];
+p0_0.read = (d: bw.Decoder): World => {
+  const f = p0_0.fields, o: World = Object.create(World.prototype);
+  let i = 0;
+  try {
+    o.Tick = d.node(f[0].node); i++;
+    o.Crates = d.node(f[1].node);
+  } catch (e) { throw d.fieldError(e, p0_0, i); }
+  return o;
+};
+p0_1.read = (d: bw.Decoder): Crate => {
+  const f = p0_1.fields, o: Crate = Object.create(Crate.prototype);
+  let i = 0;
+  try {
+    o.ID = d.node(f[0].node); i++;
+    o.Pos = d.node(f[1].node); i++;
+    o.Rot = d.node(f[2].node);
+  } catch (e) { throw d.fieldError(e, p0_1, i); }
+  return o;
+};
+p0_2.read = (d: bw.Decoder): Vec3 => {
+  const f = p0_2.fields, o: Vec3 = Object.create(Vec3.prototype);
+  let i = 0;
+  try {
+    o.X = d.node(f[0].node); i++;
+    o.Z = d.node(f[1].node); i++;
+    o.Y = d.node(f[2].node);
+  } catch (e) { throw d.fieldError(e, p0_2, i); }
+  return o;
+};
 p0_0.limits = { maxDepth: 100, maxLen: 1048576 };
 
 /** the codec of World (main.World) */
@@ -78,6 +107,17 @@ p1_0.fields = [
   { name: "Fire", node: { k: "bool" } },
   { name: "Acked", node: { k: "bitlen", size: 32, n: 5 } },
 ];
+p1_0.read = (d: bw.Decoder): Input => {
+  const f = p1_0.fields, o: Input = Object.create(Input.prototype);
+  let i = 0;
+  try {
+    o.Move = d.node(f[0].node); i++;
+    o.Yaw = d.node(f[1].node); i++;
+    o.Fire = d.node(f[2].node); i++;
+    o.Acked = d.node(f[3].node);
+  } catch (e) { throw d.fieldError(e, p1_0, i); }
+  return o;
+};
 p1_0.limits = { maxDepth: 100, maxLen: 1048576 };
 
 /** the codec of Input (main.Input) */

@@ -1,0 +1,104 @@
+// ---- whole messages ----
+// The entry points the generated codecs call: decode, encode, deltas and
+// quantize of whole messages, and tagged unions.
+
+import { ErrTrailingData, ErrUnknownTag } from "./errors.js";
+import { BitReader, BitWriter } from "./stream.js";
+import { bitsRequired } from "./codings.js";
+import { StructPlan, wrap } from "./plan.js";
+import { Decoder } from "./decode.js";
+import { Encoder, NEED_SIGN } from "./encode.js";
+import { modelOf } from "./model.js";
+import { DeltaDecoder } from "./delta.js";
+
+export /* internal */ function checkPadding(r: BitReader): boolean {
+  const rem = r.remaining();
+  if (rem >= 8) return false;
+  return r.read(rem) === 0;
+}
+export /* internal */ function trailing(r: BitReader, t: StructPlan): void {
+  if (!checkPadding(r)) throw new ErrTrailingData(`${r.remaining()} bits left`).within(t.name);
+}
+function named(e: unknown, t: StructPlan): unknown { return wrap(e, t.name); }
+
+/** decodes one message from a shared stream (no padding check) */
+export function decodeFrom<T>(t: StructPlan, r: BitReader): T {
+  const d = new Decoder(r, t);
+  let v: T;
+  try { v = d.struct(t); } catch (e) { throw named(e, t); }
+  d.end(t);
+  return v;
+}
+/** decodes one whole message (Go's Unmarshal): trailing bytes or non-zero padding are ErrTrailingData */
+export function decode<T>(t: StructPlan, data: Uint8Array): T {
+  const r = new BitReader(data);
+  const v = decodeFrom<T>(t, r);
+  trailing(r, t);
+  return v;
+}
+/** decodes a delta against base from a shared stream (Go's DecodeDelta) */
+export function decodeDeltaFrom<T>(t: StructPlan, r: BitReader, base: T): T {
+  const d = new DeltaDecoder(r, t);
+  let v: T;
+  try {
+    d.m = modelOf(t);
+    v = d.structDelta(t, base, -1);
+  } catch (e) { throw named(e, t); }
+  d.end(t);
+  return v;
+}
+/** applies a whole delta message to base (Go's UnmarshalDelta); base is not changed */
+export function decodeDelta<T>(t: StructPlan, data: Uint8Array, base: T): T {
+  const r = new BitReader(data);
+  const v = decodeDeltaFrom<T>(t, r, base);
+  trailing(r, t);
+  return v;
+}
+/** encodes one message onto a shared stream (Go's Encode) */
+export function encodeTo<T>(t: StructPlan, w: BitWriter, v: T): void {
+  const start = w.pos;
+  const e = new Encoder(w, t);
+  try {
+    e.begin(false);
+    try {
+      e.struct(t, v);
+    } catch (x) {
+      if (x !== NEED_SIGN) throw x;
+      w.truncate(start);
+      e.begin(true);
+      e.struct(t, v);
+    }
+  } catch (x) {
+    w.truncate(start);
+    throw named(x, t);
+  }
+}
+/** encodes one whole message (Go's Marshal), padded to a byte */
+export function encode<T>(t: StructPlan, v: T): Uint8Array {
+  const w = new BitWriter();
+  encodeTo(t, w, v);
+  return w.bytes().slice();
+}
+/** what a receiver decodes for v: the server's quantization, for client-side prediction */
+export function quantize<T>(t: StructPlan, v: T): T { return decode<T>(t, encode(t, v)); }
+
+// ---- unions ----
+
+/** a union of variant types: the variant's index in BitsRequired(n-1) bits, then the message */
+export class Union {
+  variants: StructPlan[];
+  bits: number;
+  constructor(variants: StructPlan[]) { this.variants = variants; this.bits = bitsRequired(variants.length - 1); }
+  /** the variant index and the value of the next tagged message on r */
+  decodeFrom(r: BitReader): [number, any] {
+    const i = r.read(this.bits);
+    if (i >= this.variants.length) throw new ErrUnknownTag(`union tag ${i} of ${this.variants.length} variants`);
+    return [i, decodeFrom(this.variants[i], r)];
+  }
+  encodeTo(w: BitWriter, variant: number, v: any): void {
+    if (!(variant >= 0 && variant < this.variants.length)) throw new ErrUnknownTag(`union tag ${variant}`);
+    const start = w.pos;
+    w.write(variant, this.bits);
+    try { encodeTo(this.variants[variant], w, v); } catch (e) { w.truncate(start); throw e; }
+  }
+}
