@@ -368,11 +368,9 @@ func TestDeltaFlatAllQ(t *testing.T) {
 		}
 		// The general path on the same struct (its id skipped, as in a set).
 		var w bits.Writer
-		e := (*options)(nil).encoder(&w, new(arena), 0)
+		e := (&options{general: true, slow: true}).encoder(&w, new(arena), 0)
 		w.WriteBits(5, 3)
-		deltaFlatOn = false
 		ch, err := e.encStructDelta(sub, unsafe.Pointer(&base), unsafe.Pointer(&cur), 0)
-		deltaFlatOn = true
 		if err != nil {
 			require.False(t, ok, "it %d: the fast path writes what the general path cannot", it)
 			general++
@@ -433,13 +431,10 @@ func TestDeltaFlatUndo(t *testing.T) {
 }
 
 // appendDeltaBothWays encodes the delta from base to cur by the flat delta
-// plan and by the general path (deltaFlatOn false), for tests that compare
-// the two; it leaves deltaFlatOn true.
+// plan and by the general path (every fast path off), for tests that
+// compare the two.
 func appendDeltaBothWays[T any](c *Codec[T], base, cur *T) (flat, general []byte, errFlat, errGeneral error) {
-	deltaFlatOn = true
 	flat, errFlat = c.AppendDelta(nil, base, cur)
-	deltaFlatOn = false
-	defer func() { deltaFlatOn = true }()
-	general, errGeneral = c.AppendDelta(nil, base, cur)
+	general, errGeneral = c.generalOnly().AppendDelta(nil, base, cur)
 	return flat, general, errFlat, errGeneral
 }
