@@ -105,7 +105,6 @@ const debugSentinel = 0xA5
 // plain reports whether o asks for neither accounting nor debug sentinels.
 func (o *options) plain() bool { return o == nil || (o.stats == nil && !o.slow) }
 
-
 func (o *options) statsOf() *Stats {
 	if o == nil {
 		return nil
