@@ -452,7 +452,7 @@ func encodeDeltaRoot(p *plan, w *bits.Writer, b, c unsafe.Pointer, o *options) e
 	}
 	ar := arenas.Get().(*arena)
 	defer func() {
-		ar.buf, ar.quats, ar.saved, ar.rt, ar.words = ar.buf[:0], ar.quats[:0], ar.saved[:0], nil, ar.words[:0]
+		ar.buf, ar.quats, ar.saved, ar.marks, ar.rt, ar.words = ar.buf[:0], ar.quats[:0], ar.saved[:0], ar.marks[:0], nil, ar.words[:0]
 		arenas.Put(ar)
 	}()
 	if o != nil && o.model != nil {
@@ -488,7 +488,7 @@ func decodeDeltaRoot(p *plan, r *bits.Reader, b, v unsafe.Pointer, o *options) e
 	}
 	ar := arenas.Get().(*arena)
 	defer func() {
-		ar.buf, ar.quats, ar.saved, ar.rt, ar.words = ar.buf[:0], ar.quats[:0], ar.saved[:0], nil, ar.words[:0]
+		ar.buf, ar.quats, ar.saved, ar.rt, ar.words = ar.buf[:0], ar.quats[:0], ar.saved[:0], nil, ar.words[:0] // a decoder takes no marks
 		arenas.Put(ar)
 	}()
 	if o != nil && o.model != nil {

@@ -64,6 +64,7 @@ type arena struct {
 	writers []*bits.Writer // spare scratch writers
 	quats   []deltaSlot    // the adaptive state of each node coded so far
 	saved   []deltaSlot    // a stack of quats saved by saveQuats
+	marks   []savedStates  // a stack of states saved by markStates
 	rt      *modelRT       // the codec's model (code tables) or trainer, or nil
 	words   []uint64       // scratch bit sets (changed fields of model-coded structs)
 	flat    flatScratch    // encStructDeltaFlat's scratch
@@ -259,7 +260,7 @@ func (e *encoder) encSubtree(n *node, b, c unsafe.Pointer) (changed, ok bool) {
 	}
 	e.commit(&m)
 	if !changed {
-		e.rewind(m)
+		e.unwrite(m)
 		e.w.WriteBool(false)
 	}
 	return changed, true
@@ -358,7 +359,7 @@ func (d *decoder) decStructDelta(p *plan, b, dst unsafe.Pointer, skip int) error
 				}
 			case dkFlat: // decStruct's flat path, without its call
 				if fp := n.sub.flat; !d.general && d.depth+fp.depth <= d.maxDepth {
-					m := d.mark()
+					m := readMark(*d.r)
 					if d.decFlat(fp, pd) == nil {
 						break
 					}
@@ -641,7 +642,7 @@ func (e *encoder) encSliceDeltaFused(n *node, b, c unsafe.Pointer) (bool, error)
 		if ch {
 			changed = append(changed, int32(i))
 		} else {
-			se.rewind(m)
+			se.unwrite(m)
 		}
 	}
 	e.writeIndexSet(changed, common, false)

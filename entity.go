@@ -157,7 +157,7 @@ func (e *encoder) encEntityDeltaFused(n *node, b, c unsafe.Pointer) (bool, error
 			changed[nch] = int32(i - nr)
 			nch++
 		} else {
-			se.rewind(m) // only unchanged bits: the survivor is unchanged
+			se.unwrite(m) // only unchanged bits: the survivor is unchanged
 		}
 		i++
 		j++

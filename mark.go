@@ -16,12 +16,15 @@ import "github.com/bitwire/bitwire/bits"
 //   - the writer's length in bits;
 //   - whether the message's "any negative" flag has been written;
 //   - the nesting depth;
-//   - the arena's scratch bit sets in use (model-coded structs' masks);
-//   - the symbols a trainer has noted;
 //   - optionally (markStates, or saveStates later), the adaptive states of
 //     relative quaternions and windowed values, which writing a changed
-//     value advances. Saving them copies them, so a mark saves them only
-//     where a take-back can follow a changed value.
+//     value advances, and the symbols a trainer has noted. Saving them
+//     copies them, so a mark saves them only where a take-back can follow
+//     a changed value; a subtree that turned out unchanged advanced none of
+//     them, and unwrite takes back its bits and flag alone.
+//
+// Scratch lists (arena.buf, arena.words) are not in a mark: the function
+// that takes one releases it on every return, failure or not.
 //
 // The fast paths (flat plans, delta plans, the fused passes over slices
 // and entity sets, a model's judged structs) all follow one contract:
@@ -41,86 +44,105 @@ import "github.com/bitwire/bitwire/bits"
 // TestPathsSameBits holds each of them to it.
 
 // mark is a point of the message being written that the encoder can go
-// back to (rewind) or keep (commit).
+// back to (rewind) or keep (commit). It has four fields, so that it stays
+// in registers: what only some take-backs need (the adaptive states, the
+// model's scratch sets and symbols) is saved on the arena's stack.
 type mark struct {
-	at      int // the writer's length in bits
-	depth   int
-	words   int // len(arena.words)
-	symbols int // len(trainer's pending symbols)
-	quats   int // the arena's saved adaptive states, or -1: not saved
+	at      int   // the writer's length in bits
+	depth   int32 // the nesting depth
+	saved   int32 // 1 + the index of the states saved on arena.marks, or 0: none
 	flagged bool
 }
 
-// mark returns the current point, without the adaptive states.
-func (e *encoder) mark() mark {
-	m := mark{at: e.w.Len(), depth: e.depth, quats: -1, flagged: e.flagged}
-	if a := e.ar; a != nil {
-		m.words = len(a.words)
-		if a.rt != nil && a.rt.train != nil {
-			m.symbols = len(a.rt.train.pending)
-		}
-	}
-	return m
+// savedStates is what markStates saves on the arena: the mark of the
+// adaptive states (arena.saveQuats) and the trainer's symbols noted.
+type savedStates struct {
+	quats, symbols int
 }
 
-// markStates returns the current point with the adaptive states, for a
-// take-back after which the general path writes the same values again.
+// mark returns the current point, without the states.
+func (e *encoder) mark() mark {
+	return mark{at: e.w.Len(), depth: int32(e.depth), flagged: e.flagged}
+}
+
+// markStates returns the current point with the states, for a take-back
+// after which the general path writes the same values again.
 func (e *encoder) markStates() mark {
 	m := e.mark()
 	e.saveStates(&m)
 	return m
 }
 
-// saveStates adds the adaptive states to m, if not yet saved: a fast path
-// saves them lazily, before its first write that advances them.
+// saveStates adds the states to m, if not yet saved: a fast path saves them
+// lazily, before its first write that advances them.
 func (e *encoder) saveStates(m *mark) {
-	if m.quats < 0 {
-		m.quats = e.ar.saveQuats()
+	if m.saved == 0 {
+		m.saved = e.ar.pushStates()
 	}
 }
 
-// rewind goes back to m: what was written since is gone and the state is
-// as it was.
+func (a *arena) pushStates() int32 {
+	s := savedStates{quats: a.saveQuats()}
+	if a.rt != nil && a.rt.train != nil {
+		s.symbols = len(a.rt.train.pending)
+	}
+	a.marks = append(a.marks, s)
+	return int32(len(a.marks))
+}
+
+// rewind goes back to m after a failure: what was written since is gone,
+// and the state is as it was (the states too, if m saved them).
 func (e *encoder) rewind(m mark) {
 	e.w.Truncate(m.at)
-	e.flagged, e.depth = m.flagged, m.depth
-	if a := e.ar; a != nil {
-		a.words = a.words[:m.words]
-		if a.rt != nil && a.rt.train != nil {
-			a.rt.train.pending = a.rt.train.pending[:m.symbols]
-		}
-		if m.quats >= 0 {
-			a.restoreQuats(m.quats)
-		}
+	e.flagged, e.depth = m.flagged, int(m.depth)
+	if m.saved != 0 {
+		e.ar.popStates(m.saved)
 	}
 }
 
-// commit keeps what was written since m and forgets m's saved adaptive
-// states; m then still rewinds the bits and the flag (as an unchanged
-// subtree's take-back does: its values advanced no state).
+// unwrite takes back what was written since m for a subtree that turned
+// out unchanged: its values advanced no state and noted no symbol, so the
+// bits and the flag are all there is to take back.
+func (e *encoder) unwrite(m mark) {
+	e.w.Truncate(m.at)
+	e.flagged = m.flagged
+}
+
+// commit keeps what was written since m and forgets m's saved states.
 func (e *encoder) commit(m *mark) {
-	if m.quats >= 0 {
-		e.ar.dropQuats(m.quats)
-		m.quats = -1
+	if m.saved != 0 {
+		e.ar.dropStates(m.saved)
+		m.saved = 0
+	}
+}
+
+// dropStates forgets the states saved at mark i (1-based) and the ones
+// above it.
+func (a *arena) dropStates(i int32) {
+	a.dropQuats(a.marks[i-1].quats)
+	a.marks = a.marks[:i-1]
+}
+
+// popStates puts back the states saved at mark i (1-based) and forgets
+// them and the ones above it.
+func (a *arena) popStates(i int32) {
+	s := a.marks[i-1]
+	a.marks = a.marks[:i-1]
+	a.restoreQuats(s.quats)
+	if a.rt != nil && a.rt.train != nil {
+		a.rt.train.pending = a.rt.train.pending[:s.symbols]
 	}
 }
 
 // readMark is a point of the input being read that the decoder can go back
-// to: the reader (position, cache and allocation spent) and the decoder's
-// own state. A fast path that fails rewinds it and the general path reads
+// to. The decoding fast paths (flat plans) change nothing but the reader:
+// they hold no signed adaptive value (so no flag) and check the depth
+// before they start, so the reader (position, cache and the allocation
+// spent) is all a failed one must give back before the general path reads
 // the same bits again.
-type readMark struct {
-	r       bits.Reader
-	depth   int
-	flagged bool
-	sawNeg  bool
-}
+// A mark is taken as readMark(*d.r), a plain copy: a method returning it,
+// or a struct holding the reader, costs the hot paths a second copy or a
+// zeroing.
+type readMark bits.Reader
 
-func (d *decoder) mark() readMark {
-	return readMark{r: *d.r, depth: d.depth, flagged: d.flagged, sawNeg: d.sawNeg}
-}
-
-func (d *decoder) rewind(m *readMark) {
-	*d.r = m.r
-	d.depth, d.flagged, d.sawNeg = m.depth, m.flagged, m.sawNeg
-}
+func (d *decoder) rewind(m *readMark) { *d.r = bits.Reader(*m) }

@@ -23,6 +23,7 @@ func (e *encoder) encStructDeltaModel(p *plan, b, c unsafe.Pointer, skip int) (b
 	if e.stats != 0 || e.general || p.nest > maxShallow {
 		return e.encStructDeltaCompare(p, b, c, skip)
 	}
+	words := len(e.ar.words) // this struct's scratch, released below
 	m := e.mark()
 	var small [1]uint64
 	ch := fieldSet(small[:])
@@ -33,13 +34,14 @@ func (e *encoder) encStructDeltaModel(p *plan, b, c unsafe.Pointer, skip int) (b
 	switch {
 	case err != nil:
 		e.rewind(m)
+		e.ar.words = e.ar.words[:words]
 		return e.encStructDeltaCompare(p, b, c, skip) // places the error
 	case dirty || e.depth == 1:
 		e.insertMasks(p, ch, m.at)
 	default:
-		e.rewind(m)
+		e.unwrite(m)
 	}
-	e.ar.words = e.ar.words[:m.words]
+	e.ar.words = e.ar.words[:words]
 	return dirty, nil
 }
 
@@ -139,7 +141,7 @@ func (e *encoder) encFieldsJudged(p *plan, b, c unsafe.Pointer, skip int, ch fie
 					return false, err
 				}
 				if !changed {
-					e.rewind(m)
+					e.unwrite(m)
 				}
 			}
 		case f.once:
@@ -163,7 +165,7 @@ func (e *encoder) encFieldsJudged(p *plan, b, c unsafe.Pointer, skip int, ch fie
 				return false, err
 			}
 			if !changed {
-				e.rewind(m)
+				e.unwrite(m)
 			}
 		default:
 			if changed = !eqNode(n, pb, pc, 0); changed {

@@ -180,7 +180,7 @@ func (d *decoder) decStruct(p *plan, base unsafe.Pointer) error {
 		return &limitError{ErrMalformed, "nesting", d.depth, d.maxDepth}
 	}
 	if fp := p.flat; fp != nil && !d.general && d.depth+fp.depth-1 <= d.maxDepth {
-		m := d.mark()
+		m := readMark(*d.r)
 		if d.decFlat(fp, base) == nil {
 			d.depth--
 			return nil
@@ -478,7 +478,7 @@ func (d *decoder) decElems(n *node, base unsafe.Pointer, count int) error {
 	if el.code == cStruct && !d.general {
 		// as in encElems
 		if fp := el.sub.flat; fp != nil && d.depth+fp.depth <= d.maxDepth {
-			m := d.mark()
+			m := readMark(*d.r)
 			if d.decFlats(fp, base, count, n.stride) == nil {
 				return nil
 			}

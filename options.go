@@ -127,7 +127,11 @@ func (o *options) limits() (depth, length int) {
 
 func (o *options) encoder(w *bits.Writer, ar *arena, stats int32) encoder {
 	depth, length := o.limits()
-	return encoder{w: w, ar: ar, stats: stats, statPath: -1, maxDepth: depth, maxLen: length, debug: o != nil && o.debug, general: o != nil && o.slow}
+	e := encoder{w: w, ar: ar, stats: stats, statPath: -1, maxDepth: depth, maxLen: length}
+	if o != nil {
+		e.debug, e.general = o.debug, o.slow
+	}
+	return e
 }
 
 func (o *options) decoder(r *bits.Reader, ar *arena) decoder {
