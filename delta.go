@@ -162,13 +162,6 @@ func (e *encoder) encStructDelta(p *plan, b, c unsafe.Pointer, skip int) (bool, 
 		}
 		return dirty, err
 	}
-	if e.stats != 0 {
-		if err := e.encStructDeltaStats(p, b, c, skip); err != nil {
-			return false, err
-		}
-		e.depth--
-		return true, nil
-	}
 	if dp := p.dflat; dp != nil && e.ar.rt == nil && !e.general && e.depth+dp.depth-1 <= e.maxDepth {
 		if changed, ok := e.encStructDeltaFlat(dp, b, c, skip); ok {
 			e.depth--
@@ -181,43 +174,40 @@ func (e *encoder) encStructDelta(p *plan, b, c unsafe.Pointer, skip int) (bool, 
 			continue
 		}
 		f := &p.fields[i]
+		var id, saved, start int
+		if e.stats != 0 { // Stats hooks: the field's bits on its path
+			id, saved, start = e.enter(f.name)
+		}
 		pb, pc := ptrAt(b, f.off), ptrAt(c, f.off)
-		if code := f.node.code; code == cQ || code == cQuat {
-			// The commonest changed leaves: compare and write with
-			// each side quantized once.
-			var changed bool
-			var err error
-			if code == cQ {
-				changed, err = e.encQDelta(f.node, pb, pc)
-			} else {
-				changed, err = e.encQuatDelta(f.node, pb, pc)
+		var changed bool
+		var err error
+		switch code := f.node.code; {
+		case code == cQ:
+			// The commonest changed leaves: compare and write with each
+			// side quantized once.
+			changed, err = e.encQDelta(f.node, pb, pc)
+		case code == cQuat:
+			changed, err = e.encQuatDelta(f.node, pb, pc)
+		default:
+			ok := false
+			if f.once && !e.general {
+				changed, ok = e.encSubtree(f.node, pb, pc)
 			}
-			if err != nil {
-				return false, wrapField(err, f.name, e.w.Len())
-			}
-			dirty = dirty || changed
-			if e.debug {
-				e.writeSentinel()
-			}
-			continue
-		}
-		if f.once && !e.general {
-			if changed, ok := e.encSubtree(f.node, pb, pc); ok {
-				dirty = dirty || changed
-				if e.debug {
-					e.writeSentinel()
+			if !ok {
+				changed = !eqNode(f.node, pb, pc, 0)
+				e.w.WriteBool(changed)
+				if changed {
+					err = e.encValueDelta(f.node, pb, pc)
 				}
-				continue
 			}
 		}
-		changed := !eqNode(f.node, pb, pc, 0)
-		e.w.WriteBool(changed)
-		if changed {
-			dirty = true
-			if err := e.encValueDelta(f.node, pb, pc); err != nil {
-				return false, wrapField(err, f.name, e.w.Len())
-			}
+		if e.stats != 0 {
+			e.leave(id, saved, start, changed)
 		}
+		if err != nil {
+			return false, wrapField(err, f.name, e.w.Len())
+		}
+		dirty = dirty || changed
 		if e.debug {
 			e.writeSentinel()
 		}
@@ -567,7 +557,7 @@ func (d *decoder) decQuatDelta(n *node, b, dst unsafe.Pointer) error {
 // those both slices have, their deltas, then the appended elements in full.
 // It reports whether the slice changed.
 func (e *encoder) encSliceDelta(n *node, b, c unsafe.Pointer) (bool, error) {
-	if el := n.elem; e.stats == 0 && !e.general && el.code == cStruct && !el.spec.composite && el.sub.nest <= maxShallow {
+	if el := n.elem; !e.general && el.code == cStruct && !el.spec.composite && el.sub.nest <= maxShallow {
 		m := e.markStates()
 		if changed, err := e.encSliceDeltaFused(n, b, c); err == nil {
 			e.commit(&m)

@@ -16,7 +16,7 @@ import (
 // (or keep their order); any order is coded correctly, but an entity out of
 // order may be sent as removed and new. It reports whether the set changed.
 func (e *encoder) encEntityDelta(n *node, b, c unsafe.Pointer) (bool, error) {
-	if e.stats == 0 && !e.general && n.elem.sub.nest <= maxShallow {
+	if !e.general && n.elem.sub.nest <= maxShallow {
 		m := e.markStates()
 		if changed, err := e.encEntityDeltaFused(n, b, c); err == nil {
 			e.commit(&m)

@@ -20,7 +20,7 @@ import (
 // before the fields once known; others, Stats and errors take
 // encStructDeltaCompare.
 func (e *encoder) encStructDeltaModel(p *plan, b, c unsafe.Pointer, skip int) (bool, error) {
-	if e.stats != 0 || e.general || p.nest > maxShallow {
+	if e.general || p.nest > maxShallow {
 		return e.encStructDeltaCompare(p, b, c, skip)
 	}
 	words := len(e.ar.words) // this struct's scratch, released below

@@ -128,13 +128,6 @@ func (e *encoder) encStruct(p *plan, base unsafe.Pointer) error {
 	if e.depth > e.maxDepth {
 		return &limitError{ErrInvalidValue, "nesting (a cyclic value?)", e.depth, e.maxDepth}
 	}
-	if e.stats != 0 {
-		if err := e.encStructStats(p, base); err != nil {
-			return err
-		}
-		e.depth--
-		return nil
-	}
 	if fp := p.flat; fp != nil && !e.general && e.depth+fp.depth-1 <= e.maxDepth {
 		m := e.mark()
 		if e.encFlat(fp, base) == nil {
@@ -145,15 +138,25 @@ func (e *encoder) encStruct(p *plan, base unsafe.Pointer) error {
 	}
 	for i := range p.fields {
 		f := &p.fields[i]
+		// Stats hooks: each field's bits are accounted on its path (a
+		// group's later members, written with the first, count none).
+		var id, saved, start int
+		if e.stats != 0 {
+			id, saved, start = e.enter(f.name)
+		}
 		if f.grp != nil {
+			var err error
 			if f.grp.members[0] == i {
 				s := seq{base: base, p: p, idx: f.grp.members}
-				if err := e.encGroup(&s, len(f.grp.members), f.grp.width); err != nil {
-					return err
-				}
-				if e.debug {
+				if err = e.encGroup(&s, len(f.grp.members), f.grp.width); err == nil && e.debug {
 					e.writeSentinel()
 				}
+			}
+			if e.stats != 0 {
+				e.leave(id, saved, start, true)
+			}
+			if err != nil {
+				return err // the group's error names its member
 			}
 			continue
 		}
@@ -162,6 +165,9 @@ func (e *encoder) encStruct(p *plan, base unsafe.Pointer) error {
 			err = e.encStruct(n.sub, ptrAt(base, f.off))
 		} else {
 			err = e.encNode(n, ptrAt(base, f.off))
+		}
+		if e.stats != 0 {
+			e.leave(id, saved, start, true)
 		}
 		if err != nil {
 			return wrapField(err, f.name, e.w.Len())
@@ -449,7 +455,7 @@ func (e *encoder) encElems(n *node, base unsafe.Pointer, count int) error {
 		s := seq{base: base, stride: n.stride, elem: el}
 		return e.encGroup(&s, count, el.n)
 	}
-	if el.code == cStruct && e.stats == 0 && !e.general {
+	if el.code == cStruct && !e.general {
 		// Structs with a flat plan, one after the other without the
 		// per-element dispatch; an error rewinds the whole run and the
 		// loop below reports it.

@@ -66,9 +66,10 @@ type options struct {
 	model *modelRT // WithModel, or a Trainer's recording
 
 	// general turns every fast path off, so that tests can hold each of
-	// them to the general path's bits (see mark.go); slow is debug ||
-	// general, kept by WithDebug and the tests, so that making an encoder
-	// tests one field.
+	// them to the general path's bits (see mark.go); slow is debug, Stats
+	// or general, kept by WithDebug, WithStats and the tests, so that
+	// making an encoder tests one field: the fast paths write without the
+	// sentinels and the walker's Stats hooks.
 	general, slow bool
 }
 
@@ -91,7 +92,7 @@ func (c *Codec[T]) WithLimits(l Limits) *Codec[T] {
 func (c *Codec[T]) WithDebug(on bool) *Codec[T] {
 	cp := *c
 	cp.o.debug = on
-	cp.o.slow = on || cp.o.general // debug's sentinels sit between fields a kernel writes at once
+	cp.o.slow = on || cp.o.general || cp.o.stats != nil // debug's sentinels sit between fields a kernel writes at once
 	cp.fp = cp.fps[0]
 	if on {
 		cp.fp = cp.fps[1]
@@ -103,7 +104,7 @@ func (c *Codec[T]) WithDebug(on bool) *Codec[T] {
 const debugSentinel = 0xA5
 
 // plain reports whether o asks for neither accounting nor debug sentinels.
-func (o *options) plain() bool { return o == nil || (o.stats == nil && !o.slow) }
+func (o *options) plain() bool { return o == nil || !o.slow }
 
 func (o *options) statsOf() *Stats {
 	if o == nil {
