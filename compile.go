@@ -357,6 +357,11 @@ func (c *compiler) fillFloat(nd *node, path string, t reflect.Type, s spec, what
 			return badTag(path, "%v", err)
 		}
 		nd.code, nd.fx, nd.n = cFixed, fx, fields.BitlenWidth(64)
+		if !fixedExact(nd, 1) {
+			// Every count would decode to one value (0): the field could
+			// hold nothing else, and its encodings would not be unique.
+			return badTag(path, "fixed: one step of %g is 0 in %s; use a coarser prec", s.prec, t)
+		}
 	default:
 		return badTag(path, "coding %s does not apply to %s", s.kind, t)
 	}
