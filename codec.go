@@ -273,29 +273,30 @@ func encodeRootOpt(p *plan, w *bits.Writer, ptr unsafe.Pointer, o *options) erro
 	if ptr == nil {
 		return nilError(p)
 	}
-	start := w.Len()
 	if fp := p.flat; fp != nil && o.plain() {
 		// A flat root (no sign flag: flat plans hold no signed adaptive
 		// values) needs none of the set-up below; on an error the general
 		// path runs and reports it.
 		e := o.encoder(w, nil, 0)
+		m := e.mark()
 		if e.depth = 1; fp.depth <= e.maxDepth && e.encFlat(fp, ptr) == nil {
 			return nil
 		}
-		w.Truncate(start)
+		e.rewind(m)
 	}
 	h := startStats(o.statsOf())
 	e := o.encoder(w, nil, h)
+	m := e.mark()
 	err := e.encStruct(p, ptr)
 	if err == errNeedSign {
-		w.Truncate(start)
+		e.rewind(m)
 		restartStats(h)
 		e = o.encoder(w, nil, h)
 		e.neg = true
 		err = e.encStruct(p, ptr)
 	}
 	if err != nil {
-		w.Truncate(start)
+		e.rewind(m)
 		endStats(h, false)
 		return rootError(p, err, w.Len())
 	}
@@ -451,7 +452,7 @@ func encodeDeltaRoot(p *plan, w *bits.Writer, b, c unsafe.Pointer, o *options) e
 	}
 	ar := arenas.Get().(*arena)
 	defer func() {
-		ar.buf, ar.quats, ar.saved, ar.rt, ar.words = ar.buf[:0], ar.quats[:0], ar.saved[:0], nil, ar.words[:0]
+		ar.buf, ar.quats, ar.saved, ar.marks, ar.rt, ar.words = ar.buf[:0], ar.quats[:0], ar.saved[:0], ar.marks[:0], nil, ar.words[:0]
 		arenas.Put(ar)
 	}()
 	if o != nil && o.model != nil {
@@ -460,23 +461,20 @@ func encodeDeltaRoot(p *plan, w *bits.Writer, b, c unsafe.Pointer, o *options) e
 		}
 		ar.rt = o.model
 	}
-	start := w.Len()
 	h := startStats(o.statsOf())
 	e := o.encoder(w, ar, h)
+	m := e.markStates()
 	_, err := e.encStructDelta(p, b, c, -1)
 	if err == errNeedSign {
-		w.Truncate(start)
+		e.rewind(m)
 		restartStats(h)
-		ar.quats = ar.quats[:0]
-		if ar.rt != nil && ar.rt.train != nil {
-			ar.rt.train.pending = ar.rt.train.pending[:0]
-		}
 		e = o.encoder(w, ar, h)
+		m = e.markStates()
 		e.neg = true
 		_, err = e.encStructDelta(p, b, c, -1)
 	}
 	if err != nil {
-		w.Truncate(start)
+		e.rewind(m)
 		endStats(h, false)
 		return rootError(p, err, w.Len())
 	}
@@ -490,7 +488,7 @@ func decodeDeltaRoot(p *plan, r *bits.Reader, b, v unsafe.Pointer, o *options) e
 	}
 	ar := arenas.Get().(*arena)
 	defer func() {
-		ar.buf, ar.quats, ar.saved, ar.rt, ar.words = ar.buf[:0], ar.quats[:0], ar.saved[:0], nil, ar.words[:0]
+		ar.buf, ar.quats, ar.saved, ar.rt, ar.words = ar.buf[:0], ar.quats[:0], ar.saved[:0], nil, ar.words[:0] // a decoder takes no marks
 		arenas.Put(ar)
 	}()
 	if o != nil && o.model != nil {

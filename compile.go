@@ -83,67 +83,13 @@ func (c *compiler) fill(nd *node, path string, t reflect.Type, s spec, inhKey st
 		return s.reject(path, what, "min", "max", "prec", "bits", "group", "dmin", "composite", "id", "clamp")
 
 	case reflect.Slice:
-		if err := s.reject(path, what, "composite", "id"); err != nil {
-			return err
-		}
-		if t.Elem().Kind() == reflect.Uint8 && !s.hasCoding() && !s.hasDelta {
-			nd.code = cBytes
-			nd.maxlen = s.maxlen
-			return s.reject(path, what, "group")
-		}
-		el, err := c.node(path+"[]", t.Elem(), s.inherit(), inhKey)
-		if err != nil {
-			return err
-		}
-		nd.code, nd.elem, nd.stride, nd.maxlen = cSlice, el, t.Elem().Size(), s.maxlen
-		return nil
+		return c.fillSlice(nd, path, t, s, what, inhKey)
 
 	case reflect.Array:
-		if s.kind == kindQuat && t.Len() == 4 && (t.Elem().Kind() == reflect.Float32 || t.Elem().Kind() == reflect.Float64) {
-			return c.fillQuat(nd, path, t, s) // the array is the quaternion; else quat applies to each element
-		}
-		if err := s.reject(path, what, "maxlen", "id"); err != nil {
-			return err
-		}
-		el, err := c.node(path+"[]", t.Elem(), s.inherit(), inhKey)
-		if err != nil {
-			return err
-		}
-		nd.code, nd.elem, nd.stride, nd.count = cArray, el, t.Elem().Size(), t.Len()
-		return nil
+		return c.fillArray(nd, path, t, s, what, inhKey)
 
 	case reflect.Struct:
-		if t == timeType {
-			if s.kind != kindNone {
-				return kindOn()
-			}
-			nd.code = cTime
-			return s.reject(path, what, "min", "max", "prec", "bits", "group", "maxlen", "dmin", "composite", "id", "clamp")
-		}
-		if s.kind == kindQuat {
-			return c.fillQuat(nd, path, t, s)
-		}
-		if err := s.reject(path, what, "maxlen", "id", "group"); err != nil {
-			return err
-		}
-		if s.hasDelta && !s.hasCoding() {
-			// A window applies to the leaves a struct field's coding
-			// reaches; without a coding it would reach none.
-			return badTag(path, "option dmin/dmax on %s applies to its leaves with the field's coding (such as q,min=...,max=...,prec=...), and the tag has none", t)
-		}
-		inh := spec{}
-		if s.hasCoding() {
-			inh = s.inherit()
-			inh.composite = false
-		} else {
-			inhKey = ""
-		}
-		sub, err := c.structPlan(t, inh, inhKey)
-		if err != nil {
-			return wrapField(err, path, -1) // "[]" under a slice, as Layout writes it
-		}
-		nd.code, nd.sub = cStruct, sub
-		return nil
+		return c.fillStruct(nd, path, t, s, what, inhKey)
 
 	case reflect.Pointer:
 		el, err := c.node(path, t.Elem(), s, inhKey)
@@ -154,28 +100,107 @@ func (c *compiler) fill(nd *node, path string, t reflect.Type, s spec, inhKey st
 		return nil
 
 	case reflect.Map:
-		if err := s.reject(path, what, "composite", "id"); err != nil {
-			return err
-		}
-		switch t.Key().Kind() {
-		case reflect.Bool, reflect.String, reflect.Float32, reflect.Float64,
-			reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-			reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
-		default:
-			return &FieldError{Path: path, Bit: -1, Err: fmt.Errorf("%w: map key type %s (keys must be booleans, numbers or strings)", ErrUnsupportedType, t.Key())}
-		}
-		k, err := c.node(path+"{key}", t.Key(), spec{}, "")
-		if err != nil {
-			return err
-		}
-		v, err := c.node(path+"{}", t.Elem(), s.inherit(), inhKey)
-		if err != nil {
-			return err
-		}
-		nd.code, nd.key, nd.elem, nd.maxlen, nd.count = cMap, k, v, s.maxlen, keyRange(t.Key())
-		return nil
+		return c.fillMap(nd, path, t, s, what, inhKey)
 	}
 	return &FieldError{Path: path, Bit: -1, Err: fmt.Errorf("%w: %s", ErrUnsupportedType, t)}
+}
+
+// fillSlice compiles a slice: []byte without a coding is a byte string;
+// any other slice codes its elements with the field's inherited tag.
+func (c *compiler) fillSlice(nd *node, path string, t reflect.Type, s spec, what, inhKey string) error {
+	if err := s.reject(path, what, "composite", "id"); err != nil {
+		return err
+	}
+	if t.Elem().Kind() == reflect.Uint8 && !s.hasCoding() && !s.hasDelta {
+		nd.code = cBytes
+		nd.maxlen = s.maxlen
+		return s.reject(path, what, "group")
+	}
+	el, err := c.node(path+"[]", t.Elem(), s.inherit(), inhKey)
+	if err != nil {
+		return err
+	}
+	nd.code, nd.elem, nd.stride, nd.maxlen = cSlice, el, t.Elem().Size(), s.maxlen
+	return nil
+}
+
+// fillArray compiles an array: four floats tagged quat are one quaternion;
+// any other array codes its elements with the field's inherited tag.
+func (c *compiler) fillArray(nd *node, path string, t reflect.Type, s spec, what, inhKey string) error {
+	if s.kind == kindQuat && t.Len() == 4 && (t.Elem().Kind() == reflect.Float32 || t.Elem().Kind() == reflect.Float64) {
+		return c.fillQuat(nd, path, t, s) // the array is the quaternion; else quat applies to each element
+	}
+	if err := s.reject(path, what, "maxlen", "id"); err != nil {
+		return err
+	}
+	el, err := c.node(path+"[]", t.Elem(), s.inherit(), inhKey)
+	if err != nil {
+		return err
+	}
+	nd.code, nd.elem, nd.stride, nd.count = cArray, el, t.Elem().Size(), t.Len()
+	return nil
+}
+
+// fillStruct compiles a struct field: time.Time is a leaf, quat a
+// quaternion, any other struct a nested plan whose leaves inherit the
+// field's coding.
+func (c *compiler) fillStruct(nd *node, path string, t reflect.Type, s spec, what, inhKey string) error {
+	if t == timeType {
+		if s.kind != kindNone {
+			return badTag(path, "coding %s does not apply to %s", s.kind, t)
+		}
+		nd.code = cTime
+		return s.reject(path, what, "min", "max", "prec", "bits", "group", "maxlen", "dmin", "composite", "id", "clamp")
+	}
+	if s.kind == kindQuat {
+		return c.fillQuat(nd, path, t, s)
+	}
+	if err := s.reject(path, what, "maxlen", "id", "group"); err != nil {
+		return err
+	}
+	if s.hasDelta && !s.hasCoding() {
+		// A window applies to the leaves a struct field's coding
+		// reaches; without a coding it would reach none.
+		return badTag(path, "option dmin/dmax on %s applies to its leaves with the field's coding (such as q,min=...,max=...,prec=...), and the tag has none", t)
+	}
+	inh := spec{}
+	if s.hasCoding() {
+		inh = s.inherit()
+		inh.composite = false
+	} else {
+		inhKey = ""
+	}
+	sub, err := c.structPlan(t, inh, inhKey)
+	if err != nil {
+		return wrapField(err, path, -1) // "[]" under a slice, as Layout writes it
+	}
+	nd.code, nd.sub = cStruct, sub
+	return nil
+}
+
+// fillMap compiles a map: keys of basic kinds, coded as their type's
+// default; values with the field's inherited tag.
+func (c *compiler) fillMap(nd *node, path string, t reflect.Type, s spec, what, inhKey string) error {
+	if err := s.reject(path, what, "composite", "id"); err != nil {
+		return err
+	}
+	switch t.Key().Kind() {
+	case reflect.Bool, reflect.String, reflect.Float32, reflect.Float64,
+		reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+	default:
+		return &FieldError{Path: path, Bit: -1, Err: fmt.Errorf("%w: map key type %s (keys must be booleans, numbers or strings)", ErrUnsupportedType, t.Key())}
+	}
+	k, err := c.node(path+"{key}", t.Key(), spec{}, "")
+	if err != nil {
+		return err
+	}
+	v, err := c.node(path+"{}", t.Elem(), s.inherit(), inhKey)
+	if err != nil {
+		return err
+	}
+	nd.code, nd.key, nd.elem, nd.maxlen, nd.count = cMap, k, v, s.maxlen, keyRange(t.Key())
+	return nil
 }
 
 func (c *compiler) fillInt(nd *node, path string, t reflect.Type, s spec, what string) error {
@@ -346,22 +371,35 @@ func (c *compiler) fillFloat(nd *node, path string, t reflect.Type, s spec, what
 		}
 		nd.code = cQ
 	case kindFixed:
-		if !s.hasPrec {
-			return badTag(path, "fixed needs prec")
-		}
-		if err := s.reject(path, what, "min", "max", "bits"); err != nil {
+		if err := fillFixed(nd, path, t, s, what); err != nil {
 			return err
 		}
-		fx, err := fields.NewFixed(s.prec)
-		if err != nil {
-			return badTag(path, "%v", err)
-		}
-		nd.code, nd.fx, nd.n = cFixed, fx, fields.BitlenWidth(64)
 	default:
 		return badTag(path, "coding %s does not apply to %s", s.kind, t)
 	}
 	if s.hasDelta {
 		return checkDeltaBounds(path, s)
+	}
+	return nil
+}
+
+// fillFixed compiles a fixed coding: round(v/prec) as a signed bitlen.
+func fillFixed(nd *node, path string, t reflect.Type, s spec, what string) error {
+	if !s.hasPrec {
+		return badTag(path, "fixed needs prec")
+	}
+	if err := s.reject(path, what, "min", "max", "bits"); err != nil {
+		return err
+	}
+	fx, err := fields.NewFixed(s.prec)
+	if err != nil {
+		return badTag(path, "%v", err)
+	}
+	nd.code, nd.fx, nd.n = cFixed, fx, fields.BitlenWidth(64)
+	if !fixedExact(nd, 1) {
+		// Every count would decode to one value (0): the field could
+		// hold nothing else, and its encodings would not be unique.
+		return badTag(path, "fixed: one step of %g is 0 in %s; use a coarser prec", s.prec, t)
 	}
 	return nil
 }

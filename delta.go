@@ -64,6 +64,7 @@ type arena struct {
 	writers []*bits.Writer // spare scratch writers
 	quats   []deltaSlot    // the adaptive state of each node coded so far
 	saved   []deltaSlot    // a stack of quats saved by saveQuats
+	marks   []savedStates  // a stack of states saved by markStates
 	rt      *modelRT       // the codec's model (code tables) or trainer, or nil
 	words   []uint64       // scratch bit sets (changed fields of model-coded structs)
 	flat    flatScratch    // encStructDeltaFlat's scratch
@@ -161,14 +162,7 @@ func (e *encoder) encStructDelta(p *plan, b, c unsafe.Pointer, skip int) (bool, 
 		}
 		return dirty, err
 	}
-	if e.stats != 0 {
-		if err := e.encStructDeltaStats(p, b, c, skip); err != nil {
-			return false, err
-		}
-		e.depth--
-		return true, nil
-	}
-	if dp := p.dflat; dp != nil && deltaFlatOn && e.ar.rt == nil && !e.debug && e.depth+dp.depth-1 <= e.maxDepth {
+	if dp := p.dflat; dp != nil && e.ar.rt == nil && !e.general && e.depth+dp.depth-1 <= e.maxDepth {
 		if changed, ok := e.encStructDeltaFlat(dp, b, c, skip); ok {
 			e.depth--
 			return changed, nil
@@ -180,43 +174,40 @@ func (e *encoder) encStructDelta(p *plan, b, c unsafe.Pointer, skip int) (bool, 
 			continue
 		}
 		f := &p.fields[i]
+		var id, saved, start int
+		if e.stats != 0 { // Stats hooks: the field's bits on its path
+			id, saved, start = e.enter(f.name)
+		}
 		pb, pc := ptrAt(b, f.off), ptrAt(c, f.off)
-		if code := f.node.code; code == cQ || code == cQuat {
-			// The commonest changed leaves: compare and write with
-			// each side quantized once.
-			var changed bool
-			var err error
-			if code == cQ {
-				changed, err = e.encQDelta(f.node, pb, pc)
-			} else {
-				changed, err = e.encQuatDelta(f.node, pb, pc)
+		var changed bool
+		var err error
+		switch code := f.node.code; {
+		case code == cQ:
+			// The commonest changed leaves: compare and write with each
+			// side quantized once.
+			changed, err = e.encQDelta(f.node, pb, pc)
+		case code == cQuat:
+			changed, err = e.encQuatDelta(f.node, pb, pc)
+		default:
+			ok := false
+			if f.once && !e.general {
+				changed, ok = e.encSubtree(f.node, pb, pc)
 			}
-			if err != nil {
-				return false, wrapField(err, f.name, e.w.Len())
-			}
-			dirty = dirty || changed
-			if e.debug {
-				e.writeSentinel()
-			}
-			continue
-		}
-		if f.once {
-			if changed, ok := e.encSubtree(f.node, pb, pc); ok {
-				dirty = dirty || changed
-				if e.debug {
-					e.writeSentinel()
+			if !ok {
+				changed = !eqNode(f.node, pb, pc, 0)
+				e.w.WriteBool(changed)
+				if changed {
+					err = e.encValueDelta(f.node, pb, pc)
 				}
-				continue
 			}
 		}
-		changed := !eqNode(f.node, pb, pc, 0)
-		e.w.WriteBool(changed)
-		if changed {
-			dirty = true
-			if err := e.encValueDelta(f.node, pb, pc); err != nil {
-				return false, wrapField(err, f.name, e.w.Len())
-			}
+		if e.stats != 0 {
+			e.leave(id, saved, start, changed)
 		}
+		if err != nil {
+			return false, wrapField(err, f.name, e.w.Len())
+		}
+		dirty = dirty || changed
 		if e.debug {
 			e.writeSentinel()
 		}
@@ -238,7 +229,7 @@ func (e *encoder) encSubtree(n *node, b, c unsafe.Pointer) (changed, ok bool) {
 		e.w.WriteBool(false)
 		return false, true
 	}
-	at, flagged, depth, quats := e.w.Len(), e.flagged, e.depth, e.ar.saveQuats()
+	m := e.markStates()
 	e.w.WriteBool(true)
 	var err error
 	switch n.code {
@@ -254,15 +245,12 @@ func (e *encoder) encSubtree(n *node, b, c unsafe.Pointer) (changed, ok bool) {
 		changed, err = e.encMapDelta(n, b, c)
 	}
 	if err != nil {
-		e.w.Truncate(at)
-		e.flagged, e.depth = flagged, depth
-		e.ar.restoreQuats(quats)
+		e.rewind(m)
 		return false, false
 	}
-	e.ar.dropQuats(quats)
+	e.commit(&m)
 	if !changed {
-		e.w.Truncate(at)
-		e.flagged = flagged
+		e.unwrite(m)
 		e.w.WriteBool(false)
 	}
 	return changed, true
@@ -360,12 +348,12 @@ func (d *decoder) decStructDelta(p *plan, b, dst unsafe.Pointer, skip int) error
 					storeInt(pd, n.mem, uint64(v))
 				}
 			case dkFlat: // decStruct's flat path, without its call
-				if fp := n.sub.flat; !d.debug && d.depth+fp.depth <= d.maxDepth {
-					saved := *d.r
+				if fp := n.sub.flat; !d.general && d.depth+fp.depth <= d.maxDepth {
+					m := readMark(*d.r)
 					if d.decFlat(fp, pd) == nil {
 						break
 					}
-					*d.r = saved // decStruct reports the error with its field path
+					d.rewind(&m) // decStruct reports the error with its field path
 				}
 				err = d.decStruct(n.sub, pd)
 			default:
@@ -569,16 +557,14 @@ func (d *decoder) decQuatDelta(n *node, b, dst unsafe.Pointer) error {
 // those both slices have, their deltas, then the appended elements in full.
 // It reports whether the slice changed.
 func (e *encoder) encSliceDelta(n *node, b, c unsafe.Pointer) (bool, error) {
-	if el := n.elem; e.stats == 0 && el.code == cStruct && !el.spec.composite && el.sub.nest <= maxShallow {
-		start, flagged, depth, quats := e.w.Len(), e.flagged, e.depth, e.ar.saveQuats()
+	if el := n.elem; !e.general && el.code == cStruct && !el.spec.composite && el.sub.nest <= maxShallow {
+		m := e.markStates()
 		if changed, err := e.encSliceDeltaFused(n, b, c); err == nil {
-			e.ar.dropQuats(quats)
+			e.commit(&m)
 			return changed, nil
 		}
 		// as in encEntityDelta: the plain pass places the error
-		e.w.Truncate(start)
-		e.flagged, e.depth = flagged, depth
-		e.ar.restoreQuats(quats)
+		e.rewind(m)
 	}
 	sb, sc := (*sliceHeader)(b), (*sliceHeader)(c)
 	if err := e.writeLen(sc.len, n.maxlen); err != nil {
@@ -638,7 +624,7 @@ func (e *encoder) encSliceDeltaFused(n *node, b, c unsafe.Pointer) (bool, error)
 		if el.pod && memEqual(pb, pc, el.size) {
 			continue
 		}
-		at, flagged := sw.Len(), se.flagged
+		m := se.mark()
 		ch, err := se.encStructDelta(el.sub, pb, pc, -1)
 		if err != nil {
 			return false, err
@@ -646,8 +632,7 @@ func (e *encoder) encSliceDeltaFused(n *node, b, c unsafe.Pointer) (bool, error)
 		if ch {
 			changed = append(changed, int32(i))
 		} else {
-			sw.Truncate(at)
-			se.flagged = flagged
+			se.unwrite(m)
 		}
 	}
 	e.writeIndexSet(changed, common, false)

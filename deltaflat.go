@@ -28,10 +28,6 @@ import (
 // path: writeLeafDelta and the struct's changed bits are the seams they
 // plug into), without sentinels and without per-field accounting.
 
-// deltaFlatOn turns the fast path on; tests turn it off to compare it with
-// the general path.
-var deltaFlatOn = true
-
 // dopKind is the kind of a delta plan operation.
 type dopKind uint8
 
@@ -318,7 +314,7 @@ const flatWords = 128
 // operation that needs a call leaves it for the loop around it.
 func (e *encoder) encStructDeltaFlat(dp *deltaPlan, b, c unsafe.Pointer, skip int) (changed, ok bool) {
 	w := e.w
-	start := w.Len()
+	m := e.mark()
 	ops := dp.ops
 	if skip >= 0 {
 		if skip != dp.idField {
@@ -327,7 +323,6 @@ func (e *encoder) encStructDeltaFlat(dp *deltaPlan, b, c unsafe.Pointer, skip in
 		ops = dp.noID
 	}
 	fs := &e.ar.flat
-	saved := -1 // the mark of the quaternion states saved, once saved
 	var r flatRun
 	for {
 		gather(ops, b, c, fs, &r)
@@ -364,8 +359,8 @@ func (e *encoder) encStructDeltaFlat(dp *deltaPlan, b, c unsafe.Pointer, skip in
 				v, nv = 1|kc<<1, uint(op.width)+1
 				break
 			}
-			if op.flags&dopUndo != 0 && saved < 0 {
-				saved = e.ar.saveQuats()
+			if op.flags&dopUndo != 0 {
+				e.saveStates(&m)
 			}
 			r.flushOne(w, fs)
 			nv = 0
@@ -415,8 +410,8 @@ func (e *encoder) encStructDeltaFlat(dp *deltaPlan, b, c unsafe.Pointer, skip in
 				break
 			}
 			r.ds |= 1
-			if op.flags&dopUndo != 0 && saved < 0 {
-				saved = e.ar.saveQuats()
+			if op.flags&dopUndo != 0 {
+				e.saveStates(&m)
 			}
 			r.flushOne(w, fs)
 			nv = 0
@@ -434,15 +429,10 @@ func (e *encoder) encStructDeltaFlat(dp *deltaPlan, b, c unsafe.Pointer, skip in
 	} else {
 		flushWords(w, fs, r.nw, r.acc, r.na)
 	}
-	if saved >= 0 {
-		e.ar.dropQuats(saved)
-	}
+	e.commit(&m)
 	return r.ds&1 != 0, true
 fail:
-	w.Truncate(start)
-	if saved >= 0 {
-		e.ar.restoreQuats(saved)
-	}
+	e.rewind(m)
 	return false, false
 }
 

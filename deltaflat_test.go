@@ -137,6 +137,45 @@ func dfMutate(r *rand.Rand, e *dfEntity, bad bool) {
 	}
 }
 
+// dfWorldPair makes a random world and the same a tick later: entities
+// changed a little or a lot, removed and added, sometimes a value that
+// cannot be coded on either side.
+func dfWorldPair(r *rand.Rand) (base, cur dfWorld) {
+	n := r.Intn(20)
+	for i := 0; i < n; i++ {
+		base.Ents = append(base.Ents, dfRandEntity(r, 3*i+1))
+	}
+	for i := 0; i < r.Intn(5); i++ {
+		base.Arr = append(base.Arr, dfRandInner(r))
+	}
+	base.One = dfRandEntity(r, 9)
+	cur.Tick = base.Tick + 1
+	cur.One = base.One
+	cur.Arr = append(cur.Arr, base.Arr...)
+	for i := range cur.Arr {
+		if r.Intn(2) == 0 {
+			cur.Arr[i].X = min(max(cur.Arr[i].X+float32(r.Float64()-0.5), -100), 100)
+		}
+	}
+	for _, e := range base.Ents {
+		if r.Intn(10) == 0 {
+			continue // removed
+		}
+		if r.Intn(3) == 0 {
+			dfMutate(r, &e, r.Intn(150) == 0)
+		}
+		cur.Ents = append(cur.Ents, e)
+	}
+	if r.Intn(3) == 0 {
+		cur.Ents = append(cur.Ents, dfRandEntity(r, 1000))
+	}
+	dfMutate(r, &cur.One, r.Intn(40) == 0)
+	if r.Intn(30) == 0 { // a baseline that cannot be coded
+		dfMutate(r, &base.One, true)
+	}
+	return base, cur
+}
+
 // TestDeltaFlatSameBits checks that the delta fast path writes exactly the
 // bits of the general path, and fails with the same errors, on random pairs
 // (changes small and large, entities added and removed, values that cannot
@@ -147,39 +186,7 @@ func TestDeltaFlatSameBits(t *testing.T) {
 	r := rand.New(rand.NewSource(1))
 	flat, general := 0, 0
 	for it := 0; it < 3000; it++ {
-		var base, cur dfWorld
-		n := r.Intn(20)
-		for i := 0; i < n; i++ {
-			base.Ents = append(base.Ents, dfRandEntity(r, 3*i+1))
-		}
-		for i := 0; i < r.Intn(5); i++ {
-			base.Arr = append(base.Arr, dfRandInner(r))
-		}
-		base.One = dfRandEntity(r, 9)
-		cur.Tick = base.Tick + 1
-		cur.One = base.One
-		cur.Arr = append(cur.Arr, base.Arr...)
-		for i := range cur.Arr {
-			if r.Intn(2) == 0 {
-				cur.Arr[i].X = min(max(cur.Arr[i].X+float32(r.Float64()-0.5), -100), 100)
-			}
-		}
-		for _, e := range base.Ents {
-			if r.Intn(10) == 0 {
-				continue // removed
-			}
-			if r.Intn(3) == 0 {
-				dfMutate(r, &e, r.Intn(150) == 0)
-			}
-			cur.Ents = append(cur.Ents, e)
-		}
-		if r.Intn(3) == 0 {
-			cur.Ents = append(cur.Ents, dfRandEntity(r, 1000))
-		}
-		dfMutate(r, &cur.One, r.Intn(40) == 0)
-		if r.Intn(30) == 0 { // a baseline that cannot be coded
-			dfMutate(r, &base.One, true)
-		}
+		base, cur := dfWorldPair(r)
 		a, b, errA, errB := appendDeltaBothWays(c, &base, &cur)
 		if errA != nil || errB != nil {
 			require.Error(t, errA, "it %d", it)
@@ -368,11 +375,9 @@ func TestDeltaFlatAllQ(t *testing.T) {
 		}
 		// The general path on the same struct (its id skipped, as in a set).
 		var w bits.Writer
-		e := (*options)(nil).encoder(&w, new(arena), 0)
+		e := (&options{general: true, slow: true}).encoder(&w, new(arena), 0)
 		w.WriteBits(5, 3)
-		deltaFlatOn = false
 		ch, err := e.encStructDelta(sub, unsafe.Pointer(&base), unsafe.Pointer(&cur), 0)
-		deltaFlatOn = true
 		if err != nil {
 			require.False(t, ok, "it %d: the fast path writes what the general path cannot", it)
 			general++
@@ -433,13 +438,10 @@ func TestDeltaFlatUndo(t *testing.T) {
 }
 
 // appendDeltaBothWays encodes the delta from base to cur by the flat delta
-// plan and by the general path (deltaFlatOn false), for tests that compare
-// the two; it leaves deltaFlatOn true.
+// plan and by the general path (every fast path off), for tests that
+// compare the two.
 func appendDeltaBothWays[T any](c *Codec[T], base, cur *T) (flat, general []byte, errFlat, errGeneral error) {
-	deltaFlatOn = true
 	flat, errFlat = c.AppendDelta(nil, base, cur)
-	deltaFlatOn = false
-	defer func() { deltaFlatOn = true }()
-	general, errGeneral = c.AppendDelta(nil, base, cur)
+	general, errGeneral = c.generalOnly().AppendDelta(nil, base, cur)
 	return flat, general, errFlat, errGeneral
 }

@@ -16,18 +16,16 @@ import (
 // (or keep their order); any order is coded correctly, but an entity out of
 // order may be sent as removed and new. It reports whether the set changed.
 func (e *encoder) encEntityDelta(n *node, b, c unsafe.Pointer) (bool, error) {
-	if e.stats == 0 && n.elem.sub.nest <= maxShallow {
-		start, flagged, depth, quats := e.w.Len(), e.flagged, e.depth, e.ar.saveQuats()
+	if !e.general && n.elem.sub.nest <= maxShallow {
+		m := e.markStates()
 		if changed, err := e.encEntityDeltaFused(n, b, c); err == nil {
-			e.ar.dropQuats(quats)
+			e.commit(&m)
 			return changed, nil
 		}
 		// The fused pass locates errors inside its scratch writer; the
 		// plain pass below finds the same error at its place in the message
 		// (with the relative quaternions' states as they were).
-		e.w.Truncate(start)
-		e.flagged, e.depth = flagged, depth
-		e.ar.restoreQuats(quats)
+		e.rewind(m)
 	}
 	sb, sc := (*sliceHeader)(b), (*sliceHeader)(c)
 	if err := e.writeLen(sc.len, n.maxlen); err != nil {
@@ -116,7 +114,7 @@ func (e *encoder) encEntityDeltaFused(n *node, b, c unsafe.Pointer) (bool, error
 	// (encStructDelta's choice, made once for the set).
 	sub := n.elem.sub
 	dp := sub.dflat
-	if dp != nil && (!deltaFlatOn || e.ar.rt != nil || e.debug || e.depth+dp.depth > e.maxDepth) {
+	if dp != nil && (e.ar.rt != nil || e.general || e.depth+dp.depth > e.maxDepth) {
 		dp = nil
 	}
 	i, j := 0, 0
@@ -144,7 +142,7 @@ func (e *encoder) encEntityDeltaFused(n *node, b, c unsafe.Pointer) (bool, error
 			}
 			continue
 		}
-		at, flagged := sw.Len(), se.flagged
+		m := se.mark()
 		var ch, ok bool
 		if dp != nil {
 			ch, ok = se.encStructDeltaFlat(dp, pb, pc, idField)
@@ -159,8 +157,7 @@ func (e *encoder) encEntityDeltaFused(n *node, b, c unsafe.Pointer) (bool, error
 			changed[nch] = int32(i - nr)
 			nch++
 		} else {
-			sw.Truncate(at) // only unchanged bits: the survivor is unchanged
-			se.flagged = flagged
+			se.unwrite(m) // only unchanged bits: the survivor is unchanged
 		}
 		i++
 		j++

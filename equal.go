@@ -44,7 +44,7 @@ func eqNode(n *node, a, b unsafe.Pointer, depth int) bool {
 		return eqNode(n.elem, pa, pb, depth+1)
 	case cMap:
 		ma, mb := reflect.NewAt(n.typ, a).Elem(), reflect.NewAt(n.typ, b).Elem()
-		if ma.Len() != mb.Len() {
+		if ma.Len() != mb.Len() || zeroSignsDiffer(ma, mb) {
 			return false
 		}
 		it := ma.MapRange()

@@ -42,3 +42,29 @@ func TestFixedExtremePrecision(t *testing.T) {
 	err = Unmarshal(count(2), &s) // 2e-45 rounds to the float32 of 1 step
 	require.ErrorIs(t, err, ErrOutOfRange)
 }
+
+// A prec so fine that one step is 0 in the field's float type leaves the
+// field nothing to hold but 0: every count decodes to the same value, so
+// encodings are not unique. For refuses the tag.
+func TestFixedPrecBelowTheType(t *testing.T) {
+	type f32 struct {
+		F float32 `net:"fixed,prec=1e-300"`
+	}
+	type f64 struct {
+		F float64 `net:"fixed,prec=1e-330"` // parses to 0: NewFixed refuses it
+	}
+	_, err := For[f32]()
+	require.ErrorIs(t, err, ErrBadTag)
+	require.ErrorContains(t, err, "f32.F")
+	require.ErrorContains(t, err, "one step of 1e-300 is 0 in float32")
+	_, err = For[f64]()
+	require.ErrorIs(t, err, ErrBadTag)
+
+	// The finest precs that hold a step stay valid.
+	type fine struct {
+		F float32 `net:"fixed,prec=1e-45"`
+		G float64 `net:"fixed,prec=5e-324"`
+	}
+	_, err = For[fine]()
+	require.NoError(t, err)
+}

@@ -92,3 +92,38 @@ func TestMapNodeKeyRangeAtCompileTime(t *testing.T) {
 		require.Equal(t, w.vsz, n.elem.size, p.fields[i].name)
 	}
 }
+
+// Go finds a map's −0 key by +0 (they are ==), but a float key is coded
+// raw, sign and all: a delta between maps whose zero keys differ in sign
+// must carry the new key, and Equal must tell the two apart.
+func TestMapDeltaZeroKeySign(t *testing.T) {
+	type m struct {
+		M map[float64]uint8
+		N map[float32]int8
+	}
+	negZero := math.Copysign(0, -1)
+	c := MustFor[m]()
+	for _, tc := range []struct{ from, to float64 }{{negZero, 0}, {0, negZero}, {negZero, negZero}} {
+		mk := func(k float64) *m {
+			return &m{M: map[float64]uint8{k: 1, 2: 3}, N: map[float32]int8{float32(k): -1}}
+		}
+		base, cur := mk(tc.from), mk(tc.to)
+		require.Equal(t, tc.from == tc.to && math.Signbit(tc.from) == math.Signbit(tc.to), c.Equal(base, cur), "Equal from %v to %v", tc.from, tc.to)
+		for _, cc := range []*Codec[m]{c, c.generalOnly()} {
+			data, err := cc.MarshalDelta(base, cur)
+			require.NoError(t, err)
+			var got m
+			require.NoError(t, cc.UnmarshalDelta(data, mk(tc.from), &got))
+			require.Len(t, got.M, 2)
+			for k := range got.M {
+				if k == 0 {
+					require.Equal(t, math.Signbit(tc.to), math.Signbit(k), "from %v to %v: the decoded key's sign", tc.from, tc.to)
+				}
+			}
+			for k := range got.N {
+				require.Equal(t, math.Signbit(tc.to), math.Signbit(float64(k)), "from %v to %v: the decoded float32 key's sign", tc.from, tc.to)
+			}
+			require.True(t, cc.Equal(cur, &got))
+		}
+	}
+}

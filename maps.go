@@ -273,9 +273,10 @@ func (e *encoder) encMapDelta(n *node, b, c unsafe.Pointer) (bool, error) {
 	}
 	var removed, changed []int32
 	var survB []int
+	flip := zeroSignsDiffer(reflect.NewAt(n.typ, b).Elem(), cm) // the zero key is removed and added
 	for i, k := range bk {
 		v := cm.MapIndex(k)
-		if !v.IsValid() {
+		if !v.IsValid() || (flip && k.Float() == 0) {
 			removed = append(removed, int32(i))
 			continue
 		}
@@ -306,7 +307,7 @@ func (e *encoder) encMapDelta(n *node, b, c unsafe.Pointer) (bool, error) {
 	bm := reflect.NewAt(n.typ, b).Elem()
 	var added []int
 	for i, k := range ck {
-		if !bm.MapIndex(k).IsValid() {
+		if !bm.MapIndex(k).IsValid() || (flip && k.Float() == 0) {
 			added = append(added, i)
 		}
 	}
@@ -402,6 +403,35 @@ func (d *decoder) decMapDelta(n *node, b, dst unsafe.Pointer) error {
 		dm.Set(nm)
 	}
 	return nil
+}
+
+// zeroSignsDiffer reports whether float-keyed maps a and b both have a zero
+// key, of opposite signs. Go finds either zero by the other (they are ==),
+// but a float key is coded raw, sign and all, so equality and deltas must
+// tell them apart.
+func zeroSignsDiffer(a, b reflect.Value) bool {
+	na, oka := zeroKey(a)
+	nb, okb := zeroKey(b)
+	return oka && okb && na != nb
+}
+
+// zeroKey reports whether the float-keyed map m has a zero key, and its
+// sign; false for other keys.
+func zeroKey(m reflect.Value) (neg, ok bool) {
+	switch m.Type().Key().Kind() {
+	case reflect.Float32, reflect.Float64:
+	default:
+		return false, false
+	}
+	if !m.MapIndex(reflect.Zero(m.Type().Key())).IsValid() {
+		return false, false
+	}
+	for it := m.MapRange(); it.Next(); {
+		if k := it.Key().Float(); k == 0 {
+			return math.Signbit(k), true
+		}
+	}
+	return false, false
 }
 
 // nanKey reports whether a float-keyed map has a NaN key: NaN has no order

@@ -20,30 +20,28 @@ import (
 // before the fields once known; others, Stats and errors take
 // encStructDeltaCompare.
 func (e *encoder) encStructDeltaModel(p *plan, b, c unsafe.Pointer, skip int) (bool, error) {
-	if e.stats != 0 || p.nest > maxShallow {
+	if e.general || p.nest > maxShallow {
 		return e.encStructDeltaCompare(p, b, c, skip)
 	}
+	words := len(e.ar.words) // this struct's scratch, released below
+	m := e.mark()
 	var small [1]uint64
 	ch := fieldSet(small[:])
-	mark := len(e.ar.words)
 	if len(p.fields) > 64 {
 		ch = e.ar.takeSet(len(p.fields))
 	}
-	at, flagged, depth := e.w.Len(), e.flagged, e.depth
 	dirty, err := e.encFieldsJudged(p, b, c, skip, ch)
 	switch {
 	case err != nil:
-		e.w.Truncate(at)
-		e.flagged, e.depth = flagged, depth
-		e.ar.words = e.ar.words[:mark]
+		e.rewind(m)
+		e.ar.words = e.ar.words[:words]
 		return e.encStructDeltaCompare(p, b, c, skip) // places the error
 	case dirty || e.depth == 1:
-		e.insertMasks(p, ch, at)
+		e.insertMasks(p, ch, m.at)
 	default:
-		e.w.Truncate(at)
-		e.flagged = flagged
+		e.unwrite(m)
 	}
-	e.ar.words = e.ar.words[:mark]
+	e.ar.words = e.ar.words[:words]
 	return dirty, nil
 }
 
@@ -137,18 +135,17 @@ func (e *encoder) encFieldsJudged(p *plan, b, c unsafe.Pointer, skip int, ch fie
 					return false, err
 				}
 			default:
-				at, flagged := e.w.Len(), e.flagged
+				m := e.mark()
 				e.w.WriteBool(true)
 				if changed, err = e.encStructDelta(n.elem.sub, xb, xc, -1); err != nil {
 					return false, err
 				}
 				if !changed {
-					e.w.Truncate(at)
-					e.flagged = flagged
+					e.unwrite(m)
 				}
 			}
 		case f.once:
-			at, flagged := e.w.Len(), e.flagged
+			m := e.mark()
 			switch n.code {
 			case cSlice:
 				if n.idField >= 0 {
@@ -168,8 +165,7 @@ func (e *encoder) encFieldsJudged(p *plan, b, c unsafe.Pointer, skip int, ch fie
 				return false, err
 			}
 			if !changed {
-				e.w.Truncate(at)
-				e.flagged = flagged
+				e.unwrite(m)
 			}
 		default:
 			if changed = !eqNode(n, pb, pc, 0); changed {
@@ -297,7 +293,7 @@ func (d *decoder) decStructDeltaModel(p *plan, b, dst unsafe.Pointer, skip int) 
 	if skip >= 0 && ch.has(skip) {
 		return fmt.Errorf("%w: the id field %s marked changed", ErrMalformed, p.fields[skip].name)
 	}
-	if size := rt.lay.podSize(p.uid); size > 0 && nf <= 64 && !d.debug {
+	if size := rt.lay.podSize(p.uid); size > 0 && nf <= 64 && !d.general {
 		// Pointer-free fields: copy the unchanged ones (the whole baseline
 		// when that is fewer copies), then read the changed ones, each
 		// found by its bit.

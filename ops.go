@@ -34,6 +34,7 @@ type encoder struct {
 	maxDepth int // limits (see Limits)
 	maxLen   int
 	debug    bool // a sentinel after each top-level field
+	general  bool // no fast path (see mark.go): debug mode, or options.general
 }
 
 type decoder struct {
@@ -47,6 +48,7 @@ type decoder struct {
 	maxDepth int // limits (see Limits)
 	maxLen   int
 	debug    bool // a sentinel after each top-level field
+	general  bool // no fast path (see mark.go): debug mode, or options.general
 	scratch  [64]byte
 	budget   int64 // bytes every decode from this input may allocate in all (Limits.MaxAllocPerByte), once budgeted
 	budgeted bool
@@ -126,32 +128,35 @@ func (e *encoder) encStruct(p *plan, base unsafe.Pointer) error {
 	if e.depth > e.maxDepth {
 		return &limitError{ErrInvalidValue, "nesting (a cyclic value?)", e.depth, e.maxDepth}
 	}
-	if e.stats != 0 {
-		if err := e.encStructStats(p, base); err != nil {
-			return err
-		}
-		e.depth--
-		return nil
-	}
-	if fp := p.flat; fp != nil && !e.debug && e.depth+fp.depth-1 <= e.maxDepth {
-		start := e.w.Len()
+	if fp := p.flat; fp != nil && !e.general && e.depth+fp.depth-1 <= e.maxDepth {
+		m := e.mark()
 		if e.encFlat(fp, base) == nil {
 			e.depth--
 			return nil
 		}
-		e.w.Truncate(start) // the general path below reports the error with its field path
+		e.rewind(m) // the general path below reports the error with its field path
 	}
 	for i := range p.fields {
 		f := &p.fields[i]
+		// Stats hooks: each field's bits are accounted on its path (a
+		// group's later members, written with the first, count none).
+		var id, saved, start int
+		if e.stats != 0 {
+			id, saved, start = e.enter(f.name)
+		}
 		if f.grp != nil {
+			var err error
 			if f.grp.members[0] == i {
 				s := seq{base: base, p: p, idx: f.grp.members}
-				if err := e.encGroup(&s, len(f.grp.members), f.grp.width); err != nil {
-					return err
-				}
-				if e.debug {
+				if err = e.encGroup(&s, len(f.grp.members), f.grp.width); err == nil && e.debug {
 					e.writeSentinel()
 				}
+			}
+			if e.stats != 0 {
+				e.leave(id, saved, start, true)
+			}
+			if err != nil {
+				return err // the group's error names its member
 			}
 			continue
 		}
@@ -160,6 +165,9 @@ func (e *encoder) encStruct(p *plan, base unsafe.Pointer) error {
 			err = e.encStruct(n.sub, ptrAt(base, f.off))
 		} else {
 			err = e.encNode(n, ptrAt(base, f.off))
+		}
+		if e.stats != 0 {
+			e.leave(id, saved, start, true)
 		}
 		if err != nil {
 			return wrapField(err, f.name, e.w.Len())
@@ -177,13 +185,13 @@ func (d *decoder) decStruct(p *plan, base unsafe.Pointer) error {
 	if d.depth > d.maxDepth {
 		return &limitError{ErrMalformed, "nesting", d.depth, d.maxDepth}
 	}
-	if fp := p.flat; fp != nil && !d.debug && d.depth+fp.depth-1 <= d.maxDepth {
-		saved := *d.r
+	if fp := p.flat; fp != nil && !d.general && d.depth+fp.depth-1 <= d.maxDepth {
+		m := readMark(*d.r)
 		if d.decFlat(fp, base) == nil {
 			d.depth--
 			return nil
 		}
-		*d.r = saved // the general path below reports the error with its field path
+		d.rewind(&m) // the general path below reports the error with its field path
 	}
 	for i := range p.fields {
 		f := &p.fields[i]
@@ -447,16 +455,16 @@ func (e *encoder) encElems(n *node, base unsafe.Pointer, count int) error {
 		s := seq{base: base, stride: n.stride, elem: el}
 		return e.encGroup(&s, count, el.n)
 	}
-	if el.code == cStruct && e.stats == 0 && !e.debug {
+	if el.code == cStruct && !e.general {
 		// Structs with a flat plan, one after the other without the
 		// per-element dispatch; an error rewinds the whole run and the
 		// loop below reports it.
 		if fp := el.sub.flat; fp != nil && e.depth+fp.depth <= e.maxDepth {
-			start := e.w.Len()
+			m := e.mark()
 			if e.encFlats(fp, base, count, n.stride) == nil {
 				return nil
 			}
-			e.w.Truncate(start)
+			e.rewind(m)
 		}
 	}
 	for i := 0; i < count; i++ {
@@ -473,14 +481,14 @@ func (d *decoder) decElems(n *node, base unsafe.Pointer, count int) error {
 		s := seq{base: base, stride: n.stride, elem: el}
 		return d.decGroup(&s, count, el.n)
 	}
-	if el.code == cStruct && !d.debug {
+	if el.code == cStruct && !d.general {
 		// as in encElems
 		if fp := el.sub.flat; fp != nil && d.depth+fp.depth <= d.maxDepth {
-			saved := *d.r
+			m := readMark(*d.r)
 			if d.decFlats(fp, base, count, n.stride) == nil {
 				return nil
 			}
-			*d.r = saved
+			d.rewind(&m)
 		}
 	}
 	for i := 0; i < count; i++ {

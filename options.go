@@ -64,6 +64,13 @@ type options struct {
 	lim   Limits
 	debug bool
 	model *modelRT // WithModel, or a Trainer's recording
+
+	// general turns every fast path off, so that tests can hold each of
+	// them to the general path's bits (see mark.go); slow is debug, Stats
+	// or general, kept by WithDebug, WithStats and the tests, so that
+	// making an encoder tests one field: the fast paths write without the
+	// sentinels and the walker's Stats hooks.
+	general, slow bool
 }
 
 // WithLimits returns a codec of the same plan that applies l.
@@ -85,6 +92,7 @@ func (c *Codec[T]) WithLimits(l Limits) *Codec[T] {
 func (c *Codec[T]) WithDebug(on bool) *Codec[T] {
 	cp := *c
 	cp.o.debug = on
+	cp.o.slow = on || cp.o.general || cp.o.stats != nil // debug's sentinels sit between fields a kernel writes at once
 	cp.fp = cp.fps[0]
 	if on {
 		cp.fp = cp.fps[1]
@@ -96,7 +104,7 @@ func (c *Codec[T]) WithDebug(on bool) *Codec[T] {
 const debugSentinel = 0xA5
 
 // plain reports whether o asks for neither accounting nor debug sentinels.
-func (o *options) plain() bool { return o == nil || (o.stats == nil && !o.debug) }
+func (o *options) plain() bool { return o == nil || !o.slow }
 
 func (o *options) statsOf() *Stats {
 	if o == nil {
@@ -120,14 +128,18 @@ func (o *options) limits() (depth, length int) {
 
 func (o *options) encoder(w *bits.Writer, ar *arena, stats int32) encoder {
 	depth, length := o.limits()
-	return encoder{w: w, ar: ar, stats: stats, statPath: -1, maxDepth: depth, maxLen: length, debug: o != nil && o.debug}
+	e := encoder{w: w, ar: ar, stats: stats, statPath: -1, maxDepth: depth, maxLen: length}
+	if o != nil {
+		e.debug, e.general = o.debug, o.slow
+	}
+	return e
 }
 
 func (o *options) decoder(r *bits.Reader, ar *arena) decoder {
 	depth, length := o.limits()
-	d := decoder{r: r, ar: ar, maxDepth: depth, maxLen: length, debug: o != nil && o.debug}
+	d := decoder{r: r, ar: ar, maxDepth: depth, maxLen: length}
 	if o != nil {
-		d.allocPer = o.lim.MaxAllocPerByte
+		d.allocPer, d.debug, d.general = o.lim.MaxAllocPerByte, o.debug, o.slow
 	}
 	return d
 }

@@ -5,7 +5,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"unsafe"
 )
 
 // Stats is an opt-in per-field bit accounting: attach one to a codec with
@@ -56,6 +55,9 @@ func NewStats() *Stats { return &Stats{ids: map[statKey]int{}} }
 func (c *Codec[T]) WithStats(s *Stats) *Codec[T] {
 	cp := *c
 	cp.o.stats = s
+	// The fast paths write without the walker's hooks: accounting takes the
+	// general path.
+	cp.o.slow = s != nil || cp.o.debug || cp.o.general
 	return &cp
 }
 
@@ -270,53 +272,4 @@ func (e *encoder) leave(id, saved, start int, changed bool) {
 	e.statPath = saved
 	r := runOf(e.stats)
 	r.recs = append(r.recs, statRec{id: id, bits: e.w.Len() - start, changed: changed})
-}
-
-// encStructStats is encStruct with accounting.
-func (e *encoder) encStructStats(p *plan, base unsafe.Pointer) error {
-	for i := range p.fields {
-		f := &p.fields[i]
-		id, saved, start := e.enter(f.name)
-		var err error
-		if f.grp != nil {
-			if f.grp.members[0] == i {
-				s := seq{base: base, p: p, idx: f.grp.members}
-				err = e.encGroup(&s, len(f.grp.members), f.grp.width)
-			}
-		} else {
-			err = e.encNode(f.node, ptrAt(base, f.off))
-		}
-		e.leave(id, saved, start, true)
-		if err != nil {
-			return wrapField(err, f.name, e.w.Len())
-		}
-		if f.grp == nil || f.grp.members[0] == i {
-			e.sentinel()
-		}
-	}
-	return nil
-}
-
-// encStructDeltaStats is encStructDelta with accounting.
-func (e *encoder) encStructDeltaStats(p *plan, b, c unsafe.Pointer, skip int) error {
-	for i := range p.fields {
-		if i == skip {
-			continue
-		}
-		f := &p.fields[i]
-		id, saved, start := e.enter(f.name)
-		pb, pc := ptrAt(b, f.off), ptrAt(c, f.off)
-		changed := !eqNode(f.node, pb, pc, 0)
-		e.w.WriteBool(changed)
-		var err error
-		if changed {
-			err = e.encValueDelta(f.node, pb, pc)
-		}
-		e.leave(id, saved, start, changed)
-		if err != nil {
-			return wrapField(err, f.name, e.w.Len())
-		}
-		e.sentinel()
-	}
-	return nil
 }

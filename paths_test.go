@@ -1,0 +1,258 @@
+package bitwire
+
+import (
+	"math/rand"
+	randv2 "math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/bitwire/bitwire/bits"
+)
+
+// The fast paths (flat plans, delta plans, the fused passes over slices and
+// entity sets, a model's judged structs) and accounting (Stats) must write
+// exactly the bits of the general path and fail with exactly its errors
+// (mark.go states the contract). TestPathsSameBits holds every one of them
+// to it over one table of types and random pairs of values, and the
+// decoders' fast paths to the general decoder.
+
+// generalOnly returns a codec of the same plan with every fast path off.
+func (c *Codec[T]) generalOnly() *Codec[T] {
+	cp := *c
+	cp.o.general, cp.o.slow = true, true
+	return &cp
+}
+
+// pathCase is one type of the table: pair makes a baseline and a current
+// value from a seed, each call new and equal values for the same seed.
+type pathCase struct {
+	name string
+	run  func(t *testing.T, pairs int) pathCounts
+}
+
+// pathCounts says what a case exercised, so that the test fails if the
+// table stops reaching a path.
+type pathCounts struct{ ok, failed, model int }
+
+func pathsOf[T any](name string, pair func(seed int64) (base, cur *T)) pathCase {
+	return pathCase{name, func(t *testing.T, pairs int) pathCounts {
+		return samePaths(t, pairs, pair)
+	}}
+}
+
+// genPair pairs values of gen: the same seed (unchanged), the next seed (all
+// changed), or the same with a random third of the exported top-level fields taken
+// from the next seed (a few changed).
+func genPair[T any](post func(*T, *rand.Rand)) func(seed int64) (*T, *T) {
+	return func(seed int64) (*T, *T) {
+		base := gen(seed, post)
+		switch seed % 3 {
+		case 0:
+			return base, gen(seed, post)
+		case 1:
+			return base, gen(seed+1, post)
+		}
+		cur := gen(seed, post)
+		mixFields(cur, gen(seed+1, post), rand.New(rand.NewSource(seed)), 0.3)
+		return base, cur
+	}
+}
+
+func randPCG(seed int64) *randv2.Rand { return randv2.New(randv2.NewPCG(uint64(seed), 7)) }
+
+var pathCases = []pathCase{
+	pathsOf("dfWorld", func(seed int64) (*dfWorld, *dfWorld) {
+		base, cur := dfWorldPair(rand.New(rand.NewSource(seed)))
+		return &base, &cur
+	}),
+	pathsOf("CubeWorld", func(seed int64) (*CubeWorld, *CubeWorld) {
+		r := rand.New(rand.NewSource(seed))
+		base := makeWorld(r, r.Intn(40))
+		cur := cloneWorld(base)
+		cur.Tick++
+		for i := range cur.Cubes {
+			switch r.Intn(8) {
+			case 0:
+				cur.Cubes[i].Pos.X += float32(r.Float64())
+			case 1:
+				q := randomQuat(r)
+				cur.Cubes[i].Rot = [4]float32{float32(q[0]), float32(q[1]), float32(q[2]), float32(q[3])}
+			case 2:
+				cur.Cubes[i].Sleeping = !cur.Cubes[i].Sleeping
+			}
+		}
+		if r.Intn(3) == 0 && len(cur.Cubes) > 0 {
+			cur.Cubes = cur.Cubes[1:]
+		}
+		if r.Intn(50) == 0 && len(cur.Cubes) > 0 {
+			cur.Cubes[0].Pos.Y = 1e9 // cannot be coded
+		}
+		return &base, &cur
+	}),
+	pathsOf("Players64", func(seed int64) (*Players64, *Players64) {
+		base := randomPlayers(randPCG(seed))
+		cur := randomPlayers(randPCG(seed))
+		if seed%2 == 1 {
+			cur = randomPlayers(randPCG(seed + 1))
+		}
+		return &base, &cur
+	}),
+	pathsOf("RTQuant", genPair(rtQuantPost)),
+	pathsOf("RTScalars", genPair[RTScalars](nil)),
+	pathsOf("RTStrings", genPair(func(v *RTStrings, r *rand.Rand) {
+		v.SM = truncString(v.SM, 10)
+		if len(v.BM) > 16 {
+			v.BM = v.BM[:16]
+		}
+		if len(v.SS) > 5 {
+			v.SS = v.SS[:5]
+		}
+	})),
+	pathsOf("RTContainers", genPair(func(v *RTContainers, r *rand.Rand) {
+		if len(v.Limit) > 3 {
+			v.Limit = v.Limit[:3]
+		}
+	})),
+	pathsOf("RTPointers", genPair(func(v *RTPointers, r *rand.Rand) {
+		if v.PQ != nil {
+			*v.PQ = uni32(r, 0, 1)
+		}
+		if v.PA != nil {
+			for i := range v.PA {
+				v.PA[i] = int8(bitsInt(r, 6))
+			}
+		}
+	})),
+	pathsOf("RTNested", genPair(func(v *RTNested, r *rand.Rand) {
+		v.Name = truncString(v.Name, 16)
+		rtBody(&v.Body, r)
+		for i := range v.Parts {
+			rtBody(&v.Parts[i], r)
+		}
+		v.Inner.Deep.N = int8(bitsInt(r, 5))
+		v.Inner.Level = uint8(uintIn(r, 1, 99))
+	})),
+}
+
+func TestPathsSameBits(t *testing.T) {
+	pairs := 300
+	if testing.Short() {
+		pairs = 60
+	}
+	for _, pc := range pathCases {
+		t.Run(pc.name, func(t *testing.T) {
+			n := pc.run(t, pairs)
+			t.Logf("%d pairs coded, %d failed alike, %d with a model", n.ok, n.failed, n.model)
+			require.Greater(t, n.ok, pairs/4, "too few pairs that can be coded")
+		})
+	}
+}
+
+// samePaths checks every path of T on pairs from pair, then trains a model
+// on them and checks the model's paths and the trainer's.
+func samePaths[T any](t *testing.T, pairs int, pair func(seed int64) (*T, *T)) pathCounts {
+	c := MustFor[T]()
+	g := c.generalOnly()
+	var n pathCounts
+	for seed := int64(0); seed < int64(pairs); seed++ {
+		if samePair(t, seed, c, g, pair) {
+			n.ok++
+		} else {
+			n.failed++
+		}
+	}
+	// The trainer by the fast paths and by the general path counts the same
+	// symbols, so the models are byte for byte the same.
+	tc, tg := c.NewTrainer(), g.NewTrainer()
+	for seed := int64(0); seed < int64(pairs); seed++ {
+		b, cu := pair(seed)
+		errC := tc.Add(b, cu)
+		b, cu = pair(seed)
+		sameErr(t, errC, tg.Add(b, cu), "seed %d: Trainer.Add", seed)
+	}
+	mc, errC := tc.Model()
+	mg, errG := tg.Model()
+	sameErr(t, errC, errG, "Trainer.Model")
+	if errC != nil {
+		return n // a type without model-coded fields
+	}
+	bc, err := mc.MarshalBinary()
+	require.NoError(t, err)
+	bg, err := mg.MarshalBinary()
+	require.NoError(t, err)
+	require.Equal(t, bg, bc, "the models trained by the fast and the general paths")
+	cm := c.WithModel(mc)
+	gm := cm.generalOnly()
+	for seed := int64(0); seed < int64(pairs); seed++ {
+		if samePair(t, seed, cm, gm, pair) {
+			n.model++
+		}
+	}
+	return n
+}
+
+// samePair checks one pair: c with its fast paths, with Stats, and its
+// general twin g write the same bits or fail with the same error, in full
+// and in delta; and the fast and general decoders read them back alike. It
+// reports whether the pair could be coded.
+func samePair[T any](t *testing.T, seed int64, c, g *Codec[T], pair func(int64) (*T, *T)) bool {
+	base, cur := pair(seed)
+	s := c.WithStats(NewStats())
+
+	full, errF := g.Append(nil, cur)
+	got, err := c.Append(nil, cur)
+	sameOut(t, full, got, errF, err, "seed %d: Append", seed)
+	got, err = s.Append(nil, cur)
+	sameOut(t, full, got, errF, err, "seed %d: Append with Stats", seed)
+
+	delta, errD := g.AppendDelta(nil, base, cur)
+	got, err = c.AppendDelta(nil, base, cur)
+	sameOut(t, delta, got, errD, err, "seed %d: AppendDelta", seed)
+	got, err = s.AppendDelta(nil, base, cur)
+	sameOut(t, delta, got, errD, err, "seed %d: AppendDelta with Stats", seed)
+
+	// The Encoder forms over a writer that holds bits already.
+	var wg, wc bits.Writer
+	wg.WriteBits(5, 3)
+	wc.WriteBits(5, 3)
+	errG, errC := g.EncodeDelta(&wg, base, cur), c.EncodeDelta(&wc, base, cur)
+	sameOut(t, wg.Bytes(), wc.Bytes(), errG, errC, "seed %d: EncodeDelta after 3 bits", seed)
+
+	if errF == nil {
+		var x, y T
+		errX, errY := g.Unmarshal(full, &x), c.Unmarshal(full, &y)
+		sameErr(t, errX, errY, "seed %d: Unmarshal", seed)
+		require.Equal(t, x, y, "seed %d: Unmarshal", seed)
+	}
+	if errD != nil {
+		return false
+	}
+	qb, _ := pair(seed) // the receiver's baseline: base as it decoded it
+	if c.Quantize(qb) != nil {
+		return false
+	}
+	var x, y T
+	errX, errY := g.UnmarshalDelta(delta, qb, &x), c.UnmarshalDelta(delta, qb, &y)
+	sameErr(t, errX, errY, "seed %d: UnmarshalDelta", seed)
+	require.Equal(t, x, y, "seed %d: UnmarshalDelta", seed)
+	return errF == nil && errX == nil
+}
+
+func sameOut(t *testing.T, want, got []byte, errWant, errGot error, msg string, args ...any) {
+	t.Helper()
+	sameErr(t, errWant, errGot, msg, args...)
+	if errWant == nil {
+		require.Equal(t, want, got, append([]any{msg + ": the bits"}, args...)...)
+	}
+}
+
+func sameErr(t *testing.T, want, got error, msg string, args ...any) {
+	t.Helper()
+	if want == nil {
+		require.NoError(t, got, append([]any{msg}, args...)...)
+		return
+	}
+	require.Error(t, got, append([]any{msg + ": the general path fails with %v"}, append(args, want)...)...)
+	require.Equal(t, want.Error(), got.Error(), append([]any{msg}, args...)...)
+}
