@@ -102,20 +102,32 @@ func check(msgs []Message) error {
 // decode a grid anchored at zero from them: a schema without them (written
 // by hand, say) would decode on another grid.
 func checkGrids(s *bitwire.Schema) error {
+	return eachNode(s, func(n *bitwire.NodeSchema) error {
+		if n.Coding != "q" || n.Q == nil {
+			return nil
+		}
+		zero := n.Q.Min < 0 && 0 < n.Q.Max
+		kmin := int64(0)
+		if zero {
+			kmin = int64(math.Floor(n.Q.Min/n.Q.Step + 0.5))
+		}
+		if n.Q.Zero != zero || n.Q.KMin != kmin {
+			return fmt.Errorf("%w: q grid [%v, %v] step %v: zero %v and kmin %d, want %v and %d", ErrSchema, n.Q.Min, n.Q.Max, n.Q.Step, n.Q.Zero, n.Q.KMin, zero, kmin)
+		}
+		return nil
+	})
+}
+
+// eachNode calls check on every node of every field of every type of s,
+// a node before its key and element, and returns check's first error.
+func eachNode(s *bitwire.Schema, check func(n *bitwire.NodeSchema) error) error {
 	var walk func(n *bitwire.NodeSchema) error
 	walk = func(n *bitwire.NodeSchema) error {
 		if n == nil {
 			return nil
 		}
-		if n.Coding == "q" && n.Q != nil {
-			zero := n.Q.Min < 0 && 0 < n.Q.Max
-			kmin := int64(0)
-			if zero {
-				kmin = int64(math.Floor(n.Q.Min/n.Q.Step + 0.5))
-			}
-			if n.Q.Zero != zero || n.Q.KMin != kmin {
-				return fmt.Errorf("%w: q grid [%v, %v] step %v: zero %v and kmin %d, want %v and %d", ErrSchema, n.Q.Min, n.Q.Max, n.Q.Step, n.Q.Zero, n.Q.KMin, zero, kmin)
-			}
+		if err := check(n); err != nil {
+			return err
 		}
 		if err := walk(n.Key); err != nil {
 			return err

@@ -125,27 +125,12 @@ func TypeScript(out io.Writer, runtimePath string, msgs ...Message) error {
 // outer one are the same null, so a decoded value would re-encode to other
 // bits.
 func tsRepresentable(s *bitwire.Schema) error {
-	var walk func(n *bitwire.NodeSchema) error
-	walk = func(n *bitwire.NodeSchema) error {
-		if n == nil {
-			return nil
-		}
+	return eachNode(s, func(n *bitwire.NodeSchema) error {
 		if n.Coding == "ptr" && n.Elem != nil && n.Elem.Coding == "ptr" {
 			return fmt.Errorf("%w: a pointer to a pointer has no TypeScript value (both nils would be null)", ErrSchema)
 		}
-		if err := walk(n.Key); err != nil {
-			return err
-		}
-		return walk(n.Elem)
-	}
-	for _, t := range s.Types {
-		for _, f := range t.Fields {
-			if err := walk(f.Node); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
+		return nil
+	})
 }
 
 // tsRead writes a struct plan's read function: the decoding Decoder.struct
