@@ -186,3 +186,36 @@ func TestHostileGeneratedCompiles(t *testing.T) {
 		buildCS(t, mcs, []byte(cs.String()), "../clients/cs/test/Conformance.cs")
 	})
 }
+
+// A q node whose derived grid (zero, kmin) disagrees with its min, max and
+// step would decode on another grid in the clients: both generators refuse it.
+func TestSchemaGridChecked(t *testing.T) {
+	type g struct {
+		X float32 `net:"q,min=-10,max=10,prec=0.1"`
+		Y float32 `net:"q,min=0,max=10,prec=0.1"`
+	}
+	for _, spoil := range []func(q *bitwire.QParams){
+		func(q *bitwire.QParams) { q.Zero = !q.Zero },
+		func(q *bitwire.QParams) { q.KMin++ },
+	} {
+		for field := range 2 {
+			s := bitwire.MustFor[g]().Schema()
+			b, err := json.Marshal(s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var c bitwire.Schema
+			if err := json.Unmarshal(b, &c); err != nil {
+				t.Fatal(err)
+			}
+			spoil(c.Types[c.Root].Fields[field].Node.Q)
+			var out bytes.Buffer
+			if err := gen.TypeScript(&out, "./bitwire.js", gen.Named("GCodec", &c)); !errors.Is(err, gen.ErrSchema) {
+				t.Errorf("field %d: TypeScript: %v, want ErrSchema", field, err)
+			}
+			if err := gen.CSharp(&out, "G", gen.Named("GCodec", &c)); !errors.Is(err, gen.ErrSchema) {
+				t.Errorf("field %d: CSharp: %v, want ErrSchema", field, err)
+			}
+		}
+	}
+}
