@@ -138,20 +138,7 @@ func startArenaWeb(addr string, first, players int, truth *arenaTruth, cfg Arena
 		return nil, fmt.Errorf("-web: WebRTC: %w", err)
 	}
 	mux := http.NewServeMux()
-	for path, b := range files {
-		ctype := "text/javascript; charset=utf-8"
-		if strings.HasSuffix(path, ".html") {
-			ctype = "text/html; charset=utf-8"
-		}
-		if path == "/index.html" {
-			path = "/{$}"
-		}
-		mux.HandleFunc("GET "+path, func(w http.ResponseWriter, r *http.Request) {
-			w.Header().Set("Content-Type", ctype)
-			w.Header().Set("Cache-Control", "no-store")
-			w.Write(b)
-		})
-	}
+	serveFiles(mux, files, "/index.html")
 	mux.HandleFunc("GET /config.json", func(w http.ResponseWriter, r *http.Request) {
 		wtHost := host
 		if h, _, err := net.SplitHostPort(r.Host); err == nil && h != "" && tcp.IP.IsUnspecified() {

@@ -171,17 +171,7 @@ func startWeb(cfg Config, plain *bitwire.Codec[Entity], truth *truth, logf func(
 	g.ws = transport.NewWebSocketServer(transport.WebSocketConfig{Options: transport.Options{Hello: hello("websocket")}})
 
 	mux := http.NewServeMux()
-	for path, b := range g.files {
-		ctype := "text/javascript; charset=utf-8"
-		if strings.HasSuffix(path, ".html") {
-			ctype = "text/html; charset=utf-8"
-		}
-		mux.HandleFunc("GET "+path, func(w http.ResponseWriter, r *http.Request) {
-			w.Header().Set("Content-Type", ctype)
-			w.Header().Set("Cache-Control", "no-store")
-			w.Write(b)
-		})
-	}
+	serveFiles(mux, g.files, "")
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
 		if g.files["/index.html"] == nil {
 			http.NotFound(w, r)
@@ -696,5 +686,24 @@ func (t *truth) prune(from uint32) {
 		if tick < from {
 			delete(t.own, tick)
 		}
+	}
+}
+
+// serveFiles serves the page's compiled files, each at its path (index, if
+// not empty, also at the root), uncached: the demo rebuilds them each run.
+func serveFiles(mux *http.ServeMux, files map[string][]byte, index string) {
+	for path, b := range files {
+		ctype := "text/javascript; charset=utf-8"
+		if strings.HasSuffix(path, ".html") {
+			ctype = "text/html; charset=utf-8"
+		}
+		if path == index {
+			path = "/{$}"
+		}
+		mux.HandleFunc("GET "+path, func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", ctype)
+			w.Header().Set("Cache-Control", "no-store")
+			w.Write(b)
+		})
 	}
 }
