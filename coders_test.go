@@ -23,6 +23,7 @@ func TestCoderRowsComplete(t *testing.T) {
 		require.True(t, (r.width != nil) != (r.minBits != nil && r.maxBits != nil), "%s: a width or both bounds", r.name)
 		require.True(t, r.key != nil || r.eq != nil, "%s: a key or an equality", r.name)
 		require.NotNil(t, r.schema, r.name)
+		require.True(t, r.fits != nil && r.fill != nil, "%s: the types it fits and its tag check", r.name)
 		if r.step != nil {
 			require.NotNil(t, r.key, "%s: a window counts in keys", r.name)
 			require.NotNil(t, r.storeKey, "%s: a window decodes to a key", r.name)
@@ -31,6 +32,31 @@ func TestCoderRowsComplete(t *testing.T) {
 			require.NotNil(t, r.signed, "%s: a group knows its signs", r.name)
 		}
 	}
+}
+
+// A coding's code is its number in the schema fingerprint's input, so the
+// codes are frozen: a renumbering changes every fingerprint. The codings a
+// tag names are exactly those the tag grammar documents.
+func TestCodingNumbers(t *testing.T) {
+	want := []string{1: "bool", "bits", "range", "q", "float", "fixed", "varint", "bitlen",
+		"string", "bytes", "quat", "time", "struct", "array", "slice", "ptr", "map"}
+	require.Len(t, coders, len(want))
+	var tagged []string
+	for c := range coders {
+		require.Equal(t, want[c], coders[c].name, "code %d", c)
+		require.Equal(t, want[c], code(c).String())
+		if c > 0 {
+			b, ok := codingByte(want[c])
+			require.True(t, ok)
+			require.Equal(t, byte(c), b)
+		}
+		if coders[c].tag {
+			tagged = append(tagged, coders[c].name)
+		}
+	}
+	require.Equal(t, []string{"range", "q", "fixed", "varint", "bitlen", "quat"}, tagged)
+	_, ok := codingByte("")
+	require.False(t, ok)
 }
 
 // The row's sizes are those of the bytes the codec writes: for every leaf

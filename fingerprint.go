@@ -3,7 +3,6 @@ package bitwire
 import (
 	"encoding/binary"
 	"fmt"
-	"math"
 	"strconv"
 	"strings"
 )
@@ -26,11 +25,15 @@ const (
 	unionFingerprintMagic = "bitwire-fpu-1"
 )
 
-// codingBytes number the codings in the hashed input.
-var codingBytes = map[string]byte{
-	"bool": 1, "bits": 2, "range": 3, "q": 4, "float": 5, "fixed": 6,
-	"varint": 7, "bitlen": 8, "string": 9, "bytes": 10, "quat": 11,
-	"time": 12, "struct": 13, "array": 14, "slice": 15, "ptr": 16, "map": 17,
+// codingByte numbers a coding in the hashed input: its code (plan.go),
+// found by the name the schema gives it.
+func codingByte(name string) (byte, bool) {
+	for c := range coders {
+		if c > 0 && coders[c].name == name {
+			return byte(c), true
+		}
+	}
+	return 0, false
 }
 
 // typeBytes number the in-memory types in the hashed input (0: none).
@@ -177,7 +180,7 @@ func (f *fpHasher) structRef(t int, composite bool) {
 		f.fail("type reference %d, of %d types", t, len(f.s.Types))
 		return
 	}
-	f.byte1(codingBytes["struct"])
+	f.byte1(byte(cStruct))
 	f.flag(composite)
 	for k := len(f.stack) - 1; k >= 0; k-- {
 		if f.stack[k] == t {
@@ -216,7 +219,7 @@ func (f *fpHasher) node(n *NodeSchema) {
 		f.structRef(*n.Ref, n.Composite)
 		return
 	}
-	c, ok := codingBytes[n.Coding]
+	c, ok := codingByte(n.Coding)
 	if !ok {
 		f.fail("coding %q", n.Coding)
 		return
@@ -227,28 +230,10 @@ func (f *fpHasher) node(n *NodeSchema) {
 	}
 	f.byte1(c)
 	f.byte1(typeBytes[n.Type])
+	if r := leafNamed(n.Coding); r != nil && r.hash != nil {
+		r.hash(f, n)
+	}
 	switch n.Coding {
-	case "bits":
-		f.u64(uint64(n.Bits.Width))
-	case "range":
-		f.u64(parseBound(n.Range.Min, n.Type))
-		f.u64(parseBound(n.Range.Max, n.Type))
-	case "q":
-		f.u64(math.Float64bits(n.Q.Min))
-		f.u64(math.Float64bits(n.Q.Max))
-		f.u64(n.Q.Steps)
-		f.u64(math.Float64bits(n.Q.Step))
-	case "fixed":
-		f.u64(math.Float64bits(n.Fixed.Prec))
-		f.u64(uint64(n.Fixed.Width))
-	case "varint":
-		f.u64(uint64(n.Varint.Group))
-	case "bitlen":
-		f.u64(uint64(n.Bitlen.Width))
-	case "string", "bytes":
-		f.u64(uint64(n.MaxLen))
-	case "quat":
-		f.u64(uint64(n.Quat.Bits))
 	case "array":
 		f.u64(uint64(n.Count))
 		f.node(n.Elem)
@@ -294,21 +279,6 @@ func parseBound(s, typ string) uint64 {
 // hasParams reports whether n carries what its coding's hashed input
 // reads.
 func hasParams(n *NodeSchema) bool {
-	switch n.Coding {
-	case "bits":
-		return n.Bits != nil
-	case "range":
-		return n.Range != nil
-	case "q":
-		return n.Q != nil
-	case "fixed":
-		return n.Fixed != nil
-	case "varint":
-		return n.Varint != nil
-	case "bitlen":
-		return n.Bitlen != nil
-	case "quat":
-		return n.Quat != nil
-	}
-	return true
+	r := leafNamed(n.Coding)
+	return r == nil || r.schemaOK == nil || r.schemaOK(n)
 }

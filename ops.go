@@ -3,7 +3,6 @@ package bitwire
 import (
 	"fmt"
 	"reflect"
-	"time"
 	"unsafe"
 
 	"github.com/bitwire/bitwire/bits"
@@ -267,62 +266,32 @@ func (d *decoder) checkSentinel() error {
 
 // ---- one node ----
 
+// encNode writes the value at p of node n: a leaf by its coding's writer
+// (coding_*.go), a container by its elements.
 func (e *encoder) encNode(n *node, p unsafe.Pointer) error {
-	w := e.w
 	switch n.code {
 	case cBool:
-		w.WriteBool(*(*bool)(p))
+		return e.encBool(n, p)
 	case cBits:
-		return e.encBits(n, loadInt(p, n.mem))
+		return e.encBits(n, p)
 	case cRange:
-		x := loadInt(p, n.mem)
-		if n.mem.signed() {
-			v := int64(x)
-			if n.clamp {
-				v = n.irng.Clamp(v)
-			}
-			return n.irng.Write(w, v)
-		}
-		if n.clamp {
-			x = n.urng.Clamp(x)
-		}
-		return n.urng.Write(w, x)
+		return e.encRange(n, p)
 	case cQ:
-		if n.clamp {
-			return n.q.WriteClamp(w, loadFloat(p, n.mem))
-		}
-		return n.q.Write(w, loadFloat(p, n.mem))
+		return e.encQ(n, p)
 	case cFloat:
-		// the bits of fields.WriteFloat32/64, which do not inline
-		if n.mem == mF32 {
-			w.WriteBits(uint64(*(*uint32)(p)), 32)
-		} else {
-			w.WriteBits(*(*uint64)(p), 64)
-		}
+		return e.encFloat(n, p)
 	case cFixed, cBitlen:
 		return e.encInt(n, p)
 	case cVarint:
-		x := loadInt(p, n.mem)
-		if n.mem.signed() {
-			x = fields.Zigzag(int64(x))
-		}
-		fields.WriteVarint(w, x, n.n)
+		return e.encVarint(n, p)
 	case cString:
-		s := *(*string)(p)
-		if n.maxlen == 0 && len(s) > e.maxLen {
-			return e.tooLong(len(s))
-		}
-		return fields.WriteString(w, s, n.maxlen)
+		return e.encString(n, p)
 	case cBytes:
-		b := *(*[]byte)(p)
-		if n.maxlen == 0 && len(b) > e.maxLen {
-			return e.tooLong(len(b))
-		}
-		return fields.WriteBytes(w, b, n.maxlen)
+		return e.encBytes(n, p)
 	case cQuat:
-		return n.quat.Write(w, loadQuat(n, p))
+		return e.encQuat(n, p)
 	case cTime:
-		fields.WriteTime(w, *(*time.Time)(p))
+		return e.encTime(n, p)
 	case cStruct:
 		return e.encStruct(n.sub, p)
 	case cArray:
@@ -341,48 +310,19 @@ func (e *encoder) encNode(n *node, p unsafe.Pointer) error {
 	return nil
 }
 
+// decNode reads the value at p of node n, as encNode wrote it.
 func (d *decoder) decNode(n *node, p unsafe.Pointer) error {
-	r := d.r
 	switch n.code {
 	case cBool:
-		b, err := r.ReadBool()
-		if err != nil {
-			return err
-		}
-		*(*bool)(p) = b
+		return d.decBool(n, p)
 	case cBits:
-		if n.mem.signed() {
-			v, err := fields.ReadInt(r, n.n)
-			return storeIntErr(p, n.mem, uint64(v), err)
-		}
-		v, err := fields.ReadUint(r, n.n)
-		return storeIntErr(p, n.mem, v, err)
+		return d.decBits(n, p)
 	case cRange:
-		if n.mem.signed() {
-			v, err := n.irng.Read(r)
-			return storeIntErr(p, n.mem, uint64(v), err)
-		}
-		v, err := n.urng.Read(r)
-		return storeIntErr(p, n.mem, v, err)
+		return d.decRange(n, p)
 	case cQ:
-		v, err := n.q.Read(r)
-		if err != nil {
-			return err
-		}
-		storeFloat(p, n.mem, v)
+		return d.decQ(n, p)
 	case cFloat:
-		if n.mem == mF32 {
-			v, err := fields.ReadFloat32(r)
-			if err == nil {
-				*(*float32)(p) = v
-			}
-			return err
-		}
-		v, err := fields.ReadFloat64(r)
-		if err == nil {
-			*(*float64)(p) = v
-		}
-		return err
+		return d.decFloat(n, p)
 	case cFixed, cBitlen:
 		return d.decInt(n, p)
 	case cVarint:
@@ -392,17 +332,9 @@ func (d *decoder) decNode(n *node, p unsafe.Pointer) error {
 	case cBytes:
 		return d.decBytes(n, p)
 	case cQuat:
-		q, err := n.quat.Read(r)
-		if err != nil {
-			return err
-		}
-		storeQuat(n, p, q)
+		return d.decQuat(n, p)
 	case cTime:
-		t, err := fields.ReadTime(r)
-		if err != nil {
-			return err
-		}
-		*(*time.Time)(p) = t
+		return d.decTime(n, p)
 	case cStruct:
 		return d.decStruct(n.sub, p)
 	case cArray:
@@ -499,64 +431,6 @@ func (d *decoder) decElems(n *node, base unsafe.Pointer, count int) error {
 	return nil
 }
 
-// decString reads a string, reusing the scratch buffer for short ones and
-// the old string when it is unchanged.
-func (d *decoder) decString(n *node, p unsafe.Pointer) error {
-	r := d.r
-	l, err := d.readLen(n, 8)
-	if err != nil {
-		return err
-	}
-	sp := (*string)(p)
-	if l <= len(d.scratch) {
-		buf := d.scratch[:l]
-		if err := r.ReadBytes(buf); err != nil {
-			return err
-		}
-		if *sp != string(buf) { // unchanged strings cost no allocation
-			*sp = string(buf)
-		}
-		return nil
-	}
-	if err := d.charge(l, 1); err != nil {
-		return err
-	}
-	buf := make([]byte, l)
-	if err := r.ReadBytes(buf); err != nil {
-		return err
-	}
-	*sp = unsafe.String(&buf[0], l)
-	return nil
-}
-
-// decBytes reads a byte slice into the slice's own storage when it is large
-// enough.
-func (d *decoder) decBytes(n *node, p unsafe.Pointer) error {
-	r := d.r
-	bp := (*[]byte)(p)
-	l, err := d.readLen(n, 8)
-	if err != nil {
-		return err
-	}
-	if l == 0 {
-		*bp = nil
-		return nil
-	}
-	b := *bp
-	if cap(b) < l {
-		if err := d.charge(l, 1); err != nil {
-			return err
-		}
-		b = make([]byte, l)
-	}
-	b = b[:l]
-	if err := r.ReadBytes(b); err != nil {
-		return err
-	}
-	*bp = b
-	return nil
-}
-
 // decSlice reads a slice: its length, checked against the input left before
 // anything is allocated, then its elements.
 func (d *decoder) decSlice(n *node, p unsafe.Pointer) error {
@@ -603,54 +477,11 @@ func (d *decoder) decPtr(n *node, p unsafe.Pointer) error {
 	return d.decNode(n.elem, *pp)
 }
 
-// tooLong is the error for a string or byte slice without a maxlen that is
-// over the codec's default limit.
-func (e *encoder) tooLong(l int) error {
-	return fmt.Errorf("%w: %d bytes, over the limit %d", ErrTooLong, l, e.maxLen)
-}
-
 // encPtr writes a presence bit and, for a non-nil pointer, the pointee.
 func (e *encoder) encPtr(n *node, q unsafe.Pointer) error {
 	e.w.WriteBool(q != nil)
 	if q != nil {
 		return e.encNode(n.elem, q)
 	}
-	return nil
-}
-
-// encBits writes a fixed-width integer, clamped to its width with clamp.
-func (e *encoder) encBits(n *node, x uint64) error {
-	x = clampBits(n, x)
-	if n.mem.signed() {
-		return fields.WriteInt(e.w, int64(x), n.n)
-	}
-	return fields.WriteUint(e.w, x, n.n)
-}
-
-// clampBits is x (as loadInt gives it) clamped to n's width when n has
-// clamp, else x.
-func clampBits(n *node, x uint64) uint64 {
-	if !n.clamp || n.n >= 64 {
-		return x
-	}
-	if n.mem.signed() {
-		return uint64(min(max(int64(x), -1<<(n.n-1)), 1<<(n.n-1)-1))
-	}
-	return min(x, 1<<n.n-1)
-}
-
-// decVarint reads a varint, unzigzagged when signed, and checks it fits.
-func (d *decoder) decVarint(n *node, p unsafe.Pointer) error {
-	v, err := fields.ReadVarint(d.r, n.n)
-	if err != nil {
-		return err
-	}
-	if n.mem.signed() {
-		v = uint64(fields.Unzigzag(v))
-	}
-	if !fitsInt(n.mem, v) {
-		return fmt.Errorf("%w: varint does not fit %s", ErrOutOfRange, n.typ)
-	}
-	storeInt(p, n.mem, v)
 	return nil
 }

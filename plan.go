@@ -356,7 +356,7 @@ func (c *compiler) structPlan(t reflect.Type, inh spec, inhKey string) (*plan, e
 			return nil, wrapField(err, sf.Name, -1)
 		}
 		f := field{name: sf.Name, off: sf.Offset, node: nd}
-		if s.kind == kindBitlen && s.hasGroup {
+		if s.coding == cBitlen && s.hasGroup {
 			if nd.code != cBitlen {
 				return nil, badTag(sf.Name, "option group applies to integer fields, not %s (the elements of a slice or array share a length already)", sf.Type)
 			}

@@ -56,23 +56,10 @@ func (l *layouter) nodeRows(n *NodeSchema, path, extra string, stack []int) {
 	var opts []string
 	add := func(format string, args ...any) { opts = append(opts, fmt.Sprintf(format, args...)) }
 	coding := n.Coding
+	if r := leafNamed(n.Coding); r != nil && r.describe != nil {
+		add("%s", r.describe(n))
+	}
 	switch n.Coding {
-	case "bits":
-		add("n=%d signed=%v", n.Bits.Width, strings.HasPrefix(n.Type, "int"))
-	case "range":
-		add("min=%s max=%s", n.Range.Min, n.Range.Max)
-	case "q":
-		add("min=%g max=%g steps=%d step=%g", n.Q.Min, n.Q.Max, n.Q.Steps, n.Q.Step)
-	case "float":
-		add("%s", n.Type)
-	case "fixed":
-		add("prec=%g", n.Fixed.Prec)
-	case "varint":
-		add("group=%d signed=%v", n.Varint.Group, strings.HasPrefix(n.Type, "int"))
-	case "bitlen":
-		add("width=%d signed=%v", n.Bitlen.Width, strings.HasPrefix(n.Type, "int"))
-	case "quat":
-		add("component bits=%d", n.Quat.Bits)
 	case "array":
 		coding = fmt.Sprintf("array[%d]", n.Count)
 	case "ptr":

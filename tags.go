@@ -10,35 +10,15 @@ import (
 	"github.com/fatih/structtag"
 )
 
-// kind is the coding named by the first element of a net tag.
-type kind uint8
-
-const (
-	kindNone   kind = iota // no kind: the type's default coding
-	kindRange              // range,min=A,max=B
-	kindQ                  // q,min=A,max=B,prec=P | bits=N
-	kindFixed              // fixed,prec=P
-	kindVarint             // varint[,group=G]
-	kindBitlen             // bitlen[,group=NAME]
-	kindQuat               // quat[,bits=N]
-)
-
-var kindNames = map[string]kind{
-	"range":  kindRange,
-	"q":      kindQ,
-	"fixed":  kindFixed,
-	"varint": kindVarint,
-	"bitlen": kindBitlen,
-	"quat":   kindQuat,
-}
-
-func (k kind) String() string {
-	for name, v := range kindNames {
-		if v == k {
-			return name
+// codingNamed returns the coding a net tag names by key: one of the leaf
+// rows marked tag in coders.go (range, q, fixed, varint, bitlen, quat).
+func codingNamed(key string) (code, bool) {
+	for c := range coders {
+		if coders[c].tag && coders[c].name == key {
+			return code(c), true
 		}
 	}
-	return ""
+	return 0, false
 }
 
 // optionNames are the options a tag may carry after its coding.
@@ -52,7 +32,7 @@ var optionNames = map[string]bool{
 type spec struct {
 	present bool // the field has a net tag
 	skip    bool // net:"-"
-	kind    kind
+	coding  code // the coding the tag names; 0: the type's default
 
 	min, max       string // as written; parsed per type
 	prec           float64
@@ -112,8 +92,8 @@ func parseTag(path string, tag reflect.StructTag) (spec, error) {
 		}
 		key, val, hasVal := strings.Cut(e, "=")
 		if i == 0 && !hasVal {
-			if k, ok := kindNames[key]; ok {
-				s.kind = k
+			if c, ok := codingNamed(key); ok {
+				s.coding = c
 				continue
 			}
 			if !optionNames[key] {
@@ -210,7 +190,7 @@ func (s *spec) setOption(key, val string, hasVal bool) error {
 	case "clamp":
 		return flag(&s.clamp)
 	default:
-		if _, ok := kindNames[key]; ok {
+		if _, ok := codingNamed(key); ok {
 			return fmt.Errorf("coding %q must be the first element of the tag", key)
 		}
 		return fmt.Errorf("unknown option %q", key)
@@ -219,7 +199,7 @@ func (s *spec) setOption(key, val string, hasVal bool) error {
 }
 
 // inherit returns the spec an element or leaf gets from a container's tag:
-// the kind and its coding options, without the options that belong to the
+// the coding and its options, without the options that belong to the
 // container itself (maxlen, composite, id, delta bounds stay with the leaf).
 func (s spec) inherit() spec {
 	e := s
@@ -232,7 +212,7 @@ func (s spec) inherit() spec {
 // hasCoding reports whether the spec names a coding that a struct-typed field
 // passes down to its untagged leaves.
 func (s spec) hasCoding() bool {
-	return s.kind != kindNone || s.hasBits || s.hasPrec || s.hasMin || s.hasMax || s.clamp
+	return s.coding != 0 || s.hasBits || s.hasPrec || s.hasMin || s.hasMax || s.clamp
 }
 
 // parseIntBound parses a min/max bound for an integer field.

@@ -3,15 +3,68 @@ package bitwire
 import (
 	"fmt"
 	"math"
+	"reflect"
+	"strings"
 	"unsafe"
 
 	"github.com/bitwire/bitwire/fields"
 )
 
+// bitlen on an integer (the default coding of an integer without bits=N):
+// the index of its highest set bit in a prefix of width bits, then the bits
+// below it; signed values carry a sign bit under the message's "any
+// negative" flag. fixed codes its step count the same way.
+//
 // Adaptive bit-length integers (bitlen and fixed codings) and their groups:
 // the elements of a slice or array, or struct fields sharing a group name,
 // which share one bit length when that is shorter. Signed values depend on
 // the message's "any negative" flag.
+
+var bitlenCoder = coder{
+	name:    "bitlen",
+	tag:     true,
+	fits:    isInt,
+	fill:    fillBitlen,
+	minBits: func(n *node) int { return n.n + 1 },
+	maxBits: func(n *node) int {
+		sign := 0
+		if n.mem.signed() {
+			sign = 1
+		}
+		return sign + n.n + n.mem.sizeBits() - 1
+	},
+	key:    func(n *node, p unsafe.Pointer) (uint64, error) { return loadInt(p, n.mem), nil },
+	signed: func(n *node) bool { return n.mem.signed() },
+	group:  true,
+	flat: func(n *node) flatCode {
+		if n.mem.signed() {
+			return flatNone // its sign flag cannot be taken back by a rewind
+		}
+		return flatBitlenU
+	},
+	schema: func(n *node, ns *NodeSchema) {
+		ns.Type = memName(n.mem)
+		ns.Bitlen = &BitlenParams{Width: n.n}
+	},
+	schemaOK: func(ns *NodeSchema) bool { return ns.Bitlen != nil },
+	hash:     func(f *fpHasher, ns *NodeSchema) { f.u64(uint64(ns.Bitlen.Width)) },
+	describe: func(ns *NodeSchema) string {
+		return fmt.Sprintf("width=%d signed=%v", ns.Bitlen.Width, strings.HasPrefix(ns.Type, "int"))
+	},
+}
+
+// fillBitlen compiles bitlen, named by the tag (which may give it a group)
+// or the default coding of an integer.
+func fillBitlen(nd *node, path string, _ reflect.Type, s spec, what string) error {
+	nd.n = fields.BitlenWidth(nd.mem.sizeBits())
+	if s.coding == cBitlen {
+		return s.only(path, what, "group", "id")
+	}
+	if err := s.only(path, what, "id", "clamp", "dmin"); err != nil {
+		return err
+	}
+	return s.reject(path, what+" (default bitlen coding)", "clamp", "dmin")
+}
 
 // isSigned reports whether an adaptive value carries a sign bit under the
 // message's flag.
@@ -68,33 +121,6 @@ func storeSignMag(n *node, p unsafe.Pointer, neg bool, mag uint64) error {
 	}
 	storeInt(p, n.mem, v)
 	return nil
-}
-
-// fixedExact reports whether i steps of a fixed-point field survive a trip
-// through the field's float type: ToInt(FromInt(i)) == i. Below 2^22 steps
-// (float32) or 2^50 (float64) they always do, as long as i·prec stays a
-// finite normal number of the type: prec at least the smallest normal
-// (2^-126, 2^-1022) and below 1e30 (float32) or 1e290 (float64), where
-// 2^22·prec and 2^50·prec are still far from the largest finite value.
-// Otherwise, and beyond those counts, the encoder and the decoder both
-// refuse the counts that do not survive (ErrOutOfRange): an i·prec that
-// overflows to ±Inf, or lands among the subnormals where neighbouring counts
-// share one value. So a decoded value always encodes to the same bits and
-// Quantize is idempotent.
-func fixedExact(n *node, i int64) bool {
-	lim, lo, hi := int64(1)<<50, 0x1p-1022, 1e290
-	if n.mem == mF32 {
-		lim, lo, hi = 1<<22, 0x1p-126, 1e30
-	}
-	if p := n.fx.Prec(); i > -lim && i < lim && p >= lo && p < hi {
-		return true
-	}
-	f := n.fx.FromInt(i)
-	if n.mem == mF32 {
-		f = float64(float32(f))
-	}
-	j, err := n.fx.ToInt(f)
-	return err == nil && j == i
 }
 
 func (e *encoder) encInt(n *node, p unsafe.Pointer) error {
