@@ -124,7 +124,8 @@ func csfDamage(rng *rand.Rand, g *snapshot.Integrity, f []byte, tick uint32) []b
 
 // csfLines is the runner's input, a line each: S starts a session (the
 // codec, mode, key, bound, whether to print blocks, history size), P is a datagram and
-// what Go made of it, R the session's ReassemblyStats.
+// what Go made of it, X resets the receiver (and the reassembler), R is
+// the session's ReassemblyStats.
 type csfLines struct {
 	b strings.Builder
 	n int // checks
@@ -142,6 +143,8 @@ func (l *csfLines) packet(p []byte, want string) {
 	fmt.Fprintf(&l.b, "P\t%s\t%s\n", hex.EncodeToString(p), want)
 	l.n++
 }
+
+func (l *csfLines) reset() { l.b.WriteString("X\n") }
 
 func (l *csfLines) stats(s snapshot.ReassemblyStats) {
 	fmt.Fprintf(&l.b, "R\t%d %d %d %d\n", s.Fragments, s.Duplicates, s.Blocks, s.Superseded)
@@ -247,10 +250,14 @@ func csfSession(t *testing.T, l *csfLines, m snapshot.Mode, maxBlock int, seed i
 	case snapshot.ModeMAC:
 		opt = snapshot.WithMAC(csfKey)
 	}
-	s, err := snapshot.NewSender(c, opt, snapshot.WithBudget(300), snapshot.WithStateHash(5))
-	if err != nil {
-		t.Fatal(err)
+	newSender := func() *snapshot.Sender[csfState] {
+		s, err := snapshot.NewSender(c, opt, snapshot.WithBudget(300), snapshot.WithStateHash(5))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
 	}
+	s := newSender()
 	// A short history: a delta's baseline is at times gone.
 	rc, err := snapshot.NewReceiver(c, opt, snapshot.WithHistorySize(3))
 	if err != nil {
@@ -358,12 +365,30 @@ func csfSession(t *testing.T, l *csfLines, m snapshot.Mode, maxBlock int, seed i
 	for _, f := range fs {
 		deliver(slices.Clone(f))
 	}
+	sent := s.FragmentStats().Blocks
+	// A block left incomplete, then a new connection (Reset on both
+	// ends) whose ticks start below it: its blocks are taken.
+	fs, err = newSender().EncodeFragments(ticks+20, &st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	deliver(slices.Clone(fs[0]))
+	rc.Reset()
+	l.reset()
+	s = newSender()
+	fs, err = s.EncodeFragments(1, &st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k := range fs {
+		deliver(slices.Clone(fs[len(fs)-1-k])) // last first
+	}
 	l.stats(rc.ReassemblyStats())
 	rs := rc.ReassemblyStats()
 	if rs.Superseded == 0 || rs.Duplicates == 0 || rs.Blocks < 20 {
 		t.Fatalf("mode %v: %+v: the session does not cover enough", m, rs)
 	}
-	t.Logf("mode %v: %d blocks sent, %+v", m, s.FragmentStats().Blocks, rs)
+	t.Logf("mode %v: %d blocks sent, %+v", m, sent, rs)
 }
 
 func bool2int(b bool) int {

@@ -100,6 +100,13 @@ namespace Bitwire
         /// <summary>The last block completed, in its first Add-returned bytes (the array may be longer); owned by the Reassembler, valid until the next Add.</summary>
         public byte[] Block { get { return block; } }
 
+        /// <summary>
+        /// Drops the block being collected, keeping Stats and MaxBlock: call it
+        /// with the receiver's Reset (a new connection, whose ticks may start
+        /// below that block's), as Go's Receiver.Reset does.
+        /// </summary>
+        public void Reset() { active = false; }
+
         /// <summary>Whether the packet's first length bytes start with the fragment magic.</summary>
         public static bool IsFragment(byte[] packet, int length) { return length >= 2 && (packet[0] | packet[1] << 8) == Magic; }
 

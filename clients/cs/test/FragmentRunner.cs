@@ -1,6 +1,6 @@
 // The fragment runner of the C# client: reads the sessions gen's Go test
 // writes (gen/fragment_cs_test.go, TestFragmentsCSharp: S session, P
-// datagram with Go's outcome, R Go's ReassemblyStats) and replays them
+// datagram with Go's outcome, X a reset, R Go's ReassemblyStats) and replays them
 // through a Reassembler feeding a SnapshotReceiver, as an application
 // would (clients/cs/Bitwire/Fragments.cs). Prints "N passed, M failed".
 using System;
@@ -13,7 +13,7 @@ public static class FragmentRunner
     static string Hex(byte[] b, int n) { var sb = new StringBuilder(); for (int i = 0; i < n; i++) sb.Append(b[i].ToString("x2")); return sb.ToString(); }
     static byte[] Unhex(string s) { var o = new byte[s.Length / 2]; for (int i = 0; i < o.Length; i++) o[i] = Convert.ToByte(s.Substring(2 * i, 2), 16); return o; }
 
-    interface ISession { string Take(byte[] p); string Stats(); }
+    interface ISession { string Take(byte[] p); string Stats(); void Reset(); }
 
     sealed class Session<T> : ISession where T : class
     {
@@ -47,6 +47,7 @@ public static class FragmentRunner
             if (rc.Ack(out a)) { var ab = new byte[9]; a.WriteTo(ab, 0); ack = Hex(ab, 9); }
             return pre + got + " ack " + ack;
         }
+        public void Reset() { rc.Reset(); frags.Reset(); }
         public string Stats()
         {
             var s = frags.Stats;
@@ -77,6 +78,7 @@ public static class FragmentRunner
                 }
                 case "P": got = s.Take(Unhex(f[1])); want = f[2]; break;
                 case "R": got = s.Stats(); want = f[1]; break;
+                case "X": s.Reset(); continue;
                 default: Console.WriteLine("line " + line + ": " + l); return 2;
             }
             if (got == want) { passed++; continue; }
