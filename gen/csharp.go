@@ -481,11 +481,11 @@ var csReserved = func() map[string]bool {
 	for _, w := range strings.Fields(`
 		Bitwire System Math BitConverter List Dictionary Action Func Exception Object String Array
 		BitReader BitWriter BitwireException Channel Clock Code Codings ConnClient Crc32c Decoder Encoder
-		ErrBadMagic ErrFuture ErrFutureTick ErrIntegrity ErrInvalidValue ErrMalformed ErrMessageTooLarge
+		ErrBadMagic ErrFuture ErrFutureTick ErrIncomplete ErrIntegrity ErrInvalidValue ErrMalformed ErrMessageTooLarge
 		ErrModel ErrNoBaseline ErrOutOfRange ErrProtocolMismatch ErrQueueFull ErrStale ErrStaleTick
 		ErrStateMismatch ErrTooLong ErrTooManyEntities ErrTrailingData ErrUnexpectedEnd ErrUnknownTag
-		ErrUnsupportedType F32Union Held IInputSection InputSender InterpSample Interpolator Limits
-		Message NeedSign Out Paths Quantizer QuatCoder Quatd Quatf ReplicaAck ReplicaClient ReplicaEvents
+		ErrUnsupportedType F32Union FragmentHeader Held IInputSection InputSender InterpSample Interpolator Limits
+		Message NeedSign Out Paths Quantizer QuatCoder Quatd Quatf ReassemblyStats Reassembler ReplicaAck ReplicaClient ReplicaEvents
 		ReplicaHeader Seq SeqToken Shape ShapeField SnapshotAck SnapshotHeader SnapshotReceiver Staged
 		Time UnionTag DecodeFn EncodeFn DeltaFn DecodeCountFn EncodeCountFn EntitySet IEntityCoder`) {
 		m[w] = true

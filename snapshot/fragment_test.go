@@ -400,3 +400,37 @@ func TestGoldenFragments(t *testing.T) {
 	}
 	golden.Check(t, filepath.Join("testdata", "golden", "fragments.txt"), b.String(), *updateGolden, "the fragment packet format", "go test ./snapshot -run Golden -update")
 }
+
+// Reset drops the block being collected: a new connection's blocks,
+// whose ticks start again below it, are not refused as older than it.
+func TestFragmentsAfterReset(t *testing.T) {
+	c := bitwire.MustFor[bigState]()
+	st := newBig(rand.New(rand.NewSource(6)), 1000)
+	old, err := NewSender(c)
+	require.NoError(t, err)
+	frags, err := old.EncodeFragments(500, st)
+	require.NoError(t, err)
+	require.Greater(t, len(frags), 1)
+	rc, err := NewReceiver(c)
+	require.NoError(t, err)
+	var out bigState
+	_, err = rc.Decode(frags[0], &out)
+	require.ErrorIs(t, err, ErrIncomplete)
+
+	rc.Reset()
+	s, err := NewSender(c)
+	require.NoError(t, err)
+	frags, err = s.EncodeFragments(1, st)
+	require.NoError(t, err)
+	for k, f := range frags {
+		tick, err := rc.Decode(f, &out)
+		if k < len(frags)-1 {
+			require.ErrorIs(t, err, ErrIncomplete, "fragment %d", k)
+			continue
+		}
+		require.NoError(t, err)
+		require.Equal(t, uint32(1), tick)
+	}
+	require.Equal(t, *st, out)
+	require.Equal(t, ReassemblyStats{Fragments: 1 + len(frags), Blocks: 1}, rc.ReassemblyStats())
+}

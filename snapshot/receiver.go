@@ -190,10 +190,13 @@ func (rc *Receiver[T]) Mode() Mode { return rc.guard.Mode() }
 
 // Reset forgets every snapshot received, as for a new connection: the
 // receiver then accepts any tick, but only a full snapshot until it holds a
-// baseline again. It must not run concurrently with any other method of
+// baseline again. It drops the block it was collecting too (whose tick
+// would refuse the new connection's older ones), keeping ReassemblyStats
+// and SetMaxBlock. It must not run concurrently with any other method of
 // the Receiver.
 func (rc *Receiver[T]) Reset() {
 	rc.hist.Reset()
 	rc.window.Reset()
 	rc.ack, rc.ackOK = Ack{}, false
+	rc.frag.active = false
 }

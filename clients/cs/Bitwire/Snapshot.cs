@@ -54,6 +54,7 @@ namespace Bitwire
         readonly int mode; readonly uint maxAhead; readonly int recoverAfter;
         readonly Limits lim;
         readonly System.Security.Cryptography.HMACSHA256 mac;
+        internal readonly byte[] key; // a copy of the MAC key, for Reassembler.ForReceiver
         readonly T[] vals; readonly uint[] ticks; int first, n;
         T scratch;
         readonly BitReader r = new BitReader(new byte[0]);
@@ -67,12 +68,16 @@ namespace Bitwire
             this.lim = lim;
             if (mode < 0 || mode > 2) throw new ArgumentException("integrity mode " + mode);
             if ((mode == 2) != (key != null) || (mode == 2 && key.Length < 16)) throw new ArgumentException("a MAC key of at least 16 bytes with mode 2, and none otherwise");
-            if (mode == 2) mac = new System.Security.Cryptography.HMACSHA256((byte[])key.Clone());
+            if (mode == 2) { this.key = (byte[])key.Clone(); mac = new System.Security.Cryptography.HMACSHA256(this.key); }
             this.root = root; fp = Fingerprint32(fingerprint); this.make = make; this.decode = decode; this.delta = delta; this.copy = copy; this.encode = encode;
             this.mode = mode; this.maxAhead = maxAhead; this.recoverAfter = recoverAfter;
             vals = new T[size]; ticks = new uint[size]; scratch = make();
         }
         public static uint Fingerprint32(ulong f) { return (uint)f ^ (uint)(f >> 32); }
+        /// <summary>The 32-bit fingerprint the sender's packets carry: Fingerprint32 of the codec's.</summary>
+        public uint Fp { get { return fp; } }
+        /// <summary>The integrity mode: 0 none, 1 crc32c, 2 hmac-sha256-80.</summary>
+        public int Mode { get { return mode; } }
         public static SnapshotHeader ReadHeader(BitReader r)
         {
             if (r.Remaining < 16) throw new ErrUnexpectedEnd("snapshot header");

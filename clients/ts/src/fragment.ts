@@ -55,10 +55,10 @@ export class Reassembler {
   private have = new Uint8Array(MAX_FRAGMENTS);
   private got = 0;
   stats: ReassemblyStats = { fragments: 0, duplicates: 0, blocks: 0, superseded: 0 };
-  /** fp32 is Fingerprint32 of the codec's fingerprint (a SnapshotReceiver's fp) */
+  /** fp32 is Fingerprint32 of the codec's fingerprint (a SnapshotReceiver's fp); maxBlock 0 is DEFAULT_MAX_BLOCK, as Go's SetMaxBlock(0) */
   constructor(fp32: number, mode = bw.MODE_NONE, key: Uint8Array = new Uint8Array(0), maxBlock = DEFAULT_MAX_BLOCK) {
     if (!(Number.isInteger(maxBlock) && maxBlock >= 0 && maxBlock < 1 << 24)) throw new Error(`fragment: maxBlock ${maxBlock}`);
-    this.fp = fp32 >>> 0; this.mode = mode; this.key = key; this.maxBlock = maxBlock;
+    this.fp = fp32 >>> 0; this.mode = mode; this.key = key; this.maxBlock = maxBlock || DEFAULT_MAX_BLOCK;
   }
   /** a Reassembler for what rc decodes */
   static forReceiver(rc: bw.SnapshotReceiver<unknown>, maxBlock = DEFAULT_MAX_BLOCK): Reassembler { return new Reassembler(rc.fp, rc.mode, rc.key, maxBlock); }
@@ -100,8 +100,11 @@ export class Reassembler {
     this.h = null;
     this.stats.blocks++;
     const block = this.block.slice(0, h.length);
-    // The block is a snapshot packet of the fragments' tick.
-    if (block.length < 10 || (block[0] | (block[1] << 8)) !== 0xb27e || u32(block, 6) !== h.tick) throw new bw.ErrMalformed(`block of tick ${h.tick}: not a snapshot packet of that tick`);
+    // The block is a snapshot packet of the fragments' tick: its header
+    // reads whole (Go's ParseHeader), whatever follows.
+    let ok = false;
+    try { ok = bw.readSnapshotHeader(new bw.BitReader(block)).tick === h.tick; } catch (e) { if (!(e instanceof bw.BitwireError)) throw e; }
+    if (!ok) throw new bw.ErrMalformed(`block of tick ${h.tick}: not a snapshot packet of that tick`);
     return block;
   }
 }
