@@ -53,8 +53,8 @@ type ccLook struct {
 	Pitch float32 `net:"q,min=-1.6,max=1.6,bits=8"`
 }
 
-// ccMove is the input: what the runtimes can delta-code (conn.ts's
-// checkInputPlan), a nested struct included.
+// ccMove is the input, a nested struct included (input_delta_test.go
+// has one of every coding).
 type ccMove struct {
 	DX   int8 `net:"range,min=-1,max=1"`
 	DY   int8 `net:"range,min=-1,max=1"`

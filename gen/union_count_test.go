@@ -141,15 +141,16 @@ func TestUnionCountCSharp(t *testing.T) {
 
 // TestTypeScriptConnection compiles one TypeScript project for the
 // runtime's connection code (union counts, conn.ts, interp.ts) and runs
-// the corpora of union_count_test.go, conn_conformance_test.go and
-// interp_conformance_test.go through it: one tsc run for the three.
+// the corpora of union_count_test.go, conn_conformance_test.go,
+// interp_conformance_test.go and input_delta_test.go through it: one tsc
+// run for the four.
 func TestTypeScriptConnection(t *testing.T) {
 	node, tsc := clientTools(t)
 	var src strings.Builder
 	err := gen.TypeScript(&src, "./bitwire.js",
 		gen.Named("UCMsgs", ucUnion(t).Schema()),
 		gen.Named("Ship", bitwire.MustFor[ccShip]().Schema()), gen.Named("Msgs", ccUnion().Schema()), gen.Named("Move", bitwire.MustFor[ccMove]().Schema()),
-		gen.Named("Mob", bitwire.MustFor[icMob]().Schema()))
+		gen.Named("Mob", bitwire.MustFor[icMob]().Schema()), gen.Named("TI", bitwire.MustFor[tiInput]().Schema()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +160,7 @@ func TestTypeScriptConnection(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	for _, f := range []string{"src/bitwire.ts", "src/conn.ts", "src/interp.ts", "test/union_count.ts", "test/conn.ts", "test/interp.ts", "tsconfig.json", "package.json"} {
+	for _, f := range []string{"src/bitwire.ts", "src/conn.ts", "src/interp.ts", "test/union_count.ts", "test/conn.ts", "test/interp.ts", "test/input.ts", "tsconfig.json", "package.json"} {
 		copyFile(t, "../clients/ts/"+f, filepath.Join(dir, f))
 	}
 	nm, _ := filepath.Abs("../clients/ts/node_modules")
@@ -175,4 +176,5 @@ func TestTypeScriptConnection(t *testing.T) {
 	t.Run("union-count", func(t *testing.T) { unionCountTS(t, node, dir) })
 	t.Run("conn", func(t *testing.T) { connTS(t, node, dir) })
 	t.Run("interp", func(t *testing.T) { interpTS(t, node, dir) })
+	t.Run("input", func(t *testing.T) { inputTS(t, node, dir) })
 }

@@ -258,43 +258,13 @@ export class Channel {
 // ---- input commands ----
 
 /**
- * Go's Codec.EncodeDelta for the input structs the runtimes can delta-code:
- * fields of bool, bits, range, q and float (without a dmin/dmax window),
- * varint, unsigned bitlen, string and bytes, nested structs and composite
- * arrays of them; anything else (windows, quaternions, signed bitlen or
- * fixed, slices, maps, pointers, models) is ErrUnsupportedType, found by
- * checkInputPlan before any input is sent. Each field has its changed bit
- * (equality of quantized values, as Go's), a changed leaf its full coding.
+ * Refuses (ErrUnsupportedType) an input type whose deltas the runtime does
+ * not write: a message with a trained model. Every coding of a plain input
+ * is delta-coded as Go's Codec.EncodeDelta writes it (the runtime's
+ * encodeDeltaTo); InputSender checks this when it is made.
  */
 export function checkInputPlan(t: bw.StructPlan): void {
-  if (t.model) throw new bw.BitwireError("ErrUnsupportedType", `${t.name}: inputs with a model`);
-  const ok = (n: bw.Node, path: string): void => {
-    switch (n.k) {
-      case "bool": case "bits": case "range": case "q": case "float": case "varint": case "string": case "bytes": break;
-      case "bitlen": if (n.signed) throw new bw.BitwireError("ErrUnsupportedType", `${path}: a signed bitlen input`); break;
-      case "struct": for (const f of (n.t as bw.StructPlan).fields) ok(f.node, path + "." + f.name); break;
-      case "array": ok(n.e as bw.Node, path + "[]"); break;
-      default: throw new bw.BitwireError("ErrUnsupportedType", `${path}: a ${n.k} input (not delta-coded by this runtime)`);
-    }
-    if (n.dlo !== undefined) throw new bw.BitwireError("ErrUnsupportedType", `${path}: a dmin/dmax window in an input`);
-  };
-  for (const f of t.fields) ok(f.node, t.name + "." + f.name);
-}
-
-function encodeInputDelta(t: bw.StructPlan, w: bw.BitWriter, base: any, cur: any): void {
-  const e = new bw.Encoder(w, t);
-  e.begin(false);
-  const struct = (p: bw.StructPlan, b: any, c: any): void => {
-    for (const f of p.fields) {
-      const n = f.node;
-      const changed = !equalLeaf(b[f.name], c[f.name]);
-      w.bool(changed);
-      if (!changed) continue;
-      if (n.k === "struct" && !n.composite) struct(n.t as bw.StructPlan, b[f.name], c[f.name]);
-      else e.node(n, c[f.name]);
-    }
-  };
-  struct(t, bw.quantize(t, base), bw.quantize(t, cur));
+  if (t.model) throw new bw.BitwireError("ErrUnsupportedType", `${t.name}: inputs with a model (not delta-coded by this runtime)`);
 }
 
 /**
@@ -344,7 +314,7 @@ export class InputSender<I> {
       if (gap !== 1) bw.writeBitlen(w, gap - 2, 5);
     }
     bw.encodeTo(this.t, w, ins[0].v);
-    for (let k = 1; k < ins.length; k++) encodeInputDelta(this.t, w, ins[k - 1].v, ins[k].v);
+    for (let k = 1; k < ins.length; k++) bw.encodeDeltaTo(this.t, w, ins[k - 1].v, ins[k].v);
   }
 }
 

@@ -16,7 +16,7 @@ import { Code, ModelTables, QUAT_CLASSES, modularHalf, modularRange } from "./mo
  * drops the baseline's component of rank r instead, re-expressing it in integers
  * (wire-format.md, "Quaternions in deltas")
  */
-function quatRebase(qq: QuatCoder, pb: number[], rank: number): number[] {
+export /* internal */ function quatRebase(qq: QuatCoder, pb: number[], rank: number): number[] {
   if (rank === 0) return pb;
   const steps = qq.steps;
   const mb = pb[0];

@@ -2,7 +2,7 @@
 // The entry points the generated codecs call: decode, encode, deltas and
 // quantize of whole messages, and tagged unions.
 
-import { ErrTrailingData, ErrUnknownTag } from "./errors.js";
+import { BitwireError, ErrTrailingData, ErrUnknownTag } from "./errors.js";
 import { BitReader, BitWriter } from "./stream.js";
 import { bitsRequired } from "./codings.js";
 import { StructPlan, wrap } from "./plan.js";
@@ -10,6 +10,7 @@ import { Decoder } from "./decode.js";
 import { Encoder, NEED_SIGN } from "./encode.js";
 import { modelOf } from "./model.js";
 import { DeltaDecoder } from "./delta.js";
+import { DeltaEncoder } from "./deltaenc.js";
 
 export /* internal */ function checkPadding(r: BitReader): boolean {
   const rem = r.remaining();
@@ -72,6 +73,37 @@ export function encodeTo<T>(t: StructPlan, w: BitWriter, v: T): void {
     w.truncate(start);
     throw named(x, t);
   }
+}
+/**
+ * encodes the delta from base to cur onto a shared stream (Go's EncodeDelta): what a receiver
+ * holding base needs to rebuild cur, bit for bit as Go writes it. A message with a trained
+ * model is ErrUnsupportedType (its deltas are Go's only). On error w is left as it was.
+ */
+export function encodeDeltaTo<T>(t: StructPlan, w: BitWriter, base: T, cur: T): void {
+  const start = w.pos;
+  const e = new DeltaEncoder(w, t);
+  try {
+    if (t.model) throw new BitwireError("ErrUnsupportedType", "the deltas of a message with a model: not delta-coded by this runtime");
+    e.begin(false);
+    try {
+      e.structDelta(t, base, cur, -1);
+    } catch (x) {
+      // a negative bitlen or fixed value written in full: the message again, with the sign flag set
+      if (x !== NEED_SIGN) throw x;
+      w.truncate(start);
+      e.begin(true);
+      e.structDelta(t, base, cur, -1);
+    }
+  } catch (x) {
+    w.truncate(start);
+    throw named(x, t);
+  }
+}
+/** the delta from base to cur as a whole message (Go's MarshalDelta), padded to a byte */
+export function encodeDelta<T>(t: StructPlan, base: T, cur: T): Uint8Array {
+  const w = new BitWriter();
+  encodeDeltaTo(t, w, base, cur);
+  return w.bytes().slice();
 }
 /** encodes one whole message (Go's Marshal), padded to a byte */
 export function encode<T>(t: StructPlan, v: T): Uint8Array {
