@@ -110,10 +110,10 @@ func forgePlayer(r *rand.Rand) cfPlayer {
 
 // forgeStats counts what a stream's Go receiver made of it.
 type forgeStats struct {
-	genuine, refused  int // genuine packets delivered in order (each newer than any before), and refused
-	late              int // genuine packets delivered late or again
-	forged, accepted  int // forged packets delivered, and accepted
-	madeUpMost, reanc int // the most made-up entities held at once; genuine packets accepted after the stall
+	genuine, refused  int            // genuine packets delivered in order (each newer than any before), and refused
+	late              int            // genuine packets delivered late or again
+	forged, accepted  int            // forged packets delivered, and accepted
+	madeUpMost, reanc int            // the most made-up entities held at once; genuine packets accepted after the stall
 	newest            uint32         // the newest genuine one
 	why               map[string]int // the errors of those refused in order
 }
