@@ -306,7 +306,11 @@ type cfCase struct {
 	Err    string `json:"err,omitempty"`
 	ErrMsg string `json:"errmsg,omitempty"` // Go's error text, for failure reports
 	Max    int    `json:"max,omitempty"`    // replication: the client's WithMaxEntities
-	Expiry int    `json:"expiry,omitempty"` // replication: the client's WithExpiry
+	// replication: the client's WithExpiry (nil: not given, the default
+	// expiry), WithRefresh and WithTickRate (0: not given)
+	Expiry   *int `json:"expiry,omitempty"`
+	Refresh  int  `json:"refresh,omitempty"`
+	TickRate int  `json:"tickrate,omitempty"`
 }
 
 // canon is the canonical form of a decoded value that the runner compares

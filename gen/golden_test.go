@@ -154,13 +154,19 @@ func runCS(t *testing.T, mono, exe string, cases []cfCase) {
 			base = c.Delta // the delta; data is the baseline
 		case "snap":
 			data = c.Packet
-		case "repl", "repl-golden":
-			data, base, tick = c.Packet, fmt.Sprint(c.Max), uint32(c.Expiry)
+		case "repl", "repl-golden", "repl-held":
+			data, base = c.Packet, fmt.Sprint(c.Max)
 		}
 		if c.Err != "" {
 			want = c.Err
 		}
-		fmt.Fprintf(&lines, "%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%s\t%s\n", kind, c.Msg, data, want, base, c.Stream, tick, c.Mode, c.Ack, c.Key)
+		// then a replication client's options: its expiry ("" when not
+		// given), refresh and tick rate (0 when not given)
+		expiry := ""
+		if c.Expiry != nil {
+			expiry = fmt.Sprint(*c.Expiry)
+		}
+		fmt.Fprintf(&lines, "%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%s\t%s\t%s\t%d\t%d\n", kind, c.Msg, data, want, base, c.Stream, tick, c.Mode, c.Ack, c.Key, expiry, c.Refresh, c.TickRate)
 	}
 	path := filepath.Join(filepath.Dir(exe), "corpus.tsv")
 	if err := os.WriteFile(path, []byte(lines.String()), 0o644); err != nil {

@@ -59,15 +59,43 @@ type replStream struct {
 	maxEnts  int    // the client's WithMaxEntities, 0: default
 	spoof    bool   // some lost packets are acknowledged anyway, with the right token (mode 0: anyone who sees the packet can compute it): the Peer then sends deltas the client cannot decode, and the client reports the missing baseline
 	forge    bool   // mode 0: some packets are delivered again with a sequence number 300 ahead (a forgery the client cannot tell), which it accepts and then re-anchors backward from
-	expiry   int    // the client's WithExpiry, 0: never
+	expiry   *int   // the client's WithExpiry; nil: the default expiry
+	refresh  int    // the Peer's PeerConfig.Refresh, which the client is told (WithRefresh) when not 0
+	tickRate int    // the Server's WithTickRate, which the client is told too; 0: 30, not told
 	mode     int    // integrity mode: 0 none, 1 CRC32C, 2 HMAC-SHA256-80 (with a key of its own)
+}
+
+// clientOptions are the options of a stream's replicate.Client.
+func (cfg replStream) clientOptions(key []byte) []replicate.Option {
+	opts := []replicate.Option{replicate.WithIntegrity(snapshot.Mode(cfg.mode), key)}
+	if cfg.maxEnts > 0 {
+		opts = append(opts, replicate.WithMaxEntities(cfg.maxEnts))
+	}
+	if cfg.expiry != nil {
+		opts = append(opts, replicate.WithExpiry(*cfg.expiry))
+	}
+	if cfg.refresh != 0 {
+		opts = append(opts, replicate.WithRefresh(cfg.refresh))
+	}
+	if cfg.tickRate != 0 {
+		opts = append(opts, replicate.WithTickRate(cfg.tickRate))
+	}
+	return opts
+}
+
+// serverTickRate is the Server's tick rate of a stream.
+func (cfg replStream) serverTickRate() int {
+	if cfg.tickRate != 0 {
+		return cfg.tickRate
+	}
+	return 30
 }
 
 // replCorpus appends the cases of one stream of entities of type E.
 func replCorpus[E any](t *testing.T, name string, st int, cfg replStream, r *rand.Rand, random func() E, next func(E) E, cases *[]cfCase) {
 	c := bitwire.MustFor[E]()
 	s := c.Schema()
-	srv, err := replicate.NewServer(c, replicate.WithTickRate(30))
+	srv, err := replicate.NewServer(c, replicate.WithTickRate(cfg.serverTickRate()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,19 +112,12 @@ func replCorpus[E any](t *testing.T, name string, st int, cfg replStream, r *ran
 			return 1 / (1 + d*d/16)
 		},
 		Relevant: func(id uint32, _ *E) bool { return (id+focus)%11 != 0 }, // interest moves with focus
-		Budget:   cfg.budget, Bandwidth: cfg.bwidth,
+		Budget:   cfg.budget, Bandwidth: cfg.bwidth, Refresh: cfg.refresh,
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts := []replicate.Option{replicate.WithIntegrity(snapshot.Mode(cfg.mode), key)}
-	if cfg.maxEnts > 0 {
-		opts = append(opts, replicate.WithMaxEntities(cfg.maxEnts))
-	}
-	if cfg.expiry > 0 {
-		opts = append(opts, replicate.WithExpiry(cfg.expiry))
-	}
-	cl, err := replicate.NewClient(c, opts...)
+	cl, err := replicate.NewClient(c, cfg.clientOptions(key)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -187,7 +208,8 @@ func replCorpus[E any](t *testing.T, name string, st int, cfg replStream, r *ran
 // replCase is what Go's client makes of packet p of stream st: the states
 // it set, the ids it removed and holds, or the error; and its ack.
 func replCase[E any](t *testing.T, s *bitwire.Schema, cl *replicate.Client[E], name string, st int, cfg replStream, key, p []byte) (cfCase, error) {
-	cs := cfCase{Kind: "repl", Msg: name, Stream: st, Packet: hex.EncodeToString(p), Max: cfg.maxEnts, Expiry: cfg.expiry, Mode: cfg.mode, Key: hex.EncodeToString(key)}
+	cs := cfCase{Kind: "repl", Msg: name, Stream: st, Packet: hex.EncodeToString(p), Max: cfg.maxEnts, Expiry: cfg.expiry,
+		Refresh: cfg.refresh, TickRate: cfg.tickRate, Mode: cfg.mode, Key: hex.EncodeToString(key)}
 	info, err := cl.Decode(p)
 	if err != nil {
 		cs.Err, cs.ErrMsg = replSentinel(err), err.Error()
@@ -365,7 +387,7 @@ func replCases(t *testing.T) []cfCase {
 	}
 	all := func(v cfAll) cfAll { return mutate(r, v) }
 	// many small entities, several packets a tick within a bandwidth budget
-	replCorpus(t, "Player", 1, replStream{entities: 120, budget: 300, bwidth: 30 * 700, ticks: 60, mode: 1, expiry: 6}, r, player, movePlayer, &cases)
+	replCorpus(t, "Player", 1, replStream{entities: 120, budget: 300, bwidth: 30 * 700, ticks: 60, mode: 1, expiry: intp(6)}, r, player, movePlayer, &cases)
 	// one packet a tick, most entities wait their turn
 	replCorpus(t, "Player", 2, replStream{entities: 80, budget: 200, ticks: 80, spoof: true, forge: true}, r, player, movePlayer, &cases)
 	// every coding, as entities

@@ -113,7 +113,7 @@ func TypeScript(out io.Writer, runtimePath string, msgs ...Message) error {
 		w.p("  quantize(v: %s): %s { return bw.quantize(%s, v); },\n", root, root, plan)
 		w.p("  /** the client side of a snapshot stream (integrity mode and MAC key, history size, tick window as the server's) */\n")
 		w.p("  receiver(opts: bw.ReceiverOptions = {}): bw.SnapshotReceiver<%s> { return new bw.SnapshotReceiver<%s>(%s, 0x%016xn, opts); },\n", root, root, plan, fp)
-		w.p("  /** the client side of a replicate stream of these entities (package replicate; integrity mode and MAC key as the server's, maxEntities, expiry in ticks) */\n")
+		w.p("  /** the client side of a replicate stream of these entities (package replicate; integrity mode and MAC key as the server's, maxEntities, expiry in ticks, else the default one from the Peer's refresh and tickRate) */\n")
 		w.p("  replica(opts: bw.ReplicaOptions = {}): bw.ReplicaClient<%s> { return new bw.ReplicaClient<%s>(%s, 0x%016xn, opts); },\n", root, root, plan, fp)
 		w.p("};\n")
 	}

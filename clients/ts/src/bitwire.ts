@@ -2429,6 +2429,93 @@ export class Union {
   }
 }
 
+// ---- the tick window (Go's integrity.TickWindow) ----
+// Which ticks (or sequence numbers) a receiver accepts: the snapshot
+// receiver's over ticks, the replica client's over sequence numbers.
+
+/**
+ * how far a stale packet may lag the newest accepted tick and still be
+ * taken for reordering, never counting toward a backward run (Go's
+ * integrity.ReorderTicks)
+ */
+export const REORDER_TICKS = 32;
+
+/** why TickWindow.check refuses a tick: not newer than the newest accepted, or more than maxAhead newer */
+export type TickRefusal = "stale" | "future";
+
+/**
+ * The acceptance rule of Go's integrity.TickWindow: a tick newer than the
+ * newest accepted by at most maxAhead; a run of recoverAfter refused ticks
+ * that increase, each at most maxAhead after the previous one, re-anchors
+ * the window (forward after a stall; backward, a rewind, only when rewind
+ * is set, and only for ticks more than REORDER_TICKS behind). A
+ * re-anchoring with rewinds enabled remembers the stream it left, and a
+ * packet that continues that stream (newer than its newest tick, by at
+ * most maxAhead) takes the window back to it at once, so that a burst of
+ * forged far-away ticks costs the honest stream nothing.
+ */
+export class TickWindow {
+  readonly maxAhead: number;
+  readonly recoverAfter: number;
+  readonly rewind: boolean;
+  private accepted = false;
+  private newest = 0;
+  private run = 0; // refused packets in the current run
+  private runTick = 0; // the newest tick of the run
+  private runBack = false; // the run is of stale ticks (else of ticks too far ahead)
+  private left = 0; // the newest tick before the last re-anchoring, when hasLeft
+  private hasLeft = false;
+  /** a window of ticks up to maxAhead ahead, re-anchoring after recoverAfter refused packets of a run (never when 0), backward only when rewind is set */
+  constructor(maxAhead: number, recoverAfter: number, rewind: boolean) {
+    this.maxAhead = maxAhead; this.recoverAfter = recoverAfter; this.rewind = rewind;
+  }
+  /** the newest accepted tick, or undefined when none was since creation or reset */
+  newestTick(): number | undefined { return this.accepted ? this.newest : undefined; }
+  /**
+   * whether a packet of tick may be decoded: null, or why not; a refused
+   * tick counts toward a run, whose completing packet (and the next ones of
+   * the run) pass. Nothing else changes: call accept once the packet was
+   * decoded whole.
+   */
+  check(tick: number): TickRefusal | null {
+    if (!this.accepted) return null;
+    if (this.hasLeft && tick > this.left && tick - this.left <= this.maxAhead && (tick <= this.newest || tick - this.newest > this.maxAhead)) return null;
+    let why: TickRefusal;
+    if (tick <= this.newest) why = "stale";
+    else if (tick - this.newest > this.maxAhead) why = "future";
+    else return null;
+    if (this.recoverAfter <= 0) return why;
+    const back = tick <= this.newest;
+    if (back && (!this.rewind || this.newest - tick <= REORDER_TICKS)) return why;
+    if (this.run > 0 && back === this.runBack && tick === this.runTick) {
+      // a duplicate: neither counts nor breaks the run
+    } else if (this.run > 0 && back === this.runBack && tick > this.runTick && tick - this.runTick <= this.maxAhead) {
+      this.run++; this.runTick = tick;
+    } else {
+      this.run = 1; this.runTick = tick; this.runBack = back;
+    }
+    return this.run >= this.recoverAfter ? null : why;
+  }
+  /**
+   * records that the packet of tick was decoded and kept; true when tick is
+   * not newer than the previous newest (a rewind: the caller forgets what it
+   * holds of ticks from tick on)
+   */
+  accept(tick: number): boolean {
+    const rewound = this.accepted && tick <= this.newest;
+    if (this.hasLeft && tick > this.left && tick - this.left <= this.maxAhead) {
+      this.hasLeft = false; // back to the stream it left
+    } else if (this.rewind && this.accepted && (tick <= this.newest || tick - this.newest > this.maxAhead)) {
+      // a run re-anchored the window, forward or backward
+      this.left = this.newest; this.hasLeft = true;
+    }
+    this.accepted = true; this.newest = tick; this.run = 0;
+    return rewound;
+  }
+  /** forgets the newest tick and any run: the next tick is accepted, whatever it is */
+  reset(): void { this.accepted = false; this.newest = 0; this.run = 0; this.hasLeft = false; }
+}
+
 // ---- snapshots (the client side of package snapshot) ----
 // Snapshot headers, integrity trailers (CRC32C, HMAC-SHA256-80), acks and
 // the receiver of a snapshot stream.
@@ -2546,6 +2633,32 @@ export function hmacSha256(key: Uint8Array, msg: Uint8Array): Uint8Array {
   return sha256(outer);
 }
 
+/**
+ * checks the integrity trailer of a packet of mode (a CRC32C, or an
+ * HMAC-SHA256-80 under key) and returns the body before it and the packet's
+ * ack token, as Go's integrity.Guard.Open; short is the ErrUnexpectedEnd
+ * text of a packet shorter than its trailer
+ */
+function openTrailer(mode: number, key: Uint8Array, packet: Uint8Array, short: string): { body: Uint8Array; token: number } {
+  const over = mode === MODE_CHECKSUM ? 4 : mode === MODE_MAC ? 10 : 0;
+  const n = packet.length - over;
+  if (n < 0) throw new ErrUnexpectedEnd(short);
+  const body = packet.subarray(0, n);
+  if (mode === MODE_MAC) {
+    const mac = hmacSha256(key, body);
+    let diff = 0;
+    for (let i = 0; i < 10; i++) diff |= mac[i] ^ packet[n + i];
+    if (diff !== 0) throw new ErrIntegrity("hmac-sha256-80 trailer does not match");
+    return { body, token: (mac[10] | (mac[11] << 8) | (mac[12] << 16) | (mac[13] << 24)) >>> 0 };
+  }
+  const token = crc32c(body);
+  if (mode === MODE_CHECKSUM) {
+    const tr = (packet[n] | (packet[n + 1] << 8) | (packet[n + 2] << 16) | (packet[n + 3] << 24)) >>> 0;
+    if (tr !== token) throw new ErrIntegrity("crc32c trailer does not match");
+  }
+  return { body, token };
+}
+
 /** what a receiver sends back for a packet: the tick, its token, and whether a full snapshot is needed */
 export interface SnapshotAck { tick: number; token: number; missingBaseline: boolean; stateMismatch: boolean; }
 
@@ -2564,7 +2677,8 @@ export interface ReceiverOptions { size?: number; mode?: number; maxAhead?: numb
 
 /**
  * The client side of a snapshot stream (packet version 2): checks each
- * packet's header and integrity trailer, the tick window, keeps the last
+ * packet's header and integrity trailer, the tick window (Go's
+ * integrity.TickWindow, rewinding only without a MAC), keeps the last
  * `size` accepted snapshots as baselines, decodes full snapshots and deltas
  * against the right baseline, checks the state hash, and says what to
  * acknowledge (ack()). A rejected packet changes nothing, except a state
@@ -2576,9 +2690,8 @@ export class SnapshotReceiver<T> {
   size: number; mode: number; maxAhead: number; recoverAfter: number; key: Uint8Array;
   ticks: number[] = [];
   vals: T[] = [];
-  accepted = false;
-  newest = 0;
-  private run = 0; private runTick = 0; private runBack = false;
+  /** the ticks accepted */
+  readonly window: TickWindow;
   private last: SnapshotAck | null = null;
   constructor(t: StructPlan, fingerprint: bigint, opts: ReceiverOptions = {}) {
     this.t = t; this.fp = fingerprint32(fingerprint);
@@ -2589,28 +2702,19 @@ export class SnapshotReceiver<T> {
     if ((this.mode === MODE_MAC) !== (this.key.length > 0) || (this.mode === MODE_MAC && this.key.length < 16)) {
       throw new Error("bitwire: a MAC key of at least 16 bytes with mode 2, and none otherwise");
     }
+    // with a MAC every tick accepted is the sender's: no rewinds
+    this.window = new TickWindow(this.maxAhead, this.recoverAfter, this.mode !== MODE_MAC);
   }
+  /** the newest tick accepted, or undefined when none was since creation or reset */
+  newestTick(): number | undefined { return this.window.newestTick(); }
   /** the ack the last decode asks to send, or null */
   ack(): SnapshotAck | null { return this.last; }
   private check(tick: number): void {
-    if (!this.accepted) return;
-    let err: BitwireError;
-    if (tick <= this.newest) err = new ErrStaleTick(`tick ${tick}, newest accepted ${this.newest}`);
-    else if (tick - this.newest > this.maxAhead) err = new ErrFutureTick(`tick ${tick} is ${tick - this.newest} ticks past the newest accepted ${this.newest}`);
-    else return;
-    if (this.recoverAfter <= 0) throw err;
-    const back = tick <= this.newest;
-    if (back && this.mode === MODE_MAC) throw err; // only modes 0 and 1 rewind
-    if (back && this.newest - tick <= 32) throw err; // reordering (ReorderTicks), never a rewind
-    if (this.run > 0 && back === this.runBack && tick === this.runTick) {
-      // the same packet again
-    } else if (this.run > 0 && back === this.runBack && tick > this.runTick && tick - this.runTick <= this.maxAhead) {
-      this.run++; this.runTick = tick;
-    } else {
-      this.run = 1; this.runTick = tick; this.runBack = back;
-    }
-    if (this.run >= this.recoverAfter) return;
-    throw err;
+    const why = this.window.check(tick);
+    if (why === null) return;
+    const newest = this.window.newestTick() as number;
+    if (why === "stale") throw new ErrStaleTick(`tick ${tick}, newest accepted ${newest}`);
+    throw new ErrFutureTick(`tick ${tick} is ${tick - newest} ticks past the newest accepted ${newest}`);
   }
   /** decodes packet: its snapshot and its tick */
   decode(packet: Uint8Array): { tick: number; value: T } {
@@ -2618,24 +2722,7 @@ export class SnapshotReceiver<T> {
     const h = readSnapshotHeader(new BitReader(packet));
     if (h.fingerprint !== this.fp) throw new ErrProtocolMismatch(`packet 0x${h.fingerprint.toString(16)}, receiver 0x${this.fp.toString(16)}`);
     if (h.mode !== this.mode) throw new ErrProtocolMismatch(`packet's integrity mode ${h.mode}, receiver's ${this.mode}`);
-    const over = this.mode === MODE_CHECKSUM ? 4 : this.mode === MODE_MAC ? 10 : 0;
-    const n = packet.length - over;
-    if (n < 0) throw new ErrUnexpectedEnd("snapshot header");
-    const body = packet.subarray(0, n);
-    let token: number;
-    if (this.mode === MODE_MAC) {
-      const mac = hmacSha256(this.key, body);
-      let diff = 0;
-      for (let i = 0; i < 10; i++) diff |= mac[i] ^ packet[n + i];
-      if (diff !== 0) throw new ErrIntegrity("hmac-sha256-80 trailer does not match");
-      token = (mac[10] | (mac[11] << 8) | (mac[12] << 16) | (mac[13] << 24)) >>> 0;
-    } else {
-      token = crc32c(body);
-      if (this.mode === MODE_CHECKSUM) {
-        const tr = (packet[n] | (packet[n + 1] << 8) | (packet[n + 2] << 16) | (packet[n + 3] << 24)) >>> 0;
-        if (tr !== token) throw new ErrIntegrity("crc32c trailer does not match");
-      }
-    }
+    const { body, token } = openTrailer(this.mode, this.key, packet, "snapshot header");
     this.check(h.tick);
     const r = new BitReader(body);
     readSnapshotHeader(r);
@@ -2657,16 +2744,15 @@ export class SnapshotReceiver<T> {
       this.last = { tick: h.tick, token, missingBaseline: false, stateMismatch: true };
       throw new ErrStateMismatch(`tick ${h.tick}`);
     }
-    const rewound = this.accepted && h.tick <= this.newest;
-    this.accepted = true; this.newest = h.tick; this.run = 0;
-    if (rewound) while (this.ticks.length > 0 && this.ticks[this.ticks.length - 1] >= h.tick) { this.ticks.pop(); this.vals.pop(); }
+    if (this.window.accept(h.tick)) while (this.ticks.length > 0 && this.ticks[this.ticks.length - 1] >= h.tick) { this.ticks.pop(); this.vals.pop(); }
     if (this.ticks.length > 0 && h.tick <= this.ticks[this.ticks.length - 1]) throw new ErrStaleTick(`tick ${h.tick}, history's newest is ${this.ticks[this.ticks.length - 1]}`);
     this.ticks.push(h.tick); this.vals.push(v);
     if (this.ticks.length > this.size) { this.ticks.shift(); this.vals.shift(); }
     this.last = { tick: h.tick, token, missingBaseline: false, stateMismatch: false };
     return { tick: h.tick, value: v };
   }
-  reset(): void { this.ticks = []; this.vals = []; this.accepted = false; this.newest = 0; this.run = 0; this.last = null; }
+  /** forgets every snapshot received, as for a new connection: any tick is accepted next, but only a full snapshot until a baseline is held again */
+  reset(): void { this.ticks = []; this.vals = []; this.window.reset(); this.last = null; }
 }
 
 // ---- replication (the client side of package replicate) ----
@@ -2680,6 +2766,17 @@ export class ErrTooManyEntities extends BitwireError { constructor(d = "too many
 export const REPLICATE_MAGIC = 0xb37f, REPLICATE_ACK_MAGIC = 0xb2a7;
 /** as Go's replicate constants */
 export const BASELINE_DEPTH = 8, REPLICATE_MAX_AHEAD = 1024, REPLICATE_RECOVER_AFTER = 8, REPLICATE_ACK_WINDOW = 32;
+/**
+ * as Go's replicate constants: a Peer's default Refresh in seconds, the
+ * default expiry in Refreshes, and the default tick rate of a Server
+ */
+export const DEFAULT_REFRESH_SECONDS = 10, EXPIRY_REFRESHES = 3, DEFAULT_TICK_RATE = 30;
+// each accepted packet's expiry looks at EXPIRY_SWEEP slots; the default
+// expiry also at two for each entity the packet added, and one in
+// SWEEP_ROUND of all (Go's expirySweep, sweepRound)
+const EXPIRY_SWEEP = 32, SWEEP_ROUND = 256;
+// how far one packet moves the default expiry's stream clock (Go's maxClockStep)
+const MAX_CLOCK_STEP = 8;
 const REPLICA_HEADER_BITS = 114;
 
 /** the header of a replication packet */
@@ -2728,9 +2825,14 @@ export interface ReplicaInfo { seq: number; tick: number; updated: number[]; rem
  * options of a replica client, as Go's replicate options: the integrity
  * mode and MAC key (WithIntegrity, the Peer's), the most entities held
  * (WithMaxEntities, 2^20 by default), the expiry in ticks (WithExpiry, 0:
- * never)
+ * never), the Peer's Refresh in ticks (WithRefresh: 0, the default
+ * DEFAULT_REFRESH_SECONDS at tickRate; negative, never) and the Server's
+ * tick rate (WithTickRate, DEFAULT_TICK_RATE by default). Without expiry,
+ * the client expires by default as Go's: EXPIRY_REFRESHES times the Peer's
+ * Refresh, counted on a clock of the ticks the stream covered (an outage
+ * ages nothing); off with a MAC or a Refresh of never.
  */
-export interface ReplicaOptions { mode?: number; key?: Uint8Array; maxEntities?: number; expiry?: number; }
+export interface ReplicaOptions { mode?: number; key?: Uint8Array; maxEntities?: number; expiry?: number; refresh?: number; tickRate?: number; }
 
 /**
  * the values of one list of a replication packet (version 3): unsigned
@@ -2796,32 +2898,52 @@ export class ReplicaClient<T> {
   max: number;
   mode: number;
   key: Uint8Array;
-  expiry: number;
+  /** the expiry in ticks (0: never): the expiry option's, or the default one */
+  readonly expiry: number;
+  /** the expiry is the default one (no expiry option), which ages entities by the stream clock instead of by ticks */
+  readonly auto: boolean;
   // the entities held, in slots as Go's (the expiry sweeps them in slot
-  // order): each with its kept states, oldest first, and their ticks
-  private slots: { id: number; ticks: number[]; vals: T[] }[] = [];
+  // order): each with its kept states, oldest first, and their ticks, and
+  // the stream clock when its newest state was kept
+  private slots: { id: number; ticks: number[]; vals: T[]; seen: number }[] = [];
   private free: number[] = [];
   private index: Map<number, number> = new Map();
   private sweep = 0;
+  // the stream clock of the default expiry: each packet decoded whole
+  // (accepted, or refused only as too many) advances it by its distance in
+  // ticks from the previous such packet (clockTick), at most MAX_CLOCK_STEP
+  private clock = 0; private clockTick = 0; private clocked = false;
+  // the packet being applied fits the limit only once every expired entity is dropped
+  private expireAll = false;
+  // the sequence numbers accepted: Go's integrity.TickWindow, rewinding only without a MAC
+  private window: TickWindow;
   accepted = false;
   newest = 0;
   mask = 0;
   tick = 0;
   private tokens: { seq: number; token: number }[] = Array.from({ length: REPLICATE_ACK_WINDOW + 1 }, () => ({ seq: 0, token: 0 }));
   private missing = { seq: 0, token: 0 };
-  private run = 0; private runSeq = 0; private runBack = false;
   constructor(t: StructPlan, fingerprint: bigint, opts: ReplicaOptions = {}) {
     this.t = t; this.fp = fingerprint32(fingerprint);
     this.max = opts.maxEntities ?? (1 << 20);
     this.mode = opts.mode ?? MODE_NONE;
     this.key = opts.key ?? new Uint8Array(0);
-    this.expiry = opts.expiry ?? 0;
-    if (this.expiry < 0) throw new Error("replicate: negative expiry");
+    const refresh = opts.refresh ?? 0, rate = opts.tickRate ?? DEFAULT_TICK_RATE;
+    if (opts.expiry !== undefined && (!Number.isInteger(opts.expiry) || opts.expiry < 0 || opts.expiry > 0xffffffff)) throw new Error("replicate: negative expiry");
+    if (!Number.isInteger(rate) || rate < 1 || rate > 1000) throw new Error("replicate: tick rate outside 1..1000");
+    if (!Number.isInteger(refresh)) throw new Error("replicate: refresh not an integer");
     if (this.max < 1) throw new Error("replicate: max entities under 1");
     if (this.mode < MODE_NONE || this.mode > MODE_MAC) throw new Error(`replicate: integrity mode ${this.mode}`);
     if ((this.mode === MODE_MAC) !== (this.key.length > 0) || (this.mode === MODE_MAC && this.key.length < 16)) {
       throw new Error("replicate: a MAC key of at least 16 bytes with mode 2, and none otherwise");
     }
+    // as Go's expiryTicks: nothing to expire when the Peer never refreshes, or nothing forged gets through
+    this.auto = opts.expiry === undefined;
+    if (!this.auto) this.expiry = opts.expiry as number;
+    else if (refresh < 0 || this.mode === MODE_MAC) this.expiry = 0;
+    else if (refresh === 0) this.expiry = EXPIRY_REFRESHES * DEFAULT_REFRESH_SECONDS * rate;
+    else this.expiry = Math.min(EXPIRY_REFRESHES * refresh, 2 ** 31);
+    this.window = new TickWindow(REPLICATE_MAX_AHEAD, REPLICATE_RECOVER_AFTER, this.mode !== MODE_MAC);
   }
   private tokenOf(seq: number): number {
     const t = this.tokens[seq % this.tokens.length];
@@ -2854,51 +2976,17 @@ export class ReplicaClient<T> {
     const slot = this.index.get(id);
     return slot === undefined ? undefined : this.slots[slot];
   }
-  // the sequence window: package snapshot's TickWindow, rewinding only without a MAC
   private check(seq: number): void {
-    if (!this.accepted) return;
-    let err: BitwireError;
-    if (seq <= this.newest) err = new ErrStale(`replicate: stale or duplicate packet: packet ${seq}, newest accepted ${this.newest}`);
-    else if (seq - this.newest > REPLICATE_MAX_AHEAD) err = new ErrFuture(`replicate: sequence number too far ahead: packet ${seq}, newest accepted ${this.newest} (at most ${REPLICATE_MAX_AHEAD} ahead)`);
-    else return;
-    const back = seq <= this.newest;
-    if (back && this.mode === MODE_MAC) throw err;
-    if (this.run > 0 && back === this.runBack && seq === this.runSeq) {
-      // a duplicate: neither counts nor breaks the run
-    } else if (this.run > 0 && back === this.runBack && seq > this.runSeq && seq - this.runSeq <= REPLICATE_MAX_AHEAD) {
-      this.run++; this.runSeq = seq;
-    } else {
-      this.run = 1; this.runSeq = seq; this.runBack = back;
-    }
-    if (this.run >= REPLICATE_RECOVER_AFTER) return;
-    throw err;
-  }
-  // the trailer: the body before it and the packet's ack token, as snapshot.Integrity's Open
-  private open(packet: Uint8Array): { body: Uint8Array; token: number } {
-    const over = this.mode === MODE_CHECKSUM ? 4 : this.mode === MODE_MAC ? 10 : 0;
-    const n = packet.length - over;
-    if (n < 0) throw new ErrUnexpectedEnd("replicate: header: unexpected end of input");
-    const body = packet.subarray(0, n);
-    if (this.mode === MODE_MAC) {
-      const mac = hmacSha256(this.key, body);
-      let diff = 0;
-      for (let i = 0; i < 10; i++) diff |= mac[i] ^ packet[n + i];
-      if (diff !== 0) throw new ErrIntegrity("hmac-sha256-80 trailer does not match");
-      return { body, token: (mac[10] | (mac[11] << 8) | (mac[12] << 16) | (mac[13] << 24)) >>> 0 };
-    }
-    const token = crc32c(body);
-    if (this.mode === MODE_CHECKSUM) {
-      const tr = (packet[n] | (packet[n + 1] << 8) | (packet[n + 2] << 16) | (packet[n + 3] << 24)) >>> 0;
-      if (tr !== token) throw new ErrIntegrity("crc32c trailer does not match");
-    }
-    return { body, token };
+    const why = this.window.check(seq);
+    if (why === "stale") throw new ErrStale(`replicate: stale or duplicate packet: packet ${seq}, newest accepted ${this.newest}`);
+    if (why === "future") throw new ErrFuture(`replicate: sequence number too far ahead: packet ${seq}, newest accepted ${this.newest} (at most ${REPLICATE_MAX_AHEAD} ahead)`);
   }
   /** applies one packet and returns what it changed; on any error nothing changes and the packet must not be acknowledged */
   decode(packet: Uint8Array): ReplicaInfo {
     const h = readReplicaHeader(new BitReader(packet));
     if (h.fingerprint !== this.fp) throw new ErrProtocolMismatch(`replicate: protocol mismatch: packet 0x${h.fingerprint.toString(16)}, client 0x${this.fp.toString(16)}`);
     if (h.mode !== this.mode) throw new ErrProtocolMismatch(`replicate: packet integrity ${h.mode}, client ${this.mode}`);
-    const { body, token } = this.open(packet);
+    const { body, token } = openTrailer(this.mode, this.key, packet, "replicate: header: unexpected end of input");
     if (body.length * 8 < REPLICA_HEADER_BITS) throw new ErrUnexpectedEnd(`replicate: packet ${h.seq}: unexpected end of input`);
     const r = new BitReader(body);
     r.pos = REPLICA_HEADER_BITS; // past the header
@@ -2953,7 +3041,17 @@ export class ReplicaClient<T> {
         dec.push({ id, slot, v });
       }
       if (!checkPadding(r)) throw new ErrTrailingData(`${r.remaining()} bits left`);
-      if (held > this.max) throw new ErrTooManyEntities(`replicate: too many entities: ${held}, limit ${this.max}`);
+      this.expireAll = false;
+      if (held > this.max) {
+        const clock = this.clockAt(h.tick);
+        if (held - this.expired(h.tick, clock, ents, rem) > this.max) {
+          // the stream goes on meanwhile: what a forgery made up ages even
+          // while every genuine packet is refused
+          this.clock = clock; this.clockTick = h.tick; this.clocked = true;
+          throw new ErrTooManyEntities(`replicate: too many entities: ${held}, limit ${this.max}`);
+        }
+        this.expireAll = true;
+      }
     } catch (e) {
       // a body it cannot apply, which passed the trailer (a baseline it
       // lacks, or one a forgery altered): the ack reports it
@@ -2963,6 +3061,8 @@ export class ReplicaClient<T> {
     }
     // commit: removals, then the entities
     const removed: number[] = [], updated: number[] = [];
+    const held = this.index.size;
+    this.clock = this.clockAt(h.tick); this.clockTick = h.tick; this.clocked = true;
     for (const id of rem) {
       const slot = this.index.get(id);
       if (slot === undefined) continue;
@@ -2977,6 +3077,7 @@ export class ReplicaClient<T> {
       while (ent.ticks.length > 0 && ent.ticks[ent.ticks.length - 1] >= h.tick) { ent.ticks.pop(); ent.vals.pop(); }
       ent.ticks.push(h.tick); ent.vals.push(v);
       if (ent.ticks.length > BASELINE_DEPTH) { ent.ticks.shift(); ent.vals.shift(); }
+      ent.seen = this.clock;
       updated.push(id);
     }
     if (!this.accepted || h.seq <= this.newest) this.mask = 0;
@@ -2984,28 +3085,64 @@ export class ReplicaClient<T> {
       const shift = h.seq - this.newest;
       this.mask = shift > REPLICATE_ACK_WINDOW ? 0 : shift === 32 ? (2 ** 31) >>> 0 : ((this.mask << shift) | (1 << (shift - 1))) >>> 0;
     }
-    this.accepted = true; this.newest = h.seq; this.tick = h.tick; this.run = 0;
+    this.accepted = true; this.newest = h.seq; this.tick = h.tick;
     this.tokens[h.seq % this.tokens.length] = { seq: h.seq, token };
     if (h.seq > this.missing.seq) this.missing = { seq: 0, token: 0 };
-    if (this.expiry !== 0) this.expire(h.tick, removed);
+    this.window.accept(h.seq);
+    if (this.expiry !== 0) {
+      // the sweep keeps ahead of what packets add, and goes round a large
+      // view in a bounded number of packets
+      let n = EXPIRY_SWEEP;
+      if (this.auto) n += 2 * Math.max(this.index.size - held, 0) + Math.floor(this.slots.length / SWEEP_ROUND);
+      if (this.expireAll) n = this.slots.length;
+      this.expire(h.tick, n, removed);
+    }
     return { seq: h.seq, tick: h.tick, updated, removed };
   }
   private alloc(id: number): number {
     let slot = this.free.pop();
-    if (slot === undefined) { slot = this.slots.length; this.slots.push({ id, ticks: [], vals: [] }); }
-    this.slots[slot] = { id, ticks: [], vals: [] };
+    if (slot === undefined) { slot = this.slots.length; this.slots.push({ id, ticks: [], vals: [], seen: 0 }); }
+    this.slots[slot] = { id, ticks: [], vals: [], seen: 0 };
     this.index.set(id, slot);
     return slot;
   }
-  // WithExpiry: drops the entities, among the next 32 slots, whose newest
-  // state is more than the expiry away from tick, either way
-  private expire(tick: number, removed: number[]): void {
-    for (let k = 0; k < 32 && this.slots.length > 0; k++) {
+  // the stream clock once the packet of tick is accepted
+  private clockAt(tick: number): number {
+    if (!this.clocked) return this.clock;
+    return (this.clock + Math.min(Math.abs(tick - this.clockTick), MAX_CLOCK_STEP)) >>> 0;
+  }
+  // whether the expiry drops the entity of slot at the packet of tick, after
+  // which the stream clock reads clock: the default expiry, when the clock
+  // moved on by more than the expiry since its newest state was kept; the
+  // expiry option, when its newest state is more than the expiry away from
+  // tick, either way
+  private stale(slot: number, tick: number, clock: number): boolean {
+    const e = this.slots[slot];
+    if (this.auto) return ((clock - e.seen) >>> 0) > this.expiry;
+    return Math.abs(e.ticks[e.ticks.length - 1] - tick) > this.expiry;
+  }
+  // the entities held, and neither removed nor set by the packet being
+  // read, that the expiry would drop at tick: looked at only for a packet
+  // that would otherwise be refused as too many
+  private expired(tick: number, clock: number, ents: { slot: number }[], rem: number[]): number {
+    if (this.expiry === 0) return 0;
+    let n = 0;
+    for (const slot of this.index.values()) if (this.stale(slot, tick, clock)) n++;
+    for (const { slot } of ents) if (slot >= 0 && this.stale(slot, tick, clock)) n--;
+    for (const id of rem) {
+      const slot = this.index.get(id);
+      if (slot !== undefined && this.stale(slot, tick, clock)) n--;
+    }
+    return n;
+  }
+  // drops the entities, among the next n slots, that are stale at tick
+  private expire(tick: number, n: number, removed: number[]): void {
+    for (let k = 0; k < n && this.slots.length > 0; k++) {
       if (this.sweep >= this.slots.length) this.sweep = 0;
       const slot = this.sweep++;
       const e = this.slots[slot];
       if (this.index.get(e.id) !== slot || e.ticks.length === 0) continue; // a free slot
-      if (Math.abs(e.ticks[e.ticks.length - 1] - tick) > this.expiry) {
+      if (this.stale(slot, tick, this.clock)) {
         this.index.delete(e.id);
         this.free.push(slot);
         removed.push(e.id);

@@ -8,7 +8,7 @@ import { readFileSync } from "fs";
 
 interface Case {
   kind?: string; msg: string; full: string; want: string; base?: number; delta?: string;
-  stream?: number; packet?: string; tick?: number; err?: string; errmsg?: string; mode?: number; ack?: string; key?: string; max?: number; expiry?: number;
+  stream?: number; packet?: string; tick?: number; err?: string; errmsg?: string; mode?: number; ack?: string; key?: string; max?: number; expiry?: number; refresh?: number; tickrate?: number;
 }
 
 function hex(b: Uint8Array): string { return Array.from(b, (x) => x.toString(16).padStart(2, "0")).join(""); }
@@ -177,12 +177,26 @@ export async function run(modPath: string, corpusPath: string): Promise<void> {
       passed++;
       continue;
     }
-    if (c.kind === "repl" || c.kind === "repl-golden") {
+    if (c.kind === "repl" || c.kind === "repl-golden" || c.kind === "repl-held") {
       // a replication stream: what the client set, removed and holds, or the error, and the ack in bytes
       let rc = replicas.get(c.stream as number);
       if (!rc) {
-        rc = codec.replica({ maxEntities: c.max || undefined, mode: c.mode ?? 0, key: c.key ? unhex(c.key) : undefined, expiry: c.expiry ?? 0 }) as bw.ReplicaClient<any>;
+        rc = codec.replica({
+          maxEntities: c.max || undefined, mode: c.mode ?? 0, key: c.key ? unhex(c.key) : undefined,
+          expiry: c.expiry, refresh: c.refresh, tickRate: c.tickrate,
+        }) as bw.ReplicaClient<any>;
         replicas.set(c.stream as number, rc);
+      }
+      if (c.kind === "repl-held") {
+        // every entity the client holds at the end of its stream, with its tick and state
+        let got = "held";
+        for (const id of rc.ids().sort((a, b) => a - b)) {
+          const e = rc.get(id) as { value: any; tick: number };
+          got += ` ${id}@${e.tick}=` + JSON.stringify(canon({ k: "struct", t: codec.plan }, e.value));
+        }
+        if (got !== c.want) { report(`replication stream ${c.stream} at the end: ${differ(got, c.want)}`); continue; }
+        passed++;
+        continue;
       }
       let got: string;
       try {

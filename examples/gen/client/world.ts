@@ -94,7 +94,7 @@ export const WorldCodec = {
   quantize(v: World): World { return bw.quantize(p0_0, v); },
   /** the client side of a snapshot stream (integrity mode and MAC key, history size, tick window as the server's) */
   receiver(opts: bw.ReceiverOptions = {}): bw.SnapshotReceiver<World> { return new bw.SnapshotReceiver<World>(p0_0, 0x906814f7482e2ac1n, opts); },
-  /** the client side of a replicate stream of these entities (package replicate; integrity mode and MAC key as the server's, maxEntities, expiry in ticks) */
+  /** the client side of a replicate stream of these entities (package replicate; integrity mode and MAC key as the server's, maxEntities, expiry in ticks, else the default one from the Peer's refresh and tickRate) */
   replica(opts: bw.ReplicaOptions = {}): bw.ReplicaClient<World> { return new bw.ReplicaClient<World>(p0_0, 0x906814f7482e2ac1n, opts); },
 };
 
@@ -134,6 +134,6 @@ export const InputCodec = {
   quantize(v: Input): Input { return bw.quantize(p1_0, v); },
   /** the client side of a snapshot stream (integrity mode and MAC key, history size, tick window as the server's) */
   receiver(opts: bw.ReceiverOptions = {}): bw.SnapshotReceiver<Input> { return new bw.SnapshotReceiver<Input>(p1_0, 0x192696aaab9f4586n, opts); },
-  /** the client side of a replicate stream of these entities (package replicate; integrity mode and MAC key as the server's, maxEntities, expiry in ticks) */
+  /** the client side of a replicate stream of these entities (package replicate; integrity mode and MAC key as the server's, maxEntities, expiry in ticks, else the default one from the Peer's refresh and tickRate) */
   replica(opts: bw.ReplicaOptions = {}): bw.ReplicaClient<Input> { return new bw.ReplicaClient<Input>(p1_0, 0x192696aaab9f4586n, opts); },
 };

@@ -7,6 +7,7 @@ import { BitReader } from "./stream.js";
 import { readBitlen } from "./codings.js";
 import { StructPlan } from "./plan.js";
 import { decode, decodeDeltaFrom, decodeFrom, encode, trailing } from "./message.js";
+import { TickWindow } from "./tickwindow.js";
 
 export class ErrIntegrity extends BitwireError { constructor(d = "integrity trailer does not match") { super("ErrIntegrity", d); } }
 export class ErrFutureTick extends BitwireError { constructor(d = "tick too far ahead") { super("ErrFutureTick", d); } }
@@ -121,6 +122,32 @@ export function hmacSha256(key: Uint8Array, msg: Uint8Array): Uint8Array {
   return sha256(outer);
 }
 
+/**
+ * checks the integrity trailer of a packet of mode (a CRC32C, or an
+ * HMAC-SHA256-80 under key) and returns the body before it and the packet's
+ * ack token, as Go's integrity.Guard.Open; short is the ErrUnexpectedEnd
+ * text of a packet shorter than its trailer
+ */
+export /* internal */ function openTrailer(mode: number, key: Uint8Array, packet: Uint8Array, short: string): { body: Uint8Array; token: number } {
+  const over = mode === MODE_CHECKSUM ? 4 : mode === MODE_MAC ? 10 : 0;
+  const n = packet.length - over;
+  if (n < 0) throw new ErrUnexpectedEnd(short);
+  const body = packet.subarray(0, n);
+  if (mode === MODE_MAC) {
+    const mac = hmacSha256(key, body);
+    let diff = 0;
+    for (let i = 0; i < 10; i++) diff |= mac[i] ^ packet[n + i];
+    if (diff !== 0) throw new ErrIntegrity("hmac-sha256-80 trailer does not match");
+    return { body, token: (mac[10] | (mac[11] << 8) | (mac[12] << 16) | (mac[13] << 24)) >>> 0 };
+  }
+  const token = crc32c(body);
+  if (mode === MODE_CHECKSUM) {
+    const tr = (packet[n] | (packet[n + 1] << 8) | (packet[n + 2] << 16) | (packet[n + 3] << 24)) >>> 0;
+    if (tr !== token) throw new ErrIntegrity("crc32c trailer does not match");
+  }
+  return { body, token };
+}
+
 /** what a receiver sends back for a packet: the tick, its token, and whether a full snapshot is needed */
 export interface SnapshotAck { tick: number; token: number; missingBaseline: boolean; stateMismatch: boolean; }
 
@@ -139,7 +166,8 @@ export interface ReceiverOptions { size?: number; mode?: number; maxAhead?: numb
 
 /**
  * The client side of a snapshot stream (packet version 2): checks each
- * packet's header and integrity trailer, the tick window, keeps the last
+ * packet's header and integrity trailer, the tick window (Go's
+ * integrity.TickWindow, rewinding only without a MAC), keeps the last
  * `size` accepted snapshots as baselines, decodes full snapshots and deltas
  * against the right baseline, checks the state hash, and says what to
  * acknowledge (ack()). A rejected packet changes nothing, except a state
@@ -151,9 +179,8 @@ export class SnapshotReceiver<T> {
   size: number; mode: number; maxAhead: number; recoverAfter: number; key: Uint8Array;
   ticks: number[] = [];
   vals: T[] = [];
-  accepted = false;
-  newest = 0;
-  private run = 0; private runTick = 0; private runBack = false;
+  /** the ticks accepted */
+  readonly window: TickWindow;
   private last: SnapshotAck | null = null;
   constructor(t: StructPlan, fingerprint: bigint, opts: ReceiverOptions = {}) {
     this.t = t; this.fp = fingerprint32(fingerprint);
@@ -164,28 +191,19 @@ export class SnapshotReceiver<T> {
     if ((this.mode === MODE_MAC) !== (this.key.length > 0) || (this.mode === MODE_MAC && this.key.length < 16)) {
       throw new Error("bitwire: a MAC key of at least 16 bytes with mode 2, and none otherwise");
     }
+    // with a MAC every tick accepted is the sender's: no rewinds
+    this.window = new TickWindow(this.maxAhead, this.recoverAfter, this.mode !== MODE_MAC);
   }
+  /** the newest tick accepted, or undefined when none was since creation or reset */
+  newestTick(): number | undefined { return this.window.newestTick(); }
   /** the ack the last decode asks to send, or null */
   ack(): SnapshotAck | null { return this.last; }
   private check(tick: number): void {
-    if (!this.accepted) return;
-    let err: BitwireError;
-    if (tick <= this.newest) err = new ErrStaleTick(`tick ${tick}, newest accepted ${this.newest}`);
-    else if (tick - this.newest > this.maxAhead) err = new ErrFutureTick(`tick ${tick} is ${tick - this.newest} ticks past the newest accepted ${this.newest}`);
-    else return;
-    if (this.recoverAfter <= 0) throw err;
-    const back = tick <= this.newest;
-    if (back && this.mode === MODE_MAC) throw err; // only modes 0 and 1 rewind
-    if (back && this.newest - tick <= 32) throw err; // reordering (ReorderTicks), never a rewind
-    if (this.run > 0 && back === this.runBack && tick === this.runTick) {
-      // the same packet again
-    } else if (this.run > 0 && back === this.runBack && tick > this.runTick && tick - this.runTick <= this.maxAhead) {
-      this.run++; this.runTick = tick;
-    } else {
-      this.run = 1; this.runTick = tick; this.runBack = back;
-    }
-    if (this.run >= this.recoverAfter) return;
-    throw err;
+    const why = this.window.check(tick);
+    if (why === null) return;
+    const newest = this.window.newestTick() as number;
+    if (why === "stale") throw new ErrStaleTick(`tick ${tick}, newest accepted ${newest}`);
+    throw new ErrFutureTick(`tick ${tick} is ${tick - newest} ticks past the newest accepted ${newest}`);
   }
   /** decodes packet: its snapshot and its tick */
   decode(packet: Uint8Array): { tick: number; value: T } {
@@ -193,24 +211,7 @@ export class SnapshotReceiver<T> {
     const h = readSnapshotHeader(new BitReader(packet));
     if (h.fingerprint !== this.fp) throw new ErrProtocolMismatch(`packet 0x${h.fingerprint.toString(16)}, receiver 0x${this.fp.toString(16)}`);
     if (h.mode !== this.mode) throw new ErrProtocolMismatch(`packet's integrity mode ${h.mode}, receiver's ${this.mode}`);
-    const over = this.mode === MODE_CHECKSUM ? 4 : this.mode === MODE_MAC ? 10 : 0;
-    const n = packet.length - over;
-    if (n < 0) throw new ErrUnexpectedEnd("snapshot header");
-    const body = packet.subarray(0, n);
-    let token: number;
-    if (this.mode === MODE_MAC) {
-      const mac = hmacSha256(this.key, body);
-      let diff = 0;
-      for (let i = 0; i < 10; i++) diff |= mac[i] ^ packet[n + i];
-      if (diff !== 0) throw new ErrIntegrity("hmac-sha256-80 trailer does not match");
-      token = (mac[10] | (mac[11] << 8) | (mac[12] << 16) | (mac[13] << 24)) >>> 0;
-    } else {
-      token = crc32c(body);
-      if (this.mode === MODE_CHECKSUM) {
-        const tr = (packet[n] | (packet[n + 1] << 8) | (packet[n + 2] << 16) | (packet[n + 3] << 24)) >>> 0;
-        if (tr !== token) throw new ErrIntegrity("crc32c trailer does not match");
-      }
-    }
+    const { body, token } = openTrailer(this.mode, this.key, packet, "snapshot header");
     this.check(h.tick);
     const r = new BitReader(body);
     readSnapshotHeader(r);
@@ -232,14 +233,13 @@ export class SnapshotReceiver<T> {
       this.last = { tick: h.tick, token, missingBaseline: false, stateMismatch: true };
       throw new ErrStateMismatch(`tick ${h.tick}`);
     }
-    const rewound = this.accepted && h.tick <= this.newest;
-    this.accepted = true; this.newest = h.tick; this.run = 0;
-    if (rewound) while (this.ticks.length > 0 && this.ticks[this.ticks.length - 1] >= h.tick) { this.ticks.pop(); this.vals.pop(); }
+    if (this.window.accept(h.tick)) while (this.ticks.length > 0 && this.ticks[this.ticks.length - 1] >= h.tick) { this.ticks.pop(); this.vals.pop(); }
     if (this.ticks.length > 0 && h.tick <= this.ticks[this.ticks.length - 1]) throw new ErrStaleTick(`tick ${h.tick}, history's newest is ${this.ticks[this.ticks.length - 1]}`);
     this.ticks.push(h.tick); this.vals.push(v);
     if (this.ticks.length > this.size) { this.ticks.shift(); this.vals.shift(); }
     this.last = { tick: h.tick, token, missingBaseline: false, stateMismatch: false };
     return { tick: h.tick, value: v };
   }
-  reset(): void { this.ticks = []; this.vals = []; this.accepted = false; this.newest = 0; this.run = 0; this.last = null; }
+  /** forgets every snapshot received, as for a new connection: any tick is accepted next, but only a full snapshot until a baseline is held again */
+  reset(): void { this.ticks = []; this.vals = []; this.window.reset(); this.last = null; }
 }
