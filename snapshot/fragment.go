@@ -15,9 +15,9 @@ import (
 // them and, once it holds them all, decodes the block as any packet. So
 // the block keeps every check of a packet (its own trailer, the tick
 // window, the baseline, the state hash) and its ack is the ordinary one.
-// Under loss a block is not resent piece by piece: the next tick's state
-// supersedes it, as a lost packet is superseded by the next one, and the
-// Receiver keeps only the newest block it is collecting. docs/wire-format.md
+// Under loss a block is not resent, whole or piece by piece: the next
+// tick's state supersedes it, as a lost packet is superseded by the next
+// one, and the Receiver keeps only the newest block it is collecting. docs/wire-format.md
 // ("Fragments") has the packet's every bit.
 
 // FragmentMagic is the first 16 bits of a fragment packet (the bytes 0x7E
@@ -97,6 +97,10 @@ type fragReceiver struct {
 // is a new block, encoded against the acknowledged baseline as a packet
 // is: a block lost in part is superseded by the next one, and its ack
 // (once the Receiver decoded it) makes it a baseline like any packet's.
+// The Sender never returns a fragment of an earlier call again: a caller
+// that spreads a block's fragments over time drops those not yet sent
+// when it makes the next call, whose block supersedes them (their bytes
+// are reused).
 // The block counts in FragmentStats; only a block of more than
 // MaxFragments fragments is refused, with ErrOverBudget (counted in
 // OverBudget). Errors as Encode's otherwise, leaving the Sender as it
