@@ -121,8 +121,8 @@ func CSharp(out io.Writer, ns string, msgs ...Message) error {
 		w.p("        public static void Quantize(%s v) { var b = Encode(v); Decode(b, b.Length, v); }\n", root)
 		w.p("        /// <summary>The client side of a snapshot stream of %s (integrity mode 0, 1 or 2 with its key, history size and tick window as the server's).</summary>\n", root)
 		w.p("        public static SnapshotReceiver<%s> Receiver(int size = 32, int mode = 0, uint maxAhead = 300, int recoverAfter = 8, byte[] key = null) { return new SnapshotReceiver<%s>(%q, Fingerprint, size, mode, maxAhead, recoverAfter, () => new %s(), %s.Decode, DeltaRoot, %s.Copy, %s.Encode, Lim, key); }\n", root, root, root, root, coder, coder, coder)
-		w.p("        /// <summary>The client side of a replicate stream of %s entities (package replicate; integrity mode 0, 1 or 2 with its key as the server's, the most entities held, the expiry in ticks (0: never)).</summary>\n", root)
-		w.p("        public static ReplicaClient<%s> Replica(int mode = 0, byte[] key = null, int maxEntities = 1 << 20, int expiry = 0) { return new ReplicaClient<%s>(%q, Fingerprint, () => new %s(), %s.Decode, DeltaRoot, Lim, mode, key, maxEntities, expiry); }\n", root, root, root, root, coder)
+		w.p("        /// <summary>The client side of a replicate stream of %s entities (package replicate; integrity mode 0, 1 or 2 with its key as the server's, the most entities held, the expiry in ticks (0: never; null: the default one, from the Peer's refresh in ticks and the Server's tick rate)).</summary>\n", root)
+		w.p("        public static ReplicaClient<%s> Replica(int mode = 0, byte[] key = null, int maxEntities = 1 << 20, long? expiry = null, int refresh = 0, int tickRate = ReplicaClient<%s>.DefaultTickRate) { return new ReplicaClient<%s>(%q, Fingerprint, () => new %s(), %s.Decode, DeltaRoot, Lim, mode, key, maxEntities, expiry, refresh, tickRate); }\n", root, root, root, root, root, coder)
 		w.p("%s", csShape(s, classes))
 		w.p("%s", csInputCodec(root, coder, s.Model != nil))
 		w.p("    }\n")
@@ -486,7 +486,7 @@ var csReserved = func() map[string]bool {
 		ErrStateMismatch ErrTooLong ErrTooManyEntities ErrTrailingData ErrUnexpectedEnd ErrUnknownTag
 		ErrUnsupportedType F32Union FragmentHeader Held IInputSection InputSender InterpSample Interpolator Limits
 		Message NeedSign Out Paths Quantizer QuatCoder Quatd Quatf ReassemblyStats Reassembler ReplicaAck ReplicaClient ReplicaEvents
-		ReplicaHeader Seq SeqToken Shape ShapeField SnapshotAck SnapshotHeader SnapshotReceiver Staged
+		ReplicaHeader Seq SeqToken Shape ShapeField SnapshotAck SnapshotHeader SnapshotReceiver Staged TickRefusal TickWindow Trailer
 		Time UnionTag DecodeFn EncodeFn DeltaFn DecodeCountFn EncodeCountFn EntitySet IEntityCoder`) {
 		m[w] = true
 	}

@@ -34,27 +34,39 @@ namespace Bitwire
     /// <summary>
     /// The client side of one replicate.Peer (Go's replicate.Client, packet
     /// version 3): checks the header, the integrity mode and trailer, accepts
-    /// packets in order within the bounded sequence window (re-anchoring
-    /// backward too without a MAC, as Go's), keeps the last BaselineDepth
+    /// packets in order within the bounded sequence window (a TickWindow,
+    /// re-anchoring backward too without a MAC, as Go's), keeps the last BaselineDepth
     /// states of every entity it holds (with their ticks) as baselines,
     /// applies removals, full states and deltas against the right baseline
     /// with the generated code of the entity type, and says what to
     /// acknowledge (Ack, with the packets' tokens and the missing-baseline
     /// report). A packet that fails changes nothing, except that a body it
     /// cannot apply (any error after the window but ErrTooManyEntities) is
-    /// reported in its acks.
+    /// reported in its acks. Entities that no packet mentions for the expiry
+    /// are dropped (Removed lists them), as Go's.
     /// </summary>
     public sealed class ReplicaClient<T> where T : class
     {
         public const ushort Magic = 0xB37F;
         public const int HeaderBits = 114, BaselineDepth = 8, RecoverAfter = 8, AckWindow = 32;
         public const uint MaxAhead = 1024;
-        sealed class Held { public uint Id; public readonly T[] Vals = new T[BaselineDepth]; public readonly uint[] Ticks = new uint[BaselineDepth]; public int N, Head; }
+        /// <summary>As Go's replicate constants: a Peer's default Refresh in seconds, the default expiry in Refreshes, and a Server's default tick rate.</summary>
+        public const int DefaultRefreshSeconds = 10, ExpiryRefreshes = 3, DefaultTickRate = 30;
+        // each accepted packet's expiry looks at ExpirySweep slots; the default
+        // expiry also at two for each entity the packet added, and one in
+        // SweepRound of all (Go's expirySweep, sweepRound)
+        const int ExpirySweep = 32, SweepRound = 256;
+        // how far one packet moves the default expiry's stream clock (Go's maxClockStep)
+        const uint MaxClockStep = 8;
+        // an entity held: its kept states, oldest first from Head, their ticks,
+        // and the stream clock when its newest state was kept
+        sealed class Held { public uint Id; public readonly T[] Vals = new T[BaselineDepth]; public readonly uint[] Ticks = new uint[BaselineDepth]; public int N, Head; public uint Seen; }
         struct Staged { public uint Id; public int Slot; public T Val; public int Kind; public uint Base; }
         struct SeqToken { public uint Seq, Token; }
         readonly string root; readonly uint fp; readonly int max; readonly Func<T> make;
         readonly Message.DecodeFn<T> decode; readonly Message.DeltaFn<T> delta; readonly Limits lim;
-        readonly int mode; readonly uint expiry;
+        readonly int mode;
+        readonly uint expiry; readonly bool auto; // the expiry in ticks (0: never); whether it is the default one, on the stream clock
         readonly System.Security.Cryptography.HMACSHA256 mac;
         // the entities held, in slots as Go's (the expiry sweeps them in slot order)
         readonly List<Held> slots = new List<Held>();
@@ -68,15 +80,39 @@ namespace Bitwire
         readonly SeqToken[] tokens = new SeqToken[AckWindow + 1];
         SeqToken missing;
         bool accepted; uint newest, mask, tick;
-        int run; uint runSeq; bool runBack;
+        // the sequence numbers accepted: Go's integrity.TickWindow, rewinding only without a MAC
+        readonly TickWindow window;
+        // the stream clock of the default expiry: each packet decoded whole
+        // (accepted, or refused only as too many) advances it by its distance in
+        // ticks from the previous such packet (clockTick), at most MaxClockStep
+        uint clock, clockTick; bool clocked;
+        bool expireAll; // the packet being applied fits the limit only once every expired entity is dropped
         /// <summary>The ids the last accepted packet set (ascending) and those it removed that were held.</summary>
         public readonly List<uint> Updated = new List<uint>(), Removed = new List<uint>();
+        /// <summary>
+        /// A client of entities of the generated type root (the generated
+        /// Replica() calls it): integrity mode and MAC key as the Peer's, the
+        /// most entities held, the expiry in ticks (Go's WithExpiry; 0: never),
+        /// the Peer's Refresh in ticks (Go's WithRefresh: 0, the default
+        /// DefaultRefreshSeconds at tickRate; negative, never) and the Server's
+        /// tick rate (WithTickRate). Without an expiry the client expires by
+        /// default as Go's: ExpiryRefreshes times the Peer's Refresh, counted on
+        /// a clock of the ticks the stream covered (an outage ages nothing);
+        /// never with a MAC or a Refresh of never.
+        /// </summary>
         public ReplicaClient(string root, ulong fingerprint, Func<T> make, Message.DecodeFn<T> decode, Message.DeltaFn<T> delta, Limits lim,
-            int mode = 0, byte[] key = null, int maxEntities = 1 << 20, int expiry = 0)
+            int mode = 0, byte[] key = null, int maxEntities = 1 << 20, long? expiry = null, int refresh = 0, int tickRate = DefaultTickRate)
         {
             if (maxEntities < 1) throw new ArgumentException("max entities under 1");
-            if (expiry < 0) throw new ArgumentException("negative expiry");
-            this.expiry = (uint)expiry;
+            if (expiry < 0 || expiry > uint.MaxValue) throw new ArgumentException("negative expiry");
+            if (tickRate < 1 || tickRate > 1000) throw new ArgumentException("tick rate outside 1..1000");
+            // as Go's expiryTicks: nothing to expire when the Peer never refreshes, or nothing forged gets through
+            auto = expiry == null;
+            if (!auto) this.expiry = (uint)expiry.Value;
+            else if (refresh < 0 || mode == 2) this.expiry = 0;
+            else if (refresh == 0) this.expiry = (uint)(ExpiryRefreshes * DefaultRefreshSeconds * tickRate);
+            else this.expiry = (uint)Math.Min((long)ExpiryRefreshes * refresh, 1L << 31);
+            window = new TickWindow(MaxAhead, RecoverAfter, mode != 2);
             if (mode < 0 || mode > 2) throw new ArgumentException("integrity mode " + mode);
             if ((mode == 2) != (key != null) || (mode == 2 && key.Length < 16)) throw new ArgumentException("a MAC key of at least 16 bytes with mode 2, and none otherwise");
             if (mode == 2) mac = new System.Security.Cryptography.HMACSHA256((byte[])key.Clone());
@@ -131,40 +167,9 @@ namespace Bitwire
         }
         void Check(uint seq)
         {
-            if (!accepted) return;
-            BitwireException err;
-            if (seq <= newest) err = new ErrStale("replicate: stale or duplicate packet: packet " + seq + ", newest accepted " + newest);
-            else if (seq - newest > MaxAhead) err = new ErrFuture("replicate: sequence number too far ahead: packet " + seq + ", newest accepted " + newest + " (at most " + MaxAhead + " ahead)");
-            else return;
-            bool back = seq <= newest;
-            if (back && mode == 2) throw err; // with a MAC no run re-anchors backward
-            if (run > 0 && back == runBack && seq == runSeq) { }
-            else if (run > 0 && back == runBack && seq > runSeq && seq - runSeq <= MaxAhead) { run++; runSeq = seq; }
-            else { run = 1; runSeq = seq; runBack = back; }
-            if (run >= RecoverAfter) return;
-            throw err;
-        }
-        // Open checks the trailer: the body's length and the packet's ack token, as snapshot.Integrity's Open.
-        int Open(byte[] packet, int length, out uint token)
-        {
-            int body = length - (mode == 1 ? 4 : mode == 2 ? 10 : 0);
-            if (body < 0) throw new ErrUnexpectedEnd("replicate: header: unexpected end of input");
-            if (mode == 2)
-            {
-                byte[] tag = mac.ComputeHash(packet, 0, body);
-                int diff = 0;
-                for (int i = 0; i < 10; i++) diff |= tag[i] ^ packet[body + i];
-                if (diff != 0) throw new ErrIntegrity("hmac-sha256-80 trailer does not match");
-                token = (uint)(tag[10] | tag[11] << 8 | tag[12] << 16 | tag[13] << 24);
-                return body;
-            }
-            token = Crc32c.Of(packet, 0, body);
-            if (mode == 1)
-            {
-                uint tr = (uint)(packet[body] | packet[body + 1] << 8 | packet[body + 2] << 16 | packet[body + 3] << 24);
-                if (tr != token) throw new ErrIntegrity("crc32c trailer does not match");
-            }
-            return body;
+            TickRefusal why = window.Check(seq);
+            if (why == TickRefusal.Stale) throw new ErrStale("replicate: stale or duplicate packet: packet " + seq + ", newest accepted " + newest);
+            if (why == TickRefusal.Future) throw new ErrFuture("replicate: sequence number too far ahead: packet " + seq + ", newest accepted " + newest + " (at most " + MaxAhead + " ahead)");
         }
         /// <summary>The values of one list (packet version 3): unsigned Rice codes whose parameter follows the running
         /// mean of the values before them (each capped at the escape when it moves the mean); the escape, six 1 bits,
@@ -218,7 +223,7 @@ namespace Bitwire
             if (h.Fingerprint != fp) throw new ErrProtocolMismatch("replicate: protocol mismatch: packet 0x" + h.Fingerprint.ToString("x8") + ", client 0x" + fp.ToString("x8"));
             if (h.Mode != mode) throw new ErrProtocolMismatch("replicate: packet integrity " + h.Mode + ", client " + mode);
             uint token;
-            int body = Open(packet, length, out token);
+            int body = Trailer.Open(mode, mac, packet, length, "replicate: header: unexpected end of input", out token);
             if (body * 8 < HeaderBits) throw new ErrUnexpectedEnd("replicate: packet " + h.Seq + ": unexpected end of input");
             r.Reset(packet, body);
             ReadHeader(r);
@@ -237,6 +242,8 @@ namespace Bitwire
             }
             // commit: removals, then the entities
             Updated.Clear(); Removed.Clear();
+            int heldBefore = index.Count;
+            clock = ClockAt(h.Tick); clockTick = h.Tick; clocked = true;
             foreach (uint id in rem)
             {
                 int slot;
@@ -257,6 +264,7 @@ namespace Bitwire
                 T old = e.Vals[slot];
                 e.Vals[slot] = s.Val; e.Ticks[slot] = h.Tick;
                 if (old != null) pool.Add(old);
+                e.Seen = clock;
                 Updated.Add(s.Id);
             }
             dec.Clear();
@@ -266,10 +274,19 @@ namespace Bitwire
                 uint shift = h.Seq - newest;
                 mask = shift > AckWindow ? 0 : shift == 32 ? 1u << 31 : (mask << (int)shift) | (1u << (int)(shift - 1));
             }
-            accepted = true; newest = h.Seq; tick = h.Tick; run = 0;
+            accepted = true; newest = h.Seq; tick = h.Tick;
             tokens[h.Seq % tokens.Length] = new SeqToken { Seq = h.Seq, Token = token };
             if (h.Seq > missing.Seq) missing = new SeqToken();
-            if (expiry != 0) Expire(h.Tick);
+            window.Accept(h.Seq);
+            if (expiry != 0)
+            {
+                // the sweep keeps ahead of what packets add, and goes round a
+                // large view in a bounded number of packets
+                int n = ExpirySweep;
+                if (auto) n += 2 * Math.Max(index.Count - heldBefore, 0) + slots.Count / SweepRound;
+                if (expireAll) n = slots.Count;
+                Expire(h.Tick, n);
+            }
         }
         int Alloc(uint id)
         {
@@ -281,19 +298,51 @@ namespace Bitwire
             index[id] = slot;
             return slot;
         }
-        // WithExpiry: drops the entities, among the next 32 slots, whose newest
-        // state is more than the expiry away from t, either way.
-        void Expire(uint t)
+        // the stream clock once the packet of tick t is accepted
+        uint ClockAt(uint t)
         {
-            for (int k = 0; k < 32 && slots.Count > 0; k++)
+            if (!clocked) return clock;
+            return clock + Math.Min(Math.Max(t, clockTick) - Math.Min(t, clockTick), MaxClockStep);
+        }
+        // Stale says whether the expiry drops the entity of slot at the packet
+        // of tick t, after which the stream clock reads c: the default expiry,
+        // when the clock moved on by more than the expiry since its newest
+        // state was kept; the expiry option, when its newest state is more than
+        // the expiry away from t, either way.
+        bool Stale(int slot, uint t, uint c)
+        {
+            var e = slots[slot];
+            if (auto) return c - e.Seen > expiry;
+            uint nt = e.Ticks[(e.Head + e.N - 1) % BaselineDepth];
+            return Math.Max(nt, t) - Math.Min(nt, t) > expiry;
+        }
+        // Expired counts the entities held, and neither removed nor set by the
+        // packet being read, that the expiry would drop at tick t: looked at
+        // only for a packet that would otherwise be refused as too many.
+        int Expired(uint t, uint c)
+        {
+            if (expiry == 0) return 0;
+            int n = 0;
+            foreach (int slot in index.Values) if (Stale(slot, t, c)) n++;
+            foreach (var d in dec) if (d.Slot >= 0 && Stale(d.Slot, t, c)) n--;
+            foreach (uint id in rem)
+            {
+                int slot;
+                if (index.TryGetValue(id, out slot) && Stale(slot, t, c)) n--;
+            }
+            return n;
+        }
+        // Expire drops the entities, among the next n slots, that are stale at tick t.
+        void Expire(uint t, int n)
+        {
+            for (int k = 0; k < n && slots.Count > 0; k++)
             {
                 if (sweep >= slots.Count) sweep = 0;
                 int slot = sweep++;
                 var e = slots[slot];
                 int at;
                 if (!index.TryGetValue(e.Id, out at) || at != slot || e.N == 0) continue; // a free slot
-                uint nt = e.Ticks[(e.Head + e.N - 1) % BaselineDepth];
-                if (Math.Max(nt, t) - Math.Min(nt, t) > expiry)
+                if (Stale(slot, t, clock))
                 {
                     index.Remove(e.Id);
                     free.Add(slot);
@@ -361,7 +410,19 @@ namespace Bitwire
                 Message.DecodeDeltaFrom(root, r, e.Vals[bi], d.Val, delta, lim);
             }
             if (!r.CheckPadding()) throw new ErrTrailingData(r.Remaining + " bits left");
-            if (held > max) throw new ErrTooManyEntities("replicate: too many entities: " + held + ", limit " + max);
+            expireAll = false;
+            if (held > max)
+            {
+                uint c = ClockAt(h.Tick);
+                if (held - Expired(h.Tick, c) > max)
+                {
+                    // the stream goes on meanwhile: what a forgery made up ages
+                    // even while every genuine packet is refused
+                    clock = c; clockTick = h.Tick; clocked = true;
+                    throw new ErrTooManyEntities("replicate: too many entities: " + held + ", limit " + max);
+                }
+                expireAll = true;
+            }
         }
     }
 }

@@ -40,7 +40,7 @@ namespace Bitwire
     /// <summary>
     /// The client side of a snapshot stream (packet version 2, integrity
     /// modes 0 none, 1 crc32c and 2 hmac-sha256-80): checks each packet's header, trailer and
-    /// tick window, keeps the last Size accepted snapshots as baselines
+    /// tick window (TickWindow), keeps the last Size accepted snapshots as baselines
     /// (storage reused: no allocation once warm, state hashes aside),
     /// decodes full snapshots and deltas against the right baseline, checks
     /// the state hash, and says what to acknowledge (Ack). A rejected packet
@@ -51,7 +51,7 @@ namespace Bitwire
         public const ushort Magic = 0xB27E;
         readonly string root; readonly uint fp; readonly Func<T> make;
         readonly Message.DecodeFn<T> decode; readonly Message.DeltaFn<T> delta; readonly Action<T, T> copy; readonly Message.EncodeFn<T> encode;
-        readonly int mode; readonly uint maxAhead; readonly int recoverAfter;
+        readonly int mode;
         readonly Limits lim;
         readonly System.Security.Cryptography.HMACSHA256 mac;
         internal readonly byte[] key; // a copy of the MAC key, for Reassembler.ForReceiver
@@ -59,8 +59,7 @@ namespace Bitwire
         T scratch;
         readonly BitReader r = new BitReader(new byte[0]);
         readonly BitWriter hw = new BitWriter();
-        bool accepted; uint newest;
-        int run; uint runTick; bool runBack;
+        readonly TickWindow window; // the ticks accepted, rewinding only without a MAC
         SnapshotAck last; bool lastOK;
         public SnapshotReceiver(string root, ulong fingerprint, int size, int mode, uint maxAhead, int recoverAfter, Func<T> make,
             Message.DecodeFn<T> decode, Message.DeltaFn<T> delta, Action<T, T> copy, Message.EncodeFn<T> encode, Limits lim, byte[] key = null)
@@ -70,7 +69,7 @@ namespace Bitwire
             if ((mode == 2) != (key != null) || (mode == 2 && key.Length < 16)) throw new ArgumentException("a MAC key of at least 16 bytes with mode 2, and none otherwise");
             if (mode == 2) { this.key = (byte[])key.Clone(); mac = new System.Security.Cryptography.HMACSHA256(this.key); }
             this.root = root; fp = Fingerprint32(fingerprint); this.make = make; this.decode = decode; this.delta = delta; this.copy = copy; this.encode = encode;
-            this.mode = mode; this.maxAhead = maxAhead; this.recoverAfter = recoverAfter;
+            this.mode = mode; window = new TickWindow(maxAhead, recoverAfter, mode != 2);
             vals = new T[size]; ticks = new uint[size]; scratch = make();
         }
         public static uint Fingerprint32(ulong f) { return (uint)f ^ (uint)(f >> 32); }
@@ -105,20 +104,9 @@ namespace Bitwire
         }
         void Check(uint tick)
         {
-            if (!accepted) return;
-            BitwireException err;
-            if (tick <= newest) err = new ErrStaleTick("tick " + tick + ", newest accepted " + newest);
-            else if (tick - newest > maxAhead) err = new ErrFutureTick("tick " + tick + " is " + (tick - newest) + " ticks past the newest accepted " + newest);
-            else return;
-            if (recoverAfter <= 0) throw err;
-            bool back = tick <= newest;
-            if (back && mode == 2) throw err; // only modes 0 and 1 rewind
-            if (back && newest - tick <= 32) throw err; // reordering (ReorderTicks), never a rewind
-            if (run > 0 && back == runBack && tick == runTick) { }
-            else if (run > 0 && back == runBack && tick > runTick && tick - runTick <= maxAhead) { run++; runTick = tick; }
-            else { run = 1; runTick = tick; runBack = back; }
-            if (run >= recoverAfter) return;
-            throw err;
+            TickRefusal why = window.Check(tick);
+            if (why == TickRefusal.Stale) throw new ErrStaleTick("tick " + tick + ", newest accepted " + window.Newest);
+            if (why == TickRefusal.Future) throw new ErrFutureTick("tick " + tick + " is " + (tick - window.Newest) + " ticks past the newest accepted " + window.Newest);
         }
         /// <summary>The ack the last Decode asks to send, if any.</summary>
         public bool Ack(out SnapshotAck a) { a = last; return lastOK; }
@@ -132,26 +120,8 @@ namespace Bitwire
             var h = ReadHeader(r);
             if (h.Fingerprint != fp) throw new ErrProtocolMismatch("packet 0x" + h.Fingerprint.ToString("x8") + ", receiver 0x" + fp.ToString("x8"));
             if (h.Mode != mode) throw new ErrProtocolMismatch("packet's integrity mode " + h.Mode + ", receiver's " + mode);
-            int body = length - (mode == 1 ? 4 : mode == 2 ? 10 : 0);
-            if (body < 0) throw new ErrUnexpectedEnd("snapshot header");
             uint token;
-            if (mode == 2)
-            {
-                byte[] tag = mac.ComputeHash(packet, 0, body);
-                int diff = 0;
-                for (int i = 0; i < 10; i++) diff |= tag[i] ^ packet[body + i];
-                if (diff != 0) throw new ErrIntegrity("hmac-sha256-80 trailer does not match");
-                token = (uint)(tag[10] | tag[11] << 8 | tag[12] << 16 | tag[13] << 24);
-            }
-            else
-            {
-                token = Crc32c.Of(packet, 0, body);
-                if (mode == 1)
-                {
-                    uint tr = (uint)(packet[body] | packet[body + 1] << 8 | packet[body + 2] << 16 | packet[body + 3] << 24);
-                    if (tr != token) throw new ErrIntegrity("crc32c trailer does not match");
-                }
-            }
+            int body = Trailer.Open(mode, mac, packet, length, "snapshot header", out token);
             Check(h.Tick);
             r.Reset(packet, body);
             ReadHeader(r);
@@ -180,9 +150,7 @@ namespace Bitwire
                     throw new ErrStateMismatch("tick " + h.Tick);
                 }
             }
-            bool rewound = accepted && h.Tick <= newest;
-            accepted = true; newest = h.Tick; run = 0;
-            if (rewound) while (n > 0 && ticks[(first + n - 1) % vals.Length] >= h.Tick) n--;
+            if (window.Accept(h.Tick)) while (n > 0 && ticks[(first + n - 1) % vals.Length] >= h.Tick) n--;
             if (n > 0 && h.Tick <= ticks[(first + n - 1) % vals.Length]) throw new ErrStaleTick("tick " + h.Tick + ", history's newest is " + ticks[(first + n - 1) % vals.Length]);
             int slot = n == vals.Length ? first : (first + n) % vals.Length;
             T old = vals[slot];
@@ -196,6 +164,7 @@ namespace Bitwire
         }
         /// <summary>Decodes a packet and copies its snapshot into into.</summary>
         public uint Decode(byte[] packet, int length, T into) { uint t = Decode(packet, length); copy(Latest, into); return t; }
-        public void Reset() { n = 0; first = 0; accepted = false; newest = 0; run = 0; lastOK = false; }
+        /// <summary>Forgets every snapshot received, as for a new connection: any tick is accepted next, but only a full snapshot until a baseline is held again.</summary>
+        public void Reset() { n = 0; first = 0; window.Reset(); lastOK = false; }
     }
 }

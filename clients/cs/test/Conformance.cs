@@ -197,12 +197,38 @@ public static class Conformance
                     passed++;
                     continue;
                 }
-                if (kind == "repl" || kind == "repl-golden")
+                if (kind == "repl" || kind == "repl-golden" || kind == "repl-held")
                 {
                     // a replication stream: what the client set, removed and holds, or the error, and the ack in bytes
                     object rc;
-                    if (!receivers.TryGetValue("repl" + c[5], out rc)) { int mx = int.Parse(c[4]); rc = codec.GetMethod("Replica").Invoke(null, new object[] { int.Parse(c[7]), c.Length > 9 && c[9].Length > 0 ? Unhex(c[9]) : null, mx > 0 ? mx : 1 << 20, int.Parse(c[6]) }); receivers["repl" + c[5]] = rc; }
+                    if (!receivers.TryGetValue("repl" + c[5], out rc))
+                    {
+                        // columns 10-12: the expiry ("": the default one), the Peer's refresh and the tick rate (0: not given)
+                        int mx = int.Parse(c[4]);
+                        long? expiry = null;
+                        if (c.Length > 10 && c[10].Length > 0) expiry = long.Parse(c[10]);
+                        int refresh = c.Length > 11 ? int.Parse(c[11]) : 0, rate = c.Length > 12 ? int.Parse(c[12]) : 0;
+                        rc = codec.GetMethod("Replica").Invoke(null, new object[] { int.Parse(c[7]), c.Length > 9 && c[9].Length > 0 ? Unhex(c[9]) : null, mx > 0 ? mx : 1 << 20, expiry, refresh, rate > 0 ? rate : 30 });
+                        receivers["repl" + c[5]] = rc;
+                    }
                     var rt = rc.GetType();
+                    if (kind == "repl-held")
+                    {
+                        // every entity the client holds at the end of its stream, with its tick and state
+                        var held = new StringBuilder("held");
+                        var ids = new List<uint>((IEnumerable<uint>)rt.GetProperty("Ids").GetValue(rc));
+                        ids.Sort();
+                        var tg = rt.GetMethod("TryGet");
+                        foreach (uint id in ids)
+                        {
+                            var targs = new object[] { id, null, 0u };
+                            tg.Invoke(rc, targs);
+                            held.Append(' ').Append(id).Append('@').Append(targs[2]).Append('=').Append(Canon(targs[1]));
+                        }
+                        if (held.ToString() != want) { report("replication stream " + c[5] + " at the end: " + Differ(held.ToString(), want)); continue; }
+                        passed++;
+                        continue;
+                    }
                     string got;
                     try
                     {

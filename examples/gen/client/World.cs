@@ -719,8 +719,8 @@ namespace Example.Net
         public static void Quantize(World v) { var b = Encode(v); Decode(b, b.Length, v); }
         /// <summary>The client side of a snapshot stream of World (integrity mode 0, 1 or 2 with its key, history size and tick window as the server's).</summary>
         public static SnapshotReceiver<World> Receiver(int size = 32, int mode = 0, uint maxAhead = 300, int recoverAfter = 8, byte[] key = null) { return new SnapshotReceiver<World>("World", Fingerprint, size, mode, maxAhead, recoverAfter, () => new World(), WorldCoder.Decode, DeltaRoot, WorldCoder.Copy, WorldCoder.Encode, Lim, key); }
-        /// <summary>The client side of a replicate stream of World entities (package replicate; integrity mode 0, 1 or 2 with its key as the server's, the most entities held, the expiry in ticks (0: never)).</summary>
-        public static ReplicaClient<World> Replica(int mode = 0, byte[] key = null, int maxEntities = 1 << 20, int expiry = 0) { return new ReplicaClient<World>("World", Fingerprint, () => new World(), WorldCoder.Decode, DeltaRoot, Lim, mode, key, maxEntities, expiry); }
+        /// <summary>The client side of a replicate stream of World entities (package replicate; integrity mode 0, 1 or 2 with its key as the server's, the most entities held, the expiry in ticks (0: never; null: the default one, from the Peer's refresh in ticks and the Server's tick rate)).</summary>
+        public static ReplicaClient<World> Replica(int mode = 0, byte[] key = null, int maxEntities = 1 << 20, long? expiry = null, int refresh = 0, int tickRate = ReplicaClient<World>.DefaultTickRate) { return new ReplicaClient<World>("World", Fingerprint, () => new World(), WorldCoder.Decode, DeltaRoot, Lim, mode, key, maxEntities, expiry, refresh, tickRate); }
         /// <summary>The message's fields and codings, for the runtime's walks (the paths of ReplicaEvents).</summary>
         public static Shape Shape { get { if (bwShape == null) bwShape = BwMakeShape(); return bwShape; } }
         static Shape bwShape;
@@ -773,8 +773,8 @@ namespace Example.Net
         public static void Quantize(Input v) { var b = Encode(v); Decode(b, b.Length, v); }
         /// <summary>The client side of a snapshot stream of Input (integrity mode 0, 1 or 2 with its key, history size and tick window as the server's).</summary>
         public static SnapshotReceiver<Input> Receiver(int size = 32, int mode = 0, uint maxAhead = 300, int recoverAfter = 8, byte[] key = null) { return new SnapshotReceiver<Input>("Input", Fingerprint, size, mode, maxAhead, recoverAfter, () => new Input(), InputCoder.Decode, DeltaRoot, InputCoder.Copy, InputCoder.Encode, Lim, key); }
-        /// <summary>The client side of a replicate stream of Input entities (package replicate; integrity mode 0, 1 or 2 with its key as the server's, the most entities held, the expiry in ticks (0: never)).</summary>
-        public static ReplicaClient<Input> Replica(int mode = 0, byte[] key = null, int maxEntities = 1 << 20, int expiry = 0) { return new ReplicaClient<Input>("Input", Fingerprint, () => new Input(), InputCoder.Decode, DeltaRoot, Lim, mode, key, maxEntities, expiry); }
+        /// <summary>The client side of a replicate stream of Input entities (package replicate; integrity mode 0, 1 or 2 with its key as the server's, the most entities held, the expiry in ticks (0: never; null: the default one, from the Peer's refresh in ticks and the Server's tick rate)).</summary>
+        public static ReplicaClient<Input> Replica(int mode = 0, byte[] key = null, int maxEntities = 1 << 20, long? expiry = null, int refresh = 0, int tickRate = ReplicaClient<Input>.DefaultTickRate) { return new ReplicaClient<Input>("Input", Fingerprint, () => new Input(), InputCoder.Decode, DeltaRoot, Lim, mode, key, maxEntities, expiry, refresh, tickRate); }
         /// <summary>The message's fields and codings, for the runtime's walks (the paths of ReplicaEvents).</summary>
         public static Shape Shape { get { if (bwShape == null) bwShape = BwMakeShape(); return bwShape; } }
         static Shape bwShape;
