@@ -250,10 +250,13 @@ func (rc *Receiver[T]) ReassemblyStats() ReassemblyStats { return rc.frag.stats 
 // magic). The checks, in order: the header (ParseFragmentHeader's
 // errors), the fingerprint and mode (ErrProtocolMismatch), the trailer
 // (ErrIntegrity), the block's size against SetMaxBlock
-// (bitwire.ErrTooLong), the payload's size (bitwire.ErrMalformed), a tick
-// older than the block being collected (ErrStaleTick) or the same tick
-// with another count or length (bitwire.ErrMalformed); then a newer tick
-// drops the block being collected for the new one. A fragment that leaves
+// (bitwire.ErrTooLong), the payload's size (bitwire.ErrMalformed), the
+// tick window as for a packet (ErrStaleTick, ErrFutureTick; the fragment
+// counts toward a recovery run), a tick older than the block being
+// collected by at most ReorderTicks (ErrStaleTick) or the same tick with
+// another count or length (bitwire.ErrMalformed); then a newer tick, or
+// one more than ReorderTicks older, drops the block being collected for
+// the new one. A fragment that leaves
 // the block incomplete is ErrIncomplete; the last one decodes the block
 // as Decode decodes a packet, with its errors.
 func (rc *Receiver[T]) decodeFragment(packet []byte, out *T) (uint32, error) {
@@ -283,10 +286,22 @@ func (rc *Receiver[T]) decodeFragment(packet []byte, out *T) (uint32, error) {
 	if len(body) < fragmentHeaderSize || len(body)-fragmentHeaderSize != to-from {
 		return 0, fmt.Errorf("snapshot: fragment %d of %d at tick %d: %w: %d payload bytes, want %d", h.Index, h.Count, h.Tick, bitwire.ErrMalformed, len(body)-fragmentHeaderSize, to-from)
 	}
+	// The fragment's tick is held to the window as a packet's is (and
+	// counts toward its runs), so that a forged tick far ahead does not
+	// become the block collected.
+	if err := rc.window.Check(h.Tick); err != nil {
+		return 0, fmt.Errorf("snapshot: fragment %d of %d: %w", h.Index, h.Count, err)
+	}
 	if f.active {
 		switch {
-		case h.Tick < f.h.Tick:
+		case h.Tick < f.h.Tick && f.h.Tick-h.Tick <= ReorderTicks:
 			return 0, fmt.Errorf("%w: fragment of tick %d, collecting tick %d", ErrStaleTick, h.Tick, f.h.Tick)
+		case h.Tick < f.h.Tick:
+			// A block more than ReorderTicks ahead of a fragment the window
+			// takes is not the stream's (a forged tick, or one before a
+			// rewind): it is dropped for the fragment's.
+			f.stats.Superseded++
+			f.active = false
 		case h.Tick == f.h.Tick && (h.Count != f.h.Count || h.Length != f.h.Length):
 			return 0, fmt.Errorf("snapshot: fragment at tick %d: %w: %d fragments of %d bytes, the block's are %d of %d", h.Tick, bitwire.ErrMalformed, h.Count, h.Length, f.h.Count, f.h.Length)
 		case h.Tick > f.h.Tick:

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"math/rand"
 	"path/filepath"
 	"strings"
@@ -433,4 +434,79 @@ func TestFragmentsAfterReset(t *testing.T) {
 	}
 	require.Equal(t, *st, out)
 	require.Equal(t, ReassemblyStats{Fragments: 1 + len(frags), Blocks: 1}, rc.ReassemblyStats())
+}
+
+// forgeFragment returns a copy of the fragment f with its tick set to
+// tick, resealed as an off-path forger can: with a recomputed CRC, or
+// with no trailer at all (a MAC it cannot compute).
+func forgeFragment(f []byte, tick uint32, m Mode) []byte {
+	g := append([]byte(nil), f...)
+	binary.LittleEndian.PutUint32(g[6:], tick)
+	if m == ModeChecksum {
+		n := len(g) - 4
+		binary.LittleEndian.PutUint32(g[n:], crc32.Checksum(g[:n], crc32.MakeTable(crc32.Castagnoli)))
+	}
+	return g
+}
+
+// Forged fragments are held to the tick window as packets are: one
+// fragment of a tick far ahead of the stream's (forged without a MAC, or
+// a tick flipped in mode none) is refused instead of becoming the block
+// the receiver collects, which made it refuse every honest fragment as
+// older (all 40 honest blocks after it were lost); a run of them that
+// re-anchors the window, or one within the window, costs the honest
+// stream at most the block it supersedes, since an honest fragment more
+// than ReorderTicks older than the block being collected drops that
+// block instead of being refused.
+func TestFragmentsForgedAhead(t *testing.T) {
+	c := bitwire.MustFor[bigState]()
+	for _, m := range fragModes[:2] {
+		for _, burst := range []struct {
+			name  string
+			ticks func(newest uint32) []uint32
+			lost  int // honest blocks it costs
+		}{
+			{"one far ahead", func(n uint32) []uint32 { return []uint32{n + 5000} }, 0},
+			{"a run far ahead", func(n uint32) []uint32 {
+				var ts []uint32
+				for k := range uint32(DefaultRecoverAfter) {
+					ts = append(ts, n+5000+10*k)
+				}
+				return ts
+			}, 1},
+			{"one within the window", func(n uint32) []uint32 { return []uint32{n + 100} }, 1},
+		} {
+			t.Run(m.name+"/"+burst.name, func(t *testing.T) {
+				rng := rand.New(rand.NewSource(7))
+				s, err := NewSender(c, m.opt)
+				require.NoError(t, err)
+				rc, err := NewReceiver(c, m.opt)
+				require.NoError(t, err)
+				var out bigState
+				decoded := 0
+				for tick := uint32(1); tick <= 41; tick++ {
+					st := newBig(rng, 600)
+					frags, err := s.EncodeFragments(tick, st)
+					require.NoError(t, err)
+					require.Greater(t, len(frags), 2)
+					for k, f := range frags {
+						if tick == 2 && k == 1 {
+							// the forger's burst, in the middle of an honest block
+							for _, ft := range burst.ticks(1) {
+								rc.Decode(forgeFragment(f, ft, s.Mode()), &out)
+							}
+						}
+						got, err := rc.Decode(f, &out)
+						if k == len(frags)-1 && err == nil {
+							require.Equal(t, tick, got)
+							require.Equal(t, *st, out)
+							decoded++
+						}
+					}
+				}
+				t.Logf("%d of 41 honest blocks decoded (%+v)", decoded, rc.ReassemblyStats())
+				require.Equal(t, 41-burst.lost, decoded, "honest blocks decoded of 41 (%+v)", rc.ReassemblyStats())
+			})
+		}
+	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
@@ -15,30 +16,48 @@ import (
 	"testing"
 
 	"github.com/bitwire/bitwire"
+	"github.com/bitwire/bitwire/gen"
 	"github.com/bitwire/bitwire/snapshot"
 )
 
 // fragCheck is the TypeScript side of TestFragmentsTypeScript: for each
-// case, a Reassembler of the case's fingerprint, mode, key and bound
-// takes the packets in turn; it prints one line a packet: "ok" and the
-// block's hex, or the error's name.
+// case, a receiver of the case's codec (codecs.ts, generated from
+// fragGolden and fragState), mode and key, and its Reassembler
+// (forReceiver, of the case's bound), take the packets in turn: each
+// whole block goes to the receiver. It prints one line a case, one
+// outcome a packet: "ok" and the block's hex, or the error's name.
 const fragCheck = `import * as fs from "node:fs";
 import * as fr from "./fragment.js";
+import { Golden, State } from "./codecs.js";
 const cases = JSON.parse(fs.readFileSync(process.argv[2], "utf8"));
 const hex = (b: Uint8Array) => Array.from(b, (x) => x.toString(16).padStart(2, "0")).join("");
 const bytes = (s: string) => Uint8Array.from(s.match(/../g) ?? [], (h) => parseInt(h, 16));
 for (const c of cases) {
-  const r = new fr.Reassembler(c.fp, c.mode, bytes(c.key), c.max);
+  const codec = c.golden ? Golden : State;
+  const rc = codec.receiver({ mode: c.mode, key: c.mode === 2 ? bytes(c.key) : undefined });
+  if (rc.fp !== c.fp) throw new Error(c.name + ": fingerprint " + rc.fp + ", the fragments' " + c.fp);
+  const r = fr.Reassembler.forReceiver(rc, c.max);
   const out: string[] = [];
   for (const p of c.packets) {
-    try { out.push("ok " + hex(r.add(bytes(p)))); } catch (e) { out.push((e as Error).name); }
+    try {
+      const block = r.add(bytes(p));
+      rc.decode(block);
+      out.push("ok " + hex(block));
+    } catch (e) { out.push((e as Error).name); }
   }
   console.log(out.join(","));
 }
 `
 
+// fragGolden is snapshot's goldenFrag (the same layout, so the
+// fingerprint of the golden fragments).
+type fragGolden struct {
+	A [12]uint32
+}
+
 type fragCase struct {
 	Name    string   `json:"name"`
+	Golden  bool     `json:"golden"` // of fragGolden, else of fragState
 	FP      uint32   `json:"fp"`
 	Mode    int      `json:"mode"`
 	Key     string   `json:"key"`
@@ -54,7 +73,8 @@ func fragName(err error) string {
 		err  error
 		name string
 	}{{snapshot.ErrIncomplete, "ErrIncomplete"}, {snapshot.ErrBadMagic, "ErrBadMagic"}, {snapshot.ErrProtocolMismatch, "ErrProtocolMismatch"},
-		{snapshot.ErrIntegrity, "ErrIntegrity"}, {snapshot.ErrStaleTick, "ErrStaleTick"}, {bitwire.ErrTooLong, "ErrTooLong"},
+		{snapshot.ErrIntegrity, "ErrIntegrity"}, {snapshot.ErrStaleTick, "ErrStaleTick"}, {snapshot.ErrFutureTick, "ErrFutureTick"},
+		{snapshot.ErrNoBaseline, "ErrNoBaseline"}, {bitwire.ErrTooLong, "ErrTooLong"},
 		{bitwire.ErrMalformed, "ErrMalformed"}, {bitwire.ErrUnexpectedEnd, "ErrUnexpectedEnd"}} {
 		if errors.Is(err, e.err) {
 			return e.name
@@ -90,7 +110,7 @@ func TestFragmentsTypeScript(t *testing.T) {
 		switch {
 		case strings.HasPrefix(line, "## mode "):
 			mode++
-			cases = append(cases, fragCase{Name: "golden " + line[8:], Mode: mode}) // Max 0: DefaultMaxBlock, as Go's SetMaxBlock(0)
+			cases = append(cases, fragCase{Name: "golden " + line[8:], Golden: true, Mode: mode}) // Max 0: DefaultMaxBlock, as Go's SetMaxBlock(0)
 			if mode == 2 {
 				cases[mode].Key = hex.EncodeToString(key)
 			}
@@ -205,8 +225,13 @@ func TestFragmentsTypeScript(t *testing.T) {
 		cases = append(cases, fc)
 	}
 
+	var codecs bytes.Buffer
+	if err := gen.TypeScript(&codecs, "./bitwire.js", gen.Named("Golden", bitwire.MustFor[fragGolden]().Schema()), gen.Named("State", c.Schema())); err != nil {
+		t.Fatal(err)
+	}
 	dir := t.TempDir()
-	node, err := tsBuild{flag: "test", files: map[string][]byte{"fragcheck.ts": []byte(fragCheck)}, runtime: []string{"bitwire.ts", "fragment.ts"}}.compile(dir)
+	node, err := tsBuild{flag: "test", files: map[string][]byte{"fragcheck.ts": []byte(fragCheck), "codecs.ts": codecs.Bytes()},
+		runtime: []string{"bitwire.ts", "fragment.ts"}}.compile(dir)
 	if err != nil {
 		t.Fatal(err)
 	}

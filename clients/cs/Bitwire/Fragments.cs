@@ -70,6 +70,7 @@ namespace Bitwire
         readonly BitReader r = new BitReader(new byte[0]);
         byte[] block = new byte[0];
         FragmentHeader cur; bool active; int got;
+        Action<uint> checkTick; // the receiver's tick window (ForReceiver's), or null
         ReassemblyStats stats;
 
         /// <summary>
@@ -87,10 +88,18 @@ namespace Bitwire
             fp = fp32; this.mode = mode; this.maxBlock = maxBlock == 0 ? DefaultMaxBlock : maxBlock;
         }
 
-        /// <summary>A Reassembler of the fragments of rc's sender: rc's fingerprint, mode and key.</summary>
+        /// <summary>
+        /// A Reassembler of the fragments of rc's sender: rc's fingerprint,
+        /// mode and key, with every fragment's tick held to rc's tick window
+        /// as Go's Receiver holds it (a forged tick far ahead is refused
+        /// instead of becoming the block collected). One made by the
+        /// constructor checks ticks only when the block is decoded.
+        /// </summary>
         public static Reassembler ForReceiver<T>(SnapshotReceiver<T> rc, int maxBlock = DefaultMaxBlock) where T : class
         {
-            return new Reassembler(rc.Fp, rc.Mode, rc.key, maxBlock);
+            var f = new Reassembler(rc.Fp, rc.Mode, rc.key, maxBlock);
+            f.checkTick = rc.CheckTick;
+            return f;
         }
 
         /// <summary>The largest block collected, in bytes.</summary>
@@ -141,10 +150,13 @@ namespace Bitwire
         /// Go's order: the header (ParseHeader's errors); the fingerprint and
         /// mode (ErrProtocolMismatch); the trailer (ErrIntegrity); the block's
         /// size against MaxBlock (ErrTooLong, before any memory is taken); the
-        /// payload's size (ErrMalformed); a tick older than the block being
-        /// collected (ErrStaleTick), or the same tick with another count or
-        /// length (ErrMalformed). Then a newer tick drops the block being
-        /// collected (Stats.Superseded) for the new one. A fragment held
+        /// payload's size (ErrMalformed); with ForReceiver, the receiver's
+        /// tick window (ErrStaleTick, ErrFutureTick; the fragment counts
+        /// toward a recovery run); a tick older than the block being collected
+        /// by at most ReorderTicks (ErrStaleTick), or the same tick with
+        /// another count or length (ErrMalformed). Then a newer tick, or one
+        /// more than ReorderTicks older, drops the block being collected
+        /// (Stats.Superseded) for the new one. A fragment held
         /// already, or one that leaves the block incomplete, is
         /// ErrIncomplete; the last one returns the block's length, the block
         /// in Block, which must start with a snapshot header of the same tick
@@ -170,12 +182,17 @@ namespace Bitwire
             if (h.Length > maxBlock) throw new ErrTooLong("fragment: a block of " + h.Length + " bytes, at most " + maxBlock);
             int from = h.Index * h.PieceSize, to = Math.Min(h.Length, from + h.PieceSize);
             if (n < HeaderSize || n - HeaderSize != to - from) throw new ErrMalformed("fragment " + h.Index + " of " + h.Count + " at tick " + h.Tick + ": " + (n - HeaderSize) + " payload bytes, want " + (to - from));
+            // the fragment's tick is held to the receiver's window as a packet's
+            // is (counting toward its runs)
+            if (checkTick != null) checkTick(h.Tick);
             if (active)
             {
-                if (h.Tick < cur.Tick) throw new ErrStaleTick("fragment of tick " + h.Tick + ", collecting tick " + cur.Tick);
+                if (h.Tick < cur.Tick && cur.Tick - h.Tick <= TickWindow.ReorderTicks) throw new ErrStaleTick("fragment of tick " + h.Tick + ", collecting tick " + cur.Tick);
                 if (h.Tick == cur.Tick && (h.Count != cur.Count || h.Length != cur.Length))
                     throw new ErrMalformed("fragment at tick " + h.Tick + ": " + h.Count + " fragments of " + h.Length + " bytes, the block's are " + cur.Count + " of " + cur.Length);
-                if (h.Tick > cur.Tick) { stats.Superseded++; active = false; }
+                // a newer tick, or a block more than ReorderTicks ahead of a
+                // fragment the window takes (not the stream's), is superseded
+                if (h.Tick != cur.Tick) { stats.Superseded++; active = false; }
             }
             if (!active)
             {

@@ -102,7 +102,13 @@ namespace Bitwire
             for (int k = 0; k < n; k++) { int i = (first + k) % vals.Length; if (ticks[i] == tick) return i; }
             return -1;
         }
-        void Check(uint tick)
+        /// <summary>
+        /// Throws ErrStaleTick or ErrFutureTick when Decode would refuse a
+        /// packet of tick for its tick, counting a refused one toward a
+        /// recovery run as Decode does (Reassembler.ForReceiver holds
+        /// fragments' ticks to the window so).
+        /// </summary>
+        public void CheckTick(uint tick)
         {
             TickRefusal why = window.Check(tick);
             if (why == TickRefusal.Stale) throw new ErrStaleTick("tick " + tick + ", newest accepted " + window.Newest);
@@ -122,7 +128,7 @@ namespace Bitwire
             if (h.Mode != mode) throw new ErrProtocolMismatch("packet's integrity mode " + h.Mode + ", receiver's " + mode);
             uint token;
             int body = Trailer.Open(mode, mac, packet, length, "snapshot header", out token);
-            Check(h.Tick);
+            CheckTick(h.Tick);
             r.Reset(packet, body);
             ReadHeader(r);
             if (h.Delta)

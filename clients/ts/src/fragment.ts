@@ -46,7 +46,10 @@ export interface ReassemblyStats { fragments: number; duplicates: number; blocks
  * Reassembler: collects the fragments of a SnapshotReceiver's sender (its
  * fp, mode and key) one block at a time, at most maxBlock bytes. add
  * returns the whole block once its last fragment arrives, and throws
- * ErrIncomplete before.
+ * ErrIncomplete before. One made by forReceiver holds every fragment's
+ * tick to that receiver's tick window, as Go's Receiver does (a forged
+ * tick far ahead is refused instead of becoming the block collected); one
+ * made by the constructor checks ticks only when the block is decoded.
  */
 export class Reassembler {
   readonly fp: number; readonly mode: number; readonly key: Uint8Array; readonly maxBlock: number;
@@ -54,6 +57,8 @@ export class Reassembler {
   private block = new Uint8Array(0);
   private have = new Uint8Array(MAX_FRAGMENTS);
   private got = 0;
+  // the receiver whose tick window holds fragments' ticks (forReceiver's)
+  private rc: bw.SnapshotReceiver<unknown> | null = null;
   stats: ReassemblyStats = { fragments: 0, duplicates: 0, blocks: 0, superseded: 0 };
   /** fp32 is Fingerprint32 of the codec's fingerprint (a SnapshotReceiver's fp); maxBlock 0 is DEFAULT_MAX_BLOCK, as Go's SetMaxBlock(0) */
   constructor(fp32: number, mode = bw.MODE_NONE, key: Uint8Array = new Uint8Array(0), maxBlock = DEFAULT_MAX_BLOCK) {
@@ -61,7 +66,11 @@ export class Reassembler {
     this.fp = fp32 >>> 0; this.mode = mode; this.key = key; this.maxBlock = maxBlock || DEFAULT_MAX_BLOCK;
   }
   /** a Reassembler for what rc decodes */
-  static forReceiver(rc: bw.SnapshotReceiver<unknown>, maxBlock = DEFAULT_MAX_BLOCK): Reassembler { return new Reassembler(rc.fp, rc.mode, rc.key, maxBlock); }
+  static forReceiver(rc: bw.SnapshotReceiver<unknown>, maxBlock = DEFAULT_MAX_BLOCK): Reassembler {
+    const f = new Reassembler(rc.fp, rc.mode, rc.key, maxBlock);
+    f.rc = rc;
+    return f;
+  }
   /** takes one fragment packet; returns the block (a snapshot packet) when it is whole */
   add(p: Uint8Array): Uint8Array {
     const h = parseFragmentHeader(p);
@@ -81,11 +90,17 @@ export class Reassembler {
     if (h.length > this.maxBlock) throw new bw.ErrTooLong(`fragment: a block of ${h.length} bytes, at most ${this.maxBlock}`);
     const size = Math.ceil(h.length / h.count), from = h.index * size, to = Math.min(h.length, from + size);
     if (n < HEADER || n - HEADER !== to - from) throw new bw.ErrMalformed(`fragment ${h.index} of ${h.count} at tick ${h.tick}: ${n - HEADER} payload bytes, want ${to - from}`);
+    // the fragment's tick is held to the receiver's window as a packet's is
+    // (counting toward its runs): a forged tick far ahead does not become
+    // the block collected
+    if (this.rc) this.rc.checkTick(h.tick);
     const cur = this.h;
     if (cur) {
-      if (h.tick < cur.tick) throw new bw.ErrStaleTick(`fragment of tick ${h.tick}, collecting tick ${cur.tick}`);
+      if (h.tick < cur.tick && cur.tick - h.tick <= bw.REORDER_TICKS) throw new bw.ErrStaleTick(`fragment of tick ${h.tick}, collecting tick ${cur.tick}`);
       if (h.tick === cur.tick && (h.count !== cur.count || h.length !== cur.length)) throw new bw.ErrMalformed(`fragment at tick ${h.tick}: ${h.count} fragments of ${h.length} bytes, the block's are ${cur.count} of ${cur.length}`);
-      if (h.tick > cur.tick) { this.stats.superseded++; this.h = null; }
+      // a newer tick, or a block more than REORDER_TICKS ahead of a fragment
+      // the window takes (not the stream's), is superseded
+      if (h.tick !== cur.tick) { this.stats.superseded++; this.h = null; }
     }
     if (!this.h) {
       this.h = h; this.got = 0; this.have.fill(0);

@@ -198,7 +198,12 @@ export class SnapshotReceiver<T> {
   newestTick(): number | undefined { return this.window.newestTick(); }
   /** the ack the last decode asks to send, or null */
   ack(): SnapshotAck | null { return this.last; }
-  private check(tick: number): void {
+  /**
+   * throws ErrStaleTick or ErrFutureTick when decode would refuse a packet
+   * of tick for its tick, counting a refused one toward a recovery run as
+   * decode does (a Reassembler holds fragments' ticks to the window so)
+   */
+  checkTick(tick: number): void {
     const why = this.window.check(tick);
     if (why === null) return;
     const newest = this.window.newestTick() as number;
@@ -212,7 +217,7 @@ export class SnapshotReceiver<T> {
     if (h.fingerprint !== this.fp) throw new ErrProtocolMismatch(`packet 0x${h.fingerprint.toString(16)}, receiver 0x${this.fp.toString(16)}`);
     if (h.mode !== this.mode) throw new ErrProtocolMismatch(`packet's integrity mode ${h.mode}, receiver's ${this.mode}`);
     const { body, token } = openTrailer(this.mode, this.key, packet, "snapshot header");
-    this.check(h.tick);
+    this.checkTick(h.tick);
     const r = new BitReader(body);
     readSnapshotHeader(r);
     let v: T;
