@@ -25,6 +25,7 @@ namespace Bitwire
         ulong Id(T v);
         /// <summary>Whether two entities code alike (the changed bits' equality).</summary>
         bool Same(T a, T b);
+        /// <summary>Writes a new entity in full.</summary>
         void Encode(Encoder e, T v);
         /// <summary>A changed entity's delta without the field skip (its id).</summary>
         void EncodeDelta(Encoder e, T baseline, T cur, int skip);
