@@ -281,7 +281,7 @@ func (g *csGen) emit(ti int) (string, error) {
 		b.f("%s", g.cp(f.Node, "s."+f.Name, "o."+f.Name, "            "))
 	}
 	b.f("        }\n")
-	b.f("%s", g.emitInputDelta(t))
+	b.f("%s", g.emitInputDelta(ti))
 	for _, st := range g.stat {
 		b.f("        %s\n", st)
 	}
@@ -487,7 +487,7 @@ var csReserved = func() map[string]bool {
 		ErrUnsupportedType F32Union FragmentHeader Held IInputSection InputSender InterpSample Interpolator Limits
 		Message NeedSign Out Paths Quantizer QuatCoder Quatd Quatf ReassemblyStats Reassembler ReplicaAck ReplicaClient ReplicaEvents
 		ReplicaHeader Seq SeqToken Shape ShapeField SnapshotAck SnapshotHeader SnapshotReceiver Staged TickRefusal TickWindow Trailer
-		Time UnionTag DecodeFn EncodeFn DeltaFn DecodeCountFn EncodeCountFn EntitySet IEntityCoder`) {
+		Time UnionTag DecodeFn EncodeFn DeltaFn DecodeCountFn EncodeCountFn EntitySet IEntityCoder IEntityInputCoder`) {
 		m[w] = true
 	}
 	return m

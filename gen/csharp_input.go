@@ -11,38 +11,16 @@ import (
 // runtime's InputSender sends (clients/cs/Conn.cs), older inputs as deltas
 // against the next newer. Each coder gets InputSame (every field equal, on
 // quantized values, as Go's equality compares keys) and EncodeDeltaInput
-// (a changed bit per field, then each changed field's delta, as the
-// decoders read it: windows, index sets of changed slice elements and map
-// entries, pointers, nested structs by their own changed bits, every other
-// coding in full). Quaternions and entity sets in inputs, and inputs of a
-// message with a model, throw ErrUnsupportedType: their delta encoders
-// (relative quaternions, id matching, model tokens) are Go's only.
+// (a changed bit per field but an entity's id, then each changed field's
+// delta, as the decoders read it: windows, relative quaternions, index sets
+// of changed slice elements and map entries, entity sets matched by id,
+// pointers, nested structs by their own changed bits, every other coding in
+// full). Inputs of a message with a model throw ErrUnsupportedType: their
+// model-coded deltas are Go's only.
 
-// csInputUnsupported says why an input field of node n cannot be
-// delta-coded by the generated C#, or "" when it can.
-func csInputUnsupported(n *bitwire.NodeSchema) string {
-	switch n.Coding {
-	case "quat":
-		return "a quaternion"
-	case "map":
-		if why := csInputUnsupported(n.Key); why != "" {
-			return why
-		}
-		return csInputUnsupported(n.Elem)
-	case "slice":
-		if n.Entity != nil {
-			return "an entity set"
-		}
-		return csInputUnsupported(n.Elem)
-	case "array", "ptr":
-		if n.Coding == "ptr" {
-			return csInputUnsupported(n.Elem)
-		}
-	}
-	return ""
-}
-
-func (g *csGen) emitInputDelta(t *bitwire.TypeSchema) string {
+func (g *csGen) emitInputDelta(ti int) string {
+	t := &g.s.Types[ti]
+	id := entityIDField(g.s, ti)
 	var b strings.Builder
 	// InputSame: every field equal.
 	fmt.Fprintf(&b, "\n        internal static bool InputSame(%s b, %s o)\n        {\n", g.class, g.class)
@@ -54,11 +32,17 @@ func (g *csGen) emitInputDelta(t *bitwire.TypeSchema) string {
 		same = []string{"true"}
 	}
 	fmt.Fprintf(&b, "            return %s;\n        }\n", strings.Join(same, "\n                && "))
-	// EncodeDeltaInput: the changed bits and the changed fields.
-	fmt.Fprintf(&b, "\n        internal static void EncodeDeltaInput(Encoder e, %s b, %s o)\n        {\n            string f = null;\n            try\n            {\n", g.class, g.class)
-	for _, f := range t.Fields {
+	// EncodeDeltaInput: the changed bits and the changed fields; an
+	// entity's delta (skip: its id field) has none for its id.
+	fmt.Fprintf(&b, "\n        internal static void EncodeDeltaInput(Encoder e, %s b, %s o, int skip)\n        {\n            string f = null;\n            try\n            {\n", g.class, g.class)
+	for i, f := range t.Fields {
 		fmt.Fprintf(&b, "                f = %q;\n", f.Name)
-		fmt.Fprintf(&b, "                if (%s) e.W.Bool(false);\n                else\n                {\n                    e.W.Bool(true);\n%s                }\n",
+		if i == id {
+			fmt.Fprintf(&b, "                if (skip == %d) { } // an entity's id: no changed bit in its delta\n                else ", i)
+		} else {
+			b.WriteString("                ")
+		}
+		fmt.Fprintf(&b, "if (%s) e.W.Bool(false);\n                else\n                {\n                    e.W.Bool(true);\n%s                }\n",
 			g.same(f.Node, "b."+f.Name, "o."+f.Name), g.encDelta(f.Node, "b."+f.Name, "o."+f.Name, "                    "))
 	}
 	b.WriteString("            }\n            catch (BitwireException x) { throw x.Within(f); }\n        }\n")
@@ -110,18 +94,24 @@ func (g *csGen) same(n *bitwire.NodeSchema, a, b string) string {
 // field (csharp_stmt.go's delta).
 func (g *csGen) encDelta(n *bitwire.NodeSchema, base, cur, in string) string {
 	b := &csLines{in: in}
-	if why := csInputUnsupported(n); why != "" {
-		b.p("throw new BitwireException(\"ErrUnsupportedType\", \"%s in an input: not delta-coded by this runtime\");", why)
-		return b.String()
-	}
 	switch n.Coding {
 	case "struct":
 		if n.Composite {
 			return g.enc(n, cur, in)
 		}
-		b.p("%s.EncodeDeltaInput(e, %s, %s);", g.names[*n.Ref], base, cur)
+		b.p("%s.EncodeDeltaInput(e, %s, %s, -1);", g.names[*n.Ref], base, cur)
+		return b.String()
+	case "quat":
+		if len(n.Quat.Fields) != 4 {
+			b.p("if (%s == null || %s.Length != 4 || %s == null || %s.Length != 4) throw new ErrInvalidValue(\"quaternion of 4 components expected\");", base, base, cur, cur)
+		}
+		b.p("%s.WriteDelta(e, %d, %s, %s);", g.quatCoder(n), g.slot(n), quatArgs(n, base), quatArgs(n, cur))
 		return b.String()
 	case "slice":
+		if n.Entity != nil {
+			b.p("EntitySet.EncodeDelta(e, %s, %s, %d, %d, new %s());", base, cur, n.MaxLen, n.Entity.IDField, g.entityCoder(n))
+			return b.String()
+		}
 		bl, cl, bn, l, common, ch, i, j := g.v("bl"), g.v("cl"), g.v("bn"), g.v("l"), g.v("c"), g.v("ch"), g.v("i"), g.v("j")
 		b.p("{ var %s = %s; var %s = %s; int %s = %s == null ? 0 : %s.Count; int %s = %s == null ? 0 : %s.Count;", bl, base, cl, cur, bn, bl, bl, l, cl, cl)
 		b.p("  Codings.Len(e, %s, %d); int %s = Math.Min(%s, %s);", l, n.MaxLen, common, bn, l)
@@ -260,6 +250,29 @@ func (g *csGen) mapDeltaEnc(n *bitwire.NodeSchema, base, cur, in string) string 
 	return b.String()
 }
 
+// entityIDField returns the index of the id field of struct type ti when
+// it is the element of an entity set in s, else -1.
+func entityIDField(s *bitwire.Schema, ti int) int {
+	id := -1
+	var walk func(n *bitwire.NodeSchema)
+	walk = func(n *bitwire.NodeSchema) {
+		if n == nil {
+			return
+		}
+		if n.Entity != nil && n.Elem.Ref != nil && *n.Elem.Ref == ti {
+			id = n.Entity.IDField
+		}
+		walk(n.Key)
+		walk(n.Elem)
+	}
+	for _, t := range s.Types {
+		for _, f := range t.Fields {
+			walk(f.Node)
+		}
+	}
+	return id
+}
+
 // csInputCodec is the codec class's EncodeDeltaInput: both values
 // quantized first (on copies), as Go's delta compares quantized values,
 // and written again with the sign flag set when a negative bit-length
@@ -272,8 +285,8 @@ func csInputCodec(root, coder string, model bool) string {
             try
             {
                 e.Begin(false);
-                try { %[2]s.EncodeDeltaInput(e, qb, qc); }
-                catch (NeedSign) { w.Truncate(start); e.Begin(true); %[2]s.EncodeDeltaInput(e, qb, qc); }
+                try { %[2]s.EncodeDeltaInput(e, qb, qc, -1); }
+                catch (NeedSign) { w.Truncate(start); e.Begin(true); %[2]s.EncodeDeltaInput(e, qb, qc, -1); }
             }
             catch (BitwireException x) { w.Truncate(start); throw x.Within(%[1]q); }
 `, root, coder)

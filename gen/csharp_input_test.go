@@ -49,15 +49,17 @@ type ciInput struct {
 	Seq    uint16           `net:"varint"`
 }
 
+// ciEnt is a small entity: an unsigned id first.
 type ciEnt struct {
 	ID uint8 `net:"id"`
 	V  bool
 }
 
-// ciRefused holds the codings whose input deltas only Go writes.
-type ciRefused struct {
-	Rot  [4]float32 `net:"quat"`
-	Ents []ciEnt
+// ciModeled is an input whose message has a model: its deltas are Go's
+// only (the C# EncodeDeltaInput refuses them).
+type ciModeled struct {
+	X   float32    `net:"q,min=-10,max=10,prec=0.01,dmin=-1,dmax=1"`
+	Rot [4]float32 `net:"quat"`
 }
 
 func randCIAim(r *rand.Rand) ciAim {
@@ -169,66 +171,95 @@ func nextCIInput(r *rand.Rand, v ciInput) ciInput {
 }
 
 // The generated C# EncodeDeltaInput writes Go's Codec.EncodeDelta bit for
-// bit, for every coding an input may have (the InputSender's older inputs).
+// bit, for every coding an input may have (the InputSender's older inputs):
+// random pairs of inputs of every other coding, of quaternions and of
+// entity sets (csharp_input_sets_test.go), each pair a baseline
+// against a next input, a new random one, or itself. Only a message with a
+// model is refused.
 func TestCSharpInputDelta(t *testing.T) {
-	c := bitwire.MustFor[ciInput]()
 	r := rand.New(rand.NewSource(23))
 	var cases []cfCase
-	for i := 0; i < 1500; i++ {
-		var base, cur ciInput
-		base = randCIInput(r)
-		switch i % 3 {
-		case 0:
-			cur = nextCIInput(r, base)
-		case 1:
-			cur = randCIInput(r)
-		default:
-			cur = base
-		}
-		// what a receiver holds: both quantized, as InputSender compares them
-		bb, err := c.Marshal(&base)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cb, err := c.Marshal(&cur)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var qb, qc ciInput
-		if err := c.Unmarshal(bb, &qb); err != nil {
-			t.Fatal(err)
-		}
-		if err := c.Unmarshal(cb, &qc); err != nil {
-			t.Fatal(err)
-		}
-		w := bits.NewWriter(nil)
-		if err := c.EncodeDelta(w, &qb, &qc); err != nil {
-			t.Fatal(err)
-		}
-		n := w.Len()
-		cases = append(cases, cfCase{Kind: "input", Msg: "Input", Full: hex.EncodeToString(bb), Delta: hex.EncodeToString(cb),
-			Want: fmt.Sprintf("%d:%s", n, hex.EncodeToString(w.Bytes()))})
-	}
-	// What only Go delta-codes is refused, not written wrong: a quaternion
-	// or an entity set in an input.
-	cq := bitwire.MustFor[ciRefused]()
-	for i := 0; i < 3; i += 2 {
-		a, _ := cq.Marshal(&ciRefused{Rot: [4]float32{0, 0, 0, 1}})
-		v := ciRefused{Rot: [4]float32{0, 0, 0, 1}}
-		switch i {
-		case 0:
-			v.Rot = [4]float32{0, 0.6, 0, 0.8}
-		default:
-			v.Ents = []ciEnt{{ID: 1}}
-		}
-		b, _ := cq.Marshal(&v)
-		cases = append(cases, cfCase{Kind: "input", Msg: "Refused", Full: hex.EncodeToString(a), Delta: hex.EncodeToString(b), Want: "ErrUnsupportedType"})
+	cases = ciPairs(t, cases, "Input", 1500, r, randCIInput, nextCIInput)
+	cases = ciPairs(t, cases, "Quats", 1500, r, randCIQuats, nextCIQuats)
+	cases = ciPairs(t, cases, "Units", 1500, r, randCIUnits, nextCIUnits)
+	cm := ciModel(t)
+	for i := 0; i < 3; i++ {
+		a, _ := cm.Marshal(&ciModeled{Rot: [4]float32{0, 0, 0, 1}})
+		b, _ := cm.Marshal(&ciModeled{X: float32(i), Rot: [4]float32{0, 0.6, 0, 0.8}})
+		cases = append(cases, cfCase{Kind: "input", Msg: "Modeled", Full: hex.EncodeToString(a), Delta: hex.EncodeToString(b), Want: "ErrUnsupportedType"})
 	}
 	var src strings.Builder
-	if err := gen.CSharp(&src, "Conf", gen.Named("Input", c.Schema()), gen.Named("Refused", cq.Schema())); err != nil {
+	if err := gen.CSharp(&src, "Conf", gen.Named("Input", bitwire.MustFor[ciInput]().Schema()), gen.Named("Quats", bitwire.MustFor[ciQuats]().Schema()),
+		gen.Named("Units", bitwire.MustFor[ciUnits]().Schema()), gen.Named("Modeled", cm.Schema())); err != nil {
 		t.Fatal(err)
 	}
 	mcs, mono := csTools(t)
 	exe := buildCS(t, mcs, []byte(src.String()), "../clients/cs/test/Conformance.cs")
 	runCS(t, mono, exe, cases)
+}
+
+// ciPairs appends n input cases of message msg: random baselines (rnd),
+// each against the next input (next), a new random one, or itself.
+func ciPairs[T any](t *testing.T, cases []cfCase, msg string, n int, r *rand.Rand, rnd func(*rand.Rand) T, next func(*rand.Rand, T) T) []cfCase {
+	c := bitwire.MustFor[T]()
+	for i := 0; i < n; i++ {
+		base := rnd(r)
+		cur := base
+		switch i % 3 {
+		case 0:
+			cur = next(r, base)
+		case 1:
+			cur = rnd(r)
+		}
+		cases = append(cases, ciCase(t, c, msg, base, cur))
+	}
+	return cases
+}
+
+// ciCase is the input case of base and cur: both in full, and Go's delta
+// between them as a receiver holds them (both quantized, as the
+// InputSender compares them), its bit count and bytes.
+func ciCase[T any](t *testing.T, c *bitwire.Codec[T], msg string, base, cur T) cfCase {
+	full := func(v T) (string, T) { // v in full, and as a receiver decodes it
+		b, err := c.Marshal(&v)
+		var q T
+		if err == nil {
+			err = c.Unmarshal(b, &q)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		return hex.EncodeToString(b), q
+	}
+	fb, qb := full(base)
+	fc, qc := full(cur)
+	w := bits.NewWriter(nil)
+	if err := c.EncodeDelta(w, &qb, &qc); err != nil {
+		t.Fatal(err)
+	}
+	return cfCase{Kind: "input", Msg: msg, Full: fb, Delta: fc, Want: fmt.Sprintf("%d:%s", w.Len(), hex.EncodeToString(w.Bytes()))}
+}
+
+// ciModel returns the codec of ciModeled with a model trained on a few
+// hundred random pairs.
+func ciModel(t *testing.T) *bitwire.Codec[ciModeled] {
+	c := bitwire.MustFor[ciModeled]()
+	tr := c.NewTrainer()
+	r := rand.New(rand.NewSource(7))
+	for i := 0; i < 300; i++ {
+		a := ciModeled{X: float32(r.Float64()*19 - 9.5), Rot: f32Quat(ciQuat(r))}
+		b := ciModeled{X: a.X + float32(r.Float64()*0.2-0.1), Rot: f32Quat(ciTurn(r, f64Quat(a.Rot)))}
+		if err := tr.Add(&a, &b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m, err := tr.Model()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cm := c.WithModel(m)
+	if err := cm.ModelErr(); err != nil {
+		t.Fatal(err)
+	}
+	return cm
 }

@@ -555,6 +555,15 @@ func (g *csGen) sliceDelta(n *bitwire.NodeSchema, base, lv, in string) string {
 // the class emitted.
 func (g *csGen) entityDelta(n *bitwire.NodeSchema, base, lv, in string) string {
 	b := &csLines{in: in}
+	b.p("%s = EntitySet.DecodeDelta(d, %s, %s, %d, %d, %d, new %s());", lv, base, lv, n.MaxLen, n.Elem.MinBits, n.Entity.IDField, g.entityCoder(n))
+	return b.String()
+}
+
+// entityCoder returns the struct that codes the entities of the entity set
+// n for the runtime's walks (EntitySets.cs), emitted once into the class:
+// the decoder's IEntityCoder and, but for a model's deltas, the input
+// encoder's IEntityInputCoder.
+func (g *csGen) entityCoder(n *bitwire.NodeSchema) string {
 	t := *n.Elem.Ref
 	c, cc := g.names[t], g.classes[t] // its coder and its class
 	name := "bw" + c + "Entities"
@@ -564,18 +573,37 @@ func (g *csGen) entityDelta(n *bitwire.NodeSchema, base, lv, in string) string {
 	if g.entities == nil {
 		g.entities = map[string]bool{}
 	}
-	if !g.entities[name] {
-		g.entities[name] = true
-		g.stat = append(g.stat, fmt.Sprintf(`struct %[1]s : IEntityCoder<%[2]s>
-        {
-            public %[2]s New() { return new %[2]s(); }
-            public void Decode(Decoder d, %[2]s o) { %[3]s.Decode(d, o); }
-            public void DecodeDelta(Decoder d, %[2]s b, %[2]s o, int skip) { %[4]s(d, b, o, skip); }
-            public void Copy(%[2]s s, %[2]s o) { %[3]s.Copy(s, o); }
-        }`, name, cc, c, g.structDelta(t)))
+	if g.entities[name] {
+		return name
 	}
-	b.p("%s = EntitySet.DecodeDelta(d, %s, %s, %d, %d, %d, new %s());", lv, base, lv, n.MaxLen, n.Elem.MinBits, n.Entity.IDField, name)
-	return b.String()
+	g.entities[name] = true
+	ifaces := "IEntityCoder<" + cc + ">"
+	methods := fmt.Sprintf(`            public %[1]s New() { return new %[1]s(); }
+            public void Decode(Decoder d, %[1]s o) { %[2]s.Decode(d, o); }
+            public void DecodeDelta(Decoder d, %[1]s b, %[1]s o, int skip) { %[3]s(d, b, o, skip); }
+            public void Copy(%[1]s s, %[1]s o) { %[2]s.Copy(s, o); }
+`, cc, c, g.structDelta(t))
+	if g.mdl == nil {
+		ifaces += ", IEntityInputCoder<" + cc + ">"
+		methods += csEntityEncoder(cc, c, g.s.Types[t].Fields[n.Entity.IDField])
+	}
+	g.stat = append(g.stat, fmt.Sprintf("struct %s : %s\n        {\n%s        }", name, ifaces, methods))
+	return name
+}
+
+// csEntityEncoder returns the IEntityInputCoder methods of an entity class
+// cc with coder c and id field id: the id as Go compares ids (as an
+// unsigned 64-bit integer, a signed one sign-extended first).
+func csEntityEncoder(cc, c string, id bitwire.FieldSchema) string {
+	key := "(ulong)v." + id.Name
+	if signed(id.Node.Type) {
+		key = "(ulong)(long)v." + id.Name
+	}
+	return fmt.Sprintf(`            public ulong Id(%[1]s v) { return %[3]s; }
+            public bool Same(%[1]s a, %[1]s b) { return %[2]s.InputSame(a, b); }
+            public void Encode(Encoder e, %[1]s v) { %[2]s.Encode(e, v); }
+            public void EncodeDelta(Encoder e, %[1]s b, %[1]s o, int skip) { %[2]s.EncodeDeltaInput(e, b, o, skip); }
+`, cc, c, key)
 }
 
 func (g *csGen) mapDelta(n *bitwire.NodeSchema, base, lv, in string) string {

@@ -1,8 +1,10 @@
 // Encoding deltas as Go's Codec.EncodeDelta does (docs/wire-format.md,
 // "Deltas"), for what a client sends: the InputSender's older inputs. The
-// mirror of Deltas.cs: delta windows with their adaptive state, and index
-// sets of changed elements; the equality helpers that decide the changed
-// bits are here too.
+// mirror of Deltas.cs: delta windows and relative quaternions with their
+// adaptive state, the Rice codes with an Exp-Golomb escape, and index sets
+// of changed elements; the equality helpers that decide the changed bits
+// are here too. Quaternions.cs writes a quaternion's delta, EntitySets.cs
+// an entity set's.
 using System;
 using System.Collections.Generic;
 
@@ -10,20 +12,24 @@ namespace Bitwire
 {
     public sealed partial class Encoder
     {
-        // The adaptive state of each windowed node in this message, as the
-        // Decoder keeps it (Deltas.cs), by the same node ids.
-        uint[] mean = new uint[8];
-        byte[] warm = new byte[8];
+        // The adaptive state of each windowed or quaternion node in this
+        // message, as the Decoder keeps it (Deltas.cs), by the same node ids.
+        internal uint[] Mean = new uint[8];
+        internal byte[] AfterAbs = new byte[8];
+        internal byte[] Warm = new byte[8];
         int[] stamp = new int[8];
         int msg = 1;
-        int Slot(int id)
+        /// <summary>The packed baseline of a quaternion delta, and its four indexes re-expressed.</summary>
+        internal readonly int[] P4b = new int[4];
+        internal readonly long[] L4 = new long[4];
+        internal int Slot(int id, uint start)
         {
             if (id >= stamp.Length)
             {
                 int n = Math.Max(2 * stamp.Length, id + 1);
-                Array.Resize(ref stamp, n); Array.Resize(ref mean, n); Array.Resize(ref warm, n);
+                Array.Resize(ref stamp, n); Array.Resize(ref Mean, n); Array.Resize(ref AfterAbs, n); Array.Resize(ref Warm, n);
             }
-            if (stamp[id] != msg) { stamp[id] = msg; mean[id] = 0; warm[id] = 0; }
+            if (stamp[id] != msg) { stamp[id] = msg; Mean[id] = start; AfterAbs[id] = 0; Warm[id] = 0; }
             return id;
         }
 
@@ -34,9 +40,9 @@ namespace Bitwire
         public void Window(int id, long lo, long hi, int width, int k0, int u, long diff)
         {
             W.Bool(true);
-            int s = Slot(id);
-            bool isWarm = warm[s] != 0;
-            int k = isWarm ? Math.Min(Decoder.RiceK(mean[s]), Math.Max(0, width - 2)) : k0;
+            int s = Slot(id, 0);
+            bool isWarm = Warm[s] != 0;
+            int k = isWarm ? Math.Min(Decoder.RiceK(Mean[s]), Math.Max(0, width - 2)) : k0;
             int lim = isWarm ? u : 1;
             ulong mag = (ulong)Math.Abs(diff);
             if (k0 > 0 && (mag >> k) < (ulong)lim)
@@ -52,11 +58,50 @@ namespace Bitwire
                 if (k0 > 0) for (int i = 0; i < lim; i++) W.Bool(true);
                 W.Write((ulong)(diff - lo), width);
             }
-            mean[s] = isWarm ? Decoder.MeanAdd(mean[s], mag) : (uint)Math.Min(mag, 1UL << 20) << 4;
-            warm[s] = 1;
+            Mean[s] = isWarm ? Decoder.MeanAdd(Mean[s], mag) : (uint)Math.Min(mag, 1UL << 20) << 4;
+            Warm[s] = 1;
         }
         /// <summary>The bit of a value outside its node's window: its full coding follows.</summary>
         public void WindowMiss() { W.Bool(false); }
+
+        /// <summary>Writes n one bits.</summary>
+        internal void Ones(int n)
+        {
+            for (; n >= 32; n -= 32) W.Write(0xFFFFFFFFUL, 32);
+            W.Write((1UL << n) - 1, n);
+        }
+        /// <summary>The size of a difference of magnitude m, its sign included, in the Rice code with parameter k,
+        /// unary limit u and an Exp-Golomb escape of order k + 1 (what Decoder.RiceEG reads).</summary>
+        internal static int RiceEGLen(ulong m, int k, int u)
+        {
+            int sign = m != 0 ? 1 : 0;
+            if ((m >> k) < (ulong)u) return (int)(m >> k) + 1 + k + sign;
+            int j = k + 1;
+            int l = Codings.BitsRequired(m - ((ulong)u << k) + (1UL << j));
+            return u + 2 * l - j - 1 + sign;
+        }
+        /// <summary>Writes a signed difference v in that code: below the limit, q ones, a 0 and the k low bits;
+        /// else u ones and the Exp-Golomb code of order k + 1 of m - u·2^k; then the sign of a nonzero v.</summary>
+        internal void RiceEG(long v, int k, int u)
+        {
+            ulong m = (ulong)Math.Abs(v);
+            if ((m >> k) < (ulong)u)
+            {
+                Ones((int)(m >> k));
+                W.Bool(false);
+                W.Write(m & ((1UL << k) - 1), k);
+            }
+            else
+            {
+                int j = k + 1;
+                ulong y = m - ((ulong)u << k) + (1UL << j);
+                int l = Codings.BitsRequired(y);
+                Ones(u + l - 1 - j);
+                W.Bool(false);
+                W.Write(y & ((1UL << (l - 1)) - 1), l - 1);
+            }
+            if (m != 0) W.Bool(v < 0);
+        }
 
         /// <summary>Writes an index set (what Decoder.IndexSet reads), as Go's fields.WriteIndexSet: the count
         /// (unless the reader knows it), then a bitmask of n bits when it is no longer than the Rice-coded gaps

@@ -1,5 +1,6 @@
 // The smallest-three quaternion coding (docs/wire-format.md, "Quaternions"),
-// in full and relative to a baseline, with and without a model.
+// in full and relative to a baseline, with and without a model; relative
+// quaternions are written too (without a model), for a client's inputs.
 using System;
 using System.Collections.Generic;
 
@@ -140,6 +141,73 @@ namespace Bitwire
             d.AfterAbs[s] = 0;
             d.Warm[s] = 1;
             Unpack(scratch, o);
+        }
+        /// <summary>Writes the delta of the changed quaternion c (x, y, z, w) against the baseline b as Go's
+        /// Codec.EncodeDelta does (wire version 4, wire-format.md "Quaternions in deltas"): the relative form
+        /// (its mode, then three index differences in the Rice code with an Exp-Golomb escape) when it is no
+        /// longer than the absolute one, else the absolute form, which a baseline that cannot be packed forces.
+        /// id names the quaternion node, whose state lives in e for one message.</summary>
+        public void WriteDelta(Encoder e, int id, double bx, double by, double bz, double bw, double cx, double cy, double cz, double cw)
+        {
+            int[] pc = e.P4, pb = e.P4b;
+            Pack(cx, cy, cz, cw, pc);
+            bool packed = true;
+            try { Pack(bx, by, bz, bw, pb); }
+            catch (ErrInvalidValue) { packed = false; }
+            int s = e.Slot(id, 32);
+            int[] order = e.AfterAbs[s] != 0 ? Order1 : Order0;
+            if (packed && WriteRelative(e, s, order, pb, pc)) return;
+            WriteMode(e, order, 4);
+            Write(e.W, pc);
+            e.AfterAbs[s] = 1;
+        }
+        /// <summary>Writes pc relative to pb with the state of slot s and reports true, or writes nothing and
+        /// reports false when the relative form would be longer than the absolute one.</summary>
+        bool WriteRelative(Encoder e, int s, int[] order, int[] pb, int[] pc)
+        {
+            long e0, e1, e2;
+            int rank = Diffs(pb, pc, e.L4, out e0, out e1, out e2);
+            ulong a0 = (ulong)Math.Abs(e0), a1 = (ulong)Math.Abs(e1), a2 = (ulong)Math.Abs(e2);
+            int k0 = Decoder.RiceK(e.Mean[s]), u0 = e.Warm[s] != 0 ? 5 : 3;
+            int k1 = Decoder.RiceK(16u * (uint)Math.Min(a0, 1UL << 20)), k2 = Decoder.RiceK(16u * (uint)Math.Min((a0 + a1 + 1) / 2, 1UL << 20));
+            int size = ModeLen(order, rank) + Encoder.RiceEGLen(a0, k0, u0) + Encoder.RiceEGLen(a1, k1, 5) + Encoder.RiceEGLen(a2, k2, 5);
+            if (size > 5 + 3 * N) return false;
+            WriteMode(e, order, rank);
+            e.RiceEG(e0, k0, u0);
+            e.RiceEG(e1, k1, 5);
+            e.RiceEG(e2, k2, 5);
+            e.Mean[s] = Decoder.MeanAdd(e.Mean[s], (a0 + a1 + a2 + 1) / 3);
+            e.AfterAbs[s] = 0;
+            e.Warm[s] = 1;
+            return true;
+        }
+        /// <summary>The mode (rank) of pc against pb, both packed, and its three index differences: rank 0 keeps
+        /// the baseline's dropped component; another is the rank of pc's dropped component among pb's coded ones
+        /// (Rebase's order), against pb re-expressed with it dropped (in all).</summary>
+        int Diffs(int[] pb, int[] pc, long[] all, out long e0, out long e1, out long e2)
+        {
+            int mc = pc[0];
+            if (mc == pb[0])
+            {
+                e0 = pc[1] - pb[1]; e1 = pc[2] - pb[2]; e2 = pc[3] - pb[3];
+                return 0;
+            }
+            int[] ob = Others[pb[0]];
+            int at = Array.IndexOf(ob, mc), dm = Dist(pb[at + 1]), rank = 1;
+            for (int k = 0; k < 3; k++)
+                if (k != at && (Dist(pb[k + 1]) > dm || (Dist(pb[k + 1]) == dm && k < at))) rank++;
+            Rebase(pb, rank, all);
+            int[] oc = Others[mc];
+            e0 = pc[1] - all[oc[0]]; e1 = pc[2] - all[oc[1]]; e2 = pc[3] - all[oc[2]];
+            return rank;
+        }
+        /// <summary>A mode's code (wire-format.md): at position i of order, i ones then a 0, the last four ones.</summary>
+        static int ModeLen(int[] order, int mode) { int i = Array.IndexOf(order, mode); return i == 4 ? 4 : i + 1; }
+        static void WriteMode(Encoder e, int[] order, int mode)
+        {
+            int i = Array.IndexOf(order, mode);
+            e.Ones(i);
+            if (i < 4) e.W.Bool(false);
         }
         /// <summary>The component dropped by a relative quaternion of the given rank against the packed baseline
         /// pb, and in all the baseline's four indexes re-expressed with it dropped (rank 1..3; for rank 0 all is

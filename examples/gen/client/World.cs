@@ -129,7 +129,7 @@ namespace Example.Net
                 && Codings.SameList(b.Crates, o.Crates, (x18, y19) => CrateCoder.InputSame(x18, y19));
         }
 
-        internal static void EncodeDeltaInput(Encoder e, World b, World o)
+        internal static void EncodeDeltaInput(Encoder e, World b, World o, int skip)
         {
             string f = null;
             try
@@ -146,17 +146,21 @@ namespace Example.Net
                 else
                 {
                     e.W.Bool(true);
-                    throw new BitwireException("ErrUnsupportedType", "an entity set in an input: not delta-coded by this runtime");
+                    EntitySet.EncodeDelta(e, b.Crates, o.Crates, 0, 0, new bwCrateCoderEntities());
                 }
             }
             catch (BitwireException x) { throw x.Within(f); }
         }
-        struct bwCrateCoderEntities : IEntityCoder<Crate>
+        struct bwCrateCoderEntities : IEntityCoder<Crate>, IEntityInputCoder<Crate>
         {
             public Crate New() { return new Crate(); }
             public void Decode(Decoder d, Crate o) { CrateCoder.Decode(d, o); }
             public void DecodeDelta(Decoder d, Crate b, Crate o, int skip) { CrateCoder.DecodeDelta(d, b, o, skip); }
             public void Copy(Crate s, Crate o) { CrateCoder.Copy(s, o); }
+            public ulong Id(Crate v) { return (ulong)v.ID; }
+            public bool Same(Crate a, Crate b) { return CrateCoder.InputSame(a, b); }
+            public void Encode(Encoder e, Crate v) { CrateCoder.Encode(e, v); }
+            public void EncodeDelta(Encoder e, Crate b, Crate o, int skip) { CrateCoder.EncodeDeltaInput(e, b, o, skip); }
         }
     }
 
@@ -265,13 +269,14 @@ namespace Example.Net
                 && Codings.SameArray(b.Rot, o.Rot, (x, y) => x == y);
         }
 
-        internal static void EncodeDeltaInput(Encoder e, Crate b, Crate o)
+        internal static void EncodeDeltaInput(Encoder e, Crate b, Crate o, int skip)
         {
             string f = null;
             try
             {
                 f = "ID";
-                if (b.ID == o.ID) e.W.Bool(false);
+                if (skip == 0) { } // an entity's id: no changed bit in its delta
+                else if (b.ID == o.ID) e.W.Bool(false);
                 else
                 {
                     e.W.Bool(true);
@@ -289,7 +294,8 @@ namespace Example.Net
                 else
                 {
                     e.W.Bool(true);
-                    throw new BitwireException("ErrUnsupportedType", "a quaternion in an input: not delta-coded by this runtime");
+                    if (b.Rot == null || b.Rot.Length != 4 || o.Rot == null || o.Rot.Length != 4) throw new ErrInvalidValue("quaternion of 4 components expected");
+                    bwQC10.WriteDelta(e, 0, b.Rot[0], b.Rot[1], b.Rot[2], b.Rot[3], o.Rot[0], o.Rot[1], o.Rot[2], o.Rot[3]);
                 }
             }
             catch (BitwireException x) { throw x.Within(f); }
@@ -297,6 +303,7 @@ namespace Example.Net
         static readonly QuatCoder bwQC1 = new QuatCoder(9);
         static readonly QuatCoder bwQC3 = new QuatCoder(9);
         static readonly QuatCoder bwQC4 = new QuatCoder(9);
+        static readonly QuatCoder bwQC10 = new QuatCoder(9);
     }
 
     /// <summary>main.Vec3</summary>
@@ -421,7 +428,7 @@ namespace Example.Net
                 && b.Y == o.Y;
         }
 
-        internal static void EncodeDeltaInput(Encoder e, Vec3 b, Vec3 o)
+        internal static void EncodeDeltaInput(Encoder e, Vec3 b, Vec3 o, int skip)
         {
             string f = null;
             try
@@ -643,7 +650,7 @@ namespace Example.Net
                 && b.Acked == o.Acked;
         }
 
-        internal static void EncodeDeltaInput(Encoder e, Input b, Input o)
+        internal static void EncodeDeltaInput(Encoder e, Input b, Input o, int skip)
         {
             string f = null;
             try
@@ -743,8 +750,8 @@ namespace Example.Net
             try
             {
                 e.Begin(false);
-                try { WorldCoder.EncodeDeltaInput(e, qb, qc); }
-                catch (NeedSign) { w.Truncate(start); e.Begin(true); WorldCoder.EncodeDeltaInput(e, qb, qc); }
+                try { WorldCoder.EncodeDeltaInput(e, qb, qc, -1); }
+                catch (NeedSign) { w.Truncate(start); e.Begin(true); WorldCoder.EncodeDeltaInput(e, qb, qc, -1); }
             }
             catch (BitwireException x) { w.Truncate(start); throw x.Within("World"); }
         }
@@ -795,8 +802,8 @@ namespace Example.Net
             try
             {
                 e.Begin(false);
-                try { InputCoder.EncodeDeltaInput(e, qb, qc); }
-                catch (NeedSign) { w.Truncate(start); e.Begin(true); InputCoder.EncodeDeltaInput(e, qb, qc); }
+                try { InputCoder.EncodeDeltaInput(e, qb, qc, -1); }
+                catch (NeedSign) { w.Truncate(start); e.Begin(true); InputCoder.EncodeDeltaInput(e, qb, qc, -1); }
             }
             catch (BitwireException x) { w.Truncate(start); throw x.Within("Input"); }
         }
