@@ -167,18 +167,8 @@ namespace Bitwire
             var h = ParseHeader(packet, length);
             if (h.Fingerprint != fp) throw new ErrProtocolMismatch("fragment 0x" + h.Fingerprint.ToString("x8") + ", receiver 0x" + fp.ToString("x8"));
             if (h.Mode != mode) throw new ErrProtocolMismatch("fragment's integrity mode " + h.Mode + ", receiver's " + mode);
-            int n = length - (mode == 1 ? 4 : mode == 2 ? 10 : 0); // at least 6: the header is 16 bytes
-            if (mode == 1)
-            {
-                if (Crc32c.Of(packet, 0, n) != U32(packet, n)) throw new ErrIntegrity("fragment: crc32c trailer does not match");
-            }
-            else if (mode == 2)
-            {
-                byte[] tag = mac.ComputeHash(packet, 0, n);
-                int diff = 0;
-                for (int i = 0; i < 10; i++) diff |= tag[i] ^ packet[n + i];
-                if (diff != 0) throw new ErrIntegrity("fragment: hmac-sha256-80 trailer does not match");
-            }
+            uint token;
+            int n = Trailer.Open(mode, mac, packet, length, "fragment header", out token); // at least 6: the header is 16 bytes
             if (h.Length > maxBlock) throw new ErrTooLong("fragment: a block of " + h.Length + " bytes, at most " + maxBlock);
             int from = h.Index * h.PieceSize, to = Math.Min(h.Length, from + h.PieceSize);
             if (n < HeaderSize || n - HeaderSize != to - from) throw new ErrMalformed("fragment " + h.Index + " of " + h.Count + " at tick " + h.Tick + ": " + (n - HeaderSize) + " payload bytes, want " + (to - from));
