@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"image/png"
 	"math"
 	"os"
@@ -34,6 +35,47 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// recap is a test that repeats its failures at its end, where the tail
+// of a long -v log (all a CI report may show) has them.
+type recap struct {
+	testing.TB
+	mu   sync.Mutex
+	msgs []string
+}
+
+func (r *recap) note(format string, args []any) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.msgs = append(r.msgs, fmt.Sprintf(format, args...))
+}
+
+func (r *recap) Errorf(format string, args ...any) {
+	r.TB.Helper()
+	r.note(format, args)
+	r.TB.Errorf(format, args...)
+}
+
+func (r *recap) Fatalf(format string, args ...any) {
+	r.TB.Helper()
+	r.note(format, args)
+	r.report()
+	r.TB.Fatalf(format, args...)
+}
+
+func (r *recap) Error(args ...any) { r.Errorf("%s", fmt.Sprint(args...)) }
+func (r *recap) Fatal(args ...any) { r.Fatalf("%s", fmt.Sprint(args...)) }
+
+// report logs the failures so far, once.
+func (r *recap) report() {
+	r.mu.Lock()
+	msgs := r.msgs
+	r.msgs = nil
+	r.mu.Unlock()
+	if len(msgs) > 0 {
+		r.TB.Logf("%d failures, again:\n%s", len(msgs), strings.Join(msgs, "\n"))
+	}
 }
 
 // pageResult is what testdata/browser/check.mjs prints: the page's
@@ -113,8 +155,10 @@ func browserTools(t *testing.T) (chromium, node string) {
 // screenshot has the watched player's and the crates' colours). In
 // -integrity mac, so the keys come in the sessions' hellos. Then the
 // arena with a browser player (testBrowserArena).
-func TestBrowser(t *testing.T) {
-	chromium, node := browserTools(t)
+func TestBrowser(tt *testing.T) {
+	chromium, node := browserTools(tt)
+	t := &recap{TB: tt}
+	defer t.report()
 	cfg := DefaultConfig()
 	cfg.Duration = 2 * time.Minute // ended by ctx once the pages are done
 	cfg.Clients = 2
@@ -273,7 +317,7 @@ type arenaPage struct {
 // 10 reach it likewise, and what it draws at its clock's render tick is
 // where the server had the players. The run's summary has both sessions,
 // with the figures the pages last reported.
-func testBrowserArena(t *testing.T, chromium, node, dir string) {
+func testBrowserArena(t testing.TB, chromium, node, dir string) {
 	var logw syncBuffer
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -389,7 +433,7 @@ func testBrowserArena(t *testing.T, chromium, node, dir string) {
 }
 
 // countColours counts the pixels of the PNG at path near each colour.
-func countColours(t *testing.T, path string, colours ...[3]uint32) []int {
+func countColours(t testing.TB, path string, colours ...[3]uint32) []int {
 	t.Helper()
 	n := make([]int, len(colours))
 	f, err := os.Open(path)
@@ -426,7 +470,7 @@ func countColours(t *testing.T, path string, colours ...[3]uint32) []int {
 // checkScreenshot: the view must show players (the watched one green,
 // others blue) and crates (grey asleep, orange awake), not only the
 // background and the grid.
-func checkScreenshot(t *testing.T, tr, path string) {
+func checkScreenshot(t testing.TB, tr, path string) {
 	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {

@@ -78,26 +78,30 @@ function onPacket(d: Uint8Array) {
   for (const id of info.removed) lines.push(`R ${id}`);
 }
 
-let flushing: Promise<void> | null = null;
-async function flush(): Promise<void> {
+// Reports go one at a time, in order: a flush waits for the one before
+// it. The count of states reported and the server's reply to them change
+// together, once the reply is read, so that a reader never sees one
+// without the other.
+let flushing: Promise<void> = Promise.resolve();
+function flush(): Promise<void> {
+  flushing = flushing.then(report);
+  return flushing;
+}
+async function report(): Promise<void> {
   if (!status.session) return; // not connected: nothing to report
-  if (flushing) await flushing;
   const body = lines.splice(0);
   const n = body.filter((l) => l[0] === "C").length;
-  flushing = (async () => {
-    try {
-      const rsp = await fetch(`/report?session=${status.session}`, { method: "POST", body: body.join("\n") });
-      if (!rsp.ok) { fail(`report: ${rsp.status} ${await rsp.text()}`); return; }
-      status.reported += n;
-      status.server = await rsp.json();
-      staleness.push(status.server!.stale_mean);
-      if (staleness.length > 120) staleness.shift();
-    } catch (e) {
-      fail("report: " + (e as Error).message);
-    }
-  })();
-  await flushing;
-  flushing = null;
+  try {
+    const rsp = await fetch(`/report?session=${status.session}`, { method: "POST", body: body.join("\n") });
+    if (!rsp.ok) { fail(`report: ${rsp.status} ${await rsp.text()}`); return; }
+    const sv: ServerCounts = await rsp.json();
+    status.reported += n;
+    status.server = sv;
+    staleness.push(sv.stale_mean);
+    if (staleness.length > 120) staleness.shift();
+  } catch (e) {
+    fail("report: " + (e as Error).message);
+  }
 }
 // The browser test flushes before comparing counts.
 (window as any).bitwireFlush = flush;

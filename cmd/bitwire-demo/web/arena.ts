@@ -120,25 +120,25 @@ function step() {
 
 // ---- reports ----
 
-let flushing: Promise<void> | null = null;
-async function flush(): Promise<void> {
+// Reports go one at a time, in order: a flush waits for the one before it.
+let flushing: Promise<void> = Promise.resolve();
+function flush(): Promise<void> {
+  flushing = flushing.then(report);
+  return flushing;
+}
+async function report(): Promise<void> {
   if (!status.session) return;
-  if (flushing) await flushing;
   const body = lines.splice(0);
   body.push(`S ${status.pushed} ${status.sent} ${status.delivered} ${status.inOrder} ${status.delay}`);
-  flushing = (async () => {
-    try {
-      const rsp = await fetch(`/report?session=${status.session}`, { method: "POST", body: body.join("\n") });
-      if (!rsp.ok) { fail(`report: ${rsp.status} ${await rsp.text()}`); return; }
-      const sv: ServerCounts = await rsp.json();
-      status.server = sv;
-      status.done = status.sent >= cfg.up && status.delivered >= cfg.down && sv.UpDelivered >= status.sent && sv.Samples >= 50;
-    } catch (e) {
-      fail("report: " + (e as Error).message);
-    }
-  })();
-  await flushing;
-  flushing = null;
+  try {
+    const rsp = await fetch(`/report?session=${status.session}`, { method: "POST", body: body.join("\n") });
+    if (!rsp.ok) { fail(`report: ${rsp.status} ${await rsp.text()}`); return; }
+    const sv: ServerCounts = await rsp.json();
+    status.server = sv;
+    status.done = status.sent >= cfg.up && status.delivered >= cfg.down && sv.UpDelivered >= status.sent && sv.Samples >= 50;
+  } catch (e) {
+    fail("report: " + (e as Error).message);
+  }
 }
 (window as any).bitwireFlush = flush;
 
