@@ -21,22 +21,31 @@ import (
 // ---- compile-time delta parameters ----
 
 // setDelta compiles the dmin/dmax window of a scalar, in steps of its
-// precision (1 for integers).
+// precision (1 for integers). On a container the window belongs to the
+// scalars it holds, which inherit the tag.
 func (n *node) setDelta(path string) error {
 	s := n.spec
 	if !s.hasDelta {
 		return nil
 	}
-	if n.code == cStruct {
+	switch n.code {
+	case cStruct:
 		return nil // the leaves that inherit the field's coding carry the window
+	case cSlice, cPtr:
+		return nil // the elements carry it; a slice's delta goes element by element already
+	case cArray:
+		// A changed array is sent in full, but one whose elements carry a
+		// window goes element by element, as a struct of them would.
+		if el := n.elem; !el.hasD && !el.byElem {
+			return badTag(path, "dmin/dmax on an array of %s: a window applies to an array's elements when they are q, range, bits or fixed scalars (or arrays of them); for structs, put it on their fields", el.typ)
+		}
+		n.byElem = true
+		return nil
+	case cMap:
+		return badTag(path, "dmin/dmax on a map: a changed value of a map is sent in full")
 	}
 	a, _ := parseFloatBound("dmin", s.dmin)
 	b, _ := parseFloatBound("dmax", s.dmax)
-	if n.code == cArray {
-		// An array is composite in deltas: its elements have no changed
-		// bits or windows of their own.
-		return badTag(path, "dmin/dmax on an array: a delta sends a changed array in full (arrays are composite); for a windowed position use a struct of scalar fields")
-	}
 	if n.row.step == nil {
 		return badTag(path, "dmin/dmax apply to q, range, bits and fixed codings only")
 	}
@@ -410,6 +419,10 @@ func (e *encoder) encValueDelta(n *node, b, c unsafe.Pointer) error {
 	case cMap:
 		_, err := e.encMapDelta(n, b, c)
 		return err
+	case cArray:
+		if n.byElem {
+			return e.encArrayDelta(n, b, c)
+		}
 	}
 	if rt := e.ar.rt; rt != nil {
 		if t := rt.lay.table(n.uid); t >= 0 {
@@ -473,6 +486,10 @@ func (d *decoder) decValueDelta(n *node, b, dst unsafe.Pointer) error {
 		return d.decValueDelta(n.elem, pb, *pd)
 	case cMap:
 		return d.decMapDelta(n, b, dst)
+	case cArray:
+		if n.byElem {
+			return d.decArrayDelta(n, b, dst)
+		}
 	}
 	if rt := d.ar.rt; rt != nil {
 		if t := rt.lay.table(n.uid); t >= 0 {
@@ -493,6 +510,44 @@ func (d *decoder) decValueDelta(n *node, b, dst unsafe.Pointer) error {
 		}
 	}
 	return d.decNode(n, dst)
+}
+
+// ---- arrays element by element ----
+
+// encArrayDelta writes a changed array whose elements carry a window as a
+// struct of its elements would be written: one changed bit an element,
+// and each changed element's delta.
+func (e *encoder) encArrayDelta(n *node, b, c unsafe.Pointer) error {
+	for i := 0; i < n.count; i++ {
+		off := uintptr(i) * n.stride
+		pb, pc := ptrAt(b, off), ptrAt(c, off)
+		changed := !eqNode(n.elem, pb, pc, 0)
+		e.w.WriteBool(changed)
+		if !changed {
+			continue
+		}
+		if err := e.encValueDelta(n.elem, pb, pc); err != nil {
+			return wrapField(err, fmt.Sprintf("[%d]", i), e.w.Len())
+		}
+	}
+	return nil
+}
+
+func (d *decoder) decArrayDelta(n *node, b, dst unsafe.Pointer) error {
+	for i := 0; i < n.count; i++ {
+		off := uintptr(i) * n.stride
+		pb, pd := ptrAt(b, off), ptrAt(dst, off)
+		changed, err := d.r.ReadBool()
+		if err == nil && changed {
+			err = d.decValueDelta(n.elem, pb, pd)
+		} else if err == nil {
+			copyNode(n.elem, pd, pb)
+		}
+		if err != nil {
+			return wrapField(err, fmt.Sprintf("[%d]", i), d.r.Pos())
+		}
+	}
+	return nil
 }
 
 // ---- quaternions relative to their baseline ----

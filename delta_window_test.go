@@ -4,6 +4,7 @@ import (
 	"math/rand"
 	"testing"
 
+	"github.com/bitwire/bitwire/bits"
 	"github.com/stretchr/testify/require"
 )
 
@@ -149,17 +150,173 @@ func TestLayoutShowsWindowCost(t *testing.T) {
 	require.Equal(t, DeltaParams{DMin: -2, DMax: 2, Lo: -200, Hi: 200, Bits: 9, FirstK: 4, Unary: 5, MinBits: 3, MaxBits: 14}, *d)
 }
 
-// TestWindowOnArrayRefused: a window on an array is refused with a message
-// that names the array, not the coding (its elements are q).
-func TestWindowOnArrayRefused(t *testing.T) {
-	type pos3 struct {
-		Pos [3]float32 `net:"q,min=-100,max=100,prec=0.01,dmin=-1,dmax=1"`
+// pos3 is a position as an array, with the windows of DeltaTransform's X
+// and Z: steps -10..10 of 0.1, coded in their plain 5 bits.
+type pos3 struct {
+	Pos [3]float32 `net:"q,min=-100,max=100,prec=0.1,dmin=-1,dmax=1"`
+	Yaw float32    `net:"q,min=0,max=360,prec=0.1"`
+}
+
+// TestWindowOnArray: a window on an array of scalars applies to each
+// element, and a changed array's delta is what a struct of its elements
+// would send: a changed bit an element, then the element's window bit and
+// difference, or its value in full (11 bits) beyond the window.
+func TestWindowOnArray(t *testing.T) {
+	base := pos3{Pos: [3]float32{10, 5, 10}, Yaw: 60}
+	cur := base
+	cur.Pos[0] = 10.5 // in the window: changed, window, 5 bits
+	cur.Pos[2] = 30   // beyond it: changed, window, 11 bits
+	// Pos changed, then 7 + 1 + 13 for its elements, Yaw unchanged.
+	require.Equal(t, 1+7+1+13+1, deltaBits(t, &base, &cur))
+	cur = base
+	cur.Pos = [3]float32{10.5, 5.5, 10.5}
+	require.Equal(t, 1+3*7+1, deltaBits(t, &base, &cur))
+	require.Equal(t, 2, deltaBits(t, &base, &base))
+
+	// Any of them, at random, round trip (deltaBits decodes).
+	rng := rand.New(rand.NewSource(5))
+	for range 500 {
+		var b pos3
+		for i := range b.Pos {
+			b.Pos[i] = float32(rng.Float64()*200 - 100)
+		}
+		c := b
+		for i := range c.Pos {
+			switch rng.Intn(3) {
+			case 0:
+				c.Pos[i] += float32(rng.NormFloat64() * 0.5)
+			case 1:
+				c.Pos[i] = float32(rng.Float64()*200 - 100)
+			}
+			c.Pos[i] = min(max(c.Pos[i], -100), 100)
+		}
+		deltaBits(t, &b, &c)
 	}
-	_, err := For[pos3]()
+}
+
+// winElems holds windows on the elements of slices, pointers and arrays of
+// arrays, and on integer codings.
+type winElems struct {
+	S  []int16             `net:"range,min=-1000,max=1000,dmin=-8,dmax=7,maxlen=8"`
+	P  *float64            `net:"q,min=-10,max=10,prec=0.01,dmin=-1,dmax=1"`
+	A  [2][2]uint16        `net:"bits=12,dmin=-4,dmax=4"`
+	F  [2]float32          `net:"fixed,prec=0.5,dmin=-2,dmax=2"`
+	In struct{ V [2]int8 } `net:"range,min=-100,max=100,dmin=-3,dmax=3"`
+}
+
+// TestWindowOnElements: the elements of slices, pointers and nested arrays
+// carry the window of their container's tag, in deltas that round trip.
+func TestWindowOnElements(t *testing.T) {
+	c := MustFor[winElems]()
+	require.Contains(t, c.Layout(), "dmin=-8 dmax=7")
+	rng := rand.New(rand.NewSource(9))
+	small := func(v, d, lo, hi int) int { return min(max(v+rng.Intn(2*d+1)-d, lo), hi) }
+	for range 500 {
+		var b winElems
+		for range rng.Intn(5) {
+			b.S = append(b.S, int16(rng.Intn(2001)-1000))
+		}
+		if rng.Intn(3) > 0 {
+			x := rng.Float64()*20 - 10
+			b.P = &x
+		}
+		for i := range b.A {
+			for j := range b.A[i] {
+				b.A[i][j] = uint16(rng.Intn(4096))
+			}
+		}
+		b.F = [2]float32{float32(rng.Intn(100)) / 2, float32(rng.Intn(100)) / 2}
+		b.In.V = [2]int8{int8(rng.Intn(201) - 100), int8(rng.Intn(201) - 100)}
+		c := b
+		c.S = append([]int16(nil), b.S...)
+		for i := range c.S {
+			if rng.Intn(2) == 0 {
+				c.S[i] = int16(small(int(c.S[i]), 10, -1000, 1000))
+			}
+		}
+		if rng.Intn(4) == 0 {
+			c.S = append(c.S, 7)
+		}
+		if b.P != nil && rng.Intn(2) == 0 {
+			x := min(max(*b.P+rng.NormFloat64(), -10), 10)
+			c.P = &x
+		}
+		c.A[rng.Intn(2)][rng.Intn(2)] = uint16(small(int(b.A[1][1]), 6, 0, 4095))
+		c.F[rng.Intn(2)] += 1.5
+		c.In.V[rng.Intn(2)] = int8(small(int(b.In.V[0]), 5, -100, 100))
+		deltaBits(t, &b, &c)
+	}
+}
+
+// TestWindowOnContainersRefused: a window on an array of structs or on a
+// map is refused with a message that names the container.
+func TestWindowOnContainersRefused(t *testing.T) {
+	type vec struct{ X, Y float32 }
+	type arr struct {
+		V [2]vec `net:"q,min=-100,max=100,prec=0.01,dmin=-1,dmax=1"`
+	}
+	_, err := For[arr]()
 	require.ErrorIs(t, err, ErrBadTag)
-	require.ErrorContains(t, err, "pos3.Pos: ")
-	require.ErrorContains(t, err, "dmin/dmax on an array")
+	require.ErrorContains(t, err, "arr.V: ")
+	require.ErrorContains(t, err, "dmin/dmax on an array of bitwire.vec")
+	type mp struct {
+		M map[uint8]float32 `net:"q,min=-100,max=100,prec=0.01,dmin=-1,dmax=1,maxlen=4"`
+	}
+	_, err = For[mp]()
+	require.ErrorIs(t, err, ErrBadTag)
+	require.ErrorContains(t, err, "dmin/dmax on a map")
+	type str struct {
+		S []string `net:"dmin=-1,dmax=1"`
+	}
+	_, err = For[str]()
+	require.ErrorIs(t, err, ErrBadTag)
+	require.ErrorContains(t, err, "str.S[]: bitwire: bad net tag: option dmin/dmax does not apply to string")
 }
 
 // gWides is the type of golden vector delta-window-adaptive.
 type gWides struct{ S []wideWindow }
+
+// TestWindowOnArrayModel: a model trained on a windowed array codes its
+// elements' differences with its window table, and its deltas round trip
+// in fewer bits than without it.
+func TestWindowOnArrayModel(t *testing.T) {
+	c := MustFor[pos3]()
+	rng := rand.New(rand.NewSource(11))
+	pair := func() (pos3, pos3) {
+		var b pos3
+		for i := range b.Pos {
+			b.Pos[i] = float32(rng.Intn(1800)-900) / 10
+		}
+		cur := b
+		cur.Pos[0] += 0.1
+		cur.Pos[2] -= 0.1
+		return b, cur
+	}
+	tr := c.NewTrainer()
+	for range 400 {
+		b, cur := pair()
+		require.NoError(t, tr.Add(&b, &cur))
+	}
+	m, err := tr.Model()
+	require.NoError(t, err)
+	mc := c.WithModel(m)
+	require.NoError(t, mc.ModelErr())
+	plain, small := 0, 0
+	for range 200 {
+		b, cur := pair()
+		data, err := mc.MarshalDelta(&b, &cur)
+		require.NoError(t, err)
+		var got pos3
+		require.NoError(t, mc.UnmarshalDelta(data, &b, &got))
+		want := cur
+		require.NoError(t, c.Quantize(&want))
+		require.Equal(t, want, got)
+		var w bits.Writer
+		require.NoError(t, mc.EncodeDelta(&w, &b, &cur))
+		small += w.Len()
+		plain += deltaBits(t, &b, &cur)
+	}
+	require.Equal(t, 200*(1+7+1+7+1), plain)
+	require.Less(t, small, plain)
+	t.Logf("%.2f bits a delta with the model, %.2f without", float64(small)/200, float64(plain)/200)
+}

@@ -133,6 +133,7 @@ type node struct {
 	hasD    bool          // dmin/dmax: a difference window
 	win     fields.Window // the window, in steps of the coding's precision
 	idField int           // cSlice of structs with an id field: its index; else -1
+	byElem  bool          // cArray: a changed array's delta goes element by element (its elements carry a window)
 
 	// pod: the Go type holds no pointers, so equal memory means equal
 	// values and a copy is a plain copy of size bytes.
