@@ -315,6 +315,15 @@ func goldenCases() []goldenCase {
 		deltaCase("delta-window-adaptive", gWides{S: []wideWindow{{X: 1, Y: 2}, {X: 3, Y: 4}, {X: 5, Y: 6}}},
 			gWides{S: []wideWindow{{X: 1.05, Y: 2.3}, {X: 3.5, Y: 4.01}, {X: 6.9, Y: 6}}}),
 		deltaCase("delta-quat-escape", Spinner{Rot: q(0, 0, 0, 1)}, Spinner{Rot: q(0.0523, 0, 0, 0.9986)}),
+		// windows on elements: a changed array of windowed scalars is
+		// sent element by element (a changed bit each, then the element's
+		// window), one element in its window, one beyond it; slices,
+		// pointers and nested arrays of windowed scalars
+		withNote(deltaCase("delta-window-array", pos3{Pos: [3]float32{10, 5, 10}, Yaw: 60}, pos3{Pos: [3]float32{10.5, 5, 30}, Yaw: 60}),
+			"Pos changed (1 bit), then [0] changed and in the window (1, 1), +5 steps as 5 - (-10) = 15 in 5 bits; [1] unchanged (0); [2] changed and beyond the window (1, 0), its index in full in 11 bits; Yaw unchanged (0): 23 bits"),
+		deltaCase("delta-window-elements",
+			winElems{S: []int16{5, -7, 300}, P: ptrTo(1.25), A: [2][2]uint16{{1, 2}, {3, 4000}}, F: [2]float32{1, 2}},
+			winElems{S: []int16{9, -7, 290, 4}, P: ptrTo(1.5), A: [2][2]uint16{{1, 2}, {5, 4000}}, F: [2]float32{1, 3.5}}),
 	}, goldenModelCases()...)
 }
 
@@ -482,3 +491,5 @@ func checkGoldenSchemas(t *testing.T) {
 		require.True(t, want[e.Name()], "%s has no golden case", e.Name())
 	}
 }
+
+func ptrTo[T any](v T) *T { return &v }

@@ -615,6 +615,22 @@ func (d *sdec) valueDelta(n *NodeSchema, b any) any {
 	case "map":
 		bm, _ := b.(map[any]any)
 		return d.mapDelta(n, bm)
+	case "array":
+		// Elements that are scalars with a window, or arrays of them: a
+		// changed bit an element, then its delta; else the array in full.
+		if !sdecByElem(n) {
+			break
+		}
+		bs, _ := b.([]any)
+		out := make([]any, len(bs))
+		for i := range bs {
+			if d.read(1) == 1 {
+				out[i] = d.valueDelta(n.Elem, bs[i])
+			} else {
+				out[i] = bs[i]
+			}
+		}
+		return out
 	}
 	if d.model != nil {
 		if _, ok := d.model.first[n]; ok {
@@ -666,6 +682,12 @@ func (d *sdec) valueDelta(n *NodeSchema, b any) any {
 		return keyValue(n, stepKey(n, b)+uint64(diff))
 	}
 	return d.node(n)
+}
+
+// sdecByElem reports whether a changed array of n is sent element by
+// element: its elements have a window, or are such arrays.
+func sdecByElem(n *NodeSchema) bool {
+	return n.Coding == "array" && (n.Elem.Delta != nil || sdecByElem(n.Elem))
 }
 
 // stepKey is the baseline's step count: what a window's difference is

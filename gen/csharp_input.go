@@ -140,6 +140,28 @@ func (g *csGen) encDelta(n *bitwire.NodeSchema, base, cur, in string) string {
 		return b.String()
 	case "map":
 		return g.mapDeltaEnc(n, base, cur, in)
+	case "array":
+		if !byElem(n) {
+			return g.enc(n, cur, in)
+		}
+		bl, cl, i, ch := g.v("bl"), g.v("cl"), g.v("i"), g.v("ch")
+		b.p("{ var %s = %s; var %s = %s;", bl, base, cl, cur)
+		b.p("  if (%s == null || %s.Length != %d || %s == null || %s.Length != %d) throw new ErrInvalidValue(\"array of %d elements expected\");", bl, bl, n.Count, cl, cl, n.Count, n.Count)
+		b.p("  for (int %s = 0; %s < %d; %s++)", i, i, n.Count, i)
+		b.p("  {")
+		b.p("    try")
+		b.p("    {")
+		b.p("      bool %s = !(%s);", ch, g.same(n.Elem, bl+"["+i+"]", cl+"["+i+"]"))
+		b.p("      e.W.Bool(%s);", ch)
+		b.p("      if (%s)", ch)
+		b.p("      {")
+		b.WriteString(g.encDelta(n.Elem, bl+"["+i+"]", cl+"["+i+"]", in+"        "))
+		b.p("      }")
+		b.p("    }")
+		b.p("    catch (BitwireException x) { throw x.Within(\"[\" + %s + \"]\"); }", i)
+		b.p("  }")
+		b.p("}")
+		return b.String()
 	case "ptr":
 		bv, cv := base, cur
 		if csValueType(n.Elem) {

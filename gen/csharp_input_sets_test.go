@@ -299,3 +299,82 @@ func ciNextKids(r *rand.Rand, es []ciEnt) []ciEnt {
 	}
 	return out
 }
+
+// ciWindows holds windows on the elements of arrays, nested arrays,
+// slices and pointers (each changed array element by element).
+type ciWindows struct {
+	Pos   [3]float32    `net:"q,min=-100,max=100,prec=0.1,dmin=-1,dmax=1"`
+	Stick [2][2]int8    `net:"range,min=-100,max=100,dmin=-4,dmax=3"`
+	Pads  []float64     `net:"fixed,prec=0.01,dmin=-0.5,dmax=0.5,maxlen=6"`
+	Gain  *uint16       `net:"bits=10,dmin=-8,dmax=8"`
+	Dials [2]int32      `net:"range,min=-100000,max=100000,dmin=-64,dmax=63"`
+	Rest  [2]float32    `net:"q,min=-1,max=1,bits=8"` // no window: sent in full
+	Trims []ciWindowArr `net:",maxlen=3"`
+}
+
+// ciWindowArr is an element whose own field is a windowed array.
+type ciWindowArr struct {
+	V [2]uint8 `net:"bits=6,dmin=-2,dmax=2"`
+}
+
+func randCIWindows(r *rand.Rand) ciWindows {
+	var v ciWindows
+	for i := range v.Pos {
+		v.Pos[i] = float32(r.Intn(2001)-1000) / 10
+	}
+	for i := range v.Stick {
+		for j := range v.Stick[i] {
+			v.Stick[i][j] = int8(r.Intn(201) - 100)
+		}
+	}
+	for i := r.Intn(6); i > 0; i-- {
+		v.Pads = append(v.Pads, float64(r.Intn(20001)-10000)/100)
+	}
+	if r.Intn(3) > 0 {
+		g := uint16(r.Intn(1024))
+		v.Gain = &g
+	}
+	v.Dials = [2]int32{r.Int31n(200001) - 100000, r.Int31n(200001) - 100000}
+	v.Rest = [2]float32{float32(r.Float64()*2 - 1), float32(r.Float64()*2 - 1)}
+	for i := r.Intn(4); i > 0; i-- {
+		v.Trims = append(v.Trims, ciWindowArr{V: [2]uint8{uint8(r.Intn(64)), uint8(r.Intn(64))}})
+	}
+	return v
+}
+
+// nextCIWindows moves some values of v a little (in their windows), some
+// a lot (beyond them), and leaves the rest.
+func nextCIWindows(r *rand.Rand, v ciWindows) ciWindows {
+	w := v
+	w.Pads = slices.Clone(v.Pads)
+	w.Trims = slices.Clone(v.Trims)
+	move := func(x, small, lo, hi int) int {
+		switch r.Intn(4) {
+		case 0:
+			return x
+		case 1:
+			return lo + r.Intn(hi-lo+1)
+		}
+		return min(max(x+r.Intn(2*small+1)-small, lo), hi)
+	}
+	for i := range w.Pos {
+		w.Pos[i] = float32(move(int(math.Round(float64(v.Pos[i])*10)), 12, -1000, 1000)) / 10
+	}
+	i, j := r.Intn(2), r.Intn(2)
+	w.Stick[i][j] = int8(move(int(v.Stick[i][j]), 5, -100, 100))
+	for i := range w.Pads {
+		w.Pads[i] = float64(move(int(math.Round(v.Pads[i]*100)), 60, -10000, 10000)) / 100
+	}
+	if v.Gain != nil && r.Intn(2) == 0 {
+		g := uint16(move(int(*v.Gain), 10, 0, 1023))
+		w.Gain = &g
+	}
+	w.Dials[r.Intn(2)] = int32(move(int(v.Dials[0]), 80, -100000, 100000))
+	if r.Intn(3) == 0 {
+		w.Rest[r.Intn(2)] = float32(r.Float64()*2 - 1)
+	}
+	for i := range w.Trims {
+		w.Trims[i].V[r.Intn(2)] = uint8(move(int(v.Trims[i].V[0]), 3, 0, 63))
+	}
+	return w
+}

@@ -182,6 +182,7 @@ func TestCSharpInputDelta(t *testing.T) {
 	cases = ciPairs(t, cases, "Input", 1500, r, randCIInput, nextCIInput)
 	cases = ciPairs(t, cases, "Quats", 1500, r, randCIQuats, nextCIQuats)
 	cases = ciPairs(t, cases, "Units", 1500, r, randCIUnits, nextCIUnits)
+	cases = ciPairs(t, cases, "Windows", 1500, r, randCIWindows, nextCIWindows)
 	cm := ciModel(t)
 	for i := 0; i < 3; i++ {
 		a, _ := cm.Marshal(&ciModeled{Rot: [4]float32{0, 0, 0, 1}})
@@ -190,7 +191,8 @@ func TestCSharpInputDelta(t *testing.T) {
 	}
 	var src strings.Builder
 	if err := gen.CSharp(&src, "Conf", gen.Named("Input", bitwire.MustFor[ciInput]().Schema()), gen.Named("Quats", bitwire.MustFor[ciQuats]().Schema()),
-		gen.Named("Units", bitwire.MustFor[ciUnits]().Schema()), gen.Named("Modeled", cm.Schema())); err != nil {
+		gen.Named("Units", bitwire.MustFor[ciUnits]().Schema()), gen.Named("Windows", bitwire.MustFor[ciWindows]().Schema()),
+		gen.Named("Modeled", cm.Schema())); err != nil {
 		t.Fatal(err)
 	}
 	mcs, mono := csTools(t)

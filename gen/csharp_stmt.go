@@ -445,6 +445,10 @@ func (g *csGen) delta(n *bitwire.NodeSchema, base, lv, in string) string {
 		return b.String()
 	case "map":
 		return g.mapDelta(n, base, lv, in)
+	case "array":
+		if byElem(n) {
+			return g.arrayDelta(n, base, lv, in)
+		}
 	}
 	if g.mdl != nil {
 		if _, _, ok := modularRange(n); ok {
@@ -498,6 +502,31 @@ func (g *csGen) delta(n *bitwire.NodeSchema, base, lv, in string) string {
 		return b.String()
 	}
 	return g.dec(n, lv, in)
+}
+
+// arrayDelta decodes a changed array whose elements carry a window: a
+// changed bit an element, then its delta (wire-format.md, "Windows").
+func (g *csGen) arrayDelta(n *bitwire.NodeSchema, base, lv, in string) string {
+	b := &csLines{in: in}
+	a, s, i := g.v("a"), g.v("s"), g.v("i")
+	b.p("{ var %s = %s; var %s = %s; if (%s == null || %s.Length != %d) %s = %s = %s;", s, base, a, lv, a, a, n.Count, lv, a, csNewArray(g.typ(n.Elem), n.Count))
+	b.p("  for (int %s = 0; %s < %d; %s++)", i, i, n.Count, i)
+	b.p("  {")
+	b.p("    try")
+	b.p("    {")
+	b.p("      if (d.R.Bool())")
+	b.p("      {")
+	b.WriteString(g.delta(n.Elem, s+"["+i+"]", a+"["+i+"]", in+"        "))
+	b.p("      }")
+	b.p("      else")
+	b.p("      {")
+	b.WriteString(g.cp(n.Elem, s+"["+i+"]", a+"["+i+"]", in+"        "))
+	b.p("      }")
+	b.p("    }")
+	b.p("    catch (BitwireException x) { throw x.Within(\"[\" + %s + \"]\"); }", i)
+	b.p("  }")
+	b.p("}")
+	return b.String()
 }
 
 func (g *csGen) resize(n *bitwire.NodeSchema, a, lv, l string, b *csLines) {

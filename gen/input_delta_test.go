@@ -49,7 +49,9 @@ type tiUnit struct {
 // changed elements, structs with windows among them), maps (string and
 // integer keys, struct values), pointers to values, structs and
 // quaternions; quaternions as arrays and as structs (relative to their
-// baseline); an entity set matched by id; nested and composite structs.
+// baseline); an entity set matched by id; nested and composite structs;
+// windows on the elements of arrays (changed element by element), slices
+// and pointers.
 type tiInput struct {
 	Move   int8    `net:"range,min=-1,max=1"`
 	Fire   bool    `net:""`
@@ -87,6 +89,7 @@ type tiInput struct {
 	Look   *[4]float32      `net:"quat,bits=10"`
 	Units  []tiUnit         `net:",maxlen=8"`
 	Trail  []uint16         `net:",maxlen=40"`
+	Win    ciWindows        // windows on arrays, slices and pointers
 }
 
 // tiQuat is a random rotation; one in three is near (±½, ±½, ±½, ±½),
@@ -137,6 +140,7 @@ func randTIInput(r *rand.Rand) tiInput {
 		Rot: tiQuat(r), Units: randTIUnits(r)}
 	h := tiQuat(r)
 	in.Head = tiRot{h[0], h[1], h[2], h[3]}
+	in.Win = randCIWindows(r)
 	for i := r.Intn(4); i > 0; i-- {
 		in.Offs = append(in.Offs, r.Int31n(201)-100)
 	}
@@ -168,6 +172,9 @@ func nextTIInput(r *rand.Rand, v tiInput) tiInput {
 	w.Hist, w.Clicks, w.Target, w.Where, w.Binds, w.Seq = ci.Hist, ci.Clicks, ci.Target, ci.Where, ci.Binds, ci.Seq
 	w.Offs = slices.Clone(v.Offs)
 	w.Units = slices.Clone(v.Units)
+	if r.Intn(2) == 0 {
+		w.Win = nextCIWindows(r, v.Win)
+	}
 	w.Trail = slices.Clone(v.Trail)
 	if len(w.Trail) > 0 && r.Intn(2) == 0 { // a few sparse changes: the index set in its Rice code
 		for k := 1 + r.Intn(2); k > 0; k-- {

@@ -480,6 +480,15 @@ export interface TimeNode extends NodeBase { k: "time"; }
 /** struct: its plan; composite: a changed struct is sent in full */
 export interface StructNode extends NodeBase { k: "struct"; t: StructPlan; composite?: boolean; }
 export interface ArrayNode extends NodeBase { k: "array"; count: number; e: Node; }
+
+/**
+ * whether a changed array's delta goes element by element (wire-format.md, "Windows"): its
+ * elements are scalars with a window, or arrays of them; any other changed array is sent in full
+ */
+function byElem(n: ArrayNode): boolean {
+  const e = n.e;
+  return e.dlo !== undefined || (e.k === "array" && byElem(e));
+}
 /**
  * slice: its element; id: for a slice of structs, the index of the id field (an entity set in
  * deltas); emin: the fewest bits an element takes, from the schema (bounds lengths read from input)
@@ -1560,6 +1569,14 @@ export class DeltaDecoder extends Decoder {
     this.depth--;
     return o;
   }
+  /** a changed array whose elements carry a window: a changed bit an element, then its delta */
+  arrayDelta(n: ArrayNode, b: any[]): any[] {
+    const o: any[] = new Array(n.count);
+    for (let i = 0; i < n.count; i++) {
+      try { o[i] = this.r.bool() ? this.valueDelta(n.e, b[i]) : b[i]; } catch (e) { throw wrap(e, `[${i}]`); }
+    }
+    return o;
+  }
   valueDelta(n: Node, b: any): any {
     switch (n.k) {
       case "struct": return n.composite ? this.struct(n.t as StructPlan) : this.structDelta(n.t as StructPlan, b, -1);
@@ -1570,6 +1587,7 @@ export class DeltaDecoder extends Decoder {
         return b === null || b === undefined ? this.node(n.e as Node) : this.valueDelta(n.e as Node, b);
       }
       case "map": return this.mapDelta(n, b);
+      case "array": if (byElem(n)) return this.arrayDelta(n, b); break;
     }
     if (this.m !== null) {
       const t = this.m.nodes.get(n);
@@ -1934,6 +1952,17 @@ export class DeltaEncoder extends Encoder {
     this.depth--;
   }
 
+  /** a changed array whose elements carry a window: a changed bit an element, then its delta */
+  arrayDelta(n: ArrayNode, b: any[], c: any[]): void {
+    for (let i = 0; i < n.count; i++) {
+      try {
+        const changed = !same(n.e, b[i], c[i]);
+        this.w.bool(changed);
+        if (changed) this.valueDelta(n.e, b[i], c[i]);
+      } catch (e) { throw wrap(e, `[${i}]`); }
+    }
+  }
+
   /** the delta of c, a value of n that differs from its baseline b */
   valueDelta(n: Node, b: any, c: any): void {
     switch (n.k) {
@@ -1952,6 +1981,7 @@ export class DeltaEncoder extends Encoder {
         return;
       }
       case "map": this.mapDelta(n, b, c); return;
+      case "array": if (byElem(n)) { this.arrayDelta(n, b, c); return; } break;
     }
     if (n.dlo !== undefined && this.window(n, b, c)) return;
     this.node(n, c);

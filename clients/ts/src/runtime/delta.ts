@@ -4,7 +4,7 @@
 
 import { BitwireError, ErrMalformed, ErrOutOfRange, ErrTooLong, ErrUnexpectedEnd } from "./errors.js";
 import { Mag, QUAT_OTHERS, QuatCoder, bitsRequired, readBitlen } from "./codings.js";
-import { MapNode, Node, QuatNode, SliceNode, StructPlan, code, emin, q, qc, wrap } from "./plan.js";
+import { ArrayNode, MapNode, Node, QuatNode, SliceNode, StructPlan, byElem, code, emin, q, qc, wrap } from "./plan.js";
 import { Decoder, loadQuat, seqTo, storeQuat } from "./decode.js";
 import { sortedKeys } from "./encode.js";
 import { meanAdd, riceK, scalarKey, storeKey, wrapAdd } from "./window.js";
@@ -68,6 +68,14 @@ export class DeltaDecoder extends Decoder {
     this.depth--;
     return o;
   }
+  /** a changed array whose elements carry a window: a changed bit an element, then its delta */
+  arrayDelta(n: ArrayNode, b: any[]): any[] {
+    const o: any[] = new Array(n.count);
+    for (let i = 0; i < n.count; i++) {
+      try { o[i] = this.r.bool() ? this.valueDelta(n.e, b[i]) : b[i]; } catch (e) { throw wrap(e, `[${i}]`); }
+    }
+    return o;
+  }
   valueDelta(n: Node, b: any): any {
     switch (n.k) {
       case "struct": return n.composite ? this.struct(n.t as StructPlan) : this.structDelta(n.t as StructPlan, b, -1);
@@ -78,6 +86,7 @@ export class DeltaDecoder extends Decoder {
         return b === null || b === undefined ? this.node(n.e as Node) : this.valueDelta(n.e as Node, b);
       }
       case "map": return this.mapDelta(n, b);
+      case "array": if (byElem(n)) return this.arrayDelta(n, b); break;
     }
     if (this.m !== null) {
       const t = this.m.nodes.get(n);

@@ -9,7 +9,7 @@
 import { BitwireError, ErrInvalidValue, ErrTooLong } from "./errors.js";
 import { BitWriter } from "./stream.js";
 import { QUAT_OTHERS, QuatCoder, bitsRequired, writeBitlen } from "./codings.js";
-import { MapNode, Node, QuatNode, SliceNode, StructPlan, q, qc, wrap } from "./plan.js";
+import { ArrayNode, MapNode, Node, QuatNode, SliceNode, StructPlan, byElem, q, qc, wrap } from "./plan.js";
 import { UTF8E, f32Bits, f64Bits, loadQuat, toFixed } from "./decode.js";
 import { Encoder, sortedKeys } from "./encode.js";
 import { meanAdd, riceK, scalarKey } from "./window.js";
@@ -48,6 +48,17 @@ export class DeltaEncoder extends Encoder {
     this.depth--;
   }
 
+  /** a changed array whose elements carry a window: a changed bit an element, then its delta */
+  arrayDelta(n: ArrayNode, b: any[], c: any[]): void {
+    for (let i = 0; i < n.count; i++) {
+      try {
+        const changed = !same(n.e, b[i], c[i]);
+        this.w.bool(changed);
+        if (changed) this.valueDelta(n.e, b[i], c[i]);
+      } catch (e) { throw wrap(e, `[${i}]`); }
+    }
+  }
+
   /** the delta of c, a value of n that differs from its baseline b */
   valueDelta(n: Node, b: any, c: any): void {
     switch (n.k) {
@@ -66,6 +77,7 @@ export class DeltaEncoder extends Encoder {
         return;
       }
       case "map": this.mapDelta(n, b, c); return;
+      case "array": if (byElem(n)) { this.arrayDelta(n, b, c); return; } break;
     }
     if (n.dlo !== undefined && this.window(n, b, c)) return;
     this.node(n, c);

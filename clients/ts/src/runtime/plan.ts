@@ -49,6 +49,15 @@ export interface TimeNode extends NodeBase { k: "time"; }
 /** struct: its plan; composite: a changed struct is sent in full */
 export interface StructNode extends NodeBase { k: "struct"; t: StructPlan; composite?: boolean; }
 export interface ArrayNode extends NodeBase { k: "array"; count: number; e: Node; }
+
+/**
+ * whether a changed array's delta goes element by element (wire-format.md, "Windows"): its
+ * elements are scalars with a window, or arrays of them; any other changed array is sent in full
+ */
+export /* internal */ function byElem(n: ArrayNode): boolean {
+  const e = n.e;
+  return e.dlo !== undefined || (e.k === "array" && byElem(e));
+}
 /**
  * slice: its element; id: for a slice of structs, the index of the id field (an entity set in
  * deltas); emin: the fewest bits an element takes, from the schema (bounds lengths read from input)
