@@ -172,6 +172,10 @@ func TestWindowOnArray(t *testing.T) {
 	cur.Pos = [3]float32{10.5, 5.5, 10.5}
 	require.Equal(t, 1+3*7+1, deltaBits(t, &base, &cur))
 	require.Equal(t, 2, deltaBits(t, &base, &base))
+	c := MustFor[pos3]()
+	require.True(t, c.Schema().Types[0].Fields[0].Node.DeltaByElement())
+	require.False(t, MustFor[gFixed]().Schema().Types[0].Fields[1].Node.DeltaByElement()) // an array without a window
+	require.Contains(t, c.Layout(), "array[3]    33  deltas element by element")
 
 	// Any of them, at random, round trip (deltaBits decodes).
 	rng := rand.New(rand.NewSource(5))

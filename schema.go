@@ -188,7 +188,9 @@ type NodeSchema struct {
 	// is an entity set, matched by id.
 	Entity *EntityParams `json:"entity,omitempty"`
 	// Elem is the element of an array, slice or pointer, and the value of
-	// a map. Key is a map's key.
+	// a map. Key is a map's key. The elements of an array, slice or
+	// pointer carry the window of a dmin/dmax in its tag (see
+	// DeltaByElement).
 	Elem *NodeSchema `json:"elem,omitempty"`
 	Key  *NodeSchema `json:"key,omitempty"`
 
@@ -201,6 +203,16 @@ type NodeSchema struct {
 	// Derived.
 	MinBits int `json:"minBits"`
 	MaxBits int `json:"maxBits"`
+}
+
+// DeltaByElement reports whether a changed array of node n is sent
+// element by element in a delta: a changed bit an element, then each
+// changed element's delta, as a struct of its elements would be. That is
+// so when its elements are scalars with a window (Delta), or arrays of
+// them; any other changed array is sent in full (docs/wire-format.md,
+// "Windows").
+func (n *NodeSchema) DeltaByElement() bool {
+	return n.Coding == "array" && n.Elem != nil && (n.Elem.Delta != nil || n.Elem.DeltaByElement())
 }
 
 // BitsParams are the parameters of the bits coding.

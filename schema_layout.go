@@ -62,6 +62,9 @@ func (l *layouter) nodeRows(n *NodeSchema, path, extra string, stack []int) {
 	switch n.Coding {
 	case "array":
 		coding = fmt.Sprintf("array[%d]", n.Count)
+		if n.DeltaByElement() {
+			add("deltas element by element")
+		}
 	case "ptr":
 		add("presence bit")
 	}

@@ -618,7 +618,7 @@ func (d *sdec) valueDelta(n *NodeSchema, b any) any {
 	case "array":
 		// Elements that are scalars with a window, or arrays of them: a
 		// changed bit an element, then its delta; else the array in full.
-		if !sdecByElem(n) {
+		if !n.DeltaByElement() {
 			break
 		}
 		bs, _ := b.([]any)
@@ -682,12 +682,6 @@ func (d *sdec) valueDelta(n *NodeSchema, b any) any {
 		return keyValue(n, stepKey(n, b)+uint64(diff))
 	}
 	return d.node(n)
-}
-
-// sdecByElem reports whether a changed array of n is sent element by
-// element: its elements have a window, or are such arrays.
-func sdecByElem(n *NodeSchema) bool {
-	return n.Coding == "array" && (n.Elem.Delta != nil || sdecByElem(n.Elem))
 }
 
 // stepKey is the baseline's step count: what a window's difference is

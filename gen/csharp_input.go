@@ -141,7 +141,7 @@ func (g *csGen) encDelta(n *bitwire.NodeSchema, base, cur, in string) string {
 	case "map":
 		return g.mapDeltaEnc(n, base, cur, in)
 	case "array":
-		if !byElem(n) {
+		if !n.DeltaByElement() {
 			return g.enc(n, cur, in)
 		}
 		bl, cl, i, ch := g.v("bl"), g.v("cl"), g.v("i"), g.v("ch")

@@ -446,7 +446,7 @@ func (g *csGen) delta(n *bitwire.NodeSchema, base, lv, in string) string {
 	case "map":
 		return g.mapDelta(n, base, lv, in)
 	case "array":
-		if byElem(n) {
+		if n.DeltaByElement() {
 			return g.arrayDelta(n, base, lv, in)
 		}
 	}

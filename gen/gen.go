@@ -397,10 +397,3 @@ func (w *writer) flush() error {
 }
 
 func newWriter(out io.Writer) *writer { return &writer{w: bufio.NewWriter(out)} }
-
-// byElem reports whether a changed array's delta goes element by element
-// (wire-format.md, "Windows"): its elements are scalars with a window, or
-// arrays of them. Any other changed array is sent in full.
-func byElem(n *bitwire.NodeSchema) bool {
-	return n.Coding == "array" && (n.Elem.Delta != nil || byElem(n.Elem))
-}
