@@ -502,8 +502,10 @@ func decodeDeltaRoot(p *plan, r *bits.Reader, b, v unsafe.Pointer, o *options) e
 	if b == v {
 		dst = reflect.New(p.typ).UnsafePointer()
 	}
-	if err := d.decStructDelta(p, b, dst, -1); err != nil {
-		return rootError(p, err, r.Pos())
+	if dp := p.dflat; dp == nil || dp.decBits == 0 || !d.decStructDeltaKernel(dp, dp.ops, dp.decBits, b, dst) {
+		if err := d.decStructDelta(p, b, dst, -1); err != nil {
+			return rootError(p, err, r.Pos())
+		}
 	}
 	if err := d.checkSign(p); err != nil {
 		return err

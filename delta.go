@@ -310,6 +310,23 @@ func (e *encoder) encQDelta(n *node, b, c unsafe.Pointer) (bool, error) {
 	return true, nil
 }
 
+// decStructDeltaKernel is decStructDelta by decStructDeltaFlat, for a
+// struct whose operations ops it reads (bits: dp.decBits or
+// dp.decBitsNoID, > 0), within the depth limit as decStructDelta checks
+// it. It reports whether it did; if not, the reader is where it was and
+// the caller runs decStructDelta, which reports the error.
+func (d *decoder) decStructDeltaKernel(dp *deltaPlan, ops []dop, bits int, b, dst unsafe.Pointer) bool {
+	if d.general || d.debug || d.ar.rt != nil || d.depth+dp.depth > d.maxDepth {
+		return false // (a model's codes go through decStructDeltaModel)
+	}
+	m := readMark(*d.r)
+	if d.decStructDeltaFlat(dp, ops, bits, b, dst) {
+		return true
+	}
+	d.rewind(&m)
+	return false
+}
+
 func (d *decoder) decStructDelta(p *plan, b, dst unsafe.Pointer, skip int) error {
 	d.depth++
 	if d.depth > d.maxDepth {
@@ -458,6 +475,9 @@ func (d *decoder) decValueDelta(n *node, b, dst unsafe.Pointer) error {
 	case cStruct:
 		if n.spec.composite {
 			return d.decStruct(n.sub, dst)
+		}
+		if dp := n.sub.dflat; dp != nil && dp.decBits > 0 && d.decStructDeltaKernel(dp, dp.ops, dp.decBits, b, dst) {
+			return nil
 		}
 		return d.decStructDelta(n.sub, b, dst, -1)
 	case cQuat:

@@ -85,8 +85,13 @@ type deltaPlan struct {
 	// (-1 when the struct has no id field)
 	noID    []dop
 	idField int
-	depth   int // struct nesting the operations span, the struct itself being 1
-	nest    int // the most structs and composites open at once
+	// decBits, decBitsNoID: the most bits a delta of ops (noID) takes,
+	// when decStructDeltaFlat reads them by the same operations (a
+	// pointer-free struct, see decodeFlat); 0 when it does not
+	decBits, decBitsNoID int
+	size                 uintptr // the struct's size
+	depth                int     // struct nesting the operations span, the struct itself being 1
+	nest                 int     // the most structs and composites open at once
 }
 
 // maxDeltaOps bounds a delta plan, so that the starts of its open structs
@@ -105,6 +110,9 @@ func flattenDelta(p *plan) *deltaPlan {
 		return nil
 	}
 	dp.ops = markUndo(append(dp.ops, dop{kind: dopStop}))
+	dp.size = p.typ.Size()
+	pod := !hasPointers(p.typ)
+	dp.decBits = decodeFlat(dp.ops, pod)
 	// The operations of an entity, which skip its id field.
 	for i := range p.fields {
 		if f := &p.fields[i]; f.node.spec.id && f.node.code != cStruct {
@@ -112,12 +120,139 @@ func flattenDelta(p *plan) *deltaPlan {
 			dp.ops = nil
 			if dp.addStruct(p, 0, 1, make([]int, len(p.fields)), i) {
 				dp.idField, dp.noID = i, markUndo(append(dp.ops, dop{kind: dopStop}))
+				dp.decBitsNoID = decodeFlat(dp.noID, pod)
 			}
 			dp.ops = all
 			break
 		}
 	}
 	return dp
+}
+
+// decodeFlat returns the most bits a delta of ops takes when
+// decStructDeltaFlat reads them, and pays, else 0: the struct is
+// pointer-free (pod), decoding the operations changes nothing but the
+// reader and the value (no window, no quaternion), every leaf is a q,
+// range or bool of at most 56 bits, and they hold a struct or a
+// composite, where the general path pays a call or a take-back point for
+// each (for a struct of leaves alone its loop is as short).
+func decodeFlat(ops []dop, pod bool) int {
+	if !pod {
+		return 0
+	}
+	maxBits := 0
+	nested := false
+	for i := range ops {
+		op := &ops[i]
+		switch op.kind {
+		case dopEnd, dopStop:
+			continue
+		case dopStruct, dopComposite:
+			nested = true
+			maxBits++ // its changed bit
+			continue
+		case dopQ32, dopRangeInt, dopBool, dopQ32 + dopFull, dopRangeInt + dopFull, dopBool + dopFull:
+			if op.n.hasD || op.width > 56 {
+				return 0
+			}
+			maxBits += int(op.width)
+		default: // a quaternion, another scalar
+			return 0
+		}
+		if op.kind < dopFull {
+			maxBits++ // its changed bit
+		}
+	}
+	if !nested {
+		return 0
+	}
+	return maxBits
+}
+
+// decStructDeltaFlat reads what encStructDeltaFlat writes, by the same
+// operations (ops: dp.ops, or dp.noID for an entity), into dst, which
+// starts as a copy of the baseline b: a changed bit a field and, when it
+// is 1, the field's value delta (a nested struct's own changed bits, a
+// composite's flat leaves in full), straight from the input's words as
+// decWords reads full structs. It reports false on an error; the caller
+// then restores the reader and runs the general path, which reports the
+// error at its place (rewriting dst whole). Only for operations whose
+// decBits is set (maxBits): nothing but the reader and dst changes.
+func (d *decoder) decStructDeltaFlat(dp *deltaPlan, ops []dop, maxBits int, b, dst unsafe.Pointer) bool {
+	if b != dst {
+		copyPod(dst, b, dp.size)
+	}
+	r := d.r
+	data, pos := r.Source()
+	need := maxBits + 64 // every load of 8 bytes stays in the input
+	if pos+need <= len(data)*8 {
+		next, ok := deltaWords(ops, unsafe.Pointer(unsafe.SliceData(data)), uint(pos), dst)
+		if ok {
+			r.SkipTo(int(next))
+		}
+		return ok
+	}
+	// Near the input's end: from a zero-padded copy of the rest.
+	at := pos >> 3
+	if pos&7+need > padBytes*8 {
+		return false
+	}
+	var buf [padBytes]byte
+	copy(buf[:], data[at:])
+	next, ok := deltaWords(ops, unsafe.Pointer(&buf), uint(pos&7), dst)
+	if next += uint(at) * 8; !ok || next > uint(len(data))*8 {
+		return false // past the end: the general path says so
+	}
+	r.SkipTo(int(next))
+	return true
+}
+
+// deltaWords is decStructDeltaFlat's loop over the bits at src from bit
+// pos, which hold at least the operations' most bits and 8 bytes more. It
+// returns the next bit, and false on a key out of its range.
+func deltaWords(ops []dop, src unsafe.Pointer, pos uint, dst unsafe.Pointer) (uint, bool) {
+	for i := 0; ; {
+		op := &ops[i]
+		switch op.kind {
+		case dopStop:
+			return pos, true
+		case dopEnd:
+			i++
+			continue
+		}
+		v := load8(src, pos>>3) >> (pos & 7) // 57 bits at least
+		if op.kind < dopFull {               // a field: its changed bit first
+			pos++
+			if v&1 == 0 {
+				i = int(op.end) // past a struct's or composite's dopEnd
+				continue
+			}
+			v >>= 1
+		}
+		if op.kind == dopStruct || op.kind == dopComposite {
+			i++ // its fields' changed bits, or its leaves in full, follow
+			continue
+		}
+		x := v & (1<<(op.width&63) - 1)
+		pos += uint(op.width)
+		pd := unsafe.Add(dst, op.off)
+		switch op.kind % dopFull {
+		case dopQ32:
+			q := &op.n.q
+			if x > q.Steps() {
+				return pos, false
+			}
+			*(*float32)(pd) = float32(q.Value(x))
+		case dopRangeInt:
+			if x > op.span {
+				return pos, false
+			}
+			storeInt(pd, op.mem, op.lo+x)
+		case dopBool:
+			*(*bool)(pd) = x != 0
+		}
+		i++
+	}
 }
 
 // markUndo marks the writes with state (a relative quaternion, a window)

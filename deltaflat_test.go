@@ -445,3 +445,53 @@ func appendDeltaBothWays[T any](c *Codec[T], base, cur *T) (flat, general []byte
 	general, errGeneral = c.generalOnly().AppendDelta(nil, base, cur)
 	return flat, general, errFlat, errGeneral
 }
+
+// TestDeltaFlatDecodeDamaged: the delta decoder's flat kernel
+// (decStructDeltaFlat, which pkPlayer's entities take) fails as the
+// general decoder does, or decodes the same value, on every cut and every
+// one-bit flip of random deltas, near the input's end too.
+func TestDeltaFlatDecodeDamaged(t *testing.T) {
+	c := MustFor[pkWorld]()
+	g := c.generalOnly()
+	require.Positive(t, c.p.fields[1].node.elem.sub.dflat.decBitsNoID, "pkPlayer is read by the kernel")
+	gen := func(seed int64) (*pkWorld, *pkWorld) {
+		r := rand.New(rand.NewSource(seed))
+		var base pkWorld
+		for i := range 1 + r.Intn(12) {
+			base.Ps = append(base.Ps, pkRandPlayer(r, uint16(3*i)))
+		}
+		cur := pkWorld{Ps: append([]pkPlayer(nil), base.Ps...)}
+		for i := range cur.Ps {
+			if r.Intn(3) > 0 {
+				cur.Ps[i] = pkRandPlayer(r, cur.Ps[i].ID)
+			}
+		}
+		return &base, &cur
+	}
+	decodes := 0
+	for seed := int64(0); seed < 20; seed++ {
+		base, cur := gen(seed)
+		delta, err := c.AppendDelta(nil, base, cur)
+		require.NoError(t, err)
+		qb, _ := gen(seed)
+		require.NoError(t, c.Quantize(qb))
+		try := func(bad []byte) {
+			var x, y pkWorld
+			errX, errY := g.UnmarshalDelta(bad, qb, &x), c.UnmarshalDelta(bad, qb, &y)
+			sameErr(t, errX, errY, "seed %d: %x", seed, bad)
+			if errX == nil {
+				require.Equal(t, x, y, "seed %d: %x", seed, bad)
+			}
+			decodes++
+		}
+		for n := range len(delta) {
+			try(delta[:n])
+		}
+		for bit := range len(delta) * 8 {
+			bad := append([]byte(nil), delta...)
+			bad[bit/8] ^= 1 << (bit % 8)
+			try(bad)
+		}
+	}
+	t.Logf("%d damaged deltas", decodes)
+}

@@ -195,6 +195,14 @@ func (e *encoder) encAdded(n *node, sc *sliceHeader, added []int32) error {
 	return nil
 }
 
+// decEntityKernel reads a changed entity of set n by
+// decStructDeltaKernel when its operations allow, and reports whether it
+// did.
+func (d *decoder) decEntityKernel(n *node, pb, pd unsafe.Pointer) bool {
+	dp := n.elem.sub.dflat
+	return dp != nil && dp.decBitsNoID > 0 && dp.idField == n.idField && d.decStructDeltaKernel(dp, dp.noID, dp.decBitsNoID, pb, pd)
+}
+
 func (d *decoder) decEntityDelta(n *node, b, dst unsafe.Pointer) error {
 	sb, sd := (*sliceHeader)(b), (*sliceHeader)(dst)
 	l, err := d.readLen(n, 0) // the elements are bounded below, by what is new
@@ -247,8 +255,10 @@ func (d *decoder) decEntityDelta(n *node, b, dst unsafe.Pointer) error {
 			ci++
 			nc = at(changed, ci)
 			pb, pd := ptrAt(sb.data, uintptr(bi)*n.stride), ptrAt(sd.data, uintptr(j)*n.stride)
-			if err := d.decStructDelta(n.elem.sub, pb, pd, n.idField); err != nil {
-				return wrapField(err, fmt.Sprintf("[%d]", j), d.r.Pos())
+			if !d.decEntityKernel(n, pb, pd) {
+				if err := d.decStructDelta(n.elem.sub, pb, pd, n.idField); err != nil {
+					return wrapField(err, fmt.Sprintf("[%d]", j), d.r.Pos())
+				}
 			}
 			j, bi, k = j+1, bi+1, k+1
 			continue
