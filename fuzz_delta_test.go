@@ -16,14 +16,20 @@ type fuzzScene struct {
 	Leader  *DeltaPlayer
 	Note    string `net:",maxlen=32"`
 	Offsets []int32
+	Aim     fuzzAim `net:"q,min=-10,max=10,prec=0.01,dmin=-0.5,dmax=0.5"` // windowed elements
 }
+
+// fuzzAim is an array whose elements carry a window: a delta sends it
+// element by element.
+type fuzzAim [3]float32
 
 func fuzzScenes() (fuzzScene, fuzzScene) {
 	rng := rand.New(rand.NewSource(11))
 	w := makeWorld(rng, 6)
 	base := fuzzScene{Tick: 1, Cubes: w.Cubes, Players: []DeltaPlayer{{Health: 5}, {Weapon: 2}},
-		Scores: map[string]int16{"a": 1, "b": -3}, Note: "hi", Offsets: []int32{1, -2, 300}}
+		Scores: map[string]int16{"a": 1, "b": -3}, Note: "hi", Offsets: []int32{1, -2, 300}, Aim: fuzzAim{1, 2, 3}}
 	cur := base
+	cur.Aim = fuzzAim{1.25, 2, -9} // one element in its window, one beyond it
 	cur.Tick = 2
 	cur.Cubes = append([]Cube(nil), w.Cubes[1:]...)
 	cur.Cubes[0].Sleeping = true

@@ -68,6 +68,11 @@ func FuzzRoundTrip(f *testing.F) {
 
 // sceneFuncs keep generated values inside the ranges their tags declare.
 var sceneFuncs = []any{
+	func(a *fuzzAim, c fuzz.Continue) {
+		for i := range a {
+			a[i] = float32(c.Float64()*20 - 10)
+		}
+	},
 	func(p *PlayerPos, c fuzz.Continue) {
 		p.X = float32(c.Float64()*1024 - 512)
 		p.Y = float32(c.Float64()*128 - 16)

@@ -1176,6 +1176,12 @@ func TestSchemaDecoderReadsDeltas(t *testing.T) {
 				}
 			}
 			b.Offsets = append(append([]int32(nil), a.Offsets...), -7, 9)
+			b.Aim = a.Aim // moved in its window, but one element
+			for k := range b.Aim {
+				if k != int(i)%3 {
+					b.Aim[k] = min(max(b.Aim[k]+0.25, -10), 10)
+				}
+			}
 		}
 		c := sc.WithDebug(i%5 == 4)
 		if i%2 == 1 {
