@@ -361,10 +361,11 @@ func (g *csGen) typ(n *bitwire.NodeSchema) string {
 		if csValueType(n.Elem) {
 			return g.typ(n.Elem) + "?"
 		}
-		if n.Elem.Coding != "struct" && n.Elem.Coding != "string" && n.Elem.Coding != "bytes" {
+		if n.Elem.Coding == "ptr" {
+			// a null would not tell an absent pointer from one to an absent one
 			return g.fail("pointer to %s: not supported in C#", n.Elem.Coding)
 		}
-		return g.typ(n.Elem)
+		return g.typ(n.Elem) // a reference type: null when absent
 	case "map":
 		return "Dictionary<" + g.typ(n.Key) + ", " + g.typ(n.Elem) + ">"
 	}

@@ -18,8 +18,8 @@ type ciRot64 struct{ X, Y, Z, W float64 }
 // ciQuats holds quaternions in every form an input may have: arrays and
 // structs of float32 and float64 at several widths, a slice of them (one
 // node, whose adaptive state warms over the elements), an array of them
-// (sent whole when changed), one in a struct behind a pointer (C# has no
-// pointer to a quaternion) and some in a map.
+// (sent whole when changed), one in a struct behind a pointer and some in
+// a map.
 type ciQuats struct {
 	Rot    [4]float32    `net:"quat"`
 	Fine   [4]float64    `net:"quat,bits=16"`

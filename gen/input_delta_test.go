@@ -10,6 +10,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -17,6 +19,7 @@ import (
 	"github.com/bitwire/bitwire/bits"
 	"github.com/bitwire/bitwire/conn"
 	"github.com/bitwire/bitwire/fields"
+	"github.com/bitwire/bitwire/gen"
 	"github.com/bitwire/bitwire/replicate"
 	"github.com/bitwire/bitwire/snapshot"
 )
@@ -404,4 +407,33 @@ func inputTS(t *testing.T, node, dir string) {
 	}
 	out, err := exec.Command(node, filepath.Join(dir, "build/test/input.js"), path).CombinedOutput()
 	expectAll(t, "TypeScript", len(cases), out, err)
+}
+
+// TestCSharpInputSequences: the 900 input sequences of the TypeScript
+// runner (TestTypeScriptConnection/input) through the C# InputSender
+// behind a ConnClient (clients/cs/Conn.cs): Go's client packet byte for
+// byte, every coding an input may have delta-coded by the generated
+// EncodeDeltaInput.
+func TestCSharpInputSequences(t *testing.T) {
+	mcs, mono := csTools(t)
+	cases := tiCorpus(t, 900)
+	var lines strings.Builder
+	for _, c := range cases {
+		ticks := make([]string, len(c.Ticks))
+		for i, tk := range c.Ticks {
+			ticks[i] = strconv.FormatUint(uint64(tk), 10)
+		}
+		fmt.Fprintf(&lines, "%d\t%s\t%d\t%s\t%s\t%s\n", c.Mode, c.Key, c.Red, strings.Join(ticks, ","), strings.Join(c.Inputs, ","), c.Want)
+	}
+	var src strings.Builder
+	if err := gen.CSharp(&src, "CI", gen.Named("TI", bitwire.MustFor[tiInput]().Schema())); err != nil {
+		t.Fatal(err)
+	}
+	exe := buildCS(t, mcs, []byte(src.String()), "../clients/cs/Conn.cs", "../clients/cs/test/InputRunner.cs")
+	path := filepath.Join(filepath.Dir(exe), "input.tsv")
+	if err := os.WriteFile(path, []byte(lines.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(mono, exe, path).CombinedOutput()
+	expectAll(t, "C#", len(cases), out, err)
 }
