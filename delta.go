@@ -320,9 +320,19 @@ func (d *decoder) decStructDeltaKernel(dp *deltaPlan, ops []dop, bits int, b, ds
 		return false // (a model's codes go through decStructDeltaModel)
 	}
 	m := readMark(*d.r)
-	if d.decStructDeltaFlat(dp, ops, bits, b, dst) {
+	if !dp.decState {
+		if d.decStructDeltaFlat(ops, dp.size, bits, b, dst) {
+			return true
+		}
+		d.rewind(&m)
+		return false
+	}
+	states := d.ar.saveQuats()
+	if d.decStructDeltaFlat(ops, dp.size, bits, b, dst) {
+		d.ar.dropQuats(states)
 		return true
 	}
+	d.ar.restoreQuats(states)
 	d.rewind(&m)
 	return false
 }

@@ -85,10 +85,12 @@ type deltaPlan struct {
 	// (-1 when the struct has no id field)
 	noID    []dop
 	idField int
-	// decBits, decBitsNoID: the most bits a delta of ops (noID) takes,
-	// when decStructDeltaFlat reads them by the same operations (a
-	// pointer-free struct, see decodeFlat); 0 when it does not
+	// decBits, decBitsNoID: decodeFlat's bound on the bits of a delta of
+	// ops (noID) in decStructDeltaFlat's word loop, 0 when the kernel
+	// does not read them; decState: some leaf it hands to the general
+	// decoder keeps an adaptive state, which a failed kernel must restore
 	decBits, decBitsNoID int
+	decState             bool
 	size                 uintptr // the struct's size
 	depth                int     // struct nesting the operations span, the struct itself being 1
 	nest                 int     // the most structs and composites open at once
@@ -112,7 +114,7 @@ func flattenDelta(p *plan) *deltaPlan {
 	dp.ops = markUndo(append(dp.ops, dop{kind: dopStop}))
 	dp.size = p.typ.Size()
 	pod := !hasPointers(p.typ)
-	dp.decBits = decodeFlat(dp.ops, pod)
+	dp.decBits, dp.decState = decodeFlat(dp.ops, pod)
 	// The operations of an entity, which skip its id field.
 	for i := range p.fields {
 		if f := &p.fields[i]; f.node.spec.id && f.node.code != cStruct {
@@ -120,7 +122,7 @@ func flattenDelta(p *plan) *deltaPlan {
 			dp.ops = nil
 			if dp.addStruct(p, 0, 1, make([]int, len(p.fields)), i) {
 				dp.idField, dp.noID = i, markUndo(append(dp.ops, dop{kind: dopStop}))
-				dp.decBitsNoID = decodeFlat(dp.noID, pod)
+				dp.decBitsNoID, _ = decodeFlat(dp.noID, pod)
 			}
 			dp.ops = all
 			break
@@ -129,18 +131,19 @@ func flattenDelta(p *plan) *deltaPlan {
 	return dp
 }
 
-// decodeFlat returns the most bits a delta of ops takes when
-// decStructDeltaFlat reads them, and pays, else 0: the struct is
-// pointer-free (pod), decoding the operations changes nothing but the
-// reader and the value (no window, no quaternion), every leaf is a q,
-// range or bool of at most 56 bits, and they hold a struct or a
-// composite, where the general path pays a call or a take-back point for
-// each (for a struct of leaves alone its loop is as short).
-func decodeFlat(ops []dop, pod bool) int {
+// decodeFlat returns the most bits a delta of ops takes in the word
+// loop of decStructDeltaFlat (every changed bit, and the q, range and
+// bool leaves it reads itself), when the kernel reads ops and pays, else
+// 0: the struct is pointer-free (pod), and the operations nest a struct or
+// a composite, where the general loop pays a call or a take-back point
+// for each (for a struct of leaves alone its loop is as short). The
+// leaves the loop does not read itself (windows, quaternions, other
+// codings, leaves over 56 bits) it hands to the general leaf decoder.
+// stateful reports whether one of them keeps an adaptive state.
+func decodeFlat(ops []dop, pod bool) (maxBits int, stateful bool) {
 	if !pod {
-		return 0
+		return 0, false
 	}
-	maxBits := 0
 	nested := false
 	for i := range ops {
 		op := &ops[i]
@@ -149,73 +152,120 @@ func decodeFlat(ops []dop, pod bool) int {
 			continue
 		case dopStruct, dopComposite:
 			nested = true
-			maxBits++ // its changed bit
-			continue
-		case dopQ32, dopRangeInt, dopBool, dopQ32 + dopFull, dopRangeInt + dopFull, dopBool + dopFull:
-			if op.n.hasD || op.width > 56 {
-				return 0
+		default:
+			if wordLeaf(op) {
+				maxBits += int(op.width)
+			} else if op.kind == dopQuat || op.n.hasD {
+				stateful = true
 			}
-			maxBits += int(op.width)
-		default: // a quaternion, another scalar
-			return 0
 		}
 		if op.kind < dopFull {
 			maxBits++ // its changed bit
 		}
 	}
 	if !nested {
-		return 0
+		return 0, false
 	}
-	return maxBits
+	return maxBits, stateful
+}
+
+// wordLeaf reports whether deltaWords reads leaf op itself (a q without a
+// window, a range of at most 56 bits, a bool), as its switch decides.
+func wordLeaf(op *dop) bool {
+	switch op.kind % dopFull {
+	case dopQ32:
+		return op.flags&dopWindow == 0
+	case dopRangeInt:
+		return op.width <= 56
+	case dopBool:
+		return true
+	}
+	return false
 }
 
 // decStructDeltaFlat reads what encStructDeltaFlat writes, by the same
 // operations (ops: dp.ops, or dp.noID for an entity), into dst, which
 // starts as a copy of the baseline b: a changed bit a field and, when it
 // is 1, the field's value delta (a nested struct's own changed bits, a
-// composite's flat leaves in full), straight from the input's words as
-// decWords reads full structs. It reports false on an error; the caller
-// then restores the reader and runs the general path, which reports the
-// error at its place (rewriting dst whole). Only for operations whose
-// decBits is set (maxBits): nothing but the reader and dst changes.
-func (d *decoder) decStructDeltaFlat(dp *deltaPlan, ops []dop, maxBits int, b, dst unsafe.Pointer) bool {
+// composite's flat leaves in full). The word loop (deltaWords) reads them
+// straight from the input's words as decWords reads full structs, and
+// hands a leaf it does not read itself to the general leaf decoder
+// (decValueDelta, or decNode for a composite's leaf), through the reader.
+// It reports false on an error: the caller then restores the reader, and
+// the adaptive states when stateful, and runs the general path, which
+// reports the error at its place (rewriting dst whole). Only for
+// operations with a bound from decodeFlat (maxBits > 0).
+func (d *decoder) decStructDeltaFlat(ops []dop, size uintptr, maxBits int, b, dst unsafe.Pointer) bool {
 	if b != dst {
-		copyPod(dst, b, dp.size)
+		copyPod(dst, b, size)
 	}
 	r := d.r
 	data, pos := r.Source()
 	need := maxBits + 64 // every load of 8 bytes stays in the input
-	if pos+need <= len(data)*8 {
-		next, ok := deltaWords(ops, unsafe.Pointer(unsafe.SliceData(data)), uint(pos), dst)
-		if ok {
-			r.SkipTo(int(next))
+	if pos+need > len(data)*8 {
+		// Near the input's end: from a zero-padded copy of the rest,
+		// when the word loop reads every leaf.
+		at := pos >> 3
+		if pos&7+need > padBytes*8 {
+			return false
 		}
-		return ok
+		var buf [padBytes]byte
+		copy(buf[:], data[at:])
+		next, _, st := deltaWords(ops, 0, unsafe.Pointer(&buf), uint(pos&7), dst)
+		if next += uint(at) * 8; st != wordsDone || next > uint(len(data))*8 {
+			return false // past the end, or a leaf for the reader: the general path
+		}
+		r.SkipTo(int(next))
+		return true
 	}
-	// Near the input's end: from a zero-padded copy of the rest.
-	at := pos >> 3
-	if pos&7+need > padBytes*8 {
-		return false
+	src := unsafe.Pointer(unsafe.SliceData(data))
+	for i, p := 0, uint(pos); ; {
+		next, at, st := deltaWords(ops, i, src, p, dst)
+		if st == wordsDone {
+			r.SkipTo(int(next))
+			return true
+		}
+		if st == wordsBad {
+			return false
+		}
+		// A leaf for the general decoder, its changed bit read.
+		op := &ops[at]
+		r.SkipTo(int(next))
+		var err error
+		if pd := unsafe.Add(dst, op.off); op.kind >= dopFull {
+			err = d.decNode(op.n, pd)
+		} else {
+			err = d.decValueDelta(op.n, unsafe.Add(b, op.off), pd)
+		}
+		if err != nil {
+			return false
+		}
+		_, q := r.Source()
+		if q+need > len(data)*8 {
+			return false // the rest might reach past the input: the general path
+		}
+		p, i = uint(q), at+1
 	}
-	var buf [padBytes]byte
-	copy(buf[:], data[at:])
-	next, ok := deltaWords(ops, unsafe.Pointer(&buf), uint(pos&7), dst)
-	if next += uint(at) * 8; !ok || next > uint(len(data))*8 {
-		return false // past the end: the general path says so
-	}
-	r.SkipTo(int(next))
-	return true
 }
 
-// deltaWords is decStructDeltaFlat's loop over the bits at src from bit
-// pos, which hold at least the operations' most bits and 8 bytes more. It
-// returns the next bit, and false on a key out of its range.
-func deltaWords(ops []dop, src unsafe.Pointer, pos uint, dst unsafe.Pointer) (uint, bool) {
-	for i := 0; ; {
+// deltaWords' outcomes.
+const (
+	wordsDone   = iota // every operation read
+	wordsBad           // a key out of its range
+	wordsReader        // operation at is a leaf for the general decoder
+)
+
+// deltaWords is decStructDeltaFlat's loop over ops from operation i and
+// the bits at src from bit pos, which hold at least the operations' most
+// bits and 8 bytes more. It returns the next bit, and how it stopped: at
+// the end, on a key out of its range, or at operation at, a changed leaf
+// it does not read itself (next is then past its changed bit).
+func deltaWords(ops []dop, i int, src unsafe.Pointer, pos uint, dst unsafe.Pointer) (next uint, at, st int) {
+	for {
 		op := &ops[i]
 		switch op.kind {
 		case dopStop:
-			return pos, true
+			return pos, i, wordsDone
 		case dopEnd:
 			i++
 			continue
@@ -233,24 +283,33 @@ func deltaWords(ops []dop, src unsafe.Pointer, pos uint, dst unsafe.Pointer) (ui
 			i++ // its fields' changed bits, or its leaves in full, follow
 			continue
 		}
-		x := v & (1<<(op.width&63) - 1)
-		pos += uint(op.width)
 		pd := unsafe.Add(dst, op.off)
+		mask := uint64(1)<<(op.width&63) - 1
 		switch op.kind % dopFull {
 		case dopQ32:
-			q := &op.n.q
+			if op.flags&dopWindow != 0 {
+				return pos, i, wordsReader
+			}
+			x, q := v&mask, &op.n.q
 			if x > q.Steps() {
-				return pos, false
+				return pos, i, wordsBad
 			}
 			*(*float32)(pd) = float32(q.Value(x))
 		case dopRangeInt:
+			if op.width > 56 {
+				return pos, i, wordsReader
+			}
+			x := v & mask
 			if x > op.span {
-				return pos, false
+				return pos, i, wordsBad
 			}
 			storeInt(pd, op.mem, op.lo+x)
 		case dopBool:
-			*(*bool)(pd) = x != 0
+			*(*bool)(pd) = v&1 != 0
+		default: // a quaternion, another coding
+			return pos, i, wordsReader
 		}
+		pos += uint(op.width)
 		i++
 	}
 }

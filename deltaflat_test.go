@@ -447,13 +447,17 @@ func appendDeltaBothWays[T any](c *Codec[T], base, cur *T) (flat, general []byte
 }
 
 // TestDeltaFlatDecodeDamaged: the delta decoder's flat kernel
-// (decStructDeltaFlat, which pkPlayer's entities take) fails as the
-// general decoder does, or decodes the same value, on every cut and every
-// one-bit flip of random deltas, near the input's end too.
+// (decStructDeltaFlat, which pkPlayer's entities take, handing their
+// quaternion and window to the general leaf decoder) fails as the general
+// decoder does, or decodes the same value, on every cut and every one-bit
+// flip of random deltas, near the input's end too: a failed kernel gives
+// back the adaptive states it moved.
 func TestDeltaFlatDecodeDamaged(t *testing.T) {
 	c := MustFor[pkWorld]()
 	g := c.generalOnly()
-	require.Positive(t, c.p.fields[1].node.elem.sub.dflat.decBitsNoID, "pkPlayer is read by the kernel")
+	dp := c.p.fields[1].node.elem.sub.dflat
+	require.Positive(t, dp.decBitsNoID, "pkPlayer is read by the kernel")
+	require.True(t, dp.decState, "with states to give back")
 	gen := func(seed int64) (*pkWorld, *pkWorld) {
 		r := rand.New(rand.NewSource(seed))
 		var base pkWorld
@@ -462,8 +466,12 @@ func TestDeltaFlatDecodeDamaged(t *testing.T) {
 		}
 		cur := pkWorld{Ps: append([]pkPlayer(nil), base.Ps...)}
 		for i := range cur.Ps {
-			if r.Intn(3) > 0 {
+			switch r.Intn(3) {
+			case 0:
 				cur.Ps[i] = pkRandPlayer(r, cur.Ps[i].ID)
+			case 1: // a window's difference and a position
+				cur.Ps[i].DX = min(max(cur.Ps[i].DX+0.4, -64), 64)
+				cur.Ps[i].Pos.X = 0
 			}
 		}
 		return &base, &cur

@@ -116,6 +116,9 @@ var pathCases = []pathCase{
 				p.Hp, p.Flags.Firing = r.Intn(201), !p.Flags.Firing
 			case 3:
 				*p = pkRandPlayer(r, p.ID)
+			case 4:
+				p.DX = min(max(p.DX+float32(r.NormFloat64()*0.3), -64), 64)
+				p.Rot = pkQuat(r)
 			}
 		}
 		if r.Intn(20) == 0 && len(cur.Ps) > 0 {
@@ -292,6 +295,10 @@ type pkPlayer struct {
 	Hp    int     `net:"range,min=0,max=200"`
 	Alive bool    `net:""`
 	Flags pkFlags `net:"composite"`
+	// leaves the kernel hands to the general decoder, with adaptive
+	// states that a failed kernel restores
+	Rot [4]float32 `net:"quat,bits=9"`
+	DX  float32    `net:"q,min=-64,max=64,prec=0.01,dmin=-1,dmax=1"`
 }
 
 type pkPos struct {
@@ -314,7 +321,12 @@ type pkWorld struct {
 func pkRandPlayer(r *rand.Rand, id uint16) pkPlayer {
 	return pkPlayer{ID: id, Pos: pkPos{X: uni32(r, -512, 512), Y: uni32(r, -16, 112), Z: uni32(r, -512, 512)},
 		Aim: pkAim{Yaw: uni32(r, 0, 360), Ammo: int8(r.Intn(100))}, Hp: r.Intn(201), Alive: r.Intn(2) == 0,
-		Flags: pkFlags{r.Intn(2) == 0, r.Intn(2) == 0}}
+		Flags: pkFlags{r.Intn(2) == 0, r.Intn(2) == 0}, Rot: pkQuat(r), DX: uni32(r, -64, 64)}
+}
+
+func pkQuat(r *rand.Rand) [4]float32 {
+	q := randomQuat(r)
+	return [4]float32{float32(q[0]), float32(q[1]), float32(q[2]), float32(q[3])}
 }
 
 func sameOut(t *testing.T, want, got []byte, errWant, errGot error, msg string, args ...any) {
