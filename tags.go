@@ -108,34 +108,47 @@ func parseTag(path string, tag reflect.StructTag) (spec, error) {
 }
 
 func (s *spec) setOption(key, val string, hasVal bool) error {
-	needVal := func() error {
-		if !hasVal || val == "" {
-			return fmt.Errorf("option %q needs a value", key)
-		}
-		return nil
-	}
-	flag := func(dst *bool) error {
+	switch key {
+	case "composite", "id", "clamp": // flags
 		if hasVal {
 			return fmt.Errorf("option %q takes no value", key)
 		}
-		*dst = true
+		switch key {
+		case "composite":
+			s.composite = true
+		case "id":
+			s.id = true
+		default:
+			s.clamp = true
+		}
 		return nil
+	case "min", "max", "prec", "bits", "group", "maxlen", "dmin", "dmax":
+		if !hasVal || val == "" {
+			return fmt.Errorf("option %q needs a value", key)
+		}
+		return s.setValue(key, val)
 	}
+	if _, ok := codingNamed(key); ok {
+		return fmt.Errorf("coding %q must be the first element of the tag", key)
+	}
+	return fmt.Errorf("unknown option %q", key)
+}
+
+// setValue sets option key=val of those that take a value. Bounds stay
+// text until the field's type tells how to parse them.
+func (s *spec) setValue(key, val string) error {
 	switch key {
 	case "min":
-		if err := needVal(); err != nil {
-			return err
-		}
 		s.min, s.hasMin = val, true
 	case "max":
-		if err := needVal(); err != nil {
-			return err
-		}
 		s.max, s.hasMax = val, true
+	case "group":
+		s.group, s.hasGroup = val, true
+	case "dmin":
+		s.dmin, s.hasDelta = val, true
+	case "dmax":
+		s.dmax, s.hasDelta = val, true
 	case "prec":
-		if err := needVal(); err != nil {
-			return err
-		}
 		p, err := strconv.ParseFloat(val, 64)
 		if err != nil {
 			return fmt.Errorf("prec=%s does not parse as a number", val)
@@ -145,57 +158,31 @@ func (s *spec) setOption(key, val string, hasVal bool) error {
 		}
 		s.prec, s.hasPrec = p, true
 	case "bits":
-		if err := needVal(); err != nil {
-			return err
-		}
-		n, err := strconv.Atoi(val)
+		n, err := parseCount(key, val, 64)
 		if err != nil {
-			return fmt.Errorf("bits=%s does not parse as an integer", val)
-		}
-		if n < 1 || n > 64 {
-			return fmt.Errorf("bits=%d is outside 1..64", n)
+			return err
 		}
 		s.bits, s.hasBits = n, true
-	case "group":
-		if err := needVal(); err != nil {
-			return err
-		}
-		s.group, s.hasGroup = val, true
 	case "maxlen":
-		if err := needVal(); err != nil {
-			return err
-		}
-		n, err := strconv.Atoi(val)
+		n, err := parseCount(key, val, math.MaxInt32)
 		if err != nil {
-			return fmt.Errorf("maxlen=%s does not parse as an integer", val)
-		}
-		if n < 1 || n > math.MaxInt32 {
-			return fmt.Errorf("maxlen=%d is outside 1..%d", n, math.MaxInt32)
+			return err
 		}
 		s.maxlen, s.hasMaxlen = n, true
-	case "dmin":
-		if err := needVal(); err != nil {
-			return err
-		}
-		s.dmin, s.hasDelta = val, true
-	case "dmax":
-		if err := needVal(); err != nil {
-			return err
-		}
-		s.dmax, s.hasDelta = val, true
-	case "composite":
-		return flag(&s.composite)
-	case "id":
-		return flag(&s.id)
-	case "clamp":
-		return flag(&s.clamp)
-	default:
-		if _, ok := codingNamed(key); ok {
-			return fmt.Errorf("coding %q must be the first element of the tag", key)
-		}
-		return fmt.Errorf("unknown option %q", key)
 	}
 	return nil
+}
+
+// parseCount parses the value of option name, an integer in 1..hi.
+func parseCount(name, val string, hi int) (int, error) {
+	n, err := strconv.Atoi(val)
+	if err != nil {
+		return 0, fmt.Errorf("%s=%s does not parse as an integer", name, val)
+	}
+	if n < 1 || n > hi {
+		return 0, fmt.Errorf("%s=%d is outside 1..%d", name, n, hi)
+	}
+	return n, nil
 }
 
 // inherit returns the spec an element or leaf gets from a container's tag:

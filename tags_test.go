@@ -479,3 +479,44 @@ func TestTagErrorTextOnce(t *testing.T) {
 	_, err = For[struct{ Es []idEntity }]()
 	require.NoError(t, err)
 }
+
+// TestSetOptionErrors: each option's missing, extra or bad value is its
+// own error, word for word, and good values set the spec.
+func TestSetOptionErrors(t *testing.T) {
+	for _, c := range []struct {
+		key, val string
+		has      bool
+		want     string
+	}{
+		{"min", "", true, `option "min" needs a value`},
+		{"dmax", "", false, `option "dmax" needs a value`},
+		{"prec", "x", true, "prec=x does not parse as a number"},
+		{"prec", "-1", true, "prec=-1 must be a positive finite number"},
+		{"prec", "Inf", true, "prec=Inf must be a positive finite number"},
+		{"prec", "NaN", true, "prec=NaN must be a positive finite number"},
+		{"bits", "x", true, "bits=x does not parse as an integer"},
+		{"bits", "65", true, "bits=65 is outside 1..64"},
+		{"bits", "0", true, "bits=0 is outside 1..64"},
+		{"maxlen", "0", true, "maxlen=0 is outside 1..2147483647"},
+		{"maxlen", "2147483648", true, "maxlen=2147483648 is outside 1..2147483647"},
+		{"clamp", "1", true, `option "clamp" takes no value`},
+		{"id", "", true, `option "id" takes no value`},
+		{"q", "", false, `coding "q" must be the first element of the tag`},
+		{"speed", "", false, `unknown option "speed"`},
+	} {
+		var s spec
+		require.EqualError(t, s.setOption(c.key, c.val, c.has), c.want, "%s=%s", c.key, c.val)
+		require.Equal(t, spec{}, s, "%s=%s: a refused option sets nothing", c.key, c.val)
+	}
+	var s spec
+	for _, kv := range [][2]string{{"min", "-1"}, {"max", "2"}, {"prec", "0.5"}, {"bits", "7"}, {"group", "g"},
+		{"maxlen", "9"}, {"dmin", "-3"}, {"dmax", "3"}} {
+		require.NoError(t, s.setOption(kv[0], kv[1], true))
+	}
+	for _, k := range []string{"composite", "id", "clamp"} {
+		require.NoError(t, s.setOption(k, "", false))
+	}
+	require.Equal(t, spec{min: "-1", hasMin: true, max: "2", hasMax: true, prec: 0.5, hasPrec: true, bits: 7, hasBits: true,
+		group: "g", hasGroup: true, maxlen: 9, hasMaxlen: true, dmin: "-3", dmax: "3", hasDelta: true,
+		composite: true, id: true, clamp: true}, s)
+}
