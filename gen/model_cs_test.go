@@ -88,6 +88,7 @@ type mcWorld struct {
 	Trail  []mcVec         `net:"maxlen=6"`
 	Hist   []float32       `net:"q,min=0,max=10,prec=0.1"`
 	Arr    [2]mcVec
+	Aim    [3]float32 `net:"q,min=-50,max=50,prec=0.05,dmin=-1,dmax=1"` // windowed elements, element by element
 }
 
 func mcQuat(r *rand.Rand) [4]float32 {
@@ -152,6 +153,9 @@ func mcRandPlayer(r *rand.Rand) mcPlayer {
 
 func mcRandWorld(r *rand.Rand) mcWorld {
 	w := mcWorld{Tick: r.Uint32(), Me: mcRandPlayer(r), Arr: [2]mcVec{mcRandVec(r), mcRandVec(r)}}
+	for i := range w.Aim {
+		w.Aim[i] = float32(r.Float64()*100 - 50)
+	}
 	id := uint32(0)
 	for i := r.Intn(12); i > 0; i-- {
 		id += uint32(1 + r.Intn(3))
@@ -279,6 +283,14 @@ func mcStep(r *rand.Rand, w mcWorld, tp float64) mcWorld {
 		bs = append(bs, mcRandBody(r, id))
 	}
 	out.Bodies = bs
+	for i := range out.Aim {
+		switch {
+		case r.Float64() < tp:
+			out.Aim[i] = float32(r.Float64()*100 - 50)
+		case r.Intn(2) == 0:
+			out.Aim[i] = float32(max(-50, min(50, float64(w.Aim[i])+r.NormFloat64()*0.4)))
+		}
+	}
 	out.Me = mcStepPlayer(r, w.Me, tp)
 	switch {
 	case r.Intn(20) == 0:

@@ -68,6 +68,7 @@ type tsmWorld struct {
 	Span   int64     `net:"range,min=-8000000000000000,max=8000000000000000"` // numbers, but 2^54 keys
 	Score  int32
 	Stats  map[uint8]int16 `net:"maxlen=8"`
+	Aim    [3]int16        `net:"range,min=-1000,max=1000,dmin=-8,dmax=7"` // windowed elements, element by element
 }
 
 func tsmClamp(v, lo, hi float32) float32 { return max(lo, min(hi, v)) }
@@ -107,7 +108,8 @@ func tsmRandBody(r *rand.Rand, id uint32) tsmBody {
 
 func tsmRandWorld(r *rand.Rand) tsmWorld {
 	w := tsmWorld{Tick: r.Uint32(), Big: math.MaxInt64 - int64(r.Intn(50)), U64: math.MaxUint64 - uint64(r.Intn(50)), Span: 8e15 - int64(r.Intn(50)),
-		Wide: r.Int63n(2_000_000_000_001) - 1_000_000_000_000, Score: int32(r.Intn(1000))}
+		Wide: r.Int63n(2_000_000_000_001) - 1_000_000_000_000, Score: int32(r.Intn(1000)),
+		Aim: [3]int16{int16(r.Intn(2001) - 1000), int16(r.Intn(2001) - 1000), int16(r.Intn(2001) - 1000)}}
 	q := tsmRandRot(r)
 	w.Look = tsmOrient{q[0], q[1], q[2], q[3]}
 	id := uint32(0)
@@ -184,6 +186,14 @@ func tsmStep(r *rand.Rand, w tsmWorld, teleport bool) tsmWorld {
 		bs = append(bs, tsmRandBody(r, id))
 	}
 	out.Bodies = bs
+	for i := range out.Aim {
+		if r.Intn(2) == 0 {
+			out.Aim[i] = int16(max(-1000, min(1000, int(w.Aim[i])+r.Intn(15)-7)))
+		}
+		if jump() {
+			out.Aim[i] = int16(r.Intn(2001) - 1000)
+		}
+	}
 	if r.Intn(2) == 0 {
 		q := tsmTurn(r, [4]float32{w.Look.X, w.Look.Y, w.Look.Z, w.Look.W}, 2)
 		if jump() {
