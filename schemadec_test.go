@@ -618,7 +618,7 @@ func (d *sdec) valueDelta(n *NodeSchema, b any) any {
 	case "array":
 		// Elements that are scalars with a window, or arrays of them: a
 		// changed bit an element, then its delta; else the array in full.
-		if !n.DeltaByElement() {
+		if !sdecByElem(n) {
 			break
 		}
 		bs, _ := b.([]any)
@@ -682,6 +682,14 @@ func (d *sdec) valueDelta(n *NodeSchema, b any) any {
 		return keyValue(n, stepKey(n, b)+uint64(diff))
 	}
 	return d.node(n)
+}
+
+// sdecByElem is wire-format.md's rule for a changed array sent element by
+// element: its element has a delta window, or is such an array. Written
+// here from the text, as the rest of this decoder, rather than taken from
+// NodeSchema.DeltaByElement.
+func sdecByElem(n *NodeSchema) bool {
+	return n.Coding == "array" && (n.Elem.Delta != nil || sdecByElem(n.Elem))
 }
 
 // stepKey is the baseline's step count: what a window's difference is

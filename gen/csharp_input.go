@@ -2,6 +2,7 @@ package gen
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/bitwire/bitwire"
@@ -147,19 +148,16 @@ func (g *csGen) encDelta(n *bitwire.NodeSchema, base, cur, in string) string {
 		bl, cl, i, ch := g.v("bl"), g.v("cl"), g.v("i"), g.v("ch")
 		b.p("{ var %s = %s; var %s = %s;", bl, base, cl, cur)
 		b.p("  if (%s == null || %s.Length != %d || %s == null || %s.Length != %d) throw new ErrInvalidValue(\"array of %d elements expected\");", bl, bl, n.Count, cl, cl, n.Count, n.Count)
-		b.p("  for (int %s = 0; %s < %d; %s++)", i, i, n.Count, i)
-		b.p("  {")
-		b.p("    try")
-		b.p("    {")
-		b.p("      bool %s = !(%s);", ch, g.same(n.Elem, bl+"["+i+"]", cl+"["+i+"]"))
-		b.p("      e.W.Bool(%s);", ch)
-		b.p("      if (%s)", ch)
-		b.p("      {")
-		b.WriteString(g.encDelta(n.Elem, bl+"["+i+"]", cl+"["+i+"]", in+"        "))
-		b.p("      }")
-		b.p("    }")
-		b.p("    catch (BitwireException x) { throw x.Within(\"[\" + %s + \"]\"); }", i)
-		b.p("  }")
+		body := &csLines{in: in + "      "}
+		body.p("bool %s = !(%s);", ch, g.same(n.Elem, bl+"["+i+"]", cl+"["+i+"]"))
+		body.p("e.W.Bool(%s);", ch)
+		body.p("if (%s)", ch)
+		body.p("{")
+		body.WriteString(g.encDelta(n.Elem, bl+"["+i+"]", cl+"["+i+"]", in+"        "))
+		body.p("}")
+		loop := &csLines{in: in + "  "}
+		loop.elemLoop(i, strconv.Itoa(n.Count), body.String())
+		b.WriteString(loop.String())
 		b.p("}")
 		return b.String()
 	case "ptr":
