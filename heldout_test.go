@@ -419,7 +419,7 @@ func heldOut[T any](tb testing.TB, base, cur []T) hResult {
 	}
 	// Replace the in-sample model's codeword bits by the entropy.
 	var hbits, cbits float64
-	for t, cnt := range to.st.counts {
+	for t, cnt := range to.st.resolved(to.o.model.lay).counts {
 		var tot uint64
 		for _, x := range cnt {
 			tot += x
@@ -439,7 +439,7 @@ func heldOut[T any](tb testing.TB, base, cur []T) hResult {
 	// What the masks cost under the trained model, and as plain bits (a
 	// changed bit a field, as without a model).
 	var maskModel, maskPlain float64
-	for tb, cnt := range to.st.counts {
+	for tb, cnt := range to.st.resolved(to.o.model.lay).counts {
 		if to.o.model.lay.kinds[tb] != tkMask {
 			continue
 		}

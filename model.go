@@ -371,13 +371,44 @@ type trainStats struct {
 	segs   [][][]uint64
 	segLen int
 	// The adaptive code's state of each quaternion node (by uid -
-	// lay.base) in the pair being added: the absolute or relative choice
-	// recorded is the one the adaptive code makes in the same message.
+	// lay.base) in the pair being added: its choice of the absolute or
+	// relative form is one of the starting points of Model's choice
+	// (quatChoice).
 	quats []fields.QuatDeltaState
+	// Each changed quaternion whose baseline packs, counted by its
+	// relative form and segment; Model decides which of them its tables
+	// send absolute (resolved). pendingQ holds the pair being added's.
+	quatRecs map[quatRec]uint64
+	pendingQ []quatRec
+}
+
+// quatRec is the relative form of a recorded quaternion: the field's first
+// table, the segment of its pair, the rank, the numbers of the three
+// differences' tables (fields.QuatDiffTable) and their magnitude slots,
+// and whether the adaptive code sent it relative.
+type quatRec struct {
+	t0       int32
+	seg      uint16
+	rank     uint8
+	tab      [3]uint8
+	slot     [3]uint8
+	adaptive bool
 }
 
 // note records symbol s of table t.
 func (st *trainStats) note(t, s int) { st.pending = append(st.pending, uint64(t)<<32|uint64(s)) }
+
+// noteQuat records a changed quaternion of the first table t0 whose
+// baseline packs: rank and differences d of its relative form, rel the
+// adaptive code's choice.
+func (st *trainStats) noteQuat(t0, rank int, d *[3]int64, rel bool) {
+	r := quatRec{t0: int32(t0), rank: uint8(rank), adaptive: rel}
+	for k := range 3 {
+		r.tab[k] = uint8(fields.QuatDiffTable(rank, d, k))
+		r.slot[k] = uint8(fields.TokenSlot(abs64(d[k])))
+	}
+	st.pendingQ = append(st.pendingQ, r)
+}
 
 // bindModel binds m to plan p whose layout fingerprint is fp.
 func bindModel(p *plan, fp uint64, m *Model) *modelRT {
@@ -501,6 +532,7 @@ func (c *Codec[T]) NewTrainer() *Trainer[T] {
 // that the codec cannot encode is not recorded and its error is returned.
 func (t *Trainer[T]) Add(base, cur *T) error {
 	t.st.pending = t.st.pending[:0]
+	t.st.pendingQ = t.st.pendingQ[:0]
 	if t.st.quats == nil {
 		t.st.quats = make([]fields.QuatDeltaState, len(t.o.model.lay.tab))
 	}
@@ -515,6 +547,13 @@ func (t *Trainer[T]) Add(base, cur *T) error {
 	for _, x := range t.st.pending {
 		t.st.counts[x>>32][uint32(x)]++
 		seg[x>>32][uint32(x)]++
+	}
+	if len(t.st.pendingQ) > 0 && t.st.quatRecs == nil {
+		t.st.quatRecs = map[quatRec]uint64{}
+	}
+	for _, r := range t.st.pendingQ {
+		r.seg = uint16(len(t.st.segs) - 1)
+		t.st.quatRecs[r]++
 	}
 	t.st.pairs++
 	return nil

@@ -480,14 +480,11 @@ func (e *encoder) writeQuatModel(rt *modelRT, n *node, qb uint64, okb bool, qc u
 	if st := rt.train; st != nil {
 		t0 := rt.lay.table(n.uid)
 		rank, d, rel := n.quat.DeltaSymbolsIn(&st.quats[n.uid-rt.lay.base], qb, okb, qc)
-		if !rel {
-			st.note(t0, 0)
+		if !okb {
+			st.note(t0, 0) // no baseline to be relative to
 			return
 		}
-		st.note(t0, rank+1)
-		for k := range 3 {
-			st.note(t0+1+fields.QuatDiffTable(rank, &d, k), fields.TokenSlot(abs64(d[k]))+1)
-		}
+		st.noteQuat(t0, rank, &d, rel)
 		return
 	}
 	n.quat.WriteDeltaCodes(e.w, rt.quats[n.uid-rt.lay.base], qb, okb, qc)

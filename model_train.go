@@ -1,8 +1,10 @@
 package bitwire
 
 import (
+	"cmp"
 	"math"
 	mbits "math/bits"
+	"slices"
 
 	"github.com/bitwire/bitwire/fields"
 )
@@ -43,17 +45,18 @@ func (t *Trainer[T]) Model() (*Model, error) {
 		return nil, ErrNoTraining
 	}
 	lay := t.o.model.lay
+	st := t.st.resolved(lay)
 	m := &Model{layout: t.c.lfps[0]}
 	w := make([][]float64, len(lay.kinds))
 	ths := make([]smoothing, len(lay.kinds))
 	for _, u := range trainUnits(lay) {
-		th := t.st.crossValidate(lay, u)
-		u.weights(lay, t.st.counts, th, w)
+		th := st.crossValidate(lay, u)
+		u.weights(lay, st.counts, th, w)
 		ths[u.t0] = th
 	}
 	for i := range w {
 		lens := fields.TrainLengths(intWeights(w[i]))
-		if lay.kinds[i] == tkMask && t.st.plainMask(lay, i, lens, ths[i]) {
+		if lay.kinds[i] == tkMask && st.plainMask(lay, i, lens, ths[i]) {
 			lens = make([]uint8, len(lens)) // plain: the k bits alone
 		}
 		if err := fields.CheckCode(lens); err != nil {
@@ -63,6 +66,185 @@ func (t *Trainer[T]) Model() (*Model, error) {
 	}
 	m.setHash()
 	return m, nil
+}
+
+// resolved returns the recording with each recorded quaternion counted in
+// the form the model will send it in (quatChoice): its mode symbol and,
+// when relative, its three difference slots, in the counts and in its
+// segment's. st itself is left as it is, so that more pairs can be added
+// after a Model.
+func (st *trainStats) resolved(lay *modelLayout) *trainStats {
+	if len(st.quatRecs) == 0 {
+		return st
+	}
+	out := &trainStats{counts: cloneCounts(st.counts), pairs: st.pairs, segLen: st.segLen}
+	for _, seg := range st.segs {
+		out.segs = append(out.segs, cloneCounts(seg))
+	}
+	byField := map[int32][]quatRec{}
+	for r := range st.quatRecs {
+		byField[r.t0] = append(byField[r.t0], r)
+	}
+	for t0, recs := range byField {
+		// A fixed order: the choice's sums do not depend on it, but the
+		// ties between starts would.
+		slices.SortFunc(recs, quatRec.compare)
+		cnt := make([]uint64, len(recs))
+		for i, r := range recs {
+			cnt[i] = st.quatRecs[r]
+		}
+		rel := quatChoice(lay, st.counts, int(t0), recs, cnt)
+		for i, r := range recs {
+			for _, c := range [][][]uint64{out.counts, out.segs[r.seg]} {
+				if !rel[i] {
+					c[t0][0] += cnt[i]
+					continue
+				}
+				c[t0][r.rank+1] += cnt[i]
+				for k := range 3 {
+					c[int(t0)+1+int(r.tab[k])][r.slot[k]+1] += cnt[i]
+				}
+			}
+		}
+	}
+	return out
+}
+
+func (a quatRec) compare(b quatRec) int {
+	return cmp.Or(cmp.Compare(a.seg, b.seg), cmp.Compare(a.rank, b.rank),
+		slices.Compare(a.tab[:], b.tab[:]), slices.Compare(a.slot[:], b.slot[:]),
+		cmp.Compare(b2i(a.adaptive), b2i(b.adaptive)))
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func cloneCounts(c [][]uint64) [][]uint64 {
+	out := make([][]uint64, len(c))
+	for i := range c {
+		out[i] = slices.Clone(c[i])
+	}
+	return out
+}
+
+// quatChoiceRounds is the most rounds quatChoice runs from each start.
+const quatChoiceRounds = 8
+
+// quatChoice decides which of a quaternion field's recorded relative forms
+// (recs, cnt[i] times each; the field's tables start at t0, base holds
+// the counts of the pairs that had no baseline) the trained tables will
+// send absolute, as their encoder does: relative when it is no longer.
+// The tables depend on the choice and the choice on the tables, so it
+// alternates the two (each round trains the tables on the current choice
+// and re-chooses every form under them) until nothing changes, from two
+// starts: every form relative, and the adaptive code's choice. It keeps
+// the choice whose tables cost least on the recording. Recording the
+// adaptive choice alone (model file version 2 trainers did) trains on a
+// code that sends a large turn absolute because its cold Rice parameter
+// makes the turn dear, so the difference tables never saw large turns;
+// recording every form relative gives the absolute form, which a model
+// still needs for unrelated rotations, a long code.
+func quatChoice(lay *modelLayout, base [][]uint64, t0 int, recs []quatRec, cnt []uint64) []bool {
+	u := trainUnit{t0, fields.QuatTables}
+	var n, absBits int
+	for nd, t := range lay.nodes {
+		if t == t0 && nd.code == cQuat {
+			n, absBits = nd.quat.ComponentBits(), nd.quat.Bits()
+		}
+	}
+	full := make([][]uint64, t0+u.n)
+	w := make([][]float64, t0+u.n)
+	lens := make([][]uint8, u.n)
+	var best []bool
+	bestCost := uint64(math.MaxUint64)
+	for start := range 2 {
+		rel := make([]bool, len(recs))
+		for i, r := range recs {
+			rel[i] = start == 0 || r.adaptive
+		}
+		var cost uint64
+		for range quatChoiceRounds {
+			for t := range u.n {
+				full[t0+t] = slices.Clone(base[t0+t])
+			}
+			for i, r := range recs {
+				if !rel[i] {
+					full[t0][0] += cnt[i]
+					continue
+				}
+				full[t0][r.rank+1] += cnt[i]
+				for k := range 3 {
+					full[t0+1+int(r.tab[k])][r.slot[k]+1] += cnt[i]
+				}
+			}
+			u.weights(lay, full, smoothings[0], w)
+			for t := range u.n {
+				lens[t] = fields.TrainLengths(intWeights(w[t0+t]))
+			}
+			changed := false
+			cost = 0
+			for i, r := range recs {
+				a, b := quatAbsBits(lens, absBits), quatRelBits(lens, r, n)
+				cost += cnt[i] * uint64(min(a, b))
+				if (b <= a) != rel[i] {
+					rel[i], changed = b <= a, true
+				}
+			}
+			if !changed {
+				break
+			}
+		}
+		if cost < bestCost {
+			best, bestCost = rel, cost
+		}
+	}
+	return best
+}
+
+// quatAbsBits is the size of the absolute form with a quaternion's tables
+// of lengths lens: the mode's ESC and the packed value.
+func quatAbsBits(lens [][]uint8, absBits int) int { return int(lens[0][0]) + absBits }
+
+// quatRelBits is the size of relative form r with those tables (n-bit
+// components), as fields' encoder counts it: the mode symbol, then each
+// difference's token (its slot's codeword, the slot's low bits, a sign
+// for a magnitude not 0) or ESC, n bits and the sign. An uncoded mode
+// symbol is as long as anything.
+func quatRelBits(lens [][]uint8, r quatRec, n int) int {
+	ml := int(lens[0][r.rank+1])
+	if ml == 0 {
+		return math.MaxInt32
+	}
+	size := ml
+	for k := range 3 {
+		tl, s := lens[1+int(r.tab[k])], int(r.slot[k])
+		if s > 0 {
+			size++ // the sign
+		}
+		switch {
+		case tl[s+1] > 0:
+			size += int(tl[s+1]) + tokenExtraBits(s)
+		case tl[0] > 0:
+			size += int(tl[0]) + n
+		default:
+			return math.MaxInt32
+		}
+	}
+	return size
+}
+
+// tokenExtraBits is the number of magnitude bits a token of slot s carries
+// after its symbol (docs/wire-format.md, "Tokens"): none for slots 0..3,
+// then s/2 - 1.
+func tokenExtraBits(s int) int {
+	if s < 4 {
+		return 0
+	}
+	return s/2 - 1
 }
 
 // trainUnit is a run of tables trained together: one table, or a
@@ -429,6 +611,14 @@ func (st *trainStats) segment() [][]uint64 {
 			}
 			st.segs = st.segs[:maxSegs/2]
 			st.segLen *= 2
+			if len(st.quatRecs) > 0 {
+				merged := make(map[quatRec]uint64, len(st.quatRecs))
+				for r, x := range st.quatRecs {
+					r.seg /= 2
+					merged[r] += x
+				}
+				st.quatRecs = merged
+			}
 			if st.pairs/st.segLen < len(st.segs) {
 				return st.segs[len(st.segs)-1]
 			}
