@@ -54,6 +54,10 @@ var (
 	gmMode    = []uint8{2, 1, 3, 4, 4}                // absolute 2, rank 0 1, rank 1 3, ranks 2, 3 4
 	gmDiff    = lensOf(19, 3, 1, 2, 4, 4)             // ESC 3, slot 0 1, 1 2, 2..3 4
 	gmDiffBig = lensOf(19, 2, 2, 1)                   // D1[c ≥ 1]: ESC 2, slot 0 2, slot 1 1
+	// A difference table without ESC (model file version 3): slot 0 1,
+	// slot 1 2, slot 2 3, slots 3..17 7 bits (15 of 16 codewords of 7 bits
+	// under `111`).
+	gmDiffNoEsc = lensOf(19, 0, 1, 2, 3, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7)
 )
 
 // lensOf returns n code lengths that start with l (the rest 0).
@@ -113,6 +117,18 @@ func gmTurnModel() *Model {
 		append([][]uint8{make([]uint8, 5), gmWindow}, ql...))
 }
 
+// gmTurnNoEscModel is gmTurnModel with every difference table gmDiffNoEsc:
+// a model file version 3.
+func gmTurnNoEscModel() *Model {
+	qk, ql := gmQuatTables()
+	for i := 1; i < len(ql); i++ {
+		ql[i] = gmDiffNoEsc
+	}
+	return gmModel(MustFor[gmTurn]().Fingerprint(),
+		append([]uint8{tkMask, tkWindow}, qk...),
+		append([][]uint8{make([]uint8, 5), gmWindow}, ql...))
+}
+
 // modelDeltaCase is deltaCase with a model.
 func modelDeltaCase[T any](name string, m *Model, base, cur T) goldenCase {
 	c := MustFor[T]().WithModel(m)
@@ -157,6 +173,8 @@ func goldenModelCases() []goldenCase {
 			gmWorld{Es: []gmEntity{{1, 1}, {2, 2.5}, {3, 3.02}}}),
 		modelDeltaCase("delta-model-plain-mask", gmTurnModel(),
 			gmTurn{X: 10, Rot: q(0, 0, 0, 1)}, gmTurn{X: 10.01, Rot: q(0.0087, 0, 0, 0.99996)}),
+		modelDeltaCase("delta-model-quat-no-esc", gmTurnNoEscModel(),
+			gmTurn{X: 10, Rot: q(0, 0, 0, 1)}, gmTurn{X: 10, Rot: q(0.06, 0, -0.0087, 0.998155)}),
 	}
 }
 

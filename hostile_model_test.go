@@ -12,7 +12,7 @@ import (
 // hostileModelFile is a valid model file of n tables of 2 symbols (5
 // bytes each), trained for no layout.
 func hostileModelFile(n int) []byte {
-	b := append([]byte(modelMagic), modelVersion)
+	b := append([]byte(modelMagic), modelVersionOld)
 	b = binary.BigEndian.AppendUint64(b, 1)
 	b = binary.BigEndian.AppendUint32(b, uint32(n))
 	for range n {

@@ -7,6 +7,7 @@ import (
 	"hash/crc32"
 	"hash/fnv"
 	mbits "math/bits"
+	"slices"
 	"unsafe"
 
 	"github.com/bitwire/bitwire/bits"
@@ -32,10 +33,13 @@ var (
 	ErrNoTraining = errors.New("bitwire: no training data")
 )
 
-// modelMagic and modelVersion open a model file.
+// modelMagic and a version byte open a model file. Version 3 added
+// quaternion difference tables without an ESC (escFree); a model that has
+// none is written as version 2, byte for byte what earlier writers wrote.
 const (
-	modelMagic   = "BWM"
-	modelVersion = 2
+	modelMagic      = "BWM"
+	modelVersion    = 3
+	modelVersionOld = 2
 )
 
 // The kinds of model tables (wire-format.md, "Models").
@@ -93,19 +97,26 @@ func (m *Model) Layout() uint64 { return m.layout }
 // goes into the fingerprint of a codec that uses the model.
 func (m *Model) Hash() uint64 { return m.hash }
 
-// MarshalBinary returns the model file (version 2): "BWM", a version byte,
-// the layout fingerprint (8 bytes), the number of tables (4 bytes), each
-// table's kind (1 byte), number of symbols S (2 bytes) and S code lengths
-// (a byte each), and a CRC-32 (IEEE) of all the bytes before it; integers
-// big-endian (docs/wire-format.md, "Models").
+// MarshalBinary returns the model file: "BWM", a version byte (3 when a
+// quaternion difference table has no ESC, else 2), the layout fingerprint
+// (8 bytes), the number of tables (4 bytes), each table's kind (1 byte),
+// number of symbols S (2 bytes) and S code lengths (a byte each), and a
+// CRC-32 (IEEE) of all the bytes before it; integers big-endian
+// (docs/wire-format.md, "Models").
 func (m *Model) MarshalBinary() ([]byte, error) {
+	version := byte(modelVersionOld)
+	for i := range m.tables() {
+		if escFree(m.kinds[i], m.tableLens(i)) {
+			version = modelVersion
+		}
+	}
 	n := 3 + 1 + 8 + 4 + 4
 	for i := range m.tables() {
 		n += 3 + len(m.tableLens(i))
 	}
 	b := make([]byte, 0, n)
 	b = append(b, modelMagic...)
-	b = append(b, modelVersion)
+	b = append(b, version)
 	b = binary.BigEndian.AppendUint64(b, m.layout)
 	b = binary.BigEndian.AppendUint32(b, uint32(m.tables()))
 	for i := range m.tables() {
@@ -117,20 +128,22 @@ func (m *Model) MarshalBinary() ([]byte, error) {
 	return binary.BigEndian.AppendUint32(b, crc32.ChecksumIEEE(b)), nil
 }
 
-// UnmarshalBinary loads a model file written by MarshalBinary. A file of
-// another version (version 1 files held Rice parameters: retrain), of the
-// wrong length, with a bad checksum, a kind outside 1..5, fewer than two
-// symbols in a table, or lengths that are no prefix code (a length above
-// 15, an over-subscribed code, an ESC length outside 1..5, except in a
-// plain mask table, whose lengths are all 0) is refused with
+// UnmarshalBinary loads a model file written by MarshalBinary, of version
+// 2 or 3. A file of another version (version 1 files held Rice parameters:
+// retrain), of the wrong length, with a bad checksum, a kind outside 1..5,
+// fewer than two symbols in a table, or lengths that are no prefix code (a
+// length above 15, an over-subscribed code, an ESC length outside 1..5,
+// except in a plain mask table, whose lengths are all 0, and, in version 3,
+// in a quaternion difference table that codes every slot) is refused with
 // an error wrapping ErrModel, and m is left unchanged. Whether the model
 // fits a codec is checked by WithModel.
 func (m *Model) UnmarshalBinary(b []byte) error {
 	if len(b) < 3+1+8+4+4 || string(b[:3]) != modelMagic {
 		return fmt.Errorf("%w: not a model file", ErrModel)
 	}
-	if b[3] != modelVersion {
-		return fmt.Errorf("%w: model file version %d, want %d", ErrModel, b[3], modelVersion)
+	version := b[3]
+	if version != modelVersion && version != modelVersionOld {
+		return fmt.Errorf("%w: model file version %d, want %d or %d", ErrModel, version, modelVersionOld, modelVersion)
 	}
 	body := b[:len(b)-4]
 	if crc32.ChecksumIEEE(body) != binary.BigEndian.Uint32(b[len(b)-4:]) {
@@ -160,9 +173,10 @@ func (m *Model) UnmarshalBinary(b []byte) error {
 		if err := fields.CheckCode(lens); err != nil {
 			return fmt.Errorf("%w: table %d: %v", ErrModel, i, err)
 		}
-		// A mask table with no codes at all is plain; every other table
-		// has an ESC of 1..5 bits.
-		if l := int(lens[0]); (l < 1 || l > fields.CodeEscMaxLen) && (kind != tkMask || !allZero(lens)) {
+		// A mask table with no codes at all is plain, and (version 3) a
+		// quaternion difference table that codes every slot may have no
+		// ESC; every other table has an ESC of 1..5 bits.
+		if l := int(lens[0]); (l < 1 || l > fields.CodeEscMaxLen) && (kind != tkMask || !allZero(lens)) && (version < modelVersion || !escFree(kind, lens)) {
 			return fmt.Errorf("%w: table %d: ESC length %d", ErrModel, i, l)
 		}
 		p = p[s:]
@@ -174,6 +188,15 @@ func (m *Model) UnmarshalBinary(b []byte) error {
 	out.setHash()
 	*m = out
 	return nil
+}
+
+// escFree reports whether a table of kind and code lengths lens is a
+// quaternion difference table without an ESC: ESC's length 0, every slot's
+// not. A quaternion's differences need no escape when every slot has a
+// code: the absolute form bounds what the quaternion costs (wire-format.md,
+// "Models").
+func escFree(kind uint8, lens []uint8) bool {
+	return kind == tkQuatDiff && lens[0] == 0 && !slices.Contains(lens[1:], 0)
 }
 
 // allZero reports whether every length is 0 (a plain mask table).

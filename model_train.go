@@ -55,7 +55,7 @@ func (t *Trainer[T]) Model() (*Model, error) {
 		ths[u.t0] = th
 	}
 	for i := range w {
-		lens := fields.TrainLengths(intWeights(w[i]))
+		lens := trainLengths(lay.kinds[i], w[i])
 		if lay.kinds[i] == tkMask && st.plainMask(lay, i, lens, ths[i]) {
 			lens = make([]uint8, len(lens)) // plain: the k bits alone
 		}
@@ -183,7 +183,7 @@ func quatChoice(lay *modelLayout, base [][]uint64, t0 int, recs []quatRec, cnt [
 			}
 			u.weights(lay, full, smoothings[0], w)
 			for t := range u.n {
-				lens[t] = fields.TrainLengths(intWeights(w[t0+t]))
+				lens[t] = trainLengths(lay.kinds[t0+t], w[t0+t])
 			}
 			changed := false
 			cost = 0
@@ -340,7 +340,7 @@ func (st *trainStats) crossValidate(lay *modelLayout, u trainUnit) smoothing {
 			copy(full[u.t0:], sp.train)
 			u.weights(lay, full, th, w)
 			for t := range u.n {
-				lens := fields.TrainLengths(intWeights(w[u.t0+t]))
+				lens := trainLengths(lay.kinds[u.t0+t], w[u.t0+t])
 				for s, x := range sp.test[t] {
 					l := int(lens[s])
 					if l == 0 {
@@ -386,7 +386,7 @@ func (st *trainStats) plainMask(lay *modelLayout, t int, lens []uint8, th smooth
 		for _, sp := range splits {
 			full[t] = sp.train[0]
 			u.weights(lay, full, th, w)
-			b, m := cost(fields.TrainLengths(intWeights(w[t])), sp.test[0])
+			b, m := cost(trainLengths(tkMask, w[t]), sp.test[0])
 			bits, n = bits+b, n+m
 		}
 	} else {
@@ -562,6 +562,17 @@ func riceSlots(n, k, width int) []float64 {
 		p[s] /= tot
 	}
 	return p
+}
+
+// trainLengths returns the code lengths of a table of kind and smoothed
+// weights w: a quaternion difference table, whose every slot has a
+// weight, gets no ESC (escFree); any other table keeps ESC's weight.
+func trainLengths(kind uint8, w []float64) []uint8 {
+	iw := intWeights(w)
+	if kind == tkQuatDiff {
+		iw[0] = 0
+	}
+	return fields.TrainLengths(iw)
 }
 
 // intWeights scales weights to integers (a positive weight stays

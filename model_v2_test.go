@@ -29,6 +29,18 @@ func TestModelFileRefusals(t *testing.T) {
 	good := []byte{tkMask, 2, 2, 1} // ESC `10`, unchanged `11`, changed `0`
 	var m Model
 	require.NoError(t, m.UnmarshalBinary(modelFile(2, 7, good)))
+	// Each version's file round-trips byte for byte: a model without an
+	// ESC-free table is written as version 2, one with one as version 3.
+	for _, f := range [][]byte{
+		modelFile(2, 7, good),
+		modelFile(3, 7, good, []byte{tkQuatDiff, 0, 1, 2, 2}),
+	} {
+		var m2 Model
+		require.NoError(t, m2.UnmarshalBinary(f))
+		b, err := m2.MarshalBinary()
+		require.NoError(t, err)
+		require.Equal(t, f, b)
+	}
 	withTrailer := modelFile(2, 7, good)
 	withTrailer = append(withTrailer[:len(withTrailer)-4], 0)
 	withTrailer = binary.BigEndian.AppendUint32(withTrailer, crc32.ChecksumIEEE(withTrailer))
@@ -43,7 +55,7 @@ func TestModelFileRefusals(t *testing.T) {
 		"short":           []byte("BWM"),
 		"magic":           append([]byte("XWM"), modelFile(2, 7, good)[3:]...),
 		"version 1":       modelFile(1, 7, good),
-		"version 3":       modelFile(3, 7, good),
+		"version 4":       modelFile(4, 7, good),
 		"crc":             badCRC,
 		"trailing byte":   withTrailer,
 		"table cut off":   cut,
@@ -55,6 +67,14 @@ func TestModelFileRefusals(t *testing.T) {
 		"over-subscribed": modelFile(2, 7, []byte{tkMask, 1, 1, 1}),
 		"no ESC":          modelFile(2, 7, []byte{tkMask, 0, 1, 1}),
 		"ESC of 6 bits":   modelFile(2, 7, []byte{tkMask, 6, 1, 2}),
+		// Version 3: a quaternion difference table may have no ESC when
+		// it codes every slot; not in version 2, not with a slot uncoded,
+		// not in another kind of table.
+		"no ESC, version 2":        modelFile(2, 7, []byte{tkQuatDiff, 0, 1, 2, 2}),
+		"no ESC, a slot uncoded":   modelFile(3, 7, []byte{tkQuatDiff, 0, 1, 1, 0}),
+		"no ESC in a mask table":   modelFile(3, 7, []byte{tkMask, 0, 1, 1}),
+		"no ESC in a window table": modelFile(3, 7, []byte{tkWindow, 0, 1, 1}),
+		"no ESC in a mode table":   modelFile(3, 7, []byte{tkQuatMode, 0, 1, 2, 3, 3}),
 	} {
 		var m2 Model
 		require.ErrorIs(t, m2.UnmarshalBinary(file), ErrModel, name)

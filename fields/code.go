@@ -4,6 +4,7 @@ import (
 	"container/heap"
 	"errors"
 	mbits "math/bits"
+	"slices"
 
 	"github.com/bitwire/bitwire/bits"
 )
@@ -388,13 +389,18 @@ func ReadToken(r *bits.Reader, c *Code) (m uint64, neg, esc bool, err error) {
 
 // TrainLengths returns the code lengths of a Huffman code for symbols of
 // weights w (0: no codeword), limited to CodeMaxLen bits, with ESC (symbol
-// 0, whose weight must not be 0) at most CodeEscMaxLen bits: while the
-// longest codeword is too long every weight is halved (rounding up), and
-// while ESC's is too long its weight doubles. Ties are broken by symbol,
-// so the result depends on the weights alone.
+// 0) at most CodeEscMaxLen bits: while the longest codeword is too long
+// every weight is halved (rounding up), and while ESC's is too long its
+// weight doubles. ESC always has a codeword (a weight of 0 counts as 1),
+// except when its weight is 0 and every other symbol's, of two or more,
+// is not: a complete table, whose symbols cover every value, has no ESC.
+// Ties are broken by symbol, so the result depends on the weights alone.
 func TrainLengths(w []uint64) []uint8 {
 	w = append([]uint64(nil), w...)
-	w[0] = max(w[0], 1)
+	esc := w[0] > 0 || len(w) < 3 || slices.Contains(w[1:], 0)
+	if esc {
+		w[0] = max(w[0], 1)
+	}
 	for {
 		l := huffmanLengths(w)
 		long := 0
@@ -406,7 +412,7 @@ func TrainLengths(w []uint64) []uint8 {
 			for i := range w {
 				w[i] = (w[i] + 1) / 2
 			}
-		case l[0] > CodeEscMaxLen:
+		case esc && l[0] > CodeEscMaxLen:
 			w[0] *= 2
 		default:
 			return l

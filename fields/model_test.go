@@ -106,6 +106,11 @@ func TestCodeRandomRoundTrip(t *testing.T) {
 func TestTrainLengths(t *testing.T) {
 	require.Equal(t, []uint8{2, 0, 1, 3, 3}, TrainLengths([]uint64{4, 0, 8, 2, 2}))
 	require.Equal(t, []uint8{1, 0}, TrainLengths([]uint64{0, 0})) // ESC alone
+	// A complete table (ESC's weight 0, every other's not) has no ESC;
+	// one with a symbol of weight 0, or with one symbol besides ESC, has.
+	require.Equal(t, []uint8{0, 1, 2, 2}, TrainLengths([]uint64{0, 4, 2, 2}))
+	require.Equal(t, []uint8{2, 1, 0, 2}, TrainLengths([]uint64{0, 4, 0, 2}))
+	require.Equal(t, []uint8{1, 1}, TrainLengths([]uint64{0, 5}))
 	// ESC of weight 1 among heavy symbols still gets at most 5 bits.
 	l := TrainLengths([]uint64{1, 1 << 30, 1 << 29, 1 << 28, 1 << 27, 1 << 26, 1 << 25, 1 << 24})
 	require.LessOrEqual(t, l[0], uint8(CodeEscMaxLen))

@@ -571,6 +571,7 @@ func goldenModelPairs() map[string][2]any {
 		"delta-model-all":            {p, all},
 		"delta-model-entities":       {gcmWorld{Es: []gcmEntity{{1, 1}, {2, 2}, {3, 3}}}, gcmWorld{Es: []gcmEntity{{1, 1}, {2, 2.5}, {3, 3.02}}}},
 		"delta-model-plain-mask":     {gcmTurn{X: 10, Rot: q(0, 0, 0, 1)}, gcmTurn{X: 10.01, Rot: q(0.0087, 0, 0, 0.99996)}},
+		"delta-model-quat-no-esc":    {gcmTurn{X: 10, Rot: q(0, 0, 0, 1)}, gcmTurn{X: 10, Rot: q(0.06, 0, -0.0087, 0.998155)}},
 	}
 }
 

@@ -459,8 +459,9 @@ func tsmTables(f []byte) []int {
 func tsmFileCases(t *testing.T, name string, c *bitwire.Codec[tsmWorld], file, other []byte, r *rand.Rand) []cfCase {
 	at := tsmTables(file)
 	edit := func(f func(b []byte) []byte) []byte { return f(append([]byte(nil), file...)) }
-	// the first table with at least 4 symbols, and a window table
-	big, win := -1, -1
+	// the first table with at least 4 symbols, a window table, and a
+	// quaternion difference table without ESC (model file version 3)
+	big, win, noEsc := -1, -1, -1
 	for _, p := range at {
 		if s := binary.BigEndian.Uint16(file[p+1:]); s >= 4 && big < 0 {
 			big = p
@@ -468,22 +469,30 @@ func tsmFileCases(t *testing.T, name string, c *bitwire.Codec[tsmWorld], file, o
 		if file[p] == 2 && win < 0 {
 			win = p
 		}
+		if file[p] == 5 && file[p+3] == 0 && noEsc < 0 {
+			noEsc = p
+		}
+	}
+	if file[3] != 3 || noEsc < 0 {
+		t.Fatalf("%s: a trained model file of version %d, no ESC-free table at %d: want version 3 with one", name, file[3], noEsc)
 	}
 	files := map[string][]byte{
-		"valid":        file,
-		"short":        file[:19],
-		"magic":        tsmReCRC(edit(func(b []byte) []byte { b[0] = 'X'; return b })),
-		"version 1":    tsmReCRC(edit(func(b []byte) []byte { b[3] = 1; return b })),
-		"version 3":    tsmReCRC(edit(func(b []byte) []byte { b[3] = 3; return b })),
-		"crc":          edit(func(b []byte) []byte { b[len(b)-1] ^= 1; return b }),
-		"extra byte":   tsmReCRC(append(append([]byte(nil), file[:len(file)-4]...), 0, 0, 0, 0, 0)),
-		"more tables":  tsmReCRC(edit(func(b []byte) []byte { b[15]++; return b })),
-		"fewer tables": tsmReCRC(edit(func(b []byte) []byte { b[15]--; return b })),
-		"kind 0":       tsmReCRC(edit(func(b []byte) []byte { b[at[0]] = 0; return b })),
-		"kind 6":       tsmReCRC(edit(func(b []byte) []byte { b[at[0]] = 6; return b })),
-		"S 1":          tsmReCRC(edit(func(b []byte) []byte { b[at[1]+1], b[at[1]+2] = 0, 1; return b })),
-		"S past end":   tsmReCRC(edit(func(b []byte) []byte { b[at[1]+1], b[at[1]+2] = 0xff, 0xff; return b })),
-		"length 16":    tsmReCRC(edit(func(b []byte) []byte { b[big+4] = 16; return b })),
+		"valid":                  file,
+		"short":                  file[:19],
+		"magic":                  tsmReCRC(edit(func(b []byte) []byte { b[0] = 'X'; return b })),
+		"version 1":              tsmReCRC(edit(func(b []byte) []byte { b[3] = 1; return b })),
+		"version 4":              tsmReCRC(edit(func(b []byte) []byte { b[3] = 4; return b })),
+		"version 2":              tsmReCRC(edit(func(b []byte) []byte { b[3] = 2; return b })), // its ESC-free tables are version 3's
+		"no ESC, a slot uncoded": tsmReCRC(edit(func(b []byte) []byte { b[noEsc+4] = 0; return b })),
+		"crc":                    edit(func(b []byte) []byte { b[len(b)-1] ^= 1; return b }),
+		"extra byte":             tsmReCRC(append(append([]byte(nil), file[:len(file)-4]...), 0, 0, 0, 0, 0)),
+		"more tables":            tsmReCRC(edit(func(b []byte) []byte { b[15]++; return b })),
+		"fewer tables":           tsmReCRC(edit(func(b []byte) []byte { b[15]--; return b })),
+		"kind 0":                 tsmReCRC(edit(func(b []byte) []byte { b[at[0]] = 0; return b })),
+		"kind 6":                 tsmReCRC(edit(func(b []byte) []byte { b[at[0]] = 6; return b })),
+		"S 1":                    tsmReCRC(edit(func(b []byte) []byte { b[at[1]+1], b[at[1]+2] = 0, 1; return b })),
+		"S past end":             tsmReCRC(edit(func(b []byte) []byte { b[at[1]+1], b[at[1]+2] = 0xff, 0xff; return b })),
+		"length 16":              tsmReCRC(edit(func(b []byte) []byte { b[big+4] = 16; return b })),
 		"oversubscribed": tsmReCRC(edit(func(b []byte) []byte {
 			for i := range int(binary.BigEndian.Uint16(b[big+1:])) {
 				b[big+3+i] = 1
@@ -696,7 +705,7 @@ func tsmGoldenCases(t *testing.T) ([]gen.Message, []cfCase) {
 		switch {
 		case strings.Contains(b.name, "entities"):
 			tsmGoldenCase(t, b, w, &msgs, &cases)
-		case strings.Contains(b.name, "plain-mask"):
+		case strings.Contains(b.name, "plain-mask"), strings.Contains(b.name, "quat-no-esc"):
 			tsmGoldenCase(t, b, tsmgmTurn{X: 10, Rot: [4]float32{0, 0, 0, 1}}, &msgs, &cases)
 		default:
 			tsmGoldenCase(t, b, p, &msgs, &cases)

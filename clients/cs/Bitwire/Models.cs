@@ -12,7 +12,8 @@ namespace Bitwire
     /// (length, symbol) and written most significant bit first. Symbol 0 is the escape (ESC). The
     /// generated code builds one per table from the lengths the generator found in the schema's model
     /// file, which it checked; lengths that are no prefix code (a length above 15, an over-subscribed
-    /// code, fewer than two symbols, an ESC length outside 1..5) throw ErrModel. Read-only once built.
+    /// code, fewer than two symbols, an ESC length outside 1..5 unless ESC is absent and every other
+    /// symbol has a code) throw ErrModel. Read-only once built.
     /// </summary>
     public sealed class Code
     {
@@ -35,7 +36,10 @@ namespace Bitwire
                 if (l > 0) { kraft += 1L << (MaxLen - l); count[l]++; maxLen = Math.Max(maxLen, l); }
             }
             if (kraft > 1L << MaxLen) throw new ErrModel("over-subscribed code lengths");
-            if (lens[0] < 1 || lens[0] > EscMaxLen) throw new ErrModel("ESC length " + lens[0]);
+            // ESC is 1..5 bits, or absent from a table that codes every other symbol (a quaternion
+            // difference table of a model file version 3; the generator has checked the kind).
+            bool complete = lens[0] == 0 && lens.Length > 2 && Array.IndexOf(lens, (byte)0, 1) < 0;
+            if ((lens[0] < 1 || lens[0] > EscMaxLen) && !complete) throw new ErrModel("ESC length " + lens[0]);
             int code = 0, n = 0;
             for (int l = 1; l <= MaxLen; l++) { first[l] = code; index[l] = n; code = (code + count[l]) << 1; n += count[l]; }
             sorted = new int[n];

@@ -1374,7 +1374,7 @@ export function fromBase64(s: string): Uint8Array {
   return out;
 }
 
-/** a model file (version 2): the layout fingerprint it was trained for and one code per table */
+/** a model file (version 2, or 3 when a quaternion difference table has no ESC): the layout fingerprint it was trained for and one code per table */
 export class Model {
   layout: bigint; hash: bigint; kinds: number[]; codes: Code[];
   private constructor(layout: bigint, hash: bigint, kinds: number[], codes: Code[]) {
@@ -1383,7 +1383,8 @@ export class Model {
   /** reads a model file (Go's Model.UnmarshalBinary); every refusal of the format is ErrModel */
   static parse(b: Uint8Array): Model {
     if (b.length < 20 || b[0] !== 0x42 || b[1] !== 0x57 || b[2] !== 0x4d) throw new ErrModel("not a model file");
-    if (b[3] !== 2) throw new ErrModel(`model file version ${b[3]}, want 2`);
+    const version = b[3];
+    if (version !== 2 && version !== 3) throw new ErrModel(`model file version ${version}, want 2 or 3`);
     const end = b.length - 4;
     const be32 = (i: number) => ((b[i] << 24) | (b[i + 1] << 16) | (b[i + 2] << 8) | b[i + 3]) >>> 0;
     if (crc32(b.subarray(0, end)) !== be32(end)) throw new ErrModel("checksum mismatch");
@@ -1400,8 +1401,11 @@ export class Model {
       if (s < 2 || s > end - p) throw new ErrModel(`table ${i}: ${s} symbols`);
       let c: Code;
       try { c = new Code(b.subarray(p, p + s)); } catch (e) { throw e instanceof ErrModel ? new ErrModel(`table ${i}: ${e.detail}`) : e; }
-      const esc = c.lens[0]; // a mask table with no codes at all is plain; any other has an ESC of 1..5 bits
-      if ((esc < 1 || esc > CODE_ESC_MAX_LEN) && !(kind === TK_MASK && c.plain)) throw new ErrModel(`table ${i}: ESC length ${esc}`);
+      // A mask table with no codes at all is plain, and (version 3) a quaternion difference table
+      // that codes every slot may have no ESC; any other has an ESC of 1..5 bits.
+      const esc = c.lens[0];
+      const escFree = version === 3 && kind === TK_QUAT_DIFF && esc === 0 && c.lens.subarray(1).every((l) => l > 0);
+      if ((esc < 1 || esc > CODE_ESC_MAX_LEN) && !(kind === TK_MASK && c.plain) && !escFree) throw new ErrModel(`table ${i}: ESC length ${esc}`);
       p += s;
       kinds.push(kind); codes.push(c);
     }
