@@ -51,7 +51,7 @@ var (
 	gmWindow  = lensOf(17, 3, 0, 3, 3, 3, 3, 3, 3, 3) // ESC and slots 1..7 (m = 1 .. 15) 3 bits
 	gmYaw     = lensOf(21, 2, 0, 2, 2, 2)             // ESC 2, slots 1..3 (m = 1, 2, 3) 2
 	gmHP      = lensOf(13, 1, 0, 2, 2)                // ESC 1, slots 1..2 2
-	gmMode    = []uint8{2, 1, 3, 4, 4}                // absolute 2, rank 0 1, rank 1 3, ranks 2, 3 4
+	gmFirst   = gmFirstLens()                         // absolute 2; (rank, slot) below
 	gmDiff    = lensOf(19, 3, 1, 2, 4, 4)             // ESC 3, slot 0 1, 1 2, 2..3 4
 	gmDiffBig = lensOf(19, 2, 2, 1)                   // D1[c ≥ 1]: ESC 2, slot 0 2, slot 1 1
 	// A difference table without ESC (model file version 3): slot 0 1,
@@ -60,6 +60,21 @@ var (
 	gmDiffNoEsc = lensOf(19, 0, 1, 2, 3, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7)
 )
 
+// gmFirstLens returns the first table of a 9-bit quaternion (73 symbols:
+// the absolute form, then 1 + 18·rank + slot): absolute 2 bits; rank 0
+// with slot 0, 1, 2, 3: 2, 3, 5, 5; rank 1: 4, 5, 7, 7; ranks 2 and 3:
+// 5, 6, 8, 8; other slots none. (A rank's lengths are what a mode code of
+// 1, 3, 4, 4 bits and a first difference's slot code of 1, 2, 4, 4 bits
+// would give together.)
+func gmFirstLens() []uint8 {
+	l := make([]uint8, fields.QuatFirstSymbols(9))
+	l[0] = 2
+	for r, ls := range [][4]uint8{{2, 3, 5, 5}, {4, 5, 7, 7}, {5, 6, 8, 8}, {5, 6, 8, 8}} {
+		copy(l[1+18*r:], ls[:])
+	}
+	return l
+}
+
 // lensOf returns n code lengths that start with l (the rest 0).
 func lensOf(n int, l ...uint8) []uint8 {
 	out := make([]uint8, n)
@@ -67,14 +82,14 @@ func lensOf(n int, l ...uint8) []uint8 {
 	return out
 }
 
-// gmQuatTables returns a quaternion's 21 tables: the mode, D0[0..3] and
-// D2[0..7] gmDiff, D1[0] gmDiff and D1[1..7] gmDiffBig.
+// gmQuatTables returns a quaternion's 17 tables: the first table gmFirst,
+// D1[0] gmDiff, D1[1..7] gmDiffBig, D2[0..7] gmDiff.
 func gmQuatTables() (kinds []uint8, lens [][]uint8) {
-	kinds = append(kinds, tkQuatMode)
-	lens = append(lens, gmMode)
+	kinds = append(kinds, tkQuatFirst)
+	lens = append(lens, gmFirst)
 	for i := range fields.QuatTables - 1 {
 		kinds = append(kinds, tkQuatDiff)
-		if i >= 5 && i < 12 {
+		if i >= 1 && i < 8 {
 			lens = append(lens, gmDiffBig)
 		} else {
 			lens = append(lens, gmDiff)
@@ -117,10 +132,13 @@ func gmTurnModel() *Model {
 		append([][]uint8{make([]uint8, 5), gmWindow}, ql...))
 }
 
-// gmTurnNoEscModel is gmTurnModel with every difference table gmDiffNoEsc:
-// a model file version 3.
+// gmTurnNoEscModel is gmTurnModel with every difference table gmDiffNoEsc
+// and a first table that codes rank 0 with every slot: absolute 2 bits,
+// rank 0 with slot 0, 1, 2: 2, 3, 4 bits, with slots 3..17: 8 bits, other
+// ranks none.
 func gmTurnNoEscModel() *Model {
 	qk, ql := gmQuatTables()
+	ql[0] = lensOf(fields.QuatFirstSymbols(9), 2, 2, 3, 4, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8)
 	for i := 1; i < len(ql); i++ {
 		ql[i] = gmDiffNoEsc
 	}

@@ -18,8 +18,8 @@ import (
 // (baseline, current) pairs (Trainer) and shipped with client and server.
 // A codec with a model (Codec.WithModel) codes, in deltas, the changed bits
 // of each struct as mask symbols, windowed and bounded scalars as tokens
-// of their difference, and quaternions with a mode table and difference
-// tables by context, instead of the codes that adapt within each message:
+// of their difference, and quaternions with a first table (the form and
+// the first difference's slot) and difference tables by context, instead of the codes that adapt within each message:
 // no state at all crosses values. The tables are numbered by a depth-first
 // walk of the plan (modelLayoutOf); docs/wire-format.md, "Models", gives
 // the file format and how the tables are used.
@@ -33,22 +33,29 @@ var (
 	ErrNoTraining = errors.New("bitwire: no training data")
 )
 
-// modelMagic and a version byte open a model file. Version 3 added
-// quaternion difference tables without an ESC (escFree); a model that has
-// none is written as version 2, byte for byte what earlier writers wrote.
+// modelMagic and a version byte open a model file. Version 3 changed the
+// tables of quaternions (a first table that joins the form and the first
+// difference's slot; difference tables that may omit ESC); a model
+// without quaternion tables is the same in both and is written as version
+// 2, byte for byte what earlier writers wrote, so that it keeps its hash.
 const (
 	modelMagic      = "BWM"
 	modelVersion    = 3
 	modelVersionOld = 2
 )
 
+// hasQuat reports whether kinds hold a quaternion's tables.
+func hasQuat(kinds []uint8) bool {
+	return slices.Contains(kinds, tkQuatFirst) || slices.Contains(kinds, tkQuatDiff)
+}
+
 // The kinds of model tables (wire-format.md, "Models").
 const (
-	tkMask     = 1 // the changed bits of a chunk of up to 8 fields
-	tkWindow   = 2 // the difference of a windowed scalar
-	tkModular  = 3 // the difference of a bounded scalar, modulo its range
-	tkQuatMode = 4 // a quaternion's mode
-	tkQuatDiff = 5 // a quaternion's difference
+	tkMask      = 1 // the changed bits of a chunk of up to 8 fields
+	tkWindow    = 2 // the difference of a windowed scalar
+	tkModular   = 3 // the difference of a bounded scalar, modulo its range
+	tkQuatFirst = 4 // a quaternion's form and first difference slot
+	tkQuatDiff  = 5 // a quaternion's difference
 )
 
 // maskChunk is the number of fields one mask symbol covers.
@@ -97,18 +104,16 @@ func (m *Model) Layout() uint64 { return m.layout }
 // goes into the fingerprint of a codec that uses the model.
 func (m *Model) Hash() uint64 { return m.hash }
 
-// MarshalBinary returns the model file: "BWM", a version byte (3 when a
-// quaternion difference table has no ESC, else 2), the layout fingerprint
+// MarshalBinary returns the model file: "BWM", a version byte (3 when the
+// model holds a quaternion's tables, else 2), the layout fingerprint
 // (8 bytes), the number of tables (4 bytes), each table's kind (1 byte),
 // number of symbols S (2 bytes) and S code lengths (a byte each), and a
 // CRC-32 (IEEE) of all the bytes before it; integers big-endian
 // (docs/wire-format.md, "Models").
 func (m *Model) MarshalBinary() ([]byte, error) {
 	version := byte(modelVersionOld)
-	for i := range m.tables() {
-		if escFree(m.kinds[i], m.tableLens(i)) {
-			version = modelVersion
-		}
+	if hasQuat(m.kinds) {
+		version = modelVersion
 	}
 	n := 3 + 1 + 8 + 4 + 4
 	for i := range m.tables() {
@@ -128,15 +133,17 @@ func (m *Model) MarshalBinary() ([]byte, error) {
 	return binary.BigEndian.AppendUint32(b, crc32.ChecksumIEEE(b)), nil
 }
 
-// UnmarshalBinary loads a model file written by MarshalBinary, of version
-// 2 or 3. A file of another version (version 1 files held Rice parameters:
-// retrain), of the wrong length, with a bad checksum, a kind outside 1..5,
-// fewer than two symbols in a table, or lengths that are no prefix code (a
-// length above 15, an over-subscribed code, an ESC length outside 1..5,
-// except in a plain mask table, whose lengths are all 0, and, in version 3,
-// in a quaternion difference table that codes every slot) is refused with
-// an error wrapping ErrModel, and m is left unchanged. Whether the model
-// fits a codec is checked by WithModel.
+// UnmarshalBinary loads a model file written by MarshalBinary: version 3
+// when it holds a quaternion's tables, else 2. A file of another version
+// (version 1 files held Rice parameters, version 2 files with quaternion
+// tables the tables that version 3 replaced: retrain), of the wrong
+// length, with a bad checksum, a kind outside 1..5, fewer than two symbols
+// in a table, or lengths that are no prefix code (a length above 15, an
+// over-subscribed code, an ESC length outside 1..5, except in a plain mask
+// table, whose lengths are all 0, and in a quaternion difference table
+// that codes every slot) is refused with an error wrapping ErrModel, and m
+// is left unchanged. Whether the model fits a codec is checked by
+// WithModel.
 func (m *Model) UnmarshalBinary(b []byte) error {
 	if len(b) < 3+1+8+4+4 || string(b[:3]) != modelMagic {
 		return fmt.Errorf("%w: not a model file", ErrModel)
@@ -173,10 +180,10 @@ func (m *Model) UnmarshalBinary(b []byte) error {
 		if err := fields.CheckCode(lens); err != nil {
 			return fmt.Errorf("%w: table %d: %v", ErrModel, i, err)
 		}
-		// A mask table with no codes at all is plain, and (version 3) a
-		// quaternion difference table that codes every slot may have no
-		// ESC; every other table has an ESC of 1..5 bits.
-		if l := int(lens[0]); (l < 1 || l > fields.CodeEscMaxLen) && (kind != tkMask || !allZero(lens)) && (version < modelVersion || !escFree(kind, lens)) {
+		// A mask table with no codes at all is plain, and a quaternion
+		// difference table that codes every slot may have no ESC; every
+		// other table has an ESC of 1..5 bits.
+		if l := int(lens[0]); (l < 1 || l > fields.CodeEscMaxLen) && (kind != tkMask || !allZero(lens)) && !escFree(kind, lens) {
 			return fmt.Errorf("%w: table %d: ESC length %d", ErrModel, i, l)
 		}
 		p = p[s:]
@@ -184,6 +191,12 @@ func (m *Model) UnmarshalBinary(b []byte) error {
 	}
 	if len(p) != 0 {
 		return fmt.Errorf("%w: %d bytes after the tables", ErrModel, len(p))
+	}
+	switch q := hasQuat(out.kinds); {
+	case q && version == modelVersionOld:
+		return fmt.Errorf("%w: model file version 2 with quaternion tables, which version 3 replaced: retrain", ErrModel)
+	case !q && version == modelVersion:
+		return fmt.Errorf("%w: model file version 3 without quaternion tables: version 2, its only spelling", ErrModel)
 	}
 	out.setHash()
 	*m = out
@@ -335,7 +348,7 @@ func modelLayoutOf(p *plan) *modelLayout {
 			switch {
 			case n.code == cQuat:
 				l.nodes[n] = len(l.kinds)
-				add(tkQuatMode, 5)
+				add(tkQuatFirst, fields.QuatFirstSymbols(n.quat.ComponentBits()))
 				for range fields.QuatTables - 1 {
 					add(tkQuatDiff, fields.QuatDiffSymbols(n.quat.ComponentBits()))
 				}
@@ -406,14 +419,15 @@ type trainStats struct {
 }
 
 // quatRec is the relative form of a recorded quaternion: the field's first
-// table, the segment of its pair, the rank, the numbers of the three
-// differences' tables (fields.QuatDiffTable) and their magnitude slots,
-// and whether the adaptive code sent it relative.
+// table, the segment of its pair, its first table's symbol, the numbers
+// of the second and third differences' tables (fields.QuatDiffTable), the
+// three differences' magnitude slots, and whether the adaptive code sent
+// it relative.
 type quatRec struct {
 	t0       int32
 	seg      uint16
-	rank     uint8
-	tab      [3]uint8
+	first    uint16
+	tab      [2]uint8
 	slot     [3]uint8
 	adaptive bool
 }
@@ -421,15 +435,15 @@ type quatRec struct {
 // note records symbol s of table t.
 func (st *trainStats) note(t, s int) { st.pending = append(st.pending, uint64(t)<<32|uint64(s)) }
 
-// noteQuat records a changed quaternion of the first table t0 whose
-// baseline packs: rank and differences d of its relative form, rel the
-// adaptive code's choice.
-func (st *trainStats) noteQuat(t0, rank int, d *[3]int64, rel bool) {
-	r := quatRec{t0: int32(t0), rank: uint8(rank), adaptive: rel}
+// noteQuat records a changed quaternion (n-bit components, first table
+// t0) whose baseline packs: rank and differences d of its relative form,
+// rel the adaptive code's choice.
+func (st *trainStats) noteQuat(t0, n, rank int, d *[3]int64, rel bool) {
+	r := quatRec{t0: int32(t0), first: uint16(fields.QuatFirstSymbol(n, rank, d[0])), adaptive: rel}
 	for k := range 3 {
-		r.tab[k] = uint8(fields.QuatDiffTable(rank, d, k))
 		r.slot[k] = uint8(fields.TokenSlot(abs64(d[k])))
 	}
+	r.tab = [2]uint8{uint8(fields.QuatDiffTable(d, 1)), uint8(fields.QuatDiffTable(d, 2))}
 	st.pendingQ = append(st.pendingQ, r)
 }
 
@@ -550,8 +564,9 @@ func (c *Codec[T]) NewTrainer() *Trainer[T] {
 
 // Add records the symbols that a delta from base to cur codes with a
 // model: each struct's changed-field masks, each changed windowed or
-// bounded scalar's difference class, each changed quaternion's mode and
-// difference classes in their contexts. Each pair is recorded once. A pair
+// bounded scalar's difference class, each changed quaternion's relative
+// form (Model decides which of them its tables send absolute). Each pair
+// is recorded once. A pair
 // that the codec cannot encode is not recorded and its error is returned.
 func (t *Trainer[T]) Add(base, cur *T) error {
 	t.st.pending = t.st.pending[:0]

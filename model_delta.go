@@ -484,7 +484,7 @@ func (e *encoder) writeQuatModel(rt *modelRT, n *node, qb uint64, okb bool, qc u
 			st.note(t0, 0) // no baseline to be relative to
 			return
 		}
-		st.noteQuat(t0, rank, &d, rel)
+		st.noteQuat(t0, n.quat.ComponentBits(), rank, &d, rel)
 		return
 	}
 	n.quat.WriteDeltaCodes(e.w, rt.quats[n.uid-rt.lay.base], qb, okb, qc)

@@ -79,7 +79,7 @@ func TestTrainerModelThenAdd(t *testing.T) {
 	fb, _ := mb.MarshalBinary()
 	require.Equal(t, fb, fa)
 	// Each recorded form went one way: the resolved counts hold every
-	// changed orientation once in the mode table.
+	// changed orientation once in the first table.
 	st := b.st.resolved(b.o.model.lay)
 	var modes uint64
 	for _, x := range st.counts[0] {

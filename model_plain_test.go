@@ -55,7 +55,7 @@ func TestModelPlainMaskExactBits(t *testing.T) {
 	var m2 Model
 	require.NoError(t, m2.UnmarshalBinary(b))
 	require.Equal(t, *m, m2)
-	for _, kind := range []byte{tkWindow, tkModular, tkQuatMode, tkQuatDiff} {
+	for _, kind := range []byte{tkWindow, tkModular, tkQuatFirst, tkQuatDiff} {
 		var m3 Model
 		require.ErrorIs(t, m3.UnmarshalBinary(modelFile(2, 7, []byte{kind, 0, 0, 0})), ErrModel, "kind %d", kind)
 		require.Zero(t, m3.hash)

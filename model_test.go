@@ -166,9 +166,10 @@ func TestModelFileRoundTrip(t *testing.T) {
 	// 16 bytes of header; the root's mask (3 + 9) and Tick's modular table
 	// (3 + 1 + 64 slots); the body's mask (3 + 33) (its ID, a plain uint32,
 	// has no table), X and Y (windows of ±200 steps, E = 8: 3 + 1 + 16
-	// each), N (a window of -8..7, E = 4: 3 + 1 + 8), Rot (3 + 5, then 20 ×
-	// (3 + 1 + 18)); Cam (3 + 5, 20 × (3 + 1 + 22)); a CRC.
-	require.Len(t, b, 16+12+68+36+20+20+12+8+20*22+8+20*26+4)
+	// each), N (a window of -8..7, E = 4: 3 + 1 + 8), Rot (its first table
+	// 3 + 1 + 4·18, then 16 × (3 + 1 + 18)); Cam (3 + 1 + 4·22, 16 × (3 + 1
+	// + 22)); a CRC.
+	require.Len(t, b, 16+12+68+36+20+20+12+76+16*22+92+16*26+4)
 	var m2 Model
 	require.NoError(t, m2.UnmarshalBinary(b))
 	require.Equal(t, *m, m2)

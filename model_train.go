@@ -27,14 +27,15 @@ const (
 //
 // Smoothing: each table's weights are its counts plus a prior of a few
 // pseudo-samples, so that every symbol has a codeword and a table with few
-// samples follows its prior. A quaternion's difference tables are smoothed
-// in a hierarchy: a table borrows from its group (the first differences by
-// rank, the second or third by class), the group from all twenty tables,
-// and those from a prior that is uniform over magnitude slots (log-uniform
-// in the magnitude); a window or modular table's prior is uniform over its
-// slots, a mode table's over its modes, and a mask table's the product of
-// each field's own frequency of change. Each prior also spreads each count
-// a little to the neighbouring slots.
+// samples follows its prior. A quaternion's first table is smoothed as
+// the form and the first difference's slot by rank (smoothQuat); its
+// difference tables in a hierarchy: a table borrows from its group (the
+// first differences by rank, the second or third by class), the group from
+// all twenty, and those from a prior that is uniform over magnitude slots
+// (log-uniform in the magnitude); a window or modular table's prior is
+// uniform over its slots, the form's over the forms, and a mask table's
+// the product of each field's own frequency of change. Each prior also
+// spreads each count a little to the neighbouring slots.
 //
 // A mask table of k fields whose code is expected to cost k bits a symbol
 // or more is made plain (all lengths 0: the k changed bits alone; see
@@ -69,8 +70,8 @@ func (t *Trainer[T]) Model() (*Model, error) {
 }
 
 // resolved returns the recording with each recorded quaternion counted in
-// the form the model will send it in (quatChoice): its mode symbol and,
-// when relative, its three difference slots, in the counts and in its
+// the form the model will send it in (quatChoice): the first table's
+// symbol and, when relative, its other two difference slots, in the counts and in its
 // segment's. st itself is left as it is, so that more pairs can be added
 // after a Model.
 func (st *trainStats) resolved(lay *modelLayout) *trainStats {
@@ -100,10 +101,7 @@ func (st *trainStats) resolved(lay *modelLayout) *trainStats {
 					c[t0][0] += cnt[i]
 					continue
 				}
-				c[t0][r.rank+1] += cnt[i]
-				for k := range 3 {
-					c[int(t0)+1+int(r.tab[k])][r.slot[k]+1] += cnt[i]
-				}
+				r.count(c[t0:], cnt[i])
 			}
 		}
 	}
@@ -111,7 +109,7 @@ func (st *trainStats) resolved(lay *modelLayout) *trainStats {
 }
 
 func (a quatRec) compare(b quatRec) int {
-	return cmp.Or(cmp.Compare(a.seg, b.seg), cmp.Compare(a.rank, b.rank),
+	return cmp.Or(cmp.Compare(a.seg, b.seg), cmp.Compare(a.first, b.first),
 		slices.Compare(a.tab[:], b.tab[:]), slices.Compare(a.slot[:], b.slot[:]),
 		cmp.Compare(b2i(a.adaptive), b2i(b.adaptive)))
 }
@@ -176,10 +174,7 @@ func quatChoice(lay *modelLayout, base [][]uint64, t0 int, recs []quatRec, cnt [
 					full[t0][0] += cnt[i]
 					continue
 				}
-				full[t0][r.rank+1] += cnt[i]
-				for k := range 3 {
-					full[t0+1+int(r.tab[k])][r.slot[k]+1] += cnt[i]
-				}
+				r.count(full[t0:], cnt[i])
 			}
 			u.weights(lay, full, smoothings[0], w)
 			for t := range u.n {
@@ -205,23 +200,36 @@ func quatChoice(lay *modelLayout, base [][]uint64, t0 int, recs []quatRec, cnt [
 	return best
 }
 
+// count adds x to the counts of relative form r's symbols in c, a
+// quaternion's tables.
+func (r quatRec) count(c [][]uint64, x uint64) {
+	c[0][r.first] += x
+	for k := range 2 {
+		c[1+int(r.tab[k])][r.slot[k+1]+1] += x
+	}
+}
+
 // quatAbsBits is the size of the absolute form with a quaternion's tables
-// of lengths lens: the mode's ESC and the packed value.
+// of lengths lens: the first table's symbol 0 and the packed value.
 func quatAbsBits(lens [][]uint8, absBits int) int { return int(lens[0][0]) + absBits }
 
 // quatRelBits is the size of relative form r with those tables (n-bit
-// components), as fields' encoder counts it: the mode symbol, then each
-// difference's token (its slot's codeword, the slot's low bits, a sign
-// for a magnitude not 0) or ESC, n bits and the sign. An uncoded mode
-// symbol is as long as anything.
+// components), as fields' encoder counts it: the first table's symbol and
+// the first difference's tail (the slot's low bits, a sign for a
+// magnitude not 0), then the other two differences' tokens (the slot's
+// codeword and its tail) or ESC, n bits and the sign. A symbol without a
+// code is as long as anything.
 func quatRelBits(lens [][]uint8, r quatRec, n int) int {
-	ml := int(lens[0][r.rank+1])
-	if ml == 0 {
+	fl := int(lens[0][r.first])
+	if fl == 0 {
 		return math.MaxInt32
 	}
-	size := ml
-	for k := range 3 {
-		tl, s := lens[1+int(r.tab[k])], int(r.slot[k])
+	size := fl + tokenExtraBits(int(r.slot[0]))
+	if r.slot[0] > 0 {
+		size++ // the sign
+	}
+	for k := range 2 {
+		tl, s := lens[1+int(r.tab[k])], int(r.slot[k+1])
 		if s > 0 {
 			size++ // the sign
 		}
@@ -255,7 +263,7 @@ func trainUnits(lay *modelLayout) []trainUnit {
 	var out []trainUnit
 	for i := 0; i < len(lay.kinds); {
 		n := 1
-		if lay.kinds[i] == tkQuatMode {
+		if lay.kinds[i] == tkQuatFirst {
 			n = fields.QuatTables
 		}
 		out = append(out, trainUnit{i, n})
@@ -285,9 +293,8 @@ func (u trainUnit) weights(lay *modelLayout, cnt [][]uint64, th smoothing, w [][
 		w[i] = smoothed(cnt[i], kernel(uniformSlots(len(cnt[i])), cnt[i], th.a), th)
 	case tkMask:
 		w[i] = smoothed(cnt[i], maskPrior(cnt[i]), th)
-	case tkQuatMode:
-		w[i] = smoothed(cnt[i], uniformSlots(len(cnt[i])), th)
-		smoothQuat(w[i+1:i+u.n], cnt[i+1:i+u.n], th)
+	case tkQuatFirst:
+		smoothQuat(w[i:i+u.n], cnt[i:i+u.n], th)
 	}
 }
 
@@ -478,13 +485,57 @@ func maskPrior(cnt []uint64) []float64 {
 	return p
 }
 
-// smoothQuat fills w (the twenty difference tables of a quaternion) from
-// their counts cnt: D0 by rank, D1 and D2 by class (fields.QuatDiffTable).
-// Each table's prior is what the adaptive code expects there (riceSlots)
-// mixed with the counts of the other tables of its group, those of
-// neighbouring classes moved by two slots a class and weighing half as
-// much a class further.
+// smoothQuat fills w (a quaternion's tables: the first table, then the
+// sixteen difference tables) from their counts cnt. The first table is
+// smoothed as the two tables it joins: the form (absolute, or relative of
+// rank r) and, for each rank, the first difference's slot (D0[r]); its
+// weight of (r, slot) is the product of the two. So a pair's first symbol
+// is trained as the mode and first difference were before they were
+// joined, and costs what they carry together.
 func smoothQuat(w [][]float64, cnt [][]uint64, th smoothing) {
+	slots := (len(cnt[0]) - 1) / 4
+	mode := make([]uint64, 5)
+	d := make([][]uint64, 4, 4+len(cnt)-1)
+	mode[0] = cnt[0][0]
+	for r := range 4 {
+		d[r] = make([]uint64, 1+slots)
+		for sl := range slots {
+			x := cnt[0][1+r*slots+sl]
+			mode[r+1] += x
+			d[r][1+sl] += x
+		}
+	}
+	d = append(d, cnt[1:]...)
+	wd := make([][]float64, len(d))
+	smoothDiffs(wd, d, th)
+	wm := smoothed(mode, uniformSlots(len(mode)), th)
+	tot := sum(wm)
+	w[0] = make([]float64, len(cnt[0]))
+	w[0][0] = wm[0] / tot
+	for r := range 4 {
+		td := sum(wd[r][1:])
+		for sl := range slots {
+			w[0][1+r*slots+sl] = wm[r+1] / tot * wd[r][1+sl] / td
+		}
+	}
+	copy(w[1:], wd[4:])
+}
+
+func sum(x []float64) float64 {
+	var t float64
+	for _, v := range x {
+		t += v
+	}
+	return t
+}
+
+// smoothDiffs fills w (the twenty difference tables of a quaternion, the
+// first difference's by rank included) from their counts cnt: D0 by rank,
+// D1 and D2 by class (fields.QuatDiffTable). Each table's prior is what
+// the adaptive code expects there (riceSlots) mixed with the counts of the
+// other tables of its group, those of neighbouring classes moved by two
+// slots a class and weighing half as much a class further.
+func smoothDiffs(w [][]float64, cnt [][]uint64, th smoothing) {
 	n := len(cnt[0])
 	width := (n - 1) / 2
 	qc := fields.QuatClasses

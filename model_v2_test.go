@@ -29,11 +29,13 @@ func TestModelFileRefusals(t *testing.T) {
 	good := []byte{tkMask, 2, 2, 1} // ESC `10`, unchanged `11`, changed `0`
 	var m Model
 	require.NoError(t, m.UnmarshalBinary(modelFile(2, 7, good)))
-	// Each version's file round-trips byte for byte: a model without an
-	// ESC-free table is written as version 2, one with one as version 3.
+	// Each version's file round-trips byte for byte: a model without a
+	// quaternion's tables is written as version 2, one with them as
+	// version 3.
+	qd := []byte{tkQuatDiff, 0, 1, 2, 2} // no ESC: every slot coded
 	for _, f := range [][]byte{
 		modelFile(2, 7, good),
-		modelFile(3, 7, good, []byte{tkQuatDiff, 0, 1, 2, 2}),
+		modelFile(3, 7, good, qd),
 	} {
 		var m2 Model
 		require.NoError(t, m2.UnmarshalBinary(f))
@@ -67,14 +69,16 @@ func TestModelFileRefusals(t *testing.T) {
 		"over-subscribed": modelFile(2, 7, []byte{tkMask, 1, 1, 1}),
 		"no ESC":          modelFile(2, 7, []byte{tkMask, 0, 1, 1}),
 		"ESC of 6 bits":   modelFile(2, 7, []byte{tkMask, 6, 1, 2}),
-		// Version 3: a quaternion difference table may have no ESC when
-		// it codes every slot; not in version 2, not with a slot uncoded,
-		// not in another kind of table.
-		"no ESC, version 2":        modelFile(2, 7, []byte{tkQuatDiff, 0, 1, 2, 2}),
+		// Version 3 iff a quaternion's tables are there (version 2's
+		// quaternion tables were others: retrain).
+		"version 2 with quaternion tables": modelFile(2, 7, good, qd),
+		"version 3 without":                modelFile(3, 7, good),
+		// A quaternion difference table may have no ESC when it codes
+		// every slot; not with a slot uncoded, not another kind of table.
 		"no ESC, a slot uncoded":   modelFile(3, 7, []byte{tkQuatDiff, 0, 1, 1, 0}),
-		"no ESC in a mask table":   modelFile(3, 7, []byte{tkMask, 0, 1, 1}),
-		"no ESC in a window table": modelFile(3, 7, []byte{tkWindow, 0, 1, 1}),
-		"no ESC in a mode table":   modelFile(3, 7, []byte{tkQuatMode, 0, 1, 2, 3, 3}),
+		"no ESC in a mask table":   modelFile(3, 7, []byte{tkMask, 0, 1, 1}, qd),
+		"no ESC in a window table": modelFile(3, 7, []byte{tkWindow, 0, 1, 1}, qd),
+		"no ESC in a first table":  modelFile(3, 7, []byte{tkQuatFirst, 0, 1, 2, 3, 3}, qd),
 	} {
 		var m2 Model
 		require.ErrorIs(t, m2.UnmarshalBinary(file), ErrModel, name)

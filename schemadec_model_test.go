@@ -40,7 +40,7 @@ func sdecLoadModel(s *Schema) *sdecModel {
 		switch {
 		case n.Coding == "quat":
 			m.first[n] = count
-			count += 21
+			count += 17
 		case n.Delta != nil && n.Coding != "struct":
 			m.first[n] = count
 			count++
@@ -98,7 +98,13 @@ func (d *sdec) token(t int) (m uint64, neg, esc bool) {
 	if s == 0 {
 		return 0, false, true
 	}
-	slot := s - 1
+	m, neg = d.tail(s - 1)
+	return m, neg, false
+}
+
+// tail reads what follows a token's symbol of magnitude slot slot: the
+// magnitude's low bits, then a sign unless it is 0.
+func (d *sdec) tail(slot int) (m uint64, neg bool) {
 	if slot < 4 {
 		m = uint64(slot)
 	} else {
@@ -108,7 +114,24 @@ func (d *sdec) token(t int) (m uint64, neg, esc bool) {
 	if m != 0 {
 		neg = d.read(1) == 1
 	}
-	return m, neg, false
+	return m, neg
+}
+
+// quatFirstModel reads a quaternion's first table (base t0) for n-bit
+// components: the absolute form (ok false), or the rank and the first
+// difference, whose slot is in the symbol and whose tail follows it.
+func (d *sdec) quatFirstModel(t0, nb int) (rank int, e0 int64, ok bool) {
+	s := d.sym(t0)
+	if s == 0 {
+		return 0, 0, false
+	}
+	slots := 2 * nb // the slots of magnitudes of up to nb ≥ 2 bits
+	m, neg := d.tail((s - 1) % slots)
+	e0 = int64(m)
+	if neg {
+		e0 = -e0
+	}
+	return (s - 1) / slots, e0, true
 }
 
 // plainTable reports whether a table's lengths are all 0 (a plain mask
@@ -214,16 +237,13 @@ func (d *sdec) scalarModel(n *NodeSchema, b any) any {
 	return keyValue(n, u+kmin)
 }
 
-// quatDiffModel reads difference k of a relative quaternion of the given
-// rank with table base t0 (the mode table).
-func (d *sdec) quatDiffModel(t0, rank, k, nb int, e [3]int64) int64 {
+// quatDiffModel reads difference k (1 or 2) of a relative quaternion with
+// table base t0 (its first table).
+func (d *sdec) quatDiffModel(t0, k, nb int, e [3]int64) int64 {
 	cls := func(m int64) int { return min(mbits.Len64(uint64(m)), 7) }
-	t := t0 + 1 + rank
-	switch k {
-	case 1:
-		t = t0 + 5 + cls(abs(e[0]))
-	case 2:
-		t = t0 + 13 + cls((abs(e[0])+abs(e[1])+1)/2)
+	t := t0 + 1 + cls(abs(e[0]))
+	if k == 2 {
+		t = t0 + 9 + cls((abs(e[0])+abs(e[1])+1)/2)
 	}
 	m, neg, esc := d.token(t)
 	if esc {

@@ -961,10 +961,12 @@ func (d *sdec) quatDelta(n *NodeSchema, b [4]float64) any {
 	order := [][5]int{{0, 1, 4, 2, 3}, {4, 0, 1, 2, 3}}[st.afterAbs]
 	mode := order[pos] // rank 0..3, or 4: absolute
 	t0, maxBits := 0, 3+2+3*nb
-	if d.model != nil { // the mode table instead (the loop above read nothing)
+	var first int64 // with a model, the first difference read with the rank
+	if d.model != nil { // the first table instead (the loop above read nothing)
 		t0 = d.model.first[n]
 		maxBits = int(d.model.lens[t0][0]) + 2 + 3*nb
-		if mode = d.sym(t0) - 1; mode < 0 {
+		var ok bool
+		if mode, first, ok = d.quatFirstModel(t0, nb); !ok {
 			mode = 4
 		}
 	}
@@ -1031,8 +1033,10 @@ func (d *sdec) quatDelta(n *NodeSchema, b [4]float64) any {
 		default:
 			kk = riceK(16 * uint32((abs(e[0])+abs(e[1])+1)/2))
 		}
-		if d.model != nil {
-			e[k] = d.quatDiffModel(t0, mode, k, nb, e)
+		if d.model != nil && k == 0 {
+			e[k] = first
+		} else if d.model != nil {
+			e[k] = d.quatDiffModel(t0, k, nb, e)
 		} else {
 			u := 5 // the unary limit; 3 for a cold first difference
 			if k == 0 && !st.warm {

@@ -332,6 +332,39 @@ func writeTokenSlow(w *bits.Writer, c *Code, m uint64, neg bool) bool {
 	return true
 }
 
+// tailBits is the size of a token's tail for magnitude m: the bits of m
+// below its slot's top ones, and a sign when m is not 0.
+func tailBits(m uint64) int {
+	if m == 0 {
+		return 0
+	}
+	return slotExtra(TokenSlot(m)) + 1
+}
+
+// writeSlotTail writes the tail of a token of magnitude m (negative when
+// neg): what follows its slot's symbol.
+func writeSlotTail(w *bits.Writer, m uint64, neg bool) {
+	if m == 0 {
+		return
+	}
+	x := uint(slotExtra(TokenSlot(m)))
+	w.WriteBits(m&(1<<x-1)|b2u(neg)<<x, int(x+1))
+}
+
+// readSlotTail reads the tail of a token of slot s: its magnitude and
+// sign.
+func readSlotTail(r *bits.Reader, s int) (m uint64, neg bool, err error) {
+	if s == 0 {
+		return 0, false, nil
+	}
+	x := slotExtra(s)
+	tail, err := r.ReadBits(x + 1)
+	if err != nil {
+		return 0, false, err
+	}
+	return slotBase(s) | tail&(1<<uint(x)-1), tail>>uint(x) != 0, nil
+}
+
 // WriteEsc writes c's ESC codeword (symbol 0).
 func WriteEsc(w *bits.Writer, c *Code) { c.Write(w, 0) }
 

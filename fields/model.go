@@ -7,42 +7,43 @@ import (
 )
 
 // Model tables of a quaternion field (docs/wire-format.md, "Models"): a
-// mode table (symbol 0 the absolute form, 1..4 the relative ranks 0..3)
-// and twenty difference tables (symbol 0 ESC, s ≥ 1 magnitude slot s-1):
-// the first difference by rank, the second and third by the magnitude
-// class of those before them.
+// first table, whose symbol is the form and the first difference's slot
+// together (symbol 0 the absolute form, 1 + rank·S + slot the relative
+// form of that rank whose first difference is in that slot, S the number
+// of slots), then sixteen difference tables (symbol 0 ESC, which a
+// trained table may leave out, s ≥ 1 magnitude slot s-1): the second and
+// third differences by the magnitude class of those before them. One
+// symbol for the form and the first slot costs what they carry: a mode
+// symbol of its own cost a whole bit or more when one rank dominated.
 
 // QuatClasses is the number of contexts of the second and third
 // differences: magnitude classes 0..QuatClasses-1 (the last one for all
 // larger).
 const QuatClasses = 8
 
-// QuatTables is the number of tables of one quaternion field: the mode,
-// then 4 + 2·QuatClasses difference tables.
-const QuatTables = 1 + 4 + 2*QuatClasses
+// QuatTables is the number of tables of one quaternion field: the first
+// table, then 2·QuatClasses difference tables.
+const QuatTables = 1 + 2*QuatClasses
 
 // MagClass returns the context class of m: its bit length, at most
 // QuatClasses - 1.
 func MagClass(m uint64) int { return min(mbits.Len64(m), QuatClasses-1) }
 
-// QuatCodes are a quaternion field's tables: Tab[0] the mode table, then
+// QuatCodes are a quaternion field's tables: Tab[0] the first table, then
 // Tab[1+k] the difference table number k (QuatDiffTable).
 type QuatCodes struct {
 	Tab [QuatTables]*Code
 }
 
-// QuatDiffTable returns the number (0..4+2·QuatClasses-1) of the table of
-// difference k of a relative quaternion of rank rank whose differences
-// before k are e: rank for k = 0; 4 + MagClass(|e0|) for k = 1; 4 +
-// QuatClasses + MagClass((|e0| + |e1| + 1) / 2) for k = 2.
-func QuatDiffTable(rank int, e *[3]int64, k int) int {
-	switch k {
-	case 0:
-		return rank
-	case 1:
-		return 4 + MagClass(abs64(e[0]))
+// QuatDiffTable returns the number (0..2·QuatClasses-1) of the table of
+// difference k (1 or 2) of a relative quaternion whose differences before
+// k are e: MagClass(|e0|) for k = 1; QuatClasses + MagClass((|e0| + |e1|
+// + 1) / 2) for k = 2.
+func QuatDiffTable(e *[3]int64, k int) int {
+	if k == 1 {
+		return MagClass(abs64(e[0]))
 	}
-	return 4 + QuatClasses + MagClass((abs64(e[0])+abs64(e[1])+1)/2)
+	return QuatClasses + MagClass((abs64(e[0])+abs64(e[1])+1)/2)
 }
 
 // QuatDiffSymbols returns the number of symbols of a difference table of a
@@ -50,16 +51,30 @@ func QuatDiffTable(rank int, e *[3]int64, k int) int {
 // to n bits.
 func QuatDiffSymbols(n int) int { return 1 + TokenSlots(n) }
 
+// QuatFirstSymbols returns the number of symbols of the first table of a
+// quaternion with n-bit components: the absolute form, and each of the
+// four ranks with each slot of magnitudes of up to n bits.
+func QuatFirstSymbols(n int) int { return 1 + 4*TokenSlots(n) }
+
+// QuatFirstSymbol returns the first table's symbol of a relative form of
+// rank rank whose first difference is e0, for n-bit components.
+func QuatFirstSymbol(n, rank int, e0 int64) int {
+	return 1 + rank*TokenSlots(n) + TokenSlot(abs64(e0))
+}
+
 // maxBitsCodes is the longest a quaternion delta may be with tables t:
 // the absolute form.
 func (q *Quat) maxBitsCodes(t *QuatCodes) int { return t.Tab[0].Len(0) + q.Bits() }
 
 // diffBits is the size of difference v in table c: its token, or ESC, n
-// bits and a sign.
+// bits and a sign; -1 when neither has a code.
 func (q *Quat) diffBits(c *Code, v int64) int {
 	m := abs64(v)
 	if b := TokenBits(c, m); b >= 0 {
 		return b
+	}
+	if c.Len(0) == 0 {
+		return -1
 	}
 	b := c.Len(0) + q.n
 	if m != 0 {
@@ -70,21 +85,28 @@ func (q *Quat) diffBits(c *Code, v int64) int {
 
 // WriteDeltaCodes writes cur (packed) against base (packed; baseOK false
 // when it could not be) with the tables t: the relative form when the
-// baseline packs, its rank has a codeword and it is no longer than the
-// absolute form; else ESC and the packed value.
+// baseline packs, every symbol it needs has a code and it is no longer
+// than the absolute form; else the first table's symbol 0 and the packed
+// value.
 func (q *Quat) WriteDeltaCodes(w *bits.Writer, t *QuatCodes, base uint64, baseOK bool, cur uint64) {
-	mode := t.Tab[0]
+	first := t.Tab[0]
 	if baseOK {
 		rank, e := q.quatDiffs(base, cur)
-		if ml := mode.Len(rank + 1); ml > 0 {
-			size := ml
-			for k := range 3 {
-				size += q.diffBits(t.Tab[1+QuatDiffTable(rank, &e, k)], e[k])
+		sym := QuatFirstSymbol(q.n, rank, e[0])
+		if fl := first.Len(sym); fl > 0 {
+			size := fl + tailBits(abs64(e[0]))
+			for k := 1; k < 3 && size >= 0; k++ {
+				if b := q.diffBits(t.Tab[1+QuatDiffTable(&e, k)], e[k]); b >= 0 {
+					size += b
+				} else {
+					size = -1
+				}
 			}
-			if size <= q.maxBitsCodes(t) {
-				mode.Write(w, rank+1)
-				for k := range 3 {
-					c := t.Tab[1+QuatDiffTable(rank, &e, k)]
+			if size >= 0 && size <= q.maxBitsCodes(t) {
+				first.Write(w, sym)
+				writeSlotTail(w, abs64(e[0]), e[0] < 0)
+				for k := 1; k < 3; k++ {
+					c := t.Tab[1+QuatDiffTable(&e, k)]
 					m := abs64(e[k])
 					if !WriteToken(w, c, m, e[k] < 0) {
 						WriteEsc(w, c)
@@ -98,7 +120,7 @@ func (q *Quat) WriteDeltaCodes(w *bits.Writer, t *QuatCodes, base uint64, baseOK
 			}
 		}
 	}
-	mode.Write(w, 0)
+	first.Write(w, 0)
 	w.WriteBits(cur, q.Bits())
 }
 
@@ -106,23 +128,34 @@ func (q *Quat) WriteDeltaCodes(w *bits.Writer, t *QuatCodes, base uint64, baseOK
 // base, as ReadDelta does for the adaptive code.
 func (q *Quat) ReadDeltaCodes(r *bits.Reader, t *QuatCodes, base *[4]float64) (uint64, error) {
 	start := r.Pos()
-	mode, err := t.Tab[0].Read(r)
+	sym, err := t.Tab[0].Read(r)
 	if err != nil {
 		return 0, err
 	}
-	if mode == 0 {
+	if sym == 0 {
 		return r.ReadBits(q.Bits())
+	}
+	slots := TokenSlots(q.n)
+	rank, slot := (sym-1)/slots, (sym-1)%slots
+	m, neg, err := readSlotTail(r, slot)
+	if err != nil {
+		return 0, err
 	}
 	qb, err := q.Pack(*base)
 	if err != nil {
 		return 0, errBaseline(err)
 	}
-	return q.readRelative(r, nil, t, qb, mode-1, start)
+	e0 := int64(m)
+	if neg {
+		e0 = -e0
+	}
+	return q.readRelative(r, nil, t, qb, rank, start, e0)
 }
 
-// readDiffCodes reads difference k of a relative quaternion with tables t.
-func (q *Quat) readDiffCodes(r *bits.Reader, t *QuatCodes, rank int, e *[3]int64, k int) (int64, error) {
-	m, neg, esc, err := ReadToken(r, t.Tab[1+QuatDiffTable(rank, e, k)])
+// readDiffCodes reads difference k (1 or 2) of a relative quaternion with
+// tables t.
+func (q *Quat) readDiffCodes(r *bits.Reader, t *QuatCodes, e *[3]int64, k int) (int64, error) {
+	m, neg, esc, err := ReadToken(r, t.Tab[1+QuatDiffTable(e, k)])
 	if err != nil {
 		return 0, err
 	}

@@ -203,7 +203,7 @@ func TestQuatCodesRoundTrip(t *testing.T) {
 	for i := range counts {
 		n := QuatDiffSymbols(9)
 		if i == 0 {
-			n = 5
+			n = QuatFirstSymbols(9)
 		}
 		counts[i] = make([]uint64, n)
 	}
@@ -224,9 +224,9 @@ func TestQuatCodesRoundTrip(t *testing.T) {
 		if !rel {
 			counts[0][0]++
 		} else {
-			counts[0][rank+1]++
-			for k := range 3 {
-				counts[1+QuatDiffTable(rank, &e, k)][TokenSlot(abs64(e[k]))+1]++
+			counts[0][QuatFirstSymbol(9, rank, e[0])]++
+			for k := 1; k < 3; k++ {
+				counts[1+QuatDiffTable(&e, k)][TokenSlot(abs64(e[k]))+1]++
 			}
 		}
 		pairs = append(pairs, pair{b, c})

@@ -440,7 +440,7 @@ func (q *Quat) ReadDelta(r *bits.Reader, s *QuatDeltaState, base *[4]float64) (u
 	if err != nil {
 		return 0, errBaseline(err)
 	}
-	return q.readRelative(r, s, nil, qb, mode, start)
+	return q.readRelative(r, s, nil, qb, mode, start, 0)
 }
 
 // errBaseline is the error for a baseline that cannot be packed.
@@ -449,7 +449,7 @@ func errBaseline(err error) error { return fmt.Errorf("baseline: %w", err) }
 // readRelative reads the differences of a relative quaternion of the given
 // mode (rank) whose mode code began at bit start: Rice codes with the
 // adaptive state s, or, when t is not nil, the tables t.
-func (q *Quat) readRelative(r *bits.Reader, s *QuatDeltaState, t *QuatCodes, base uint64, mode, start int) (uint64, error) {
+func (q *Quat) readRelative(r *bits.Reader, s *QuatDeltaState, t *QuatCodes, base uint64, mode, start int, e0 int64) (uint64, error) {
 	ranks := q.quatRanks(base)
 	m := ranks[mode]
 	n := uint(q.n)
@@ -469,11 +469,14 @@ func (q *Quat) readRelative(r *bits.Reader, s *QuatDeltaState, t *QuatCodes, bas
 	for i := range 3 {
 		var v int64
 		var err error
-		if t != nil {
-			v, err = q.readDiffCodes(r, t, mode, &e, i)
-		} else if i == 0 {
+		switch {
+		case t != nil && i == 0:
+			v = e0 // read with the first table's symbol
+		case t != nil:
+			v, err = q.readDiffCodes(r, t, &e, i)
+		case i == 0:
 			v, err = ReadRiceEG(r, s.params(e, i), s.u0())
-		} else {
+		default:
 			v, err = ReadRiceEG(r, s.params(e, i), quatUnary)
 		}
 		if err != nil {

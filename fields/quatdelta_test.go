@@ -24,7 +24,7 @@ func (q *Quat) readDelta(r *bits.Reader, s *QuatDeltaState, base uint64, baseOK 
 	if !baseOK {
 		return 0, ErrInvalidValue
 	}
-	return q.readRelative(r, s, nil, base, mode, start)
+	return q.readRelative(r, s, nil, base, mode, start, 0)
 }
 
 func TestIsqrt(t *testing.T) {

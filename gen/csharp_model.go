@@ -13,7 +13,7 @@ import (
 // symbols, or a plain mask table's k changed bits, then each changed
 // field's value delta), and the model's tables
 // as static Bitwire.Code objects built from the code lengths of the
-// schema's model file (bwMT<table>; a quaternion's 21 as one array,
+// schema's model file (bwMT<table>; a quaternion's 17 as one array,
 // bwMQ<table>). The tables are fixed when the code is generated: the
 // generator has checked the file (checkModel), so the client parses no
 // model at run time. Full messages, copies and the classes' own methods
@@ -57,7 +57,7 @@ func (g *csGen) modelTable(t int) string {
 	return name
 }
 
-// modelQuat returns the static array of quaternion n's 21 tables.
+// modelQuat returns the static array of quaternion n's 17 tables.
 func (g *csGen) modelQuat(n *bitwire.NodeSchema) string {
 	t0 := g.mdl.layout.nodes[n]
 	if name, ok := g.mdl.quats[t0]; ok {

@@ -28,23 +28,26 @@ type mhSpin struct {
 
 // mhModel returns mhSpin's codec with a model whose tables are written
 // here: the mask (ESC `00`, unchanged `01`, changed `10`, and `11` begins
-// no code), the quaternion's mode (absolute `0`, rank 0 `10`) and 20
-// difference tables alike: ESC `0`, slots 0..4 `10`, `110`, `1110`,
+// no code), the quaternion's first table (absolute `0`, rank 0 with slot
+// 0 `10`, with slot 3 `110`, with slot 1 `111000000000`, nothing else) and
+// 16 difference tables alike: ESC `0`, slots 0..4 `10`, `110`, `1110`,
 // `11110`, `111110`. A relative form may take at most L_0 + 2 + 3N = 30
 // bits; with these tables one of exactly 30 and one of 31 can be written.
 func mhModel(t *testing.T) *bitwire.Codec[mhSpin] {
 	c := bitwire.MustFor[mhSpin]()
-	f := []byte("BWM\x02")
+	f := []byte("BWM\x03")
 	f = binary.BigEndian.AppendUint64(f, c.Fingerprint())
-	f = binary.BigEndian.AppendUint32(f, 22)
+	f = binary.BigEndian.AppendUint32(f, 18)
 	table := func(kind byte, lens ...byte) {
 		f = append(f, kind)
 		f = binary.BigEndian.AppendUint16(f, uint16(len(lens)))
 		f = append(f, lens...)
 	}
 	table(1, 2, 2, 2)
-	table(4, 1, 2, 0, 0, 0)
-	for range 20 {
+	first := make([]byte, 1+4*fields.TokenSlots(9))
+	first[0], first[1], first[2], first[4] = 1, 2, 12, 3 // symbol 1 + slot for rank 0
+	table(4, first...)
+	for range 16 {
 		d := make([]byte, 1+fields.TokenSlots(9))
 		copy(d, []byte{1, 2, 3, 4, 5, 6})
 		table(5, d...)
@@ -80,23 +83,19 @@ func mhCases(t *testing.T, c *bitwire.Codec[mhSpin], msg string) []cfCase {
 	}
 	long := bits.NewWriter(nil)
 	long.WriteBits(1, 2)  // mask: changed (`10`)
-	long.WriteBits(1, 2)  // mode: rank 0 (`10`)
-	long.WriteBits(0, 1)  // e0: ESC
-	long.WriteBits(1, 9)  // |e0| = 1
-	long.WriteBits(0, 1)  // positive
+	long.WriteBits(7, 12) // rank 0, e0 in slot 1 (`111000000000`)
+	long.WriteBits(0, 1)  // e0 = +1
 	long.WriteBits(0, 10) // e1: ESC, 0
 	long.WriteBits(0, 10) // e2: ESC, 0
-	// at30 and at31: e0 and e1 escaped (+1, 11 bits, and +1 or 0, 11 or
-	// 10), e2 a token (+3: `11110` and the sign, 6; +4: `111110`, one low
-	// bit and the sign, 8): 2 + 28 and 2 + 29 bits after the mask.
+	// at30 and at31: e0 +1 (13 bits), e1 escaped (+1 or 0, 11 or 10), e2
+	// a token (+3: `11110` and the sign, 6; +4: `111110`, one low bit and
+	// the sign, 8): 30 and 31 bits after the mask.
 	at := func(e1, e2bits uint64, n int) string {
 		w := bits.NewWriter(nil)
-		w.WriteBits(1, 2) // mask: changed (`10`)
-		w.WriteBits(1, 2) // mode: rank 0 (`10`)
-		w.WriteBits(0, 1) // e0: ESC
-		w.WriteBits(1, 9) // |e0| = 1
-		w.WriteBits(0, 1) // positive
-		w.WriteBits(0, 1) // e1: ESC
+		w.WriteBits(1, 2)  // mask: changed (`10`)
+		w.WriteBits(7, 12) // rank 0, e0 in slot 1 (`111000000000`)
+		w.WriteBits(0, 1)  // e0 = +1
+		w.WriteBits(0, 1)  // e1: ESC
 		w.WriteBits(e1, 9)
 		if e1 != 0 {
 			w.WriteBits(0, 1)

@@ -17,17 +17,17 @@ import (
 
 // The kinds of model tables (wire-format.md, "Tables and their numbering").
 const (
-	tkMask     = 1
-	tkWindow   = 2
-	tkModular  = 3
-	tkQuatMode = 4
-	tkQuatDiff = 5
+	tkMask      = 1
+	tkWindow    = 2
+	tkModular   = 3
+	tkQuatFirst = 4
+	tkQuatDiff  = 5
 )
 
-// quatTables is the number of tables of one quaternion: the mode, four
-// first differences by rank, eight second and eight third differences by
-// magnitude class.
-const quatTables = 21
+// quatTables is the number of tables of one quaternion: the first table
+// (the form and the first difference's slot), eight second and eight
+// third differences by magnitude class.
+const quatTables = 17
 
 // modelLayout lists the tables a schema's deltas use, in their order, and
 // where each node's and each struct type's tables start.
@@ -90,7 +90,7 @@ func modelLayoutOf(s *bitwire.Schema) *modelLayout {
 		switch {
 		case n.Coding == "quat":
 			l.nodes[n] = len(l.kinds)
-			add(tkQuatMode, 5)
+			add(tkQuatFirst, 1+4*fields.TokenSlots(n.Quat.Bits))
 			for range quatTables - 1 {
 				add(tkQuatDiff, 1+fields.TokenSlots(n.Quat.Bits))
 			}

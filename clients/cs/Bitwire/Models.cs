@@ -99,8 +99,15 @@ namespace Bitwire
             m = 0; neg = false;
             int sym = c.Read(R);
             if (sym == 0) return false;
-            int s = sym - 1;
-            if (s == 0) return true;
+            TokenTail(sym - 1, out m, out neg);
+            return true;
+        }
+        /// <summary>What follows the symbol of a token of magnitude slot s: the magnitude's bits below its slot's
+        /// top ones and a sign bit, none for slot 0.</summary>
+        public void TokenTail(int s, out ulong m, out bool neg)
+        {
+            m = 0; neg = false;
+            if (s == 0) return;
             if (s < 4) m = (ulong)s;
             else
             {
@@ -108,7 +115,6 @@ namespace Bitwire
                 m = (2UL | (ulong)(s & 1)) << x | R.Read(x);
             }
             neg = R.Bool();
-            return true;
         }
         /// <summary>The changed bits of a chunk of k fields: its symbol, or ESC and the k bits.</summary>
         public ulong Mask(Code c, int k)

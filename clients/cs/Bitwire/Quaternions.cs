@@ -238,15 +238,18 @@ namespace Bitwire
         }
         /// <summary>The magnitude class of a quaternion difference as a context of the next one: its bit length, at most 7.</summary>
         static int MagClass(long m) { return Math.Min(Codings.BitsRequired((ulong)m), 7); }
-        /// <summary>Reads a quaternion's delta coded with a model's 21 tables t (the mode table, D0[0..3], D1[0..7],
+        /// <summary>Reads a quaternion's delta coded with a model's 17 tables t (the first table, D1[0..7],
         /// D2[0..7]; wire-format.md, "Models", "Quaternions") against the baseline (x, y, z, w) into o.</summary>
         public void ReadDeltaModel(Decoder d, Code[] t, double bx, double by, double bz, double bw, double[] o, int[] scratch, int[] pb)
         {
             BitReader r = d.R;
             int start = r.Position;
-            int mode = t[0].Read(r);
-            if (mode == 0) { Read(r, scratch); Unpack(scratch, o); return; }
-            int rank = mode - 1;
+            int first = t[0].Read(r);
+            if (first == 0) { Read(r, scratch); Unpack(scratch, o); return; }
+            int slots = N <= 1 ? N + 1 : 2 * N; // the slots of magnitudes of up to N bits
+            int rank = (first - 1) / slots;
+            ulong m0; bool neg0;
+            d.TokenTail((first - 1) % slots, out m0, out neg0); // the first difference's slot is in the symbol
             Pack(bx, by, bz, bw, pb); // the baseline's: needed for a relative mode only
             long[] all = d.L4;
             int mc = Rebase(pb, rank, all);
@@ -255,9 +258,8 @@ namespace Bitwire
             scratch[0] = mc;
             for (int k = 0; k < 3; k++)
             {
-                Code c = k == 0 ? t[1 + rank] : k == 1 ? t[5 + MagClass(Math.Abs(e0))] : t[13 + MagClass((Math.Abs(e0) + Math.Abs(e1) + 1) / 2)];
-                ulong m; bool neg;
-                if (!d.Token(c, out m, out neg))
+                ulong m = m0; bool neg = neg0;
+                if (k > 0 && !d.Token(k == 1 ? t[1 + MagClass(Math.Abs(e0))] : t[9 + MagClass((Math.Abs(e0) + Math.Abs(e1) + 1) / 2)], out m, out neg))
                 {
                     m = r.Read(N);
                     neg = m != 0 && r.Bool();

@@ -1259,10 +1259,10 @@ function meanAdd(m16: number, m: number): number {
 export class ErrModel extends BitwireError { constructor(d = "bad model") { super("ErrModel", d); } }
 
 const CODE_MAX_LEN = 15, CODE_ESC_MAX_LEN = 5, CODE_LOOK_BITS = 10;
-/** table kinds: struct masks, windowed scalars, modular scalars, quaternion modes and differences */
-const TK_MASK = 1, TK_WINDOW = 2, TK_MODULAR = 3, TK_QUAT_MODE = 4, TK_QUAT_DIFF = 5;
-/** a quaternion's tables: its mode, D0[rank 0..3], D1[class 0..7], D2[class 0..7] */
-const QUAT_TABLES = 21, QUAT_CLASSES = 8;
+/** table kinds: struct masks, windowed scalars, modular scalars, quaternion first symbols and differences */
+const TK_MASK = 1, TK_WINDOW = 2, TK_MODULAR = 3, TK_QUAT_FIRST = 4, TK_QUAT_DIFF = 5;
+/** a quaternion's tables: its first table (the form and the first difference's slot), D1[class 0..7], D2[class 0..7] */
+const QUAT_TABLES = 17, QUAT_CLASSES = 8;
 
 /**
  * a canonical prefix code over symbols 0..n-1 given by each symbol's code length (0: none):
@@ -1374,7 +1374,7 @@ export function fromBase64(s: string): Uint8Array {
   return out;
 }
 
-/** a model file (version 2, or 3 when a quaternion difference table has no ESC): the layout fingerprint it was trained for and one code per table */
+/** a model file (version 3 when it holds a quaternion's tables, else 2): the layout fingerprint it was trained for and one code per table */
 export class Model {
   layout: bigint; hash: bigint; kinds: number[]; codes: Code[];
   private constructor(layout: bigint, hash: bigint, kinds: number[], codes: Code[]) {
@@ -1401,15 +1401,19 @@ export class Model {
       if (s < 2 || s > end - p) throw new ErrModel(`table ${i}: ${s} symbols`);
       let c: Code;
       try { c = new Code(b.subarray(p, p + s)); } catch (e) { throw e instanceof ErrModel ? new ErrModel(`table ${i}: ${e.detail}`) : e; }
-      // A mask table with no codes at all is plain, and (version 3) a quaternion difference table
-      // that codes every slot may have no ESC; any other has an ESC of 1..5 bits.
+      // A mask table with no codes at all is plain, and a quaternion difference table that codes
+      // every slot may have no ESC; any other has an ESC of 1..5 bits.
       const esc = c.lens[0];
-      const escFree = version === 3 && kind === TK_QUAT_DIFF && esc === 0 && c.lens.subarray(1).every((l) => l > 0);
+      const escFree = kind === TK_QUAT_DIFF && esc === 0 && c.lens.subarray(1).every((l) => l > 0);
       if ((esc < 1 || esc > CODE_ESC_MAX_LEN) && !(kind === TK_MASK && c.plain) && !escFree) throw new ErrModel(`table ${i}: ESC length ${esc}`);
       p += s;
       kinds.push(kind); codes.push(c);
     }
     if (p !== end) throw new ErrModel(`${end - p} bytes after the tables`);
+    // version 3 iff a quaternion's tables are there: version 2's were others (retrain)
+    const quat = kinds.some((k) => k === TK_QUAT_FIRST || k === TK_QUAT_DIFF);
+    if (quat && version === 2) throw new ErrModel("model file version 2 with quaternion tables, which version 3 replaced: retrain");
+    if (!quat && version === 3) throw new ErrModel("model file version 3 without quaternion tables: version 2, its only spelling");
     return new Model(layout, fnv1a64(b), kinds, codes);
   }
 }
@@ -1452,7 +1456,7 @@ export function bindModel(t: StructPlan, m: Model, layout: bigint): ModelTables 
       let mr: [bigint, bigint] | null;
       if (n.k === "quat") {
         nodes.set(n, kinds.length);
-        add(TK_QUAT_MODE, 5);
+        add(TK_QUAT_FIRST, 1 + 4 * tokenSlots(n.n as number));
         for (let i = 1; i < QUAT_TABLES; i++) add(TK_QUAT_DIFF, 1 + tokenSlots(n.n as number));
       } else if (n.dlo !== undefined && n.k !== "struct") {
         nodes.set(n, kinds.length);
@@ -1660,19 +1664,22 @@ export class DeltaDecoder extends Decoder {
    * s: m itself below 4, else 2 or 3 (the top two bits) times 2^x and x low bits, x = s/2 - 1
    */
   private token(c: Code): boolean {
-    const r = this.r;
-    const sym = c.read(r);
+    const sym = c.read(this.r);
     if (sym === 0) return false;
-    const s = sym - 1;
+    this.tokenTail(sym - 1);
+    return true;
+  }
+  /** reads what follows the symbol of a token of slot s (its low bits and sign) into tm and tneg */
+  private tokenTail(s: number): void {
+    const r = this.r;
     this.tm = 0; this.tneg = false;
-    if (s === 0) return true;
+    if (s === 0) return;
     if (s < 4) this.tm = s;
     else {
       const x = (s >> 1) - 1;
       this.tm = x <= 50 ? (2 + (s & 1)) * 2 ** x + r.read(x) : (BigInt(2 + (s & 1)) << BigInt(x)) | r.readBig(x);
     }
     this.tneg = r.bool();
-    return true;
   }
   /** a changed windowed (window table) or bounded (modular table) scalar with a model */
   private scalarModel(n: Node, b: any, c: Code): any {
@@ -1710,25 +1717,32 @@ export class DeltaDecoder extends Decoder {
     const key = n.signed ? BigInt.asIntN(64, k) : k;
     return storeKey(n, n.big ? key : Number(key));
   }
-  /** a changed quaternion with a model: the mode (ESC: absolute), then three differences by context */
+  /**
+   * a changed quaternion with a model: the first table's symbol (0: absolute; else the rank and the first
+   * difference's slot), the first difference's tail, then the other two differences by context
+   */
   private quatDeltaModel(n: QuatNode, b: any, m: ModelTables): any {
     const r = this.r;
     const t0 = m.nodes.get(n) as number;
     const start = r.pos;
-    const mode = m.codes[t0].read(r);
-    if (mode === 0) return this.node(n);
+    const first = m.codes[t0].read(r);
+    if (first === 0) return this.node(n);
     const qq = qc(n);
+    const slots = qq.n <= 1 ? qq.n + 1 : 2 * qq.n; // the slots of magnitudes of up to n bits
+    const rank = Math.floor((first - 1) / slots);
+    this.tokenTail((first - 1) % slots);
+    const e0 = this.tneg ? -(this.tm as number) : this.tm as number;
     let pb: number[];
     try { pb = qq.pack(loadQuat(n, b)); } catch (e) { if (e instanceof BitwireError) e.detail = "baseline: " + e.detail; throw e; }
-    const rank = mode - 1;
     const bb = quatRebase(qq, pb, rank);
     const e = [0, 0, 0];
     const p = [bb[0], 0, 0, 0];
     for (let k = 0; k < 3; k++) {
-      const tab = k === 0 ? rank : k === 1 ? 4 + Math.min(bitsRequired(Math.abs(e[0])), QUAT_CLASSES - 1)
-        : 4 + QUAT_CLASSES + Math.min(bitsRequired(Math.floor((Math.abs(e[0]) + Math.abs(e[1]) + 1) / 2)), QUAT_CLASSES - 1);
+      const tab = k === 1 ? Math.min(bitsRequired(Math.abs(e[0])), QUAT_CLASSES - 1)
+        : QUAT_CLASSES + Math.min(bitsRequired(Math.floor((Math.abs(e[0]) + Math.abs(e[1]) + 1) / 2)), QUAT_CLASSES - 1);
       let v: number;
-      if (this.token(m.codes[t0 + 1 + tab])) v = this.tneg ? -(this.tm as number) : this.tm as number;
+      if (k === 0) v = e0;
+      else if (this.token(m.codes[t0 + 1 + tab])) v = this.tneg ? -(this.tm as number) : this.tm as number;
       else {
         const mag = r.read(qq.n);
         v = mag !== 0 && r.bool() ? -mag : mag;

@@ -155,19 +155,22 @@ export class DeltaDecoder extends Decoder {
    * s: m itself below 4, else 2 or 3 (the top two bits) times 2^x and x low bits, x = s/2 - 1
    */
   private token(c: Code): boolean {
-    const r = this.r;
-    const sym = c.read(r);
+    const sym = c.read(this.r);
     if (sym === 0) return false;
-    const s = sym - 1;
+    this.tokenTail(sym - 1);
+    return true;
+  }
+  /** reads what follows the symbol of a token of slot s (its low bits and sign) into tm and tneg */
+  private tokenTail(s: number): void {
+    const r = this.r;
     this.tm = 0; this.tneg = false;
-    if (s === 0) return true;
+    if (s === 0) return;
     if (s < 4) this.tm = s;
     else {
       const x = (s >> 1) - 1;
       this.tm = x <= 50 ? (2 + (s & 1)) * 2 ** x + r.read(x) : (BigInt(2 + (s & 1)) << BigInt(x)) | r.readBig(x);
     }
     this.tneg = r.bool();
-    return true;
   }
   /** a changed windowed (window table) or bounded (modular table) scalar with a model */
   private scalarModel(n: Node, b: any, c: Code): any {
@@ -205,25 +208,32 @@ export class DeltaDecoder extends Decoder {
     const key = n.signed ? BigInt.asIntN(64, k) : k;
     return storeKey(n, n.big ? key : Number(key));
   }
-  /** a changed quaternion with a model: the mode (ESC: absolute), then three differences by context */
+  /**
+   * a changed quaternion with a model: the first table's symbol (0: absolute; else the rank and the first
+   * difference's slot), the first difference's tail, then the other two differences by context
+   */
   private quatDeltaModel(n: QuatNode, b: any, m: ModelTables): any {
     const r = this.r;
     const t0 = m.nodes.get(n) as number;
     const start = r.pos;
-    const mode = m.codes[t0].read(r);
-    if (mode === 0) return this.node(n);
+    const first = m.codes[t0].read(r);
+    if (first === 0) return this.node(n);
     const qq = qc(n);
+    const slots = qq.n <= 1 ? qq.n + 1 : 2 * qq.n; // the slots of magnitudes of up to n bits
+    const rank = Math.floor((first - 1) / slots);
+    this.tokenTail((first - 1) % slots);
+    const e0 = this.tneg ? -(this.tm as number) : this.tm as number;
     let pb: number[];
     try { pb = qq.pack(loadQuat(n, b)); } catch (e) { if (e instanceof BitwireError) e.detail = "baseline: " + e.detail; throw e; }
-    const rank = mode - 1;
     const bb = quatRebase(qq, pb, rank);
     const e = [0, 0, 0];
     const p = [bb[0], 0, 0, 0];
     for (let k = 0; k < 3; k++) {
-      const tab = k === 0 ? rank : k === 1 ? 4 + Math.min(bitsRequired(Math.abs(e[0])), QUAT_CLASSES - 1)
-        : 4 + QUAT_CLASSES + Math.min(bitsRequired(Math.floor((Math.abs(e[0]) + Math.abs(e[1]) + 1) / 2)), QUAT_CLASSES - 1);
+      const tab = k === 1 ? Math.min(bitsRequired(Math.abs(e[0])), QUAT_CLASSES - 1)
+        : QUAT_CLASSES + Math.min(bitsRequired(Math.floor((Math.abs(e[0]) + Math.abs(e[1]) + 1) / 2)), QUAT_CLASSES - 1);
       let v: number;
-      if (this.token(m.codes[t0 + 1 + tab])) v = this.tneg ? -(this.tm as number) : this.tm as number;
+      if (k === 0) v = e0;
+      else if (this.token(m.codes[t0 + 1 + tab])) v = this.tneg ? -(this.tm as number) : this.tm as number;
       else {
         const mag = r.read(qq.n);
         v = mag !== 0 && r.bool() ? -mag : mag;

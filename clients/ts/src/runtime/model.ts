@@ -11,10 +11,10 @@ import { Node, StructPlan, code, q } from "./plan.js";
 export class ErrModel extends BitwireError { constructor(d = "bad model") { super("ErrModel", d); } }
 
 const CODE_MAX_LEN = 15, CODE_ESC_MAX_LEN = 5, CODE_LOOK_BITS = 10;
-/** table kinds: struct masks, windowed scalars, modular scalars, quaternion modes and differences */
-const TK_MASK = 1, TK_WINDOW = 2, TK_MODULAR = 3, TK_QUAT_MODE = 4, TK_QUAT_DIFF = 5;
-/** a quaternion's tables: its mode, D0[rank 0..3], D1[class 0..7], D2[class 0..7] */
-export /* internal */ const QUAT_TABLES = 21, QUAT_CLASSES = 8;
+/** table kinds: struct masks, windowed scalars, modular scalars, quaternion first symbols and differences */
+const TK_MASK = 1, TK_WINDOW = 2, TK_MODULAR = 3, TK_QUAT_FIRST = 4, TK_QUAT_DIFF = 5;
+/** a quaternion's tables: its first table (the form and the first difference's slot), D1[class 0..7], D2[class 0..7] */
+export /* internal */ const QUAT_TABLES = 17, QUAT_CLASSES = 8;
 
 /**
  * a canonical prefix code over symbols 0..n-1 given by each symbol's code length (0: none):
@@ -126,7 +126,7 @@ export function fromBase64(s: string): Uint8Array {
   return out;
 }
 
-/** a model file (version 2, or 3 when a quaternion difference table has no ESC): the layout fingerprint it was trained for and one code per table */
+/** a model file (version 3 when it holds a quaternion's tables, else 2): the layout fingerprint it was trained for and one code per table */
 export class Model {
   layout: bigint; hash: bigint; kinds: number[]; codes: Code[];
   private constructor(layout: bigint, hash: bigint, kinds: number[], codes: Code[]) {
@@ -153,15 +153,19 @@ export class Model {
       if (s < 2 || s > end - p) throw new ErrModel(`table ${i}: ${s} symbols`);
       let c: Code;
       try { c = new Code(b.subarray(p, p + s)); } catch (e) { throw e instanceof ErrModel ? new ErrModel(`table ${i}: ${e.detail}`) : e; }
-      // A mask table with no codes at all is plain, and (version 3) a quaternion difference table
-      // that codes every slot may have no ESC; any other has an ESC of 1..5 bits.
+      // A mask table with no codes at all is plain, and a quaternion difference table that codes
+      // every slot may have no ESC; any other has an ESC of 1..5 bits.
       const esc = c.lens[0];
-      const escFree = version === 3 && kind === TK_QUAT_DIFF && esc === 0 && c.lens.subarray(1).every((l) => l > 0);
+      const escFree = kind === TK_QUAT_DIFF && esc === 0 && c.lens.subarray(1).every((l) => l > 0);
       if ((esc < 1 || esc > CODE_ESC_MAX_LEN) && !(kind === TK_MASK && c.plain) && !escFree) throw new ErrModel(`table ${i}: ESC length ${esc}`);
       p += s;
       kinds.push(kind); codes.push(c);
     }
     if (p !== end) throw new ErrModel(`${end - p} bytes after the tables`);
+    // version 3 iff a quaternion's tables are there: version 2's were others (retrain)
+    const quat = kinds.some((k) => k === TK_QUAT_FIRST || k === TK_QUAT_DIFF);
+    if (quat && version === 2) throw new ErrModel("model file version 2 with quaternion tables, which version 3 replaced: retrain");
+    if (!quat && version === 3) throw new ErrModel("model file version 3 without quaternion tables: version 2, its only spelling");
     return new Model(layout, fnv1a64(b), kinds, codes);
   }
 }
@@ -204,7 +208,7 @@ export function bindModel(t: StructPlan, m: Model, layout: bigint): ModelTables 
       let mr: [bigint, bigint] | null;
       if (n.k === "quat") {
         nodes.set(n, kinds.length);
-        add(TK_QUAT_MODE, 5);
+        add(TK_QUAT_FIRST, 1 + 4 * tokenSlots(n.n as number));
         for (let i = 1; i < QUAT_TABLES; i++) add(TK_QUAT_DIFF, 1 + tokenSlots(n.n as number));
       } else if (n.dlo !== undefined && n.k !== "struct") {
         nodes.set(n, kinds.length);
