@@ -961,7 +961,7 @@ func (d *sdec) quatDelta(n *NodeSchema, b [4]float64) any {
 	order := [][5]int{{0, 1, 4, 2, 3}, {4, 0, 1, 2, 3}}[st.afterAbs]
 	mode := order[pos] // rank 0..3, or 4: absolute
 	t0, maxBits := 0, 3+2+3*nb
-	var first int64 // with a model, the first difference read with the rank
+	var first int64     // with a model, the first difference read with the rank
 	if d.model != nil { // the first table instead (the loop above read nothing)
 		t0 = d.model.first[n]
 		maxBits = int(d.model.lens[t0][0]) + 2 + 3*nb
