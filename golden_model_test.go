@@ -1,6 +1,8 @@
 package bitwire
 
 import (
+	"slices"
+
 	"github.com/bitwire/bitwire/bits"
 	"github.com/bitwire/bitwire/fields"
 )
@@ -36,6 +38,12 @@ type gmEntity struct {
 // X and Rot have gmPlayer's tables.
 type gmTurn struct {
 	X   float32    `net:"q,min=-128,max=128,prec=0.01,dmin=-2,dmax=2"`
+	Rot [4]float32 `net:"quat,bits=9"`
+}
+
+// gmSpin's changed bit is folded into its quaternion's first table (one
+// field, a quaternion): gmSpinModel codes its "unchanged" symbol (73).
+type gmSpin struct {
 	Rot [4]float32 `net:"quat,bits=9"`
 }
 
@@ -147,6 +155,16 @@ func gmTurnNoEscModel() *Model {
 		append([][]uint8{make([]uint8, 5), gmWindow}, ql...))
 }
 
+// gmSpinModel has gmSpin's plain mask table, gmPlayer's quaternion
+// tables, and the first table's "unchanged" (symbol 73) in 4 bits.
+func gmSpinModel() *Model {
+	qk, ql := gmQuatTables()
+	ql[0] = append(slices.Clone(gmFirst), 4)
+	return gmModel(MustFor[gmSpin]().Fingerprint(),
+		append([]uint8{tkMask}, qk...),
+		append([][]uint8{make([]uint8, 3)}, ql...))
+}
+
 // modelDeltaCase is deltaCase with a model.
 func modelDeltaCase[T any](name string, m *Model, base, cur T) goldenCase {
 	c := MustFor[T]().WithModel(m)
@@ -191,6 +209,10 @@ func goldenModelCases() []goldenCase {
 			gmWorld{Es: []gmEntity{{1, 1}, {2, 2.5}, {3, 3.02}}}),
 		modelDeltaCase("delta-model-plain-mask", gmTurnModel(),
 			gmTurn{X: 10, Rot: q(0, 0, 0, 1)}, gmTurn{X: 10.01, Rot: q(0.0087, 0, 0, 0.99996)}),
+		modelDeltaCase("delta-model-folded-unchanged", gmSpinModel(),
+			gmSpin{Rot: q(0, 0, 0, 1)}, gmSpin{Rot: q(0, 0, 0, 1)}),
+		modelDeltaCase("delta-model-folded", gmSpinModel(),
+			gmSpin{Rot: q(0, 0, 0, 1)}, gmSpin{Rot: q(0.0087, 0, 0, 0.99996)}),
 		modelDeltaCase("delta-model-quat-no-esc", gmTurnNoEscModel(),
 			gmTurn{X: 10, Rot: q(0, 0, 0, 1)}, gmTurn{X: 10, Rot: q(0.06, 0, -0.0087, 0.998155)}),
 	}

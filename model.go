@@ -249,6 +249,12 @@ type modelLayout struct {
 	pod []uintptr
 }
 
+// foldable reports whether struct type p's changed bit may be coded in
+// its only field's first table: p has one field, a quaternion, whose
+// first table then has one more symbol, p's "unchanged" (wire-format.md,
+// "Models", "A quaternion struct's changed bit").
+func foldable(p *plan) bool { return len(p.fields) == 1 && p.fields[0].node.code == cQuat }
+
 // podSize returns the size of the struct type with this uid when all its
 // fields are pointer-free, else 0.
 func (l *modelLayout) podSize(uid int32) uintptr {
@@ -339,8 +345,8 @@ func modelLayoutOf(p *plan) *modelLayout {
 		l.mods = append(l.mods, modRange{})
 	}
 	var walkPlan func(p *plan)
-	var walk func(n *node)
-	walk = func(n *node) {
+	var walk func(n *node, fold bool)
+	walk = func(n *node, fold bool) {
 		if n == nil {
 			return
 		}
@@ -348,7 +354,7 @@ func modelLayoutOf(p *plan) *modelLayout {
 			switch {
 			case n.code == cQuat:
 				l.nodes[n] = len(l.kinds)
-				add(tkQuatFirst, fields.QuatFirstSymbols(n.quat.ComponentBits()))
+				add(tkQuatFirst, fields.QuatFirstSymbols(n.quat.ComponentBits())+b2i(fold))
 				for range fields.QuatTables - 1 {
 					add(tkQuatDiff, fields.QuatDiffSymbols(n.quat.ComponentBits()))
 				}
@@ -363,8 +369,8 @@ func modelLayoutOf(p *plan) *modelLayout {
 				}
 			}
 		}
-		walk(n.elem)
-		walk(n.key)
+		walk(n.elem, false)
+		walk(n.key, false)
 		if n.sub != nil {
 			walkPlan(n.sub)
 		}
@@ -378,7 +384,7 @@ func modelLayoutOf(p *plan) *modelLayout {
 			add(tkMask, 1+1<<min(maskChunk, len(p.fields)-j*maskChunk))
 		}
 		for i := range p.fields {
-			walk(p.fields[i].node)
+			walk(p.fields[i].node, foldable(p))
 		}
 	}
 	walkPlan(p)
@@ -392,8 +398,23 @@ type modelRT struct {
 	codes []*fields.Code      // by table number; nil when training
 	mods  []modRange          // by table number (lay.mods)
 	quats []*fields.QuatCodes // by uid - lay.base: a quaternion's tables
-	err   error               // the model does not fit: every delta method fails with it
-	train *trainStats
+	// folded[uid - lay.base]: the struct type of that uid has its changed
+	// bit in its quaternion's first table (foldable, and that table
+	// codes the "unchanged" symbol); a trainer folds every foldable one.
+	folded []bool
+	err    error // the model does not fit: every delta method fails with it
+	train  *trainStats
+}
+
+// foldedTable returns, for a struct type whose changed bit is folded,
+// its quaternion's first table and the "unchanged" symbol; t < 0 when it
+// is not folded.
+func (rt *modelRT) foldedTable(p *plan) (t, unchanged int) {
+	if i := p.uid - rt.lay.base; uint32(i) >= uint32(len(rt.folded)) || !rt.folded[i] {
+		return -1, 0
+	}
+	t = rt.lay.table(p.fields[0].node.uid)
+	return t, rt.lay.syms[t] - 1
 }
 
 // trainStats is what a Trainer has recorded: each table's symbol counts,
@@ -485,6 +506,21 @@ func bindModel(p *plan, fp uint64, m *Model) *modelRT {
 			rt.quats[n.uid-rt.lay.base] = qc
 		}
 	}
+	rt.folded = make([]bool, len(rt.lay.tab))
+	for p, t := range rt.lay.plans {
+		if !foldable(p) {
+			continue
+		}
+		qt := rt.lay.table(p.fields[0].node.uid)
+		if rt.codes[qt].Len(rt.lay.syms[qt]-1) == 0 {
+			continue // not folded: the struct's mask table says whether it changed
+		}
+		if !rt.codes[t].Empty() {
+			rt.err = fmt.Errorf("%w: table %d: the mask table of a struct whose changed bit table %d holds is not plain", ErrModel, t, qt)
+			return rt
+		}
+		rt.folded[p.uid-rt.lay.base] = true
+	}
 	return rt
 }
 
@@ -558,7 +594,10 @@ func (c *Codec[T]) NewTrainer() *Trainer[T] {
 		st.counts[i] = make([]uint64, s)
 	}
 	t := &Trainer[T]{c: c, st: st}
-	t.o.model = &modelRT{lay: lay, mods: lay.mods, train: st}
+	t.o.model = &modelRT{lay: lay, mods: lay.mods, train: st, folded: make([]bool, len(lay.tab))}
+	for p := range lay.plans {
+		t.o.model.folded[p.uid-lay.base] = foldable(p)
+	}
 	return t
 }
 

@@ -50,6 +50,9 @@ func (e *encoder) encStructDeltaModel(p *plan, b, c unsafe.Pointer, skip int) (b
 // table (no codes) has an ESC of 0 bits: its chunk is just the k bits.
 func (e *encoder) insertMasks(p *plan, ch fieldSet, at int) {
 	rt := e.ar.rt
+	if e.foldedMask(rt, p, ch, at) {
+		return
+	}
 	t0, nf := rt.lay.table(p.uid), len(p.fields)
 	if nf <= maskChunk && rt.train == nil { // one symbol, the common case
 		c := rt.codes[t0]
@@ -76,6 +79,26 @@ func (e *encoder) insertMasks(p *plan, ch fieldSet, at int) {
 		e.w.Insert(at, v, l)
 		at += l
 	}
+}
+
+// foldedMask codes the changed bit ch of a struct whose changed bit its
+// quaternion's first table holds (reporting true; false for any other
+// struct): when it changed, nothing (the quaternion's symbol says so),
+// else the "unchanged" symbol, inserted at bit position at (or, training,
+// noted).
+func (e *encoder) foldedMask(rt *modelRT, p *plan, ch fieldSet, at int) bool {
+	t, unchanged := rt.foldedTable(p)
+	switch {
+	case t < 0:
+		return false
+	case ch[0] != 0:
+	case rt.train != nil:
+		rt.train.note(t, unchanged)
+	default:
+		v, l := rt.codes[t].Codeword(unchanged)
+		e.w.Insert(at, v, l)
+	}
+	return true
 }
 
 // encFieldsJudged writes the delta of each changed field of a struct,
@@ -189,6 +212,9 @@ func (e *encoder) encFieldsJudged(p *plan, b, c unsafe.Pointer, skip int, ch fie
 // changed fields ch.
 func (e *encoder) writeMasks(p *plan, ch fieldSet) {
 	rt := e.ar.rt
+	if e.foldedMask(rt, p, ch, e.w.Len()) {
+		return
+	}
 	t0, nf := rt.lay.table(p.uid), len(p.fields)
 	for j := 0; j*maskChunk < nf; j++ {
 		k := min(maskChunk, nf-j*maskChunk)
@@ -259,6 +285,9 @@ func (e *encoder) encStructDeltaCompare(p *plan, b, c unsafe.Pointer, skip int) 
 // decStructDeltaModel reads what encStructDeltaModel wrote.
 func (d *decoder) decStructDeltaModel(p *plan, b, dst unsafe.Pointer, skip int) error {
 	rt := d.ar.rt
+	if t, _ := rt.foldedTable(p); t >= 0 {
+		return d.decFoldedModel(rt, p, t, b, dst)
+	}
 	t0 := rt.lay.table(p.uid)
 	nf := len(p.fields)
 	var small [1]uint64
@@ -340,6 +369,43 @@ func (d *decoder) decStructDeltaModel(p *plan, b, dst unsafe.Pointer, skip int) 
 		}
 	}
 	d.ar.words = d.ar.words[:mark]
+	return nil
+}
+
+// decFoldedModel reads the delta of a struct whose changed bit its
+// quaternion's first table t holds: the table's symbol is "unchanged",
+// or the quaternion's first symbol.
+func (d *decoder) decFoldedModel(rt *modelRT, p *plan, t int, b, dst unsafe.Pointer) error {
+	f := &p.fields[0]
+	n := f.node
+	pb, pd := ptrAt(b, f.off), ptrAt(dst, f.off)
+	start := d.r.Pos()
+	sym, err := rt.codes[t].Read(d.r)
+	if err != nil {
+		return wrapField(err, f.name, d.r.Pos())
+	}
+	if sym == rt.lay.syms[t]-1 { // unchanged
+		if pb != pd {
+			copyPod(pd, pb, n.size)
+		}
+	} else {
+		bq := loadQuat(n, pb)
+		u, err := n.quat.ReadDeltaCodesFrom(d.r, rt.quats[n.uid-rt.lay.base], &bq, sym, start)
+		if err == nil {
+			var v [4]float64
+			if v, err = n.quat.Unpack(u); err == nil {
+				storeQuat(n, pd, v)
+			}
+		}
+		if err != nil {
+			return wrapField(err, f.name, d.r.Pos())
+		}
+	}
+	if d.debug {
+		if err := d.sentinel(); err != nil {
+			return wrapField(err, f.name, d.r.Pos())
+		}
+	}
 	return nil
 }
 

@@ -2,7 +2,10 @@ package bitwire
 
 import (
 	"testing"
+	"unsafe"
 
+	"github.com/bitwire/bitwire/bits"
+	"github.com/bitwire/bitwire/fields"
 	"github.com/stretchr/testify/require"
 )
 
@@ -79,17 +82,79 @@ func TestTrainerModelThenAdd(t *testing.T) {
 	fb, _ := mb.MarshalBinary()
 	require.Equal(t, fb, fa)
 	// Each recorded form went one way: the resolved counts hold every
-	// changed orientation once in the first table.
+	// changed orientation once in the quaternion's first table (table 1,
+	// after hq9's mask table), and every unchanged one as its last
+	// symbol, hq9's "unchanged" (its changed bit is folded in); the mask
+	// table holds nothing.
 	st := b.st.resolved(b.o.model.lay)
-	var modes uint64
-	for _, x := range st.counts[0] {
-		modes += x
+	first := st.counts[1]
+	var forms uint64
+	for _, x := range first[:len(first)-1] {
+		forms += x
 	}
 	var changed uint64
 	for i := range base {
-		if f32q(base[i].q) != f32q(cur[i].q) {
+		if bq, cq := (hq9{f32q(base[i].q)}), (hq9{f32q(cur[i].q)}); !c.Equal(&bq, &cq) {
 			changed++
 		}
 	}
-	require.Equal(t, changed, modes)
+	require.Equal(t, changed, forms)
+	require.Equal(t, uint64(len(base))-changed, first[len(first)-1])
+	require.Equal(t, []uint64{0, 0, 0}, st.counts[0])
+}
+
+// TestModelFoldedChangedBit: hq9's changed bit (one field, a quaternion)
+// goes into the quaternion's first table when it pays: a model trained on
+// bodies that spin (every pair changed) folds it, so an unchanged message
+// is that table's last symbol alone and a changed one has no changed bit
+// of its own; a recording whose later part rests more than its earlier is
+// judged by cross-validation, which does not fold.
+func TestModelFoldedChangedBit(t *testing.T) {
+	c := MustFor[hq9]()
+	// rest(i) says whether pair i is unchanged
+	train := func(s hStream, n int, rest func(i int) bool) *Model {
+		base, cur := hPairs(s, 11, n, hAge{"1", 1, false})
+		tr := c.NewTrainer()
+		for i := range base {
+			bq, cq := hq9{f32q(base[i].q)}, hq9{f32q(cur[i].q)}
+			if rest(i) {
+				cq = bq
+			}
+			require.NoError(t, tr.Add(&bq, &cq))
+		}
+		m, err := tr.Model()
+		require.NoError(t, err)
+		return m
+	}
+	m := train(hStreams()[2], 2000, func(int) bool { return false }) // spin 2°
+	first := m.tableLens(1)
+	unchanged := len(first) - 1
+	require.Equal(t, fields.QuatFirstSymbols(9)+1, len(first))
+	require.NotZero(t, first[unchanged], "folded")
+	require.Equal(t, make([]uint8, 3), m.tableLens(0), "the mask table is plain")
+	cm := c.WithModel(m)
+	require.NoError(t, cm.ModelErr())
+	v := hq9{[4]float32{0, 0, 0, 1}}
+	var w bits.Writer
+	require.NoError(t, cm.EncodeDelta(&w, &v, &v))
+	require.Equal(t, int(first[unchanged]), w.Len())
+	// a changed one: the first table's symbol and what follows, no mask bit
+	turned := hq9{[4]float32{0.0087, 0, 0, 0.99996}}
+	w.Reset(nil)
+	require.NoError(t, cm.EncodeDelta(&w, &v, &turned))
+	var got hq9
+	require.NoError(t, cm.DecodeDelta(bits.NewReader(w.Bytes()), &v, &got))
+	require.True(t, c.Equal(&turned, &got))
+	n := c.p.fields[0].node
+	bq, err := n.quat.Pack(loadQuat(n, unsafe.Pointer(&v.Rot)))
+	require.NoError(t, err)
+	qc, err := n.quat.Pack(loadQuat(n, unsafe.Pointer(&turned.Rot)))
+	require.NoError(t, err)
+	var qw bits.Writer
+	rt := cm.o.model
+	n.quat.WriteDeltaCodes(&qw, rt.quats[n.uid-rt.lay.base], bq, true, qc)
+	require.Equal(t, qw.Len(), w.Len())
+	// every pair changed in the first half, one in two in the second
+	m2 := train(hStreams()[2], 4000, func(i int) bool { return i >= 2000 && i%2 == 0 })
+	require.Zero(t, m2.tableLens(1)[unchanged], "not folded")
 }

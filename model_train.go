@@ -54,6 +54,9 @@ func (t *Trainer[T]) Model() (*Model, error) {
 		th := st.crossValidate(lay, u)
 		u.weights(lay, st.counts, th, w)
 		ths[u.t0] = th
+		if lay.kinds[u.t0] == tkQuatFirst && lay.syms[u.t0] > 4*lay.syms[u.t0+1]-3 && !st.foldPays(lay, u, th) {
+			w[u.t0][len(w[u.t0])-1] = 0 // not folded: no code for "unchanged"; the struct's changed bit is plain
+		}
 	}
 	for i := range w {
 		lens := trainLengths(lay.kinds[i], w[i])
@@ -402,6 +405,44 @@ func (st *trainStats) plainMask(lay *modelLayout, t int, lens []uint8, th smooth
 	return bits >= float64(k)*n
 }
 
+// foldPays reports whether a foldable struct's changed bit is to be folded
+// into its quaternion's first table (unit u, smoothing th): whether the
+// first table with its "unchanged" symbol costs less than the table
+// without it plus the plain changed bit of every pair. It is measured as
+// crossValidate measures, trained on the earlier part of the recording and
+// costed on the later; a recording too short for that folds (on the data
+// it was trained on, one code of the two together never costs more).
+func (st *trainStats) foldPays(lay *modelLayout, u trainUnit, th smoothing) bool {
+	splits := st.splits(u)
+	if splits == nil {
+		return true
+	}
+	w := make([][]float64, u.t0+u.n)
+	full := make([][]uint64, u.t0+u.n)
+	var fold, plain float64
+	for _, sp := range splits {
+		copy(full[u.t0:], sp.train)
+		u.weights(lay, full, th, w)
+		lf := trainLengths(tkQuatFirst, w[u.t0])
+		w[u.t0][len(w[u.t0])-1] = 0
+		lp := trainLengths(tkQuatFirst, w[u.t0])
+		cnt := sp.test[0]
+		last := len(cnt) - 1
+		for sym, x := range cnt {
+			f, p := int(lf[sym]), 1+int(lp[sym])
+			if sym == last {
+				p = 1
+			}
+			if f == 0 || (p == 1 && sym != last) {
+				f, p = f+16, p+16 // a symbol without a code: as long as anything
+			}
+			fold += float64(x) * float64(f)
+			plain += float64(x) * float64(p)
+		}
+	}
+	return fold < plain
+}
+
 // smoothed returns a table's weights: its counts plus a pseudo-samples
 // spread as prior (a distribution over symbols 1..), and ESC's count plus
 // trainEsc.
@@ -492,8 +533,12 @@ func maskPrior(cnt []uint64) []float64 {
 // weight of (r, slot) is the product of the two. So a pair's first symbol
 // is trained as the mode and first difference were before they were
 // joined, and costs what they carry together.
+//
+// A folded quaternion's first table has one more symbol, its struct's
+// "unchanged": its weight is its share of the struct's pairs, smoothed by
+// half a pair each way, and the others share the rest.
 func smoothQuat(w [][]float64, cnt [][]uint64, th smoothing) {
-	slots := (len(cnt[0]) - 1) / 4
+	slots := len(cnt[1]) - 1 // the difference tables: ESC and the slots
 	mode := make([]uint64, 5)
 	d := make([][]uint64, 4, 4+len(cnt)-1)
 	mode[0] = cnt[0][0]
@@ -509,8 +554,18 @@ func smoothQuat(w [][]float64, cnt [][]uint64, th smoothing) {
 	wd := make([][]float64, len(d))
 	smoothDiffs(wd, d, th)
 	wm := smoothed(mode, uniformSlots(len(mode)), th)
-	tot := sum(wm)
 	w[0] = make([]float64, len(cnt[0]))
+	tot := sum(wm)
+	if len(cnt[0]) > 1+4*slots { // folded: the last symbol is "unchanged"
+		var changed uint64
+		for _, x := range cnt[0][:len(cnt[0])-1] {
+			changed += x
+		}
+		un := cnt[0][len(cnt[0])-1]
+		pu := (float64(un) + 0.5) / float64(un+changed+1)
+		w[0][len(w[0])-1] = pu
+		tot /= 1 - pu
+	}
 	w[0][0] = wm[0] / tot
 	for r := range 4 {
 		td := sum(wd[r][1:])

@@ -121,11 +121,18 @@ func (d *sdec) tail(slot int) (m uint64, neg bool) {
 // components: the absolute form (ok false), or the rank and the first
 // difference, whose slot is in the symbol and whose tail follows it.
 func (d *sdec) quatFirstModel(t0, nb int) (rank int, e0 int64, ok bool) {
-	s := d.sym(t0)
+	s := d.preread - 1
+	if d.preread == 0 {
+		s = d.sym(t0)
+	}
+	d.preread = 0
 	if s == 0 {
 		return 0, 0, false
 	}
 	slots := 2 * nb // the slots of magnitudes of up to nb ≥ 2 bits
+	if s > 4*slots {
+		panic(errSchemaDec) // the folded "unchanged" where a form belongs
+	}
 	m, neg := d.tail((s - 1) % slots)
 	e0 = int64(m)
 	if neg {
@@ -149,6 +156,18 @@ func plainTable(lens []byte) bool {
 func (d *sdec) structDeltaModel(t int, base map[string]any, top bool, skip int) map[string]any {
 	fields := d.s.Types[t].Fields
 	changed := make([]bool, len(fields))
+	// One field, a quaternion, whose first table codes its last symbol
+	// ("unchanged"): the struct's changed bit is that table's symbol.
+	if len(fields) == 1 && fields[0].Node.Coding == "quat" {
+		qt := d.model.first[fields[0].Node]
+		if lens := d.model.lens[qt]; lens[len(lens)-1] != 0 && len(lens) == 2+4*2*fields[0].Node.Quat.Bits {
+			if s := d.sym(qt); s != len(lens)-1 {
+				d.preread = s + 1
+				changed[0] = true
+			}
+			goto fields
+		}
+	}
 	for j := 0; 8*j < len(fields); j++ {
 		k := min(8, len(fields)-8*j)
 		var mask uint64
@@ -166,6 +185,7 @@ func (d *sdec) structDeltaModel(t int, base map[string]any, top bool, skip int) 
 	if skip >= 0 && changed[skip] {
 		panic(errSchemaDec)
 	}
+fields:
 	out := map[string]any{}
 	for i, f := range fields {
 		out[f.Name] = base[f.Name]

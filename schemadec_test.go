@@ -37,6 +37,7 @@ type sdec struct {
 	quats        map[*NodeSchema]*sdecQuat // quaternion nodes' states
 	wins         map[*NodeSchema]*uint32   // windowed nodes' running means
 	model        *sdecModel                // the schema's model (deltas), or nil
+	preread      int                       // a quaternion's first symbol + 1, read by its folded struct; 0: none
 }
 
 var errSchemaDec = errors.New("schema decoder: bad input")

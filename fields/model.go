@@ -53,7 +53,9 @@ func QuatDiffSymbols(n int) int { return 1 + TokenSlots(n) }
 
 // QuatFirstSymbols returns the number of symbols of the first table of a
 // quaternion with n-bit components: the absolute form, and each of the
-// four ranks with each slot of magnitudes of up to n bits.
+// four ranks with each slot of magnitudes of up to n bits. (A quaternion
+// that is the only field of a struct has one more, its struct's
+// "unchanged": docs/wire-format.md, "Models".)
 func QuatFirstSymbols(n int) int { return 1 + 4*TokenSlots(n) }
 
 // QuatFirstSymbol returns the first table's symbol of a relative form of
@@ -132,10 +134,21 @@ func (q *Quat) ReadDeltaCodes(r *bits.Reader, t *QuatCodes, base *[4]float64) (u
 	if err != nil {
 		return 0, err
 	}
+	return q.ReadDeltaCodesFrom(r, t, base, sym, start)
+}
+
+// ReadDeltaCodesFrom is ReadDeltaCodes after its first table's symbol sym
+// was read, starting at bit start: for a struct whose changed bit the
+// first table holds, which reads the symbol to know whether the struct
+// changed. A symbol past the forms (that changed bit's) is ErrMalformed.
+func (q *Quat) ReadDeltaCodesFrom(r *bits.Reader, t *QuatCodes, base *[4]float64, sym, start int) (uint64, error) {
 	if sym == 0 {
 		return r.ReadBits(q.Bits())
 	}
 	slots := TokenSlots(q.n)
+	if sym >= QuatFirstSymbols(q.n) {
+		return 0, ErrMalformed
+	}
 	rank, slot := (sym-1)/slots, (sym-1)%slots
 	m, neg, err := readSlotTail(r, slot)
 	if err != nil {

@@ -120,6 +120,25 @@ func (g *csGen) modularDelta(n *bitwire.NodeSchema, base, lv, in string) string 
 	return b.String()
 }
 
+// foldedDelta writes the delta method of struct type ti, whose changed bit
+// its quaternion's first table holds: that table's symbol, "unchanged" (its
+// last) or the quaternion's first symbol.
+func (g *csGen) foldedDelta(b *csLines, ti int) {
+	t, c := &g.s.Types[ti], g.classes[ti]
+	f := t.Fields[0]
+	n := f.Node
+	qt := g.mdl.layout.nodes[n]
+	b.f("        /// <summary>The delta of %s coded with the model: its quaternion's first symbol, which holds the struct's changed bit (\"unchanged\", its last, or the quaternion's form).</summary>\n", c)
+	b.f("        static void bwMD%d(Decoder d, %s b, %s o, int skip)\n        {\n            d.Enter();\n", ti, c, c)
+	b.f("            try\n            {\n")
+	b.f("                int bwStart = d.R.Position, bwS = %s.Read(d.R);\n", g.modelTable(qt))
+	b.f("                if (bwS == %d)\n                {\n%s                }\n                else\n                {\n", len(g.mdl.lens[qt])-1, g.cp(n, "b."+f.Name, "o."+f.Name, "                    "))
+	in := "                    "
+	b.f("%s%s.ReadDeltaModelFrom(d, %s, bwS, bwStart, %s, d.Q4, d.P4, d.P4b);\n", in, g.quatCoder(n), g.modelQuat(n), quatArgs(n, "b."+f.Name))
+	b.f("%s                }\n", g.storeQuat(n, "o."+f.Name, in))
+	b.f("            }\n            catch (BitwireException x) { throw x.Within(%q); }\n            d.Leave();\n        }\n", f.Name)
+}
+
 // emitModelDeltas returns the members of a codec class whose schema has a
 // model: the delta method of the root type and of every struct type its
 // deltas reach, then the tables they use.
@@ -131,6 +150,10 @@ func (g *csGen) emitModelDeltas() (string, error) {
 		g.mdl.todo = g.mdl.todo[1:]
 		t := &g.s.Types[ti]
 		c := g.classes[ti]
+		if g.mdl.folded[ti] {
+			g.foldedDelta(b, ti)
+			continue
+		}
 		b.f("        /// <summary>The delta of %s coded with the model: its fields' changed bits as mask symbols, then each changed field's delta.</summary>\n", c)
 		b.f("        static void bwMD%d(Decoder d, %s b, %s o, int skip)\n        {\n            d.Enter();\n", ti, c, c)
 		t0 := g.mdl.layout.types[ti]

@@ -44,7 +44,7 @@ func mhModel(t *testing.T) *bitwire.Codec[mhSpin] {
 		f = append(f, lens...)
 	}
 	table(1, 2, 2, 2)
-	first := make([]byte, 1+4*fields.TokenSlots(9))
+	first := make([]byte, 1+4*fields.TokenSlots(9)+1)    // the last, mhSpin's "unchanged", not coded: not folded
 	first[0], first[1], first[2], first[4] = 1, 2, 12, 3 // symbol 1 + slot for rank 0
 	table(4, first...)
 	for range 16 {

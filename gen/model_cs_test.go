@@ -88,7 +88,13 @@ type mcWorld struct {
 	Trail  []mcVec         `net:"maxlen=6"`
 	Hist   []float32       `net:"q,min=0,max=10,prec=0.1"`
 	Arr    [2]mcVec
-	Aim    [3]float32 `net:"q,min=-50,max=50,prec=0.05,dmin=-1,dmax=1"` // windowed elements, element by element
+	Aim    [3]float32  `net:"q,min=-50,max=50,prec=0.05,dmin=-1,dmax=1"` // windowed elements, element by element
+	Wheel  mcSpinner   // one field, a quaternion: its changed bit folded into the quaternion's first table
+	Props  []mcSpinner `net:"maxlen=4"`
+}
+
+type mcSpinner struct {
+	Rot [4]float32 `net:"quat,bits=9"`
 }
 
 func mcQuat(r *rand.Rand) [4]float32 {
@@ -155,6 +161,10 @@ func mcRandWorld(r *rand.Rand) mcWorld {
 	w := mcWorld{Tick: r.Uint32(), Me: mcRandPlayer(r), Arr: [2]mcVec{mcRandVec(r), mcRandVec(r)}}
 	for i := range w.Aim {
 		w.Aim[i] = float32(r.Float64()*100 - 50)
+	}
+	w.Wheel.Rot = mcQuat(r)
+	for i := r.Intn(5); i > 0; i-- {
+		w.Props = append(w.Props, mcSpinner{mcQuat(r)})
 	}
 	id := uint32(0)
 	for i := r.Intn(12); i > 0; i-- {
@@ -283,6 +293,18 @@ func mcStep(r *rand.Rand, w mcWorld, tp float64) mcWorld {
 		bs = append(bs, mcRandBody(r, id))
 	}
 	out.Bodies = bs
+	if r.Intn(2) == 0 {
+		out.Wheel.Rot = mcTurn(r, w.Wheel.Rot, 2)
+	}
+	out.Props = append([]mcSpinner(nil), w.Props...)
+	for i := range out.Props {
+		switch {
+		case r.Float64() < tp:
+			out.Props[i].Rot = mcQuat(r)
+		case r.Intn(2) == 0:
+			out.Props[i].Rot = mcTurn(r, out.Props[i].Rot, 2)
+		}
+	}
 	for i := range out.Aim {
 		switch {
 		case r.Float64() < tp:
@@ -494,7 +516,7 @@ func mcDamaged(t *testing.T, c *bitwire.Codec[mcWorld], msg string, n int, r *ra
 // modular yaws), two are removed and two added, and the player moves.
 func mcAllocCase(t *testing.T, c *bitwire.Codec[mcWorld], msg string) cfCase {
 	r := rand.New(rand.NewSource(8))
-	base := mcWorld{Me: mcRandPlayer(r)}
+	base := mcWorld{Me: mcRandPlayer(r), Wheel: mcSpinner{[4]float32{0, 0, 0, 1}}}
 	for i := 0; i < 300; i++ {
 		base.Bodies = append(base.Bodies, mcRandBody(r, uint32(10+2*i)))
 	}
@@ -539,6 +561,12 @@ type gcmPlayer struct {
 
 type gcmWorld struct{ Es []gcmEntity }
 
+// gcmSpin mirrors gmSpin, whose changed bit its quaternion's first table
+// holds.
+type gcmSpin struct {
+	Rot [4]float32 `net:"quat,bits=9"`
+}
+
 // gcmTurn mirrors gmTurn, whose mask table is plain.
 type gcmTurn struct {
 	X   float32    `net:"q,min=-128,max=128,prec=0.01,dmin=-2,dmax=2"`
@@ -564,14 +592,16 @@ func goldenModelPairs() map[string][2]any {
 	all := p
 	all.X, all.Yaw, all.HP, all.On, all.Rot = 9.9, 358, 99, true, q(0.5, -0.5, 0.5, 0.5)
 	return map[string][2]any{
-		"delta-model-unchanged":      {p, p},
-		"delta-model-window-modular": {p, moved},
-		"delta-model-escapes":        {p, esc},
-		"delta-model-quat-relative":  {p, turn},
-		"delta-model-all":            {p, all},
-		"delta-model-entities":       {gcmWorld{Es: []gcmEntity{{1, 1}, {2, 2}, {3, 3}}}, gcmWorld{Es: []gcmEntity{{1, 1}, {2, 2.5}, {3, 3.02}}}},
-		"delta-model-plain-mask":     {gcmTurn{X: 10, Rot: q(0, 0, 0, 1)}, gcmTurn{X: 10.01, Rot: q(0.0087, 0, 0, 0.99996)}},
-		"delta-model-quat-no-esc":    {gcmTurn{X: 10, Rot: q(0, 0, 0, 1)}, gcmTurn{X: 10, Rot: q(0.06, 0, -0.0087, 0.998155)}},
+		"delta-model-unchanged":        {p, p},
+		"delta-model-window-modular":   {p, moved},
+		"delta-model-escapes":          {p, esc},
+		"delta-model-quat-relative":    {p, turn},
+		"delta-model-all":              {p, all},
+		"delta-model-entities":         {gcmWorld{Es: []gcmEntity{{1, 1}, {2, 2}, {3, 3}}}, gcmWorld{Es: []gcmEntity{{1, 1}, {2, 2.5}, {3, 3.02}}}},
+		"delta-model-plain-mask":       {gcmTurn{X: 10, Rot: q(0, 0, 0, 1)}, gcmTurn{X: 10.01, Rot: q(0.0087, 0, 0, 0.99996)}},
+		"delta-model-quat-no-esc":      {gcmTurn{X: 10, Rot: q(0, 0, 0, 1)}, gcmTurn{X: 10, Rot: q(0.06, 0, -0.0087, 0.998155)}},
+		"delta-model-folded-unchanged": {gcmSpin{Rot: q(0, 0, 0, 1)}, gcmSpin{Rot: q(0, 0, 0, 1)}},
+		"delta-model-folded":           {gcmSpin{Rot: q(0, 0, 0, 1)}, gcmSpin{Rot: q(0.0087, 0, 0, 0.99996)}},
 	}
 }
 
@@ -652,6 +682,8 @@ func goldenModelMessages(t *testing.T) ([]gen.Message, []cfCase) {
 			cases = append(cases, goldenModelCase(t, g.name, &s, g.hex, base, pair[1].(gcmWorld))...)
 		case gcmTurn:
 			cases = append(cases, goldenModelCase(t, g.name, &s, g.hex, base, pair[1].(gcmTurn))...)
+		case gcmSpin:
+			cases = append(cases, goldenModelCase(t, g.name, &s, g.hex, base, pair[1].(gcmSpin))...)
 		}
 	}
 	if len(pairs) > 0 {

@@ -82,15 +82,15 @@ func modelLayoutOf(s *bitwire.Schema) *modelLayout {
 		l.syms = append(l.syms, syms)
 	}
 	var walkType func(t int)
-	var walk func(n *bitwire.NodeSchema)
-	walk = func(n *bitwire.NodeSchema) {
+	var walk func(n *bitwire.NodeSchema, fold bool)
+	walk = func(n *bitwire.NodeSchema, fold bool) {
 		if n == nil {
 			return
 		}
 		switch {
 		case n.Coding == "quat":
 			l.nodes[n] = len(l.kinds)
-			add(tkQuatFirst, 1+4*fields.TokenSlots(n.Quat.Bits))
+			add(tkQuatFirst, 1+4*fields.TokenSlots(n.Quat.Bits)+b2i(fold))
 			for range quatTables - 1 {
 				add(tkQuatDiff, 1+fields.TokenSlots(n.Quat.Bits))
 			}
@@ -103,8 +103,8 @@ func modelLayoutOf(s *bitwire.Schema) *modelLayout {
 				add(tkModular, 1+fields.TokenSlots(mbits.Len64(rm>>1+rm&1)))
 			}
 		}
-		walk(n.Elem)
-		walk(n.Key)
+		walk(n.Elem, false)
+		walk(n.Key, false)
 		if n.Coding == "struct" && n.Ref != nil {
 			walkType(*n.Ref)
 		}
@@ -119,11 +119,24 @@ func modelLayoutOf(s *bitwire.Schema) *modelLayout {
 			add(tkMask, 1+1<<min(8, len(fs)-8*j))
 		}
 		for i := range fs {
-			walk(fs[i].Node)
+			walk(fs[i].Node, foldable(fs))
 		}
 	}
 	walkType(s.Root)
 	return l
+}
+
+// foldable reports whether a struct type of fields fs may have its changed
+// bit in its quaternion's first table: one field, a quaternion, whose first
+// table then has one more symbol, "unchanged" (docs/wire-format.md,
+// "Models").
+func foldable(fs []bitwire.FieldSchema) bool { return len(fs) == 1 && fs[0].Node.Coding == "quat" }
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 func absI64(v int64) uint64 {
@@ -140,6 +153,10 @@ type schemaModel struct {
 	layout *modelLayout
 	lens   [][]uint8
 	plain  []bool
+	// folded: the struct types (by index) whose changed bit their
+	// quaternion's first table holds: foldable, and that table codes its
+	// last symbol, "unchanged".
+	folded map[int]bool
 }
 
 // checkModel reads and checks the model of s, which has passed
@@ -181,6 +198,17 @@ func checkModel(s *bitwire.Schema) (*schemaModel, error) {
 		sm.lens = append(sm.lens, lens)
 		sm.plain = append(sm.plain, plain)
 		p = p[3+n:]
+	}
+	sm.folded = map[int]bool{}
+	for ti, t0 := range l.types {
+		if fs := s.Types[ti].Fields; foldable(fs) {
+			if q := sm.lens[l.nodes[fs[0].Node]]; q[len(q)-1] != 0 {
+				if !sm.plain[t0] {
+					return nil, fmt.Errorf("%w: model table %d, the mask table of a struct whose changed bit its quaternion's first table holds, is not plain", ErrSchema, t0)
+				}
+				sm.folded[ti] = true
+			}
+		}
 	}
 	return sm, nil
 }

@@ -15,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -69,6 +70,12 @@ type tsmWorld struct {
 	Score  int32
 	Stats  map[uint8]int16 `net:"maxlen=8"`
 	Aim    [3]int16        `net:"range,min=-1000,max=1000,dmin=-8,dmax=7"` // windowed elements, element by element
+	Wheel  tsmSpinner      // one field, a quaternion: its changed bit folded into the quaternion's first table
+	Props  []tsmSpinner    `net:"maxlen=4"`
+}
+
+type tsmSpinner struct {
+	Rot [4]float32 `net:"quat,bits=9"`
 }
 
 func tsmClamp(v, lo, hi float32) float32 { return max(lo, min(hi, v)) }
@@ -112,6 +119,10 @@ func tsmRandWorld(r *rand.Rand) tsmWorld {
 		Aim: [3]int16{int16(r.Intn(2001) - 1000), int16(r.Intn(2001) - 1000), int16(r.Intn(2001) - 1000)}}
 	q := tsmRandRot(r)
 	w.Look = tsmOrient{q[0], q[1], q[2], q[3]}
+	w.Wheel.Rot = tsmRandRot(r)
+	for i := r.Intn(5); i > 0; i-- {
+		w.Props = append(w.Props, tsmSpinner{tsmRandRot(r)})
+	}
 	id := uint32(0)
 	for i := 1 + r.Intn(10); i > 0; i-- {
 		id += uint32(1 + r.Intn(3))
@@ -186,6 +197,18 @@ func tsmStep(r *rand.Rand, w tsmWorld, teleport bool) tsmWorld {
 		bs = append(bs, tsmRandBody(r, id))
 	}
 	out.Bodies = bs
+	if r.Intn(2) == 0 {
+		out.Wheel.Rot = tsmTurn(r, w.Wheel.Rot, 2)
+	}
+	out.Props = append([]tsmSpinner(nil), w.Props...)
+	for i := range out.Props {
+		if r.Intn(2) == 0 {
+			out.Props[i].Rot = tsmTurn(r, out.Props[i].Rot, 2)
+		}
+		if jump() {
+			out.Props[i].Rot = tsmRandRot(r)
+		}
+	}
 	for i := range out.Aim {
 		if r.Intn(2) == 0 {
 			out.Aim[i] = int16(max(-1000, min(1000, int(w.Aim[i])+r.Intn(15)-7)))
@@ -279,11 +302,15 @@ func tsmModel(t *testing.T, n int) *bitwire.Model {
 
 // tsmFlatModel returns file with every symbol of every table coded: ESC in
 // one bit, each other symbol in 1 + ceil(log2(S - 1)) bits. With it every
-// difference is a token, of every slot (magnitudes up to 2^64 - 1).
+// difference is a token, of every slot (magnitudes up to 2^64 - 1). A
+// plain mask table stays plain (a folded struct's must).
 func tsmFlatModel(t *testing.T, file []byte) *bitwire.Model {
 	f := append([]byte(nil), file...)
 	for _, p := range tsmTables(f) {
 		n := int(binary.BigEndian.Uint16(f[p+1:]))
+		if f[p] == 1 && !slices.ContainsFunc(f[p+3:p+3+n], func(l byte) bool { return l != 0 }) {
+			continue
+		}
 		f[p+3] = 1
 		for i := 1; i < n; i++ {
 			f[p+3+i] = byte(1 + tsmBitsLen(n-2))
@@ -567,6 +594,10 @@ type tsmgmPlayer struct {
 
 type tsmgmWorld struct{ Es []tsmgmEntity }
 
+type tsmgmSpin struct {
+	Rot [4]float32 `net:"quat,bits=9"`
+}
+
 type tsmgmTurn struct {
 	X   float32    `net:"q,min=-128,max=128,prec=0.01,dmin=-2,dmax=2"`
 	Rot [4]float32 `net:"quat,bits=9"`
@@ -705,6 +736,8 @@ func tsmGoldenCases(t *testing.T) ([]gen.Message, []cfCase) {
 		switch {
 		case strings.Contains(b.name, "entities"):
 			tsmGoldenCase(t, b, w, &msgs, &cases)
+		case strings.Contains(b.name, "folded"):
+			tsmGoldenCase(t, b, tsmgmSpin{Rot: [4]float32{0, 0, 0, 1}}, &msgs, &cases)
 		case strings.Contains(b.name, "plain-mask"), strings.Contains(b.name, "quat-no-esc"):
 			tsmGoldenCase(t, b, tsmgmTurn{X: 10, Rot: [4]float32{0, 0, 0, 1}}, &msgs, &cases)
 		default:

@@ -242,11 +242,17 @@ namespace Bitwire
         /// D2[0..7]; wire-format.md, "Models", "Quaternions") against the baseline (x, y, z, w) into o.</summary>
         public void ReadDeltaModel(Decoder d, Code[] t, double bx, double by, double bz, double bw, double[] o, int[] scratch, int[] pb)
         {
+            int start = d.R.Position;
+            ReadDeltaModelFrom(d, t, t[0].Read(d.R), start, bx, by, bz, bw, o, scratch, pb);
+        }
+        /// <summary>ReadDeltaModel after the first table's symbol first was read from bit start: for a struct whose
+        /// changed bit that table holds ("unchanged", its last symbol, is ErrMalformed here).</summary>
+        public void ReadDeltaModelFrom(Decoder d, Code[] t, int first, int start, double bx, double by, double bz, double bw, double[] o, int[] scratch, int[] pb)
+        {
             BitReader r = d.R;
-            int start = r.Position;
-            int first = t[0].Read(r);
             if (first == 0) { Read(r, scratch); Unpack(scratch, o); return; }
             int slots = N <= 1 ? N + 1 : 2 * N; // the slots of magnitudes of up to N bits
+            if (first > 4 * slots) throw new ErrMalformed("a folded struct's unchanged symbol where a quaternion's form belongs");
             int rank = (first - 1) / slots;
             ulong m0; bool neg0;
             d.TokenTail((first - 1) % slots, out m0, out neg0); // the first difference's slot is in the symbol

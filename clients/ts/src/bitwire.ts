@@ -1419,7 +1419,14 @@ export class Model {
 }
 
 /** a model bound to a message's plans: its codes, each struct type's first mask table and each leaf's first table */
-export interface ModelTables { codes: Code[]; plans: Map<StructPlan, number>; nodes: Map<Node, number>; }
+/**
+ * a model bound to a message's plans: its codes, each struct type's first mask table, each leaf's first
+ * table, and the struct types whose changed bit their quaternion's first table holds (folded)
+ */
+export interface ModelTables { codes: Code[]; plans: Map<StructPlan, number>; nodes: Map<Node, number>; folded: Set<StructPlan>; }
+
+/** whether struct type p's changed bit may be folded into its quaternion's first table: one field, a quaternion */
+function foldable(p: StructPlan): boolean { return p.fields.length === 1 && p.fields[0].node.k === "quat"; }
 
 /** the keys kmin..kmin+rm of a q, range or bits scalar without a window (a modular table's), else null */
 function modularRange(n: Node): [bigint, bigint] | null {
@@ -1450,13 +1457,13 @@ export function bindModel(t: StructPlan, m: Model, layout: bigint): ModelTables 
   const kinds: number[] = [], syms: number[] = [];
   const plans = new Map<StructPlan, number>(), nodes = new Map<Node, number>();
   const add = (k: number, s: number) => { kinds.push(k); syms.push(s); };
-  const walk = (n: Node | undefined): void => {
+  const walk = (n: Node | undefined, fold = false): void => {
     if (n === undefined) return;
     if (!nodes.has(n)) {
       let mr: [bigint, bigint] | null;
       if (n.k === "quat") {
         nodes.set(n, kinds.length);
-        add(TK_QUAT_FIRST, 1 + 4 * tokenSlots(n.n as number));
+        add(TK_QUAT_FIRST, 1 + 4 * tokenSlots(n.n as number) + (fold ? 1 : 0)); // a folded struct's "unchanged" last
         for (let i = 1; i < QUAT_TABLES; i++) add(TK_QUAT_DIFF, 1 + tokenSlots(n.n as number));
       } else if (n.dlo !== undefined && n.k !== "struct") {
         nodes.set(n, kinds.length);
@@ -1475,7 +1482,7 @@ export function bindModel(t: StructPlan, m: Model, layout: bigint): ModelTables 
     plans.set(p, kinds.length);
     const nf = p.fields.length;
     for (let j = 0; j * 8 < nf; j++) add(TK_MASK, 1 + 2 ** Math.min(8, nf - 8 * j));
-    for (const f of p.fields) walk(f.node);
+    for (const f of p.fields) walk(f.node, foldable(p));
   };
   walkPlan(t);
   if (m.codes.length !== kinds.length) throw new ErrModel(`${m.codes.length} tables, the layout has ${kinds.length}`);
@@ -1484,7 +1491,16 @@ export function bindModel(t: StructPlan, m: Model, layout: bigint): ModelTables 
       throw new ErrModel(`table ${i}: kind ${m.kinds[i]} with ${m.codes[i].lens.length} symbols, the layout's is kind ${kinds[i]} with ${syms[i]}`);
     }
   }
-  return { codes: m.codes, plans, nodes };
+  // folded: a foldable struct whose quaternion's first table codes "unchanged"; its mask table must be plain
+  const folded = new Set<StructPlan>();
+  for (const [p, t] of plans) {
+    if (!foldable(p)) continue;
+    const q = m.codes[nodes.get(p.fields[0].node) as number];
+    if (q.lens[q.lens.length - 1] === 0) continue;
+    if (!m.codes[t].plain) throw new ErrModel(`table ${t}: the mask table of a struct whose changed bit its quaternion's first table holds is not plain`);
+    folded.add(p);
+  }
+  return { codes: m.codes, plans, nodes, folded };
 }
 
 /** the model a message's deltas use, as generated code declares it on the root plan (from the schema's "model") */
@@ -1638,6 +1654,13 @@ export class DeltaDecoder extends Decoder {
   private structDeltaModel(t: StructPlan, b: any, skip: number, m: ModelTables): any {
     const r = this.r;
     const fs = t.fields, nf = fs.length;
+    if (m.folded.has(t)) { // one quaternion field whose first table holds the changed bit: "unchanged" is its last symbol
+      const f = fs[0], q = m.codes[m.nodes.get(f.node) as number];
+      const o = t.make(), start = r.pos, s = q.read(r);
+      if (s === q.lens.length - 1) o[f.name] = b[f.name];
+      else try { o[f.name] = this.quatDeltaModel(f.node as QuatNode, b[f.name], m, s, start); } catch (e) { throw wrap(e, f.name); }
+      return o;
+    }
     const t0 = m.plans.get(t) as number;
     const ch: number[] = new Array(nf);
     for (let j = 0; j * 8 < nf; j++) {
@@ -1721,14 +1744,15 @@ export class DeltaDecoder extends Decoder {
    * a changed quaternion with a model: the first table's symbol (0: absolute; else the rank and the first
    * difference's slot), the first difference's tail, then the other two differences by context
    */
-  private quatDeltaModel(n: QuatNode, b: any, m: ModelTables): any {
+  private quatDeltaModel(n: QuatNode, b: any, m: ModelTables, pre = -1, preStart = 0): any {
     const r = this.r;
     const t0 = m.nodes.get(n) as number;
-    const start = r.pos;
-    const first = m.codes[t0].read(r);
+    const start = pre >= 0 ? preStart : r.pos;
+    const first = pre >= 0 ? pre : m.codes[t0].read(r); // pre: read by a folded struct
     if (first === 0) return this.node(n);
     const qq = qc(n);
     const slots = qq.n <= 1 ? qq.n + 1 : 2 * qq.n; // the slots of magnitudes of up to n bits
+    if (first > 4 * slots) throw new ErrMalformed("a folded struct's unchanged symbol where a quaternion's form belongs");
     const rank = Math.floor((first - 1) / slots);
     this.tokenTail((first - 1) % slots);
     const e0 = this.tneg ? -(this.tm as number) : this.tm as number;

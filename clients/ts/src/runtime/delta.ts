@@ -129,6 +129,13 @@ export class DeltaDecoder extends Decoder {
   private structDeltaModel(t: StructPlan, b: any, skip: number, m: ModelTables): any {
     const r = this.r;
     const fs = t.fields, nf = fs.length;
+    if (m.folded.has(t)) { // one quaternion field whose first table holds the changed bit: "unchanged" is its last symbol
+      const f = fs[0], q = m.codes[m.nodes.get(f.node) as number];
+      const o = t.make(), start = r.pos, s = q.read(r);
+      if (s === q.lens.length - 1) o[f.name] = b[f.name];
+      else try { o[f.name] = this.quatDeltaModel(f.node as QuatNode, b[f.name], m, s, start); } catch (e) { throw wrap(e, f.name); }
+      return o;
+    }
     const t0 = m.plans.get(t) as number;
     const ch: number[] = new Array(nf);
     for (let j = 0; j * 8 < nf; j++) {
@@ -212,14 +219,15 @@ export class DeltaDecoder extends Decoder {
    * a changed quaternion with a model: the first table's symbol (0: absolute; else the rank and the first
    * difference's slot), the first difference's tail, then the other two differences by context
    */
-  private quatDeltaModel(n: QuatNode, b: any, m: ModelTables): any {
+  private quatDeltaModel(n: QuatNode, b: any, m: ModelTables, pre = -1, preStart = 0): any {
     const r = this.r;
     const t0 = m.nodes.get(n) as number;
-    const start = r.pos;
-    const first = m.codes[t0].read(r);
+    const start = pre >= 0 ? preStart : r.pos;
+    const first = pre >= 0 ? pre : m.codes[t0].read(r); // pre: read by a folded struct
     if (first === 0) return this.node(n);
     const qq = qc(n);
     const slots = qq.n <= 1 ? qq.n + 1 : 2 * qq.n; // the slots of magnitudes of up to n bits
+    if (first > 4 * slots) throw new ErrMalformed("a folded struct's unchanged symbol where a quaternion's form belongs");
     const rank = Math.floor((first - 1) / slots);
     this.tokenTail((first - 1) % slots);
     const e0 = this.tneg ? -(this.tm as number) : this.tm as number;

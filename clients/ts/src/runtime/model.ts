@@ -171,7 +171,14 @@ export class Model {
 }
 
 /** a model bound to a message's plans: its codes, each struct type's first mask table and each leaf's first table */
-export interface ModelTables { codes: Code[]; plans: Map<StructPlan, number>; nodes: Map<Node, number>; }
+/**
+ * a model bound to a message's plans: its codes, each struct type's first mask table, each leaf's first
+ * table, and the struct types whose changed bit their quaternion's first table holds (folded)
+ */
+export interface ModelTables { codes: Code[]; plans: Map<StructPlan, number>; nodes: Map<Node, number>; folded: Set<StructPlan>; }
+
+/** whether struct type p's changed bit may be folded into its quaternion's first table: one field, a quaternion */
+function foldable(p: StructPlan): boolean { return p.fields.length === 1 && p.fields[0].node.k === "quat"; }
 
 /** the keys kmin..kmin+rm of a q, range or bits scalar without a window (a modular table's), else null */
 export /* internal */ function modularRange(n: Node): [bigint, bigint] | null {
@@ -202,13 +209,13 @@ export function bindModel(t: StructPlan, m: Model, layout: bigint): ModelTables 
   const kinds: number[] = [], syms: number[] = [];
   const plans = new Map<StructPlan, number>(), nodes = new Map<Node, number>();
   const add = (k: number, s: number) => { kinds.push(k); syms.push(s); };
-  const walk = (n: Node | undefined): void => {
+  const walk = (n: Node | undefined, fold = false): void => {
     if (n === undefined) return;
     if (!nodes.has(n)) {
       let mr: [bigint, bigint] | null;
       if (n.k === "quat") {
         nodes.set(n, kinds.length);
-        add(TK_QUAT_FIRST, 1 + 4 * tokenSlots(n.n as number));
+        add(TK_QUAT_FIRST, 1 + 4 * tokenSlots(n.n as number) + (fold ? 1 : 0)); // a folded struct's "unchanged" last
         for (let i = 1; i < QUAT_TABLES; i++) add(TK_QUAT_DIFF, 1 + tokenSlots(n.n as number));
       } else if (n.dlo !== undefined && n.k !== "struct") {
         nodes.set(n, kinds.length);
@@ -227,7 +234,7 @@ export function bindModel(t: StructPlan, m: Model, layout: bigint): ModelTables 
     plans.set(p, kinds.length);
     const nf = p.fields.length;
     for (let j = 0; j * 8 < nf; j++) add(TK_MASK, 1 + 2 ** Math.min(8, nf - 8 * j));
-    for (const f of p.fields) walk(f.node);
+    for (const f of p.fields) walk(f.node, foldable(p));
   };
   walkPlan(t);
   if (m.codes.length !== kinds.length) throw new ErrModel(`${m.codes.length} tables, the layout has ${kinds.length}`);
@@ -236,7 +243,16 @@ export function bindModel(t: StructPlan, m: Model, layout: bigint): ModelTables 
       throw new ErrModel(`table ${i}: kind ${m.kinds[i]} with ${m.codes[i].lens.length} symbols, the layout's is kind ${kinds[i]} with ${syms[i]}`);
     }
   }
-  return { codes: m.codes, plans, nodes };
+  // folded: a foldable struct whose quaternion's first table codes "unchanged"; its mask table must be plain
+  const folded = new Set<StructPlan>();
+  for (const [p, t] of plans) {
+    if (!foldable(p)) continue;
+    const q = m.codes[nodes.get(p.fields[0].node) as number];
+    if (q.lens[q.lens.length - 1] === 0) continue;
+    if (!m.codes[t].plain) throw new ErrModel(`table ${t}: the mask table of a struct whose changed bit its quaternion's first table holds is not plain`);
+    folded.add(p);
+  }
+  return { codes: m.codes, plans, nodes, folded };
 }
 
 /** the model a message's deltas use, as generated code declares it on the root plan (from the schema's "model") */
