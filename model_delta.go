@@ -104,7 +104,6 @@ func (e *encoder) foldedMask(rt *modelRT, p *plan, ch fieldSet, at int) bool {
 // encFieldsJudged writes the delta of each changed field of a struct,
 // judging each while writing it, and marks it in ch.
 func (e *encoder) encFieldsJudged(p *plan, b, c unsafe.Pointer, skip int, ch fieldSet) (dirty bool, err error) {
-	rt := e.ar.rt
 	for i := range p.fields {
 		if i == skip {
 			continue
@@ -118,84 +117,9 @@ func (e *encoder) encFieldsJudged(p *plan, b, c unsafe.Pointer, skip int, ch fie
 			}
 			continue
 		}
-		changed := false
-		switch {
-		case n.code == cQ:
-			kc, err := qKey(n, pc)
-			if err != nil {
-				return false, err
-			}
-			kb, errb := qKey(n, pb)
-			if errb == nil && kb == kc {
-				break
-			}
-			changed = true
-			if err := e.encKeysModel(rt, n, rt.lay.table(n.uid), kb, errb, kc, pc); err != nil {
-				return false, err
-			}
-		case n.code == cQuat:
-			qc, err := n.quat.Pack(loadQuat(n, pc))
-			if err != nil {
-				return false, err
-			}
-			qb, errb := n.quat.Pack(loadQuat(n, pb))
-			if errb == nil && qb == qc {
-				break
-			}
-			changed = true
-			e.writeQuatModel(rt, n, qb, errb == nil, qc)
-		case n.code == cStruct && !n.spec.composite:
-			if changed, err = e.encStructDelta(n.sub, pb, pc, -1); err != nil {
-				return false, err
-			}
-		case n.code == cPtr && n.elem.code == cStruct && !n.elem.spec.composite:
-			xb, xc := *(*unsafe.Pointer)(pb), *(*unsafe.Pointer)(pc)
-			switch {
-			case xb == nil && xc == nil:
-			case xb == nil || xc == nil:
-				changed = true
-				if err := e.encValueDelta(n, pb, pc); err != nil {
-					return false, err
-				}
-			default:
-				m := e.mark()
-				e.w.WriteBool(true)
-				if changed, err = e.encStructDelta(n.elem.sub, xb, xc, -1); err != nil {
-					return false, err
-				}
-				if !changed {
-					e.unwrite(m)
-				}
-			}
-		case f.once:
-			m := e.mark()
-			switch n.code {
-			case cSlice:
-				if n.idField >= 0 {
-					changed, err = e.encEntityDelta(n, pb, pc)
-				} else {
-					changed, err = e.encSliceDelta(n, pb, pc)
-				}
-			case cMap:
-				changed, err = e.encMapDelta(n, pb, pc)
-			default:
-				changed = !eqNode(n, pb, pc, 0)
-				if changed {
-					err = e.encValueDelta(n, pb, pc)
-				}
-			}
-			if err != nil {
-				return false, err
-			}
-			if !changed {
-				e.unwrite(m)
-			}
-		default:
-			if changed = !eqNode(n, pb, pc, 0); changed {
-				if err := e.encValueDelta(n, pb, pc); err != nil {
-					return false, err
-				}
-			}
+		changed, err := e.encFieldJudged(f, pb, pc)
+		if err != nil {
+			return false, err
 		}
 		if changed {
 			ch.set(i)
@@ -206,6 +130,79 @@ func (e *encoder) encFieldsJudged(p *plan, b, c unsafe.Pointer, skip int, ch fie
 		}
 	}
 	return dirty, nil
+}
+
+// encFieldJudged writes the delta of field f from pb to pc when it changed,
+// and reports whether it did: q and quaternion leaves by their keys,
+// structs and pointers to them by their own judged deltas (taken back when
+// nothing changed), once-judged containers by their deltas, the rest by
+// comparing first.
+func (e *encoder) encFieldJudged(f *field, pb, pc unsafe.Pointer) (changed bool, err error) {
+	rt := e.ar.rt
+	n := f.node
+	switch {
+	case n.code == cQ:
+		kc, err := qKey(n, pc)
+		if err != nil {
+			return false, err
+		}
+		kb, errb := qKey(n, pb)
+		if errb == nil && kb == kc {
+			return false, nil
+		}
+		return true, e.encKeysModel(rt, n, rt.lay.table(n.uid), kb, errb, kc, pc)
+	case n.code == cQuat:
+		qc, err := n.quat.Pack(loadQuat(n, pc))
+		if err != nil {
+			return false, err
+		}
+		qb, errb := n.quat.Pack(loadQuat(n, pb))
+		if errb == nil && qb == qc {
+			return false, nil
+		}
+		e.writeQuatModel(rt, n, qb, errb == nil, qc)
+		return true, nil
+	case n.code == cStruct && !n.spec.composite:
+		return e.encStructDelta(n.sub, pb, pc, -1)
+	case n.code == cPtr && n.elem.code == cStruct && !n.elem.spec.composite:
+		xb, xc := *(*unsafe.Pointer)(pb), *(*unsafe.Pointer)(pc)
+		switch {
+		case xb == nil && xc == nil:
+			return false, nil
+		case xb == nil || xc == nil:
+			return true, e.encValueDelta(n, pb, pc)
+		}
+		m := e.mark()
+		e.w.WriteBool(true)
+		if changed, err = e.encStructDelta(n.elem.sub, xb, xc, -1); err == nil && !changed {
+			e.unwrite(m)
+		}
+		return changed, err
+	case f.once:
+		m := e.mark()
+		switch n.code {
+		case cSlice:
+			if n.idField >= 0 {
+				changed, err = e.encEntityDelta(n, pb, pc)
+			} else {
+				changed, err = e.encSliceDelta(n, pb, pc)
+			}
+		case cMap:
+			changed, err = e.encMapDelta(n, pb, pc)
+		default:
+			if changed = !eqNode(n, pb, pc, 0); changed {
+				err = e.encValueDelta(n, pb, pc)
+			}
+		}
+		if err == nil && !changed {
+			e.unwrite(m)
+		}
+		return changed, err
+	}
+	if changed = !eqNode(n, pb, pc, 0); changed {
+		err = e.encValueDelta(n, pb, pc)
+	}
+	return changed, err
 }
 
 // writeMasks writes (or, training, notes) the mask symbols of a struct's
@@ -288,7 +285,6 @@ func (d *decoder) decStructDeltaModel(p *plan, b, dst unsafe.Pointer, skip int) 
 	if t, _ := rt.foldedTable(p); t >= 0 {
 		return d.decFoldedModel(rt, p, t, b, dst)
 	}
-	t0 := rt.lay.table(p.uid)
 	nf := len(p.fields)
 	var small [1]uint64
 	ch := fieldSet(small[:])
@@ -296,28 +292,8 @@ func (d *decoder) decStructDeltaModel(p *plan, b, dst unsafe.Pointer, skip int) 
 	if nf > 64 {
 		ch = d.ar.takeSet(nf) // (an error ends the message, which resets the arena)
 	}
-	for j := 0; j*maskChunk < nf; j++ {
-		k := min(maskChunk, nf-j*maskChunk)
-		// A plain table (no codes) reads as ESC: the k bits follow.
-		s, m := 0, uint64(0)
-		if c := rt.codes[t0+j]; !c.Empty() {
-			var err error
-			if s, err = c.Read(d.r); err != nil {
-				return err
-			}
-			m = uint64(s - 1)
-		}
-		if s == 0 {
-			var err error
-			if m, err = d.r.ReadBits(k); err != nil {
-				return err
-			}
-		}
-		if nf <= maskChunk { // one symbol, the common case
-			ch[0] = m
-			break
-		}
-		ch.setChunk(j, m)
+	if err := d.readMasks(rt, p, ch); err != nil {
+		return err
 	}
 	if skip >= 0 && ch.has(skip) {
 		return fmt.Errorf("%w: the id field %s marked changed", ErrMalformed, p.fields[skip].name)
@@ -370,6 +346,35 @@ func (d *decoder) decStructDeltaModel(p *plan, b, dst unsafe.Pointer, skip int) 
 	}
 	d.ar.words = d.ar.words[:mark]
 	return nil
+}
+
+// readMasks reads the mask symbols of struct type p into ch (empty).
+func (d *decoder) readMasks(rt *modelRT, p *plan, ch fieldSet) (err error) {
+	t0, nf := rt.lay.table(p.uid), len(p.fields)
+	if nf <= maskChunk { // one symbol, the common case
+		ch[0], err = d.readMask(rt.codes[t0], nf)
+		return err
+	}
+	for j := 0; j*maskChunk < nf; j++ {
+		m, err := d.readMask(rt.codes[t0+j], min(maskChunk, nf-j*maskChunk))
+		if err != nil {
+			return err
+		}
+		ch.setChunk(j, m)
+	}
+	return nil
+}
+
+// readMask reads the mask of a chunk of k fields with table c: its symbol,
+// or ESC and the k bits; a plain table's (no codes) reads as ESC, the k
+// bits alone.
+func (d *decoder) readMask(c *fields.Code, k int) (uint64, error) {
+	if !c.Empty() {
+		if s, err := c.Read(d.r); err != nil || s != 0 {
+			return uint64(s - 1), err
+		}
+	}
+	return d.r.ReadBits(k)
 }
 
 // decFoldedModel reads the delta of a struct whose changed bit its
