@@ -190,45 +190,78 @@ func (cl *Client[E]) Decode(packet []byte) (Info, error) {
 	return Info{Seq: h.Seq, Tick: h.Tick, Updated: cl.updated, Removed: cl.removed}, nil
 }
 
-// read decodes the body into the scratch lists without touching the view.
+// read decodes the body into the scratch lists without touching the view:
+// the removals, the entities of the packet (and the common baseline), their
+// kinds, then their bodies.
 func (cl *Client[E]) read(h Header) error {
-	r := &cl.r
 	cl.rem, cl.dec = cl.rem[:0], cl.dec[:0]
-	held := len(cl.index)
-	n, err := readCount(r)
+	gone, err := cl.readRemovals()
 	if err != nil {
 		return err
+	}
+	common, hasCommon, err := cl.readEntities(h)
+	if err != nil {
+		return err
+	}
+	if err := cl.readKinds(h, common, hasCommon); err != nil {
+		return err
+	}
+	added, err := cl.readBodies(hasCommon)
+	if err != nil {
+		return err
+	}
+	if !cl.r.CheckPadding() {
+		return fmt.Errorf("%w (%d bits left)", bitwire.ErrTrailingData, cl.r.Remaining())
+	}
+	return cl.checkHeld(h, len(cl.index)-gone+added)
+}
+
+// readRemovals reads the removed ids into cl.rem and returns how many of
+// them the client holds.
+func (cl *Client[E]) readRemovals() (held int, err error) {
+	r := &cl.r
+	n, err := readCount(r)
+	if err != nil {
+		return 0, err
 	}
 	q := newIDSeq()
 	for range n {
 		id, err := q.read(r)
 		if err != nil {
-			return err
+			return 0, err
 		}
 		cl.rem = append(cl.rem, id)
 		if _, ok := cl.index[id]; ok {
-			held--
+			held++
 		}
 	}
-	var common uint32
-	hasCommon, err := r.ReadBool()
-	if err != nil {
-		return err
+	return held, nil
+}
+
+// readEntities reads the common baseline, when the packet has one, and the
+// ids of the entities it carries into cl.dec, each at first a delta
+// against the common baseline, with its slot (-1 for one the client does
+// not hold, or that the packet removes).
+func (cl *Client[E]) readEntities(h Header) (common uint32, hasCommon bool, err error) {
+	r := &cl.r
+	if hasCommon, err = r.ReadBool(); err != nil {
+		return 0, false, err
 	}
 	if hasCommon {
 		if common, err = readBase(r, h.Tick); err != nil {
-			return err
+			return 0, false, err
 		}
 	}
-	if n, err = readCount(r); err != nil {
-		return err
+	n, err := readCount(r)
+	if err != nil {
+		return 0, false, err
 	}
-	q = newIDSeq()
+	q := newIDSeq()
 	ri := 0 // removals are ascending, like the entities: one merge pass
 	for range n {
 		id, err := q.read(r)
 		if err != nil {
-			return err
+			return 0, false, err
 		}
 		for ri < len(cl.rem) && cl.rem[ri] < id {
 			ri++
@@ -239,9 +272,15 @@ func (cl *Client[E]) read(h Header) error {
 		}
 		cl.dec = append(cl.dec, decoded{id: id, slot: slot, kind: kindCommon, base: common})
 	}
-	// The kinds: the entities that are not deltas against the common
-	// baseline, by index, each with 0 for a full state or tick - baseline.
-	if n, err = readCount(r); err != nil {
+	return common, hasCommon, nil
+}
+
+// readKinds reads the entities that are not deltas against the common
+// baseline, by index, each with 0 for a full state or tick - baseline.
+func (cl *Client[E]) readKinds(h Header, common uint32, hasCommon bool) error {
+	r := &cl.r
+	n, err := readCount(r)
+	if err != nil {
 		return err
 	}
 	var at, vals riceSeq
@@ -270,6 +309,13 @@ func (cl *Client[E]) read(h Header) error {
 			d.kind, d.base = kindOwn, h.Tick-uint32(v)
 		}
 	}
+	return nil
+}
+
+// readBodies decodes each entity's state or delta into cl.vals and returns
+// how many full states are of entities the client did not hold.
+func (cl *Client[E]) readBodies(hasCommon bool) (added int, err error) {
+	r := &cl.r
 	for k := range cl.dec {
 		d := &cl.dec[k]
 		if k == len(cl.vals) {
@@ -279,30 +325,35 @@ func (cl *Client[E]) read(h Header) error {
 		v := &cl.vals[k]
 		if d.kind == kindFull {
 			if err := cl.c.Decode(r, v); err != nil {
-				return fmt.Errorf("id %d: %w", d.id, err)
+				return 0, fmt.Errorf("id %d: %w", d.id, err)
 			}
 			if d.slot < 0 {
-				held++
+				added++
 			}
 			continue
 		}
 		if d.kind == kindCommon && !hasCommon {
-			return fmt.Errorf("%w: id %d: a delta against the common baseline of a packet without one", bitwire.ErrMalformed, d.id)
+			return 0, fmt.Errorf("%w: id %d: a delta against the common baseline of a packet without one", bitwire.ErrMalformed, d.id)
 		}
 		var base *E
 		if d.slot >= 0 {
 			base = cl.ents[d.slot].find(d.base)
 		}
 		if base == nil {
-			return fmt.Errorf("%w: id %d against tick %d", ErrNoBaseline, d.id, d.base)
+			return 0, fmt.Errorf("%w: id %d against tick %d", ErrNoBaseline, d.id, d.base)
 		}
 		if err := cl.c.DecodeDelta(r, base, v); err != nil {
-			return fmt.Errorf("id %d: %w", d.id, err)
+			return 0, fmt.Errorf("id %d: %w", d.id, err)
 		}
 	}
-	if !r.CheckPadding() {
-		return fmt.Errorf("%w (%d bits left)", bitwire.ErrTrailingData, r.Remaining())
-	}
+	return added, nil
+}
+
+// checkHeld checks that the client would hold at most its limit of
+// entities after the packet (held of them): when not, the entities the
+// expiry would drop are not counted (marking the packet to expire them),
+// and if that is not enough the packet is refused.
+func (cl *Client[E]) checkHeld(h Header, held int) error {
 	cl.expireAll = false
 	if held > cl.max {
 		clock := cl.clockAt(h.Tick)

@@ -111,44 +111,13 @@ func (p *Peer[E]) scan() {
 // costs them at most that much of a delay), or stay awake when that is
 // under 2 ticks. Each is scheduled for the scan it next needs.
 func (p *Peer[E]) weigh(tick, every uint32, thr float32) {
-	s := p.s
-	n := len(s.gens)
+	n := len(p.s.gens)
 	hot, tracks := p.hot[:n], p.tracks[:n]
 	attend := p.attend
 	// The priorities first, in a loop of their own: the call makes the
 	// compiler keep a loop's values in memory, and the loop below, which
 	// has no call, is most of the work.
-	if prio := p.cfg.Priority; prio == nil {
-		for _, slot := range attend {
-			tracks[slot].pr = 1
-		}
-	} else if ids, cur := s.ids[:n], s.cur[:n]; every == 1 {
-		// Due every tick (tick >= prDue always): the ticks of the last
-		// computation and of the next are not needed, nor kept.
-		for _, slot := range attend {
-			t := &tracks[slot]
-			t.settle(tick - 1)
-			v := prio(ids[slot], &cur[slot])
-			if v <= 0 {
-				v = 0
-			}
-			t.pr = v
-		}
-	} else {
-		changed := s.changed[:n]
-		for _, slot := range attend {
-			t := &tracks[slot]
-			if t.prTick <= changed[slot] || tick >= t.prDue {
-				t.settle(tick - 1)
-				v := prio(ids[slot], &cur[slot])
-				if v <= 0 { // max(v, 0), which keeps a NaN, and -0 is 0
-					v = 0
-				}
-				t.pr = v
-				t.prTick, t.prDue = tick, tick+every
-			}
-		}
-	}
+	p.prioritize(tick, every)
 	// The lists they go to, written by index into room made up front: a
 	// sleeper's wake bucket is never the next tick's (it sleeps 2 to
 	// maxSleep ticks, fewer than wheelTicks-1), and sleepers are put in
@@ -193,6 +162,48 @@ func (p *Peer[E]) weigh(tick, every uint32, thr float32) {
 		p.wake.after(hot[slot].wake, slot)
 	}
 	p.sleepers = sleep[:0]
+}
+
+// prioritize computes the priority of each slot weigh attends to that is
+// due (every tick with every = 1; else once the entity changed since, or
+// every ticks after the last): the Priority callback's value, at least 0,
+// or 1 for every slot without a callback.
+func (p *Peer[E]) prioritize(tick, every uint32) {
+	s := p.s
+	n := len(s.gens)
+	tracks := p.tracks[:n]
+	attend := p.attend
+	if prio := p.cfg.Priority; prio == nil {
+		for _, slot := range attend {
+			tracks[slot].pr = 1
+		}
+	} else if ids, cur := s.ids[:n], s.cur[:n]; every == 1 {
+		// Due every tick (tick >= prDue always): the ticks of the last
+		// computation and of the next are not needed, nor kept.
+		for _, slot := range attend {
+			t := &tracks[slot]
+			t.settle(tick - 1)
+			v := prio(ids[slot], &cur[slot])
+			if v <= 0 {
+				v = 0
+			}
+			t.pr = v
+		}
+	} else {
+		changed := s.changed[:n]
+		for _, slot := range attend {
+			t := &tracks[slot]
+			if t.prTick <= changed[slot] || tick >= t.prDue {
+				t.settle(tick - 1)
+				v := prio(ids[slot], &cur[slot])
+				if v <= 0 { // max(v, 0), which keeps a NaN, and -0 is 0
+					v = 0
+				}
+				t.pr = v
+				t.prTick, t.prDue = tick, tick+every
+			}
+		}
+	}
 }
 
 // scanSlots is the scan's visit of the entity slots the visit set names
