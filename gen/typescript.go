@@ -148,12 +148,35 @@ func tsRead(w *writer, pre string, i int, class string, t *bitwire.TypeSchema) {
 		w.p("%s.read = (): %s => Object.create(%s.prototype);\n", p, class, class)
 		return
 	}
+	// The leaves node reads most, read here without its dispatch: q values
+	// and quaternions with the quantizer or coder held in a constant,
+	// bools, unsigned bitlen integers, structs by their plan.
+	var body []string
+	for k, f := range t.Fields {
+		n := f.Node
+		switch {
+		case n.Coding == "q":
+			w.p("const %sq%d = bw.quantizer(%s.fields[%d].node);\n", p, k, p, k)
+			body = append(body, fmt.Sprintf("o.%s = d.qValue(%sq%d, %v);", f.Name, p, k, isF32(n.Type)))
+		case n.Coding == "quat":
+			w.p("const %sc%d = bw.quatCoder(%s.fields[%d].node);\n", p, k, p, k)
+			body = append(body, fmt.Sprintf("o.%s = d.quatValue(f[%d].node as bw.QuatNode, %sc%d);", f.Name, k, p, k))
+		case n.Coding == "bool":
+			body = append(body, fmt.Sprintf("o.%s = d.r.bool();", f.Name))
+		case n.Coding == "bitlen" && !signed(n.Type):
+			body = append(body, fmt.Sprintf("o.%s = d.bitlenValue(f[%d].node as bw.IntNode);", f.Name, k))
+		case n.Coding == "struct" && n.Ref != nil:
+			body = append(body, fmt.Sprintf("o.%s = d.struct(%s%d);", f.Name, pre, *n.Ref))
+		default:
+			body = append(body, fmt.Sprintf("o.%s = d.node(f[%d].node);", f.Name, k))
+		}
+	}
 	w.p("%s.read = (d: bw.Decoder): %s => {\n", p, class)
 	w.p("  const f = %s.fields, o: %s = Object.create(%s.prototype);\n", p, class, class)
 	w.p("  let i = 0;\n  try {\n")
-	for k, f := range t.Fields {
-		w.p("    o.%s = d.node(f[%d].node);", f.Name, k)
-		if k < len(t.Fields)-1 {
+	for k, b := range body {
+		w.p("    %s", b)
+		if k < len(body)-1 {
 			w.p(" i++;")
 		}
 		w.p("\n")

@@ -525,6 +525,10 @@ const C_OTHER = 0, C_Q = 1, C_BOOL = 2, C_STRUCT = 3;
 function code(n: Node): number { return n._c = n.k === "q" ? C_Q : n.k === "bool" ? C_BOOL : n.k === "struct" ? C_STRUCT : C_OTHER; }
 function q(n: QNode): Quantizer { return n._q ??= new Quantizer(n.min, n.max, n.steps, n.step, n.zero, n.kmin); }
 function qc(n: QuatNode): QuatCoder { return n._quat ??= new QuatCoder(n.n); }
+/** the quantizer of a q node, built once: what the generated read functions hold for Decoder.qValue */
+export function quantizer(n: Node): Quantizer { return q(n as QNode); }
+/** the coder of a quaternion node, built once: what the generated read functions hold for Decoder.quatValue */
+export function quatCoder(n: Node): QuatCoder { return qc(n as QuatNode); }
 function rangeWidth(n: RangeNode): number {
   return n._w ??= typeof n.max === "bigint" || typeof n.min === "bigint" ? bitsRequiredBig(BigInt.asUintN(64, BigInt(n.max) - BigInt(n.min)))
     : bitsRequired(n.max - n.min);
@@ -697,6 +701,24 @@ export class Decoder {
 
   /** the error of field i of t, as struct reports it: for the generated read functions */
   fieldError(e: unknown, t: StructPlan, i: number): unknown { return wrap(e, t.fields[i].name); }
+
+  /**
+   * a q value in full with the quantizer of its node (quantizer(n); f32: a float32 field), as node
+   * reads it: for the generated read functions, which call it with a quantizer they hold, so that
+   * no node is looked at
+   */
+  qValue(qq: Quantizer, f32: boolean): number {
+    const i = this.r.read(qq.bits);
+    if (i > qq.steps) throw new ErrOutOfRange(`quantization index ${i} over ${qq.steps}`);
+    const v = qq.value(i);
+    return f32 ? Math.fround(v) : v;
+  }
+
+  /** an unsigned bitlen integer in full, as node reads it: for the generated read functions */
+  bitlenValue(n: IntNode): any { return this.signMag(n, false, readBitlen(this.r, n.n)); }
+
+  /** a quaternion in full with the coder of its node n (quatCoder(n)), as node reads it: for the generated read functions */
+  quatValue(n: QuatNode, c: QuatCoder): any { return storeQuat(n, c.readUnpacked(this.r)); }
 
   /** a bitlen group: members are indexes into nodes */
   group(nodes: Node[], members: number[], width: number, signed: boolean, set: (j: number, v: any) => void, seg: (j: number) => string): void {

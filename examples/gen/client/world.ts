@@ -58,23 +58,27 @@ p0_0.read = (d: bw.Decoder): World => {
   } catch (e) { throw d.fieldError(e, p0_0, i); }
   return o;
 };
+const p0_1c2 = bw.quatCoder(p0_1.fields[2].node);
 p0_1.read = (d: bw.Decoder): Crate => {
   const f = p0_1.fields, o: Crate = Object.create(Crate.prototype);
   let i = 0;
   try {
-    o.ID = d.node(f[0].node); i++;
-    o.Pos = d.node(f[1].node); i++;
-    o.Rot = d.node(f[2].node);
+    o.ID = d.bitlenValue(f[0].node as bw.IntNode); i++;
+    o.Pos = d.struct(p0_2); i++;
+    o.Rot = d.quatValue(f[2].node as bw.QuatNode, p0_1c2);
   } catch (e) { throw d.fieldError(e, p0_1, i); }
   return o;
 };
+const p0_2q0 = bw.quantizer(p0_2.fields[0].node);
+const p0_2q1 = bw.quantizer(p0_2.fields[1].node);
+const p0_2q2 = bw.quantizer(p0_2.fields[2].node);
 p0_2.read = (d: bw.Decoder): Vec3 => {
   const f = p0_2.fields, o: Vec3 = Object.create(Vec3.prototype);
   let i = 0;
   try {
-    o.X = d.node(f[0].node); i++;
-    o.Z = d.node(f[1].node); i++;
-    o.Y = d.node(f[2].node);
+    o.X = d.qValue(p0_2q0, true); i++;
+    o.Z = d.qValue(p0_2q1, true); i++;
+    o.Y = d.qValue(p0_2q2, true);
   } catch (e) { throw d.fieldError(e, p0_2, i); }
   return o;
 };
@@ -107,14 +111,15 @@ p1_0.fields = [
   { name: "Fire", node: { k: "bool" } },
   { name: "Acked", node: { k: "bitlen", size: 32, n: 5 } },
 ];
+const p1_0q1 = bw.quantizer(p1_0.fields[1].node);
 p1_0.read = (d: bw.Decoder): Input => {
   const f = p1_0.fields, o: Input = Object.create(Input.prototype);
   let i = 0;
   try {
     o.Move = d.node(f[0].node); i++;
-    o.Yaw = d.node(f[1].node); i++;
-    o.Fire = d.node(f[2].node); i++;
-    o.Acked = d.node(f[3].node);
+    o.Yaw = d.qValue(p1_0q1, true); i++;
+    o.Fire = d.r.bool(); i++;
+    o.Acked = d.bitlenValue(f[3].node as bw.IntNode);
   } catch (e) { throw d.fieldError(e, p1_0, i); }
   return o;
 };

@@ -4,7 +4,7 @@
 
 import { BitwireError, ErrInvalidValue, ErrMalformed, ErrOutOfRange, ErrTooLong, ErrUnexpectedEnd } from "./errors.js";
 import { BitReader } from "./stream.js";
-import { Mag, bitlenBits, bitsRequired, highBit, magBig, POW2, readBitlen, readMag, readVarint, roundHalfAway, unzigzag } from "./codings.js";
+import { Mag, QuatCoder, Quantizer, bitlenBits, bitsRequired, highBit, magBig, POW2, readBitlen, readMag, readVarint, roundHalfAway, unzigzag } from "./codings.js";
 import { ArrayNode, C_BOOL, C_Q, C_STRUCT, FixedNode, IntNode, MAX_DEPTH, MAX_LEN, MapNode, Node, QNode, groupMember, QuatNode, SliceNode, StructNode, StructPlan, code, emin, groupable, isSigned, prefixWidth, q, qc, rangeWidth, wrap } from "./plan.js";
 import { keyBefore } from "./encode.js";
 
@@ -114,6 +114,24 @@ export class Decoder {
 
   /** the error of field i of t, as struct reports it: for the generated read functions */
   fieldError(e: unknown, t: StructPlan, i: number): unknown { return wrap(e, t.fields[i].name); }
+
+  /**
+   * a q value in full with the quantizer of its node (quantizer(n); f32: a float32 field), as node
+   * reads it: for the generated read functions, which call it with a quantizer they hold, so that
+   * no node is looked at
+   */
+  qValue(qq: Quantizer, f32: boolean): number {
+    const i = this.r.read(qq.bits);
+    if (i > qq.steps) throw new ErrOutOfRange(`quantization index ${i} over ${qq.steps}`);
+    const v = qq.value(i);
+    return f32 ? Math.fround(v) : v;
+  }
+
+  /** an unsigned bitlen integer in full, as node reads it: for the generated read functions */
+  bitlenValue(n: IntNode): any { return this.signMag(n, false, readBitlen(this.r, n.n)); }
+
+  /** a quaternion in full with the coder of its node n (quatCoder(n)), as node reads it: for the generated read functions */
+  quatValue(n: QuatNode, c: QuatCoder): any { return storeQuat(n, c.readUnpacked(this.r)); }
 
   /** a bitlen group: members are indexes into nodes */
   group(nodes: Node[], members: number[], width: number, signed: boolean, set: (j: number, v: any) => void, seg: (j: number) => string): void {

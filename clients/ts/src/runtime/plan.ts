@@ -94,6 +94,10 @@ export /* internal */ const C_OTHER = 0, C_Q = 1, C_BOOL = 2, C_STRUCT = 3;
 export /* internal */ function code(n: Node): number { return n._c = n.k === "q" ? C_Q : n.k === "bool" ? C_BOOL : n.k === "struct" ? C_STRUCT : C_OTHER; }
 export /* internal */ function q(n: QNode): Quantizer { return n._q ??= new Quantizer(n.min, n.max, n.steps, n.step, n.zero, n.kmin); }
 export /* internal */ function qc(n: QuatNode): QuatCoder { return n._quat ??= new QuatCoder(n.n); }
+/** the quantizer of a q node, built once: what the generated read functions hold for Decoder.qValue */
+export function quantizer(n: Node): Quantizer { return q(n as QNode); }
+/** the coder of a quaternion node, built once: what the generated read functions hold for Decoder.quatValue */
+export function quatCoder(n: Node): QuatCoder { return qc(n as QuatNode); }
 export /* internal */ function rangeWidth(n: RangeNode): number {
   return n._w ??= typeof n.max === "bigint" || typeof n.min === "bigint" ? bitsRequiredBig(BigInt.asUintN(64, BigInt(n.max) - BigInt(n.min)))
     : bitsRequired(n.max - n.min);
