@@ -135,15 +135,27 @@ func tsRepresentable(s *bitwire.Schema) error {
 
 // tsRead writes a struct plan's read function: the decoding Decoder.struct
 // does for it, field by field, with each field a named property store (a
-// store by name shared by every type is what V8 makes slow). A struct with
-// a bitlen group is left to Decoder.struct, which decodes groups.
+// store by name shared by every type is what V8 makes slow); and its
+// readDelta function, what DeltaDecoder.structDelta does without a model.
+// A struct with a bitlen group is left to Decoder.struct, which decodes
+// groups (its deltas, which code each field alone, get readDelta).
 func tsRead(w *writer, pre string, i int, class string, t *bitwire.TypeSchema) {
+	p := fmt.Sprintf("%s%d", pre, i)
+	// The quantizers and quaternion coders of the fields, built once.
+	for k, f := range t.Fields {
+		switch f.Node.Coding {
+		case "q":
+			w.p("const %sq%d = bw.quantizer(%s.fields[%d].node);\n", p, k, p, k)
+		case "quat":
+			w.p("const %sc%d = bw.quatCoder(%s.fields[%d].node);\n", p, k, p, k)
+		}
+	}
+	tsReadDelta(w, pre, i, class, t)
 	for _, f := range t.Fields {
 		if f.Group >= 0 {
 			return
 		}
 	}
-	p := fmt.Sprintf("%s%d", pre, i)
 	if len(t.Fields) == 0 {
 		w.p("%s.read = (): %s => Object.create(%s.prototype);\n", p, class, class)
 		return
@@ -156,10 +168,8 @@ func tsRead(w *writer, pre string, i int, class string, t *bitwire.TypeSchema) {
 		n := f.Node
 		switch {
 		case n.Coding == "q":
-			w.p("const %sq%d = bw.quantizer(%s.fields[%d].node);\n", p, k, p, k)
 			body = append(body, fmt.Sprintf("o.%s = d.qValue(%sq%d, %v);", f.Name, p, k, isF32(n.Type)))
 		case n.Coding == "quat":
-			w.p("const %sc%d = bw.quatCoder(%s.fields[%d].node);\n", p, k, p, k)
 			body = append(body, fmt.Sprintf("o.%s = d.quatValue(f[%d].node as bw.QuatNode, %sc%d);", f.Name, k, p, k))
 		case n.Coding == "bool":
 			body = append(body, fmt.Sprintf("o.%s = d.r.bool();", f.Name))
@@ -177,6 +187,39 @@ func tsRead(w *writer, pre string, i int, class string, t *bitwire.TypeSchema) {
 	for k, b := range body {
 		w.p("    %s", b)
 		if k < len(body)-1 {
+			w.p(" i++;")
+		}
+		w.p("\n")
+	}
+	w.p("  } catch (e) { throw d.fieldError(e, %s, i); }\n  return o;\n};\n", p)
+}
+
+// tsReadDelta writes a struct plan's readDelta function: each field's
+// changed bit (none for skip, an entity's id), then its value delta, or
+// the baseline's value. The value deltas valueDelta reads most are read
+// without its dispatch: q values without a window (in full, with the
+// quantizer of tsRead), bools, structs by their plan.
+func tsReadDelta(w *writer, pre string, i int, class string, t *bitwire.TypeSchema) {
+	if len(t.Fields) == 0 {
+		return
+	}
+	p := fmt.Sprintf("%s%d", pre, i)
+	w.p("%s.readDelta = (d: bw.DeltaDecoder, b: %s, skip: number): %s => {\n", p, class, class)
+	w.p("  const f = %s.fields, o: %s = Object.create(%s.prototype);\n", p, class, class)
+	w.p("  let i = 0;\n  try {\n")
+	for k, f := range t.Fields {
+		n := f.Node
+		v := fmt.Sprintf("d.valueDelta(f[%d].node, b.%s)", k, f.Name)
+		switch {
+		case n.Coding == "q" && n.Delta == nil:
+			v = fmt.Sprintf("d.qValue(%sq%d, %v)", p, k, isF32(n.Type))
+		case n.Coding == "bool":
+			v = "d.r.bool()"
+		case n.Coding == "struct" && n.Ref != nil && !n.Composite:
+			v = fmt.Sprintf("d.structDelta(%s%d, b.%s, -1)", pre, *n.Ref, f.Name)
+		}
+		w.p("    o.%s = skip !== %d && d.r.bool() ? %s : b.%s;", f.Name, k, v, f.Name)
+		if k < len(t.Fields)-1 {
 			w.p(" i++;")
 		}
 		w.p("\n")

@@ -516,6 +516,12 @@ export interface StructPlan {
    * store in a function of its own type rather than a store by name shared by every type
    */
   read?: (d: Decoder) => any;
+  /**
+   * the struct's delta without a model, field by field, as DeltaDecoder.structDelta would walk it
+   * (skip: an entity's id field, which has no changed bit): written by the generator, for the
+   * same reason as read
+   */
+  readDelta?: (d: DeltaDecoder, b: any, skip: number) => any;
 }
 
 const MAX_DEPTH = 100;
@@ -1598,8 +1604,8 @@ export class DeltaDecoder extends Decoder {
   /** a struct's delta against baseline b; skip is the id field of an entity (no changed bit) */
   structDelta(t: StructPlan, b: any, skip: number): any {
     if (++this.depth > this.maxDepth) throw new ErrMalformed("nesting deeper than " + this.maxDepth);
-    if (this.m !== null) {
-      const v = this.structDeltaModel(t, b, skip, this.m);
+    if (this.m !== null || t.readDelta !== undefined) {
+      const v = this.m !== null ? this.structDeltaModel(t, b, skip, this.m) : (t.readDelta as NonNullable<StructPlan["readDelta"]>)(this, b, skip);
       this.depth--;
       return v;
     }

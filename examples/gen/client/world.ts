@@ -49,6 +49,15 @@ p0_2.fields = [
   { name: "Z", node: { k: "q", f32: true, min: -512, max: 512, steps: 102400, step: 0.01, zero: true, kmin: -51200, dlo: -100, dhi: 100, dbits: 8, dk: 3, du: 6 } },
   { name: "Y", node: { k: "q", f32: true, min: -16, max: 112, steps: 12800, step: 0.01, zero: true, kmin: -1600, dlo: -100, dhi: 100, dbits: 8, dk: 3, du: 5 } },
 ];
+p0_0.readDelta = (d: bw.DeltaDecoder, b: World, skip: number): World => {
+  const f = p0_0.fields, o: World = Object.create(World.prototype);
+  let i = 0;
+  try {
+    o.Tick = skip !== 0 && d.r.bool() ? d.valueDelta(f[0].node, b.Tick) : b.Tick; i++;
+    o.Crates = skip !== 1 && d.r.bool() ? d.valueDelta(f[1].node, b.Crates) : b.Crates;
+  } catch (e) { throw d.fieldError(e, p0_0, i); }
+  return o;
+};
 p0_0.read = (d: bw.Decoder): World => {
   const f = p0_0.fields, o: World = Object.create(World.prototype);
   let i = 0;
@@ -59,6 +68,16 @@ p0_0.read = (d: bw.Decoder): World => {
   return o;
 };
 const p0_1c2 = bw.quatCoder(p0_1.fields[2].node);
+p0_1.readDelta = (d: bw.DeltaDecoder, b: Crate, skip: number): Crate => {
+  const f = p0_1.fields, o: Crate = Object.create(Crate.prototype);
+  let i = 0;
+  try {
+    o.ID = skip !== 0 && d.r.bool() ? d.valueDelta(f[0].node, b.ID) : b.ID; i++;
+    o.Pos = skip !== 1 && d.r.bool() ? d.valueDelta(f[1].node, b.Pos) : b.Pos; i++;
+    o.Rot = skip !== 2 && d.r.bool() ? d.valueDelta(f[2].node, b.Rot) : b.Rot;
+  } catch (e) { throw d.fieldError(e, p0_1, i); }
+  return o;
+};
 p0_1.read = (d: bw.Decoder): Crate => {
   const f = p0_1.fields, o: Crate = Object.create(Crate.prototype);
   let i = 0;
@@ -72,6 +91,16 @@ p0_1.read = (d: bw.Decoder): Crate => {
 const p0_2q0 = bw.quantizer(p0_2.fields[0].node);
 const p0_2q1 = bw.quantizer(p0_2.fields[1].node);
 const p0_2q2 = bw.quantizer(p0_2.fields[2].node);
+p0_2.readDelta = (d: bw.DeltaDecoder, b: Vec3, skip: number): Vec3 => {
+  const f = p0_2.fields, o: Vec3 = Object.create(Vec3.prototype);
+  let i = 0;
+  try {
+    o.X = skip !== 0 && d.r.bool() ? d.valueDelta(f[0].node, b.X) : b.X; i++;
+    o.Z = skip !== 1 && d.r.bool() ? d.valueDelta(f[1].node, b.Z) : b.Z; i++;
+    o.Y = skip !== 2 && d.r.bool() ? d.valueDelta(f[2].node, b.Y) : b.Y;
+  } catch (e) { throw d.fieldError(e, p0_2, i); }
+  return o;
+};
 p0_2.read = (d: bw.Decoder): Vec3 => {
   const f = p0_2.fields, o: Vec3 = Object.create(Vec3.prototype);
   let i = 0;
@@ -112,6 +141,17 @@ p1_0.fields = [
   { name: "Acked", node: { k: "bitlen", size: 32, n: 5 } },
 ];
 const p1_0q1 = bw.quantizer(p1_0.fields[1].node);
+p1_0.readDelta = (d: bw.DeltaDecoder, b: Input, skip: number): Input => {
+  const f = p1_0.fields, o: Input = Object.create(Input.prototype);
+  let i = 0;
+  try {
+    o.Move = skip !== 0 && d.r.bool() ? d.valueDelta(f[0].node, b.Move) : b.Move; i++;
+    o.Yaw = skip !== 1 && d.r.bool() ? d.qValue(p1_0q1, true) : b.Yaw; i++;
+    o.Fire = skip !== 2 && d.r.bool() ? d.r.bool() : b.Fire; i++;
+    o.Acked = skip !== 3 && d.r.bool() ? d.valueDelta(f[3].node, b.Acked) : b.Acked;
+  } catch (e) { throw d.fieldError(e, p1_0, i); }
+  return o;
+};
 p1_0.read = (d: bw.Decoder): Input => {
   const f = p1_0.fields, o: Input = Object.create(Input.prototype);
   let i = 0;

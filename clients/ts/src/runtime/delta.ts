@@ -51,8 +51,8 @@ export class DeltaDecoder extends Decoder {
   /** a struct's delta against baseline b; skip is the id field of an entity (no changed bit) */
   structDelta(t: StructPlan, b: any, skip: number): any {
     if (++this.depth > this.maxDepth) throw new ErrMalformed("nesting deeper than " + this.maxDepth);
-    if (this.m !== null) {
-      const v = this.structDeltaModel(t, b, skip, this.m);
+    if (this.m !== null || t.readDelta !== undefined) {
+      const v = this.m !== null ? this.structDeltaModel(t, b, skip, this.m) : (t.readDelta as NonNullable<StructPlan["readDelta"]>)(this, b, skip);
       this.depth--;
       return v;
     }

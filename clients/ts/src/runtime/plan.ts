@@ -7,6 +7,7 @@ import { BitwireError } from "./errors.js";
 import { Quantizer, QuatCoder, bitsRequired, bitsRequiredBig } from "./codings.js";
 import { PlanModel } from "./model.js";
 import { Decoder } from "./decode.js";
+import { DeltaDecoder } from "./delta.js";
 
 /**
  * What any node may carry, all optional: the options several codings share, the
@@ -85,6 +86,12 @@ export interface StructPlan {
    * store in a function of its own type rather than a store by name shared by every type
    */
   read?: (d: Decoder) => any;
+  /**
+   * the struct's delta without a model, field by field, as DeltaDecoder.structDelta would walk it
+   * (skip: an entity's id field, which has no changed bit): written by the generator, for the
+   * same reason as read
+   */
+  readDelta?: (d: DeltaDecoder, b: any, skip: number) => any;
 }
 
 export /* internal */ const MAX_DEPTH = 100;
