@@ -773,6 +773,13 @@ export class Decoder {
       this.group(new Array(count).fill(el), seqTo(count), prefixWidth(el), isSigned(el), (j, v) => { out[j] = v; }, (j) => `[${j}]`);
       return out;
     }
+    if (el.k === "struct") { // the common case: struct elements, read as node reads them, without its dispatch
+      const t = el.t;
+      for (let i = 0; i < count; i++) {
+        try { out[i] = this.struct(t); } catch (e) { throw wrap(e, `[${i}]`); }
+      }
+      return out;
+    }
     for (let i = 0; i < count; i++) {
       try { out[i] = this.node(el); } catch (e) { throw wrap(e, `[${i}]`); }
     }
