@@ -198,7 +198,7 @@ func tsRead(w *writer, pre string, i int, class string, t *bitwire.TypeSchema) {
 // changed bit (none for skip, an entity's id), then its value delta, or
 // the baseline's value. The value deltas valueDelta reads most are read
 // without its dispatch: q values without a window (in full, with the
-// quantizer of tsRead), bools, structs by their plan.
+// quantizer of tsRead), bools, quaternions, structs by their plan.
 func tsReadDelta(w *writer, pre string, i int, class string, t *bitwire.TypeSchema) {
 	if len(t.Fields) == 0 {
 		return
@@ -215,6 +215,8 @@ func tsReadDelta(w *writer, pre string, i int, class string, t *bitwire.TypeSche
 			v = fmt.Sprintf("d.qValue(%sq%d, %v)", p, k, isF32(n.Type))
 		case n.Coding == "bool":
 			v = "d.r.bool()"
+		case n.Coding == "quat":
+			v = fmt.Sprintf("d.quatDelta(f[%d].node as bw.QuatNode, b.%s)", k, f.Name)
 		case n.Coding == "struct" && n.Ref != nil && !n.Composite:
 			v = fmt.Sprintf("d.structDelta(%s%d, b.%s, -1)", pre, *n.Ref, f.Name)
 		}

@@ -74,7 +74,7 @@ p0_1.readDelta = (d: bw.DeltaDecoder, b: Crate, skip: number): Crate => {
   try {
     o.ID = skip !== 0 && d.r.bool() ? d.valueDelta(f[0].node, b.ID) : b.ID; i++;
     o.Pos = skip !== 1 && d.r.bool() ? d.valueDelta(f[1].node, b.Pos) : b.Pos; i++;
-    o.Rot = skip !== 2 && d.r.bool() ? d.valueDelta(f[2].node, b.Rot) : b.Rot;
+    o.Rot = skip !== 2 && d.r.bool() ? d.quatDelta(f[2].node as bw.QuatNode, b.Rot) : b.Rot;
   } catch (e) { throw d.fieldError(e, p0_1, i); }
   return o;
 };

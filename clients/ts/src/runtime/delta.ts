@@ -279,7 +279,7 @@ export class DeltaDecoder extends Decoder {
     if (m === 0) return 0;
     return r.bool() ? -m : m;
   }
-  /** a relative quaternion (wire version 4, wire-format.md "Quaternions in deltas") */
+  /** a relative quaternion (wire version 4, wire-format.md "Quaternions in deltas"): also called by the generated readDelta functions */
   quatDelta(n: QuatNode, b: any): any {
     const qq = qc(n);
     const r = this.r;
