@@ -270,29 +270,15 @@ func (e *encoder) encFlat(fp *flatPlan, base unsafe.Pointer) error {
 // encFlats is encFlat of count structs stride bytes apart, in one loop: an
 // array or slice of them costs no call per element.
 func (e *encoder) encFlats(fp *flatPlan, first unsafe.Pointer, count int, stride uintptr) error {
-	w := e.w
-	k := 0
 	if fp.enc && count > 1 {
-		// encWords writes straight into the writer's storage, as many
-		// structs as fit with their most bits and 8 bytes to spare; the
-		// window grows for at most 64 structs at a time.
-		for k < count {
-			buf, pos := w.Window(min(count-k, 64)*(fp.words/8+1) + 16)
-			next, done, err := encWords(fp, unsafe.Add(first, uintptr(k)*stride), count-k, stride,
-				buf, uint(pos), uint(len(buf)*8-fp.words-64))
-			w.Commit(buf, int(next))
-			if err != nil {
-				return err
-			}
-			k += done
-		}
-		return nil
+		return e.encFlatsWords(fp, first, count, stride)
 	}
+	w := e.w
 	ops := fp.ops
 	// the open run's leaves so far, in memory (its address is taken): it
 	// then costs no register across encNode's calls
 	acc := &struct{ run uint64 }{}
-	for ; k < count; k++ {
+	for k := range count {
 		base := unsafe.Add(first, uintptr(k)*stride)
 		for i := range ops {
 			op := &ops[i]
@@ -362,6 +348,24 @@ func (e *encoder) encFlats(fp *flatPlan, first unsafe.Pointer, count int, stride
 				acc.run = 0
 			}
 		}
+	}
+	return nil
+}
+
+// encFlatsWords is encFlats by encWords, which writes straight into the
+// writer's storage, as many structs as fit with their most bits and 8
+// bytes to spare; the window grows for at most 64 structs at a time.
+func (e *encoder) encFlatsWords(fp *flatPlan, first unsafe.Pointer, count int, stride uintptr) error {
+	w := e.w
+	for k := 0; k < count; {
+		buf, pos := w.Window(min(count-k, 64)*(fp.words/8+1) + 16)
+		next, done, err := encWords(fp, unsafe.Add(first, uintptr(k)*stride), count-k, stride,
+			buf, uint(pos), uint(len(buf)*8-fp.words-64))
+		w.Commit(buf, int(next))
+		if err != nil {
+			return err
+		}
+		k += done
 	}
 	return nil
 }
