@@ -525,95 +525,10 @@ func (e *encoder) encStructDeltaFlat(dp *deltaPlan, b, c unsafe.Pointer, skip in
 			break
 		}
 		// Operation op, the slow way: v in nv bits to gather.
-		pb, pc := ptrAt(b, op.off), ptrAt(c, op.off)
-		v, nv := uint64(0), uint(1)
-		switch op.kind {
-		case dopQ32, dopQ32 + dopFull:
-			ub, uc := *(*uint32)(pb), *(*uint32)(pc)
-			kc, okc := q32Key(op, uc)
-			if !okc {
-				goto fail
-			}
-			kb, okb := q32Key(op, ub)
-			if !okb && (op.kind == dopQ32 || ub != uc) {
-				goto fail
-			}
-			if op.kind != dopQ32 { // a composite's leaf
-				if ub != uc && kb != kc {
-					r.ds |= 1
-				}
-				v, nv = kc, uint(op.width)
-				break
-			}
-			if kb == kc {
-				break
-			}
-			r.ds |= 1
-			if op.flags&dopWindow == 0 {
-				v, nv = 1|kc<<1, uint(op.width)+1
-				break
-			}
-			if op.flags&dopUndo != 0 {
-				e.saveStates(&m)
-			}
-			r.flushOne(w, fs)
-			nv = 0
-			if !e.writeWindow(op.n, kb, kc) {
-				w.WriteBits(kc, int(op.width))
-			}
-		case dopRangeInt, dopRangeInt + dopFull:
-			vb, vc := loadInt(pb, op.mem), loadInt(pc, op.mem)
-			if vc-op.lo > op.span {
-				goto fail
-			}
-			if op.kind != dopRangeInt { // not reached: gather takes them
-				if vb != vc {
-					r.ds |= 1
-				}
-				v, nv = vc-op.lo, uint(op.width)
-				break
-			}
-			r.ds |= 1 // a key too wide to gather with its 1 bit
-			r.flushOne(w, fs)
-			w.WriteBits(vc-op.lo, int(op.width))
-			nv = 0
-		case dopQuat + dopFull: // a composite's leaf
-			kc, okc := packQuatOp(op, pc)
-			if !okc {
-				goto fail
-			}
-			if !memEqual(pb, pc, op.size) {
-				kb, okb := packQuatOp(op, pb)
-				if !okb {
-					goto fail
-				}
-				if kb != kc {
-					r.ds |= 1
-				}
-			}
-			v, nv = kc, uint(op.width)
-		case dopQuat:
-			if memEqual(pb, pc, op.size) {
-				break
-			}
-			kb, kc, okq := packQuatPair(op, pb, pc)
-			if !okq {
-				goto fail
-			}
-			if kb == kc {
-				break
-			}
-			r.ds |= 1
-			if op.flags&dopUndo != 0 {
-				e.saveStates(&m)
-			}
-			r.flushOne(w, fs)
-			nv = 0
-			e.writeQuatLeaf(op.n, &deltaKey{kb, kc})
-		default: // dopOther
-			if !eqNode(op.n, pb, pc, 0) {
-				goto fail // written by the general path
-			}
+		v, nv, ok := e.slowDeltaOp(op, b, c, &r, fs, &m)
+		if !ok {
+			e.rewind(m)
+			return false, false
 		}
 		r.put(fs, v, nv)
 		r.at += dopSize
@@ -625,9 +540,112 @@ func (e *encoder) encStructDeltaFlat(dp *deltaPlan, b, c unsafe.Pointer, skip in
 	}
 	e.commit(&m)
 	return r.ds&1 != 0, true
-fail:
-	e.rewind(m)
-	return false, false
+}
+
+// slowDeltaOp judges and codes operation op, which gather left: the
+// windowed and wide leaves, which write their own bits (after the run so
+// far), and those a key of which is off the proven range. It returns v in
+// nv bits to gather, or ok false for the general path (op's value or key
+// is not what the operations can code; m is the struct's take-back, whose
+// adaptive states are saved before a leaf that changes them).
+func (e *encoder) slowDeltaOp(op *dop, b, c unsafe.Pointer, r *flatRun, fs *flatScratch, m *mark) (v uint64, nv uint, ok bool) {
+	w := e.w
+	pb, pc := ptrAt(b, op.off), ptrAt(c, op.off)
+	nv = 1
+	switch op.kind {
+	case dopQ32, dopQ32 + dopFull:
+		return e.slowQ32Op(op, pb, pc, r, fs, m)
+	case dopRangeInt, dopRangeInt + dopFull:
+		vb, vc := loadInt(pb, op.mem), loadInt(pc, op.mem)
+		if vc-op.lo > op.span {
+			return 0, 0, false
+		}
+		if op.kind != dopRangeInt { // not reached: gather takes them
+			if vb != vc {
+				r.ds |= 1
+			}
+			v, nv = vc-op.lo, uint(op.width)
+			break
+		}
+		r.ds |= 1 // a key too wide to gather with its 1 bit
+		r.flushOne(w, fs)
+		w.WriteBits(vc-op.lo, int(op.width))
+		nv = 0
+	case dopQuat + dopFull: // a composite's leaf
+		kc, okc := packQuatOp(op, pc)
+		if !okc {
+			return 0, 0, false
+		}
+		if !memEqual(pb, pc, op.size) {
+			kb, okb := packQuatOp(op, pb)
+			if !okb {
+				return 0, 0, false
+			}
+			if kb != kc {
+				r.ds |= 1
+			}
+		}
+		v, nv = kc, uint(op.width)
+	case dopQuat:
+		if memEqual(pb, pc, op.size) {
+			break
+		}
+		kb, kc, okq := packQuatPair(op, pb, pc)
+		if !okq {
+			return 0, 0, false
+		}
+		if kb == kc {
+			break
+		}
+		r.ds |= 1
+		if op.flags&dopUndo != 0 {
+			e.saveStates(m)
+		}
+		r.flushOne(w, fs)
+		nv = 0
+		e.writeQuatLeaf(op.n, &deltaKey{kb, kc})
+	default: // dopOther
+		if !eqNode(op.n, pb, pc, 0) {
+			return 0, 0, false // written by the general path
+		}
+	}
+	return v, nv, true
+}
+
+// slowQ32Op is slowDeltaOp of a float32 q leaf (pb, pc its values): one
+// whose key is off the proven range, or, windowed, written by its window.
+func (e *encoder) slowQ32Op(op *dop, pb, pc unsafe.Pointer, r *flatRun, fs *flatScratch, m *mark) (v uint64, nv uint, ok bool) {
+	w := e.w
+	ub, uc := *(*uint32)(pb), *(*uint32)(pc)
+	kc, okc := q32Key(op, uc)
+	if !okc {
+		return 0, 0, false
+	}
+	kb, okb := q32Key(op, ub)
+	if !okb && (op.kind == dopQ32 || ub != uc) {
+		return 0, 0, false
+	}
+	if op.kind != dopQ32 { // a composite's leaf
+		if ub != uc && kb != kc {
+			r.ds |= 1
+		}
+		return kc, uint(op.width), true
+	}
+	if kb == kc {
+		return 0, 1, true
+	}
+	r.ds |= 1
+	if op.flags&dopWindow == 0 {
+		return 1 | kc<<1, uint(op.width) + 1, true
+	}
+	if op.flags&dopUndo != 0 {
+		e.saveStates(m)
+	}
+	r.flushOne(w, fs)
+	if !e.writeWindow(op.n, kb, kc) {
+		w.WriteBits(kc, int(op.width))
+	}
+	return 0, 0, true
 }
 
 // put gathers the low nv bits of v (at most 64).
