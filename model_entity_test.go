@@ -236,3 +236,56 @@ func foldedRoundTrip[T any](t *testing.T, c *Codec[T], base *T, data []byte) {
 func hQ64(q [4]float32) [4]float64 {
 	return [4]float64{float64(q[0]), float64(q[1]), float64(q[2]), float64(q[3])}
 }
+
+// TestModelFoldedDebugAndStats: a folded struct's delta in debug mode (a
+// sentinel after its field, whether it changed or not) and with Stats (the
+// general encoder, which writes its masks in place) decodes to the value,
+// as a field, in a slice and as the root.
+func TestModelFoldedDebugAndStats(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 13))
+	cs, cw := MustFor[mfSpin](), MustFor[mfWorld]()
+	ts, tw := cs.NewTrainer(), cw.NewTrainer()
+	turn := func(q [4]float32) [4]float32 { return f32q(hRotate(hQ64(q), hRandAxis(rng), rng.Float64()*3*deg)) }
+	type pair[T any] struct{ b, c T }
+	var ps []pair[mfSpin]
+	var pw []pair[mfWorld]
+	for i := range 800 {
+		a := mfSpin{f32q(hRandQuat(rng))}
+		b := mfSpin{turn(a.Rot)}
+		if i%5 == 0 {
+			b = a // some unchanged
+		}
+		require.NoError(t, ts.Add(&a, &b))
+		wa := mfWorld{Wheel: a, Props: []mfSpin{{f32q(hRandQuat(rng))}, {f32q(hRandQuat(rng))}}}
+		wb := mfWorld{Wheel: b, Props: []mfSpin{{turn(wa.Props[0].Rot)}, wa.Props[1]}}
+		require.NoError(t, tw.Add(&wa, &wb))
+		ps, pw = append(ps, pair[mfSpin]{a, b}), append(pw, pair[mfWorld]{wa, wb})
+	}
+	ms, err := ts.Model()
+	require.NoError(t, err)
+	mw, err := tw.Model()
+	require.NoError(t, err)
+	require.NotZero(t, ms.tableLens(1)[fields.QuatFirstSymbols(9)], "folded")
+	for _, variant := range []string{"debug", "stats"} {
+		mod := func(c *Codec[mfSpin]) *Codec[mfSpin] { return c.WithDebug(true) }
+		modw := func(c *Codec[mfWorld]) *Codec[mfWorld] { return c.WithDebug(true) }
+		if variant == "stats" {
+			st := new(Stats)
+			mod = func(c *Codec[mfSpin]) *Codec[mfSpin] { return c.WithStats(st) }
+			modw = func(c *Codec[mfWorld]) *Codec[mfWorld] { return c.WithStats(st) }
+		}
+		c1, c2 := mod(cs.WithModel(ms)), modw(cw.WithModel(mw))
+		for i := range ps[:100] {
+			data, err := c1.MarshalDelta(&ps[i].b, &ps[i].c)
+			require.NoError(t, err)
+			var got mfSpin
+			require.NoError(t, c1.UnmarshalDelta(data, &ps[i].b, &got), "%s %d", variant, i)
+			require.True(t, cs.Equal(&ps[i].c, &got))
+			dw, err := c2.MarshalDelta(&pw[i].b, &pw[i].c)
+			require.NoError(t, err)
+			var gw mfWorld
+			require.NoError(t, c2.UnmarshalDelta(dw, &pw[i].b, &gw), "%s %d", variant, i)
+			require.True(t, cw.Equal(&pw[i].c, &gw))
+		}
+	}
+}

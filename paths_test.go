@@ -126,6 +126,26 @@ var pathCases = []pathCase{
 		}
 		return &base, &cur
 	}),
+	// a struct of one quaternion (its changed bit folded into the
+	// quaternion's first table by the model) as a field and in a slice
+	pathsOf("mfWorld", func(seed int64) (*mfWorld, *mfWorld) {
+		r := rand.New(rand.NewSource(seed))
+		q := func() [4]float32 { return pkQuat(r) }
+		base := mfWorld{Wheel: mfSpin{q()}}
+		for range r.Intn(5) {
+			base.Props = append(base.Props, mfSpin{q()})
+		}
+		cur := mfWorld{Wheel: base.Wheel, Props: append([]mfSpin(nil), base.Props...)}
+		if r.Intn(3) > 0 {
+			cur.Wheel.Rot = q()
+		}
+		for i := range cur.Props {
+			if r.Intn(2) == 0 {
+				cur.Props[i].Rot = q()
+			}
+		}
+		return &base, &cur
+	}),
 	pathsOf("RTQuant", genPair(rtQuantPost)),
 	pathsOf("RTScalars", genPair[RTScalars](nil)),
 	pathsOf("RTStrings", genPair(func(v *RTStrings, r *rand.Rand) {
