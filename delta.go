@@ -628,6 +628,11 @@ func (d *decoder) decQuatDelta(n *node, b, dst unsafe.Pointer) error {
 	if err != nil {
 		return err
 	}
+	return storePacked(n, dst, u)
+}
+
+// storePacked stores the quaternion of packed code u at dst.
+func storePacked(n *node, dst unsafe.Pointer, u uint64) error {
 	v, err := n.quat.Unpack(u)
 	if err != nil {
 		return err

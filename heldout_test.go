@@ -427,7 +427,7 @@ func heldOut[T any](tb testing.TB, base, cur []T) hResult {
 		for _, x := range cnt {
 			tot += x
 		}
-		if lay.kinds[t] == tkQuatFirst && len(cnt) > 4*lay.syms[t+1]-3 && mo.testCode(t).Len(len(cnt)-1) == 0 {
+		if lay.hasUnchanged(t) && mo.testCode(t).Len(len(cnt)-1) == 0 {
 			cbits += float64(tot)
 		}
 		for s, x := range cnt {

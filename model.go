@@ -264,6 +264,13 @@ func (l *modelLayout) podSize(uid int32) uintptr {
 	return 0
 }
 
+// hasUnchanged reports whether table t is a quaternion's first table with
+// the "unchanged" symbol of a struct of that one quaternion (foldable): 2 +
+// 4·slots symbols, the difference table after it 1 + slots.
+func (l *modelLayout) hasUnchanged(t int) bool {
+	return l.kinds[t] == tkQuatFirst && l.syms[t] == 4*l.syms[t+1]-2
+}
+
 // table returns the first table of the node or plan with this uid, or -1.
 func (l *modelLayout) table(uid int32) int {
 	if i := uid - l.base; uint32(i) < uint32(len(l.tab)) {
@@ -354,7 +361,7 @@ func modelLayoutOf(p *plan) *modelLayout {
 			switch {
 			case n.code == cQuat:
 				l.nodes[n] = len(l.kinds)
-				add(tkQuatFirst, fields.QuatFirstSymbols(n.quat.ComponentBits())+b2i(fold))
+				add(tkQuatFirst, fields.QuatFirstSymbols(n.quat.ComponentBits())+int(b2u(fold)))
 				for range fields.QuatTables - 1 {
 					add(tkQuatDiff, fields.QuatDiffSymbols(n.quat.ComponentBits()))
 				}

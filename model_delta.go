@@ -397,10 +397,7 @@ func (d *decoder) decFoldedModel(rt *modelRT, p *plan, t int, b, dst unsafe.Poin
 		bq := loadQuat(n, pb)
 		u, err := n.quat.ReadDeltaCodesFrom(d.r, rt.quats[n.uid-rt.lay.base], &bq, sym, start)
 		if err == nil {
-			var v [4]float64
-			if v, err = n.quat.Unpack(u); err == nil {
-				storeQuat(n, pd, v)
-			}
+			err = storePacked(n, pd, u)
 		}
 		if err != nil {
 			return wrapField(err, f.name, d.r.Pos())

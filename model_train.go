@@ -54,12 +54,12 @@ func (t *Trainer[T]) Model() (*Model, error) {
 		th := st.crossValidate(lay, u)
 		u.weights(lay, st.counts, th, w)
 		ths[u.t0] = th
-		if lay.kinds[u.t0] == tkQuatFirst && lay.syms[u.t0] > 4*lay.syms[u.t0+1]-3 && !st.foldPays(lay, u, th) {
+		if lay.hasUnchanged(u.t0) && !st.foldPays(lay, u, th) {
 			w[u.t0][len(w[u.t0])-1] = 0 // not folded: no code for "unchanged"; the struct's changed bit is plain
 		}
 	}
 	for i := range w {
-		lens := trainLengths(lay.kinds[i], w[i])
+		lens := trainLengths(lay, i, w[i])
 		if lay.kinds[i] == tkMask && st.plainMask(lay, i, lens, ths[i]) {
 			lens = make([]uint8, len(lens)) // plain: the k bits alone
 		}
@@ -114,14 +114,7 @@ func (st *trainStats) resolved(lay *modelLayout) *trainStats {
 func (a quatRec) compare(b quatRec) int {
 	return cmp.Or(cmp.Compare(a.seg, b.seg), cmp.Compare(a.first, b.first),
 		slices.Compare(a.tab[:], b.tab[:]), slices.Compare(a.slot[:], b.slot[:]),
-		cmp.Compare(b2i(a.adaptive), b2i(b.adaptive)))
-}
-
-func b2i(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
+		cmp.Compare(b2u(a.adaptive), b2u(b.adaptive)))
 }
 
 func cloneCounts(c [][]uint64) [][]uint64 {
@@ -181,7 +174,7 @@ func quatChoice(lay *modelLayout, base [][]uint64, t0 int, recs []quatRec, cnt [
 			}
 			u.weights(lay, full, smoothings[0], w)
 			for t := range u.n {
-				lens[t] = trainLengths(lay.kinds[t0+t], w[t0+t])
+				lens[t] = trainLengths(lay, t0+t, w[t0+t])
 			}
 			changed := false
 			cost = 0
@@ -227,35 +220,19 @@ func quatRelBits(lens [][]uint8, r quatRec, n int) int {
 	if fl == 0 {
 		return math.MaxInt32
 	}
-	size := fl + tokenExtraBits(int(r.slot[0]))
-	if r.slot[0] > 0 {
-		size++ // the sign
-	}
+	size := fl + fields.SlotTailBits(int(r.slot[0]))
 	for k := range 2 {
 		tl, s := lens[1+int(r.tab[k])], int(r.slot[k+1])
-		if s > 0 {
-			size++ // the sign
-		}
 		switch {
 		case tl[s+1] > 0:
-			size += int(tl[s+1]) + tokenExtraBits(s)
-		case tl[0] > 0:
-			size += int(tl[0]) + n
+			size += int(tl[s+1]) + fields.SlotTailBits(s)
+		case tl[0] > 0: // ESC, the magnitude in n bits, a sign unless 0
+			size += int(tl[0]) + n + int(b2u(s > 0))
 		default:
 			return math.MaxInt32
 		}
 	}
 	return size
-}
-
-// tokenExtraBits is the number of magnitude bits a token of slot s carries
-// after its symbol (docs/wire-format.md, "Tokens"): none for slots 0..3,
-// then s/2 - 1.
-func tokenExtraBits(s int) int {
-	if s < 4 {
-		return 0
-	}
-	return s/2 - 1
 }
 
 // trainUnit is a run of tables trained together: one table, or a
@@ -297,7 +274,7 @@ func (u trainUnit) weights(lay *modelLayout, cnt [][]uint64, th smoothing, w [][
 	case tkMask:
 		w[i] = smoothed(cnt[i], maskPrior(cnt[i]), th)
 	case tkQuatFirst:
-		smoothQuat(w[i:i+u.n], cnt[i:i+u.n], th)
+		smoothQuat(w[i:i+u.n], cnt[i:i+u.n], th, lay.hasUnchanged(i))
 	}
 }
 
@@ -350,7 +327,7 @@ func (st *trainStats) crossValidate(lay *modelLayout, u trainUnit) smoothing {
 			copy(full[u.t0:], sp.train)
 			u.weights(lay, full, th, w)
 			for t := range u.n {
-				lens := trainLengths(lay.kinds[u.t0+t], w[u.t0+t])
+				lens := trainLengths(lay, u.t0+t, w[u.t0+t])
 				for s, x := range sp.test[t] {
 					l := int(lens[s])
 					if l == 0 {
@@ -396,7 +373,7 @@ func (st *trainStats) plainMask(lay *modelLayout, t int, lens []uint8, th smooth
 		for _, sp := range splits {
 			full[t] = sp.train[0]
 			u.weights(lay, full, th, w)
-			b, m := cost(trainLengths(tkMask, w[t]), sp.test[0])
+			b, m := cost(trainLengths(lay, t, w[t]), sp.test[0])
 			bits, n = bits+b, n+m
 		}
 	} else {
@@ -423,9 +400,9 @@ func (st *trainStats) foldPays(lay *modelLayout, u trainUnit, th smoothing) bool
 	for _, sp := range splits {
 		copy(full[u.t0:], sp.train)
 		u.weights(lay, full, th, w)
-		lf := trainLengths(tkQuatFirst, w[u.t0])
+		lf := trainLengths(lay, u.t0, w[u.t0])
 		w[u.t0][len(w[u.t0])-1] = 0
-		lp := trainLengths(tkQuatFirst, w[u.t0])
+		lp := trainLengths(lay, u.t0, w[u.t0])
 		cnt := sp.test[0]
 		last := len(cnt) - 1
 		for sym, x := range cnt {
@@ -537,7 +514,7 @@ func maskPrior(cnt []uint64) []float64 {
 // A folded quaternion's first table has one more symbol, its struct's
 // "unchanged": its weight is its share of the struct's pairs, smoothed by
 // half a pair each way, and the others share the rest.
-func smoothQuat(w [][]float64, cnt [][]uint64, th smoothing) {
+func smoothQuat(w [][]float64, cnt [][]uint64, th smoothing, unchanged bool) {
 	slots := len(cnt[1]) - 1 // the difference tables: ESC and the slots
 	mode := make([]uint64, 5)
 	d := make([][]uint64, 4, 4+len(cnt)-1)
@@ -556,7 +533,7 @@ func smoothQuat(w [][]float64, cnt [][]uint64, th smoothing) {
 	wm := smoothed(mode, uniformSlots(len(mode)), th)
 	w[0] = make([]float64, len(cnt[0]))
 	tot := sum(wm)
-	if len(cnt[0]) > 1+4*slots { // folded: the last symbol is "unchanged"
+	if unchanged {
 		var changed uint64
 		for _, x := range cnt[0][:len(cnt[0])-1] {
 			changed += x
@@ -670,18 +647,18 @@ func riceSlots(n, k, width int) []float64 {
 	return p
 }
 
-// trainLengths returns the code lengths of a table of kind and smoothed
-// weights w: a quaternion difference table, whose every slot has a
-// weight, gets no ESC (escFree); any other table keeps ESC's weight.
-func trainLengths(kind uint8, w []float64) []uint8 {
+// trainLengths returns the code lengths of table t of the layout from its
+// smoothed weights w: a quaternion difference table, whose every slot has
+// a weight, gets no ESC (escFree); any other table keeps ESC's weight.
+func trainLengths(lay *modelLayout, t int, w []float64) []uint8 {
 	iw := intWeights(w)
-	if kind == tkQuatDiff {
+	if lay.kinds[t] == tkQuatDiff {
 		iw[0] = 0
 	}
 	lens := fields.TrainLengths(iw)
-	// A folded first table (its last symbol "unchanged": 2 + 4·slots
-	// symbols) keeps "unchanged" within unchangedMaxLen bits.
-	if last := len(iw) - 1; kind == tkQuatFirst && last%4 == 1 && iw[last] > 0 {
+	// A first table with "unchanged" (its last symbol) keeps it within
+	// unchangedMaxLen bits, unless it has no weight (not folded).
+	if last := len(iw) - 1; lay.hasUnchanged(t) && iw[last] > 0 {
 		for lens[last] > unchangedMaxLen {
 			iw[last] *= 2
 			lens = fields.TrainLengths(iw)

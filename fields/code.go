@@ -332,13 +332,14 @@ func writeTokenSlow(w *bits.Writer, c *Code, m uint64, neg bool) bool {
 	return true
 }
 
-// tailBits is the size of a token's tail for magnitude m: the bits of m
-// below its slot's top ones, and a sign when m is not 0.
-func tailBits(m uint64) int {
-	if m == 0 {
+// SlotTailBits returns the size of the tail of a token of slot s, what
+// follows its symbol: the magnitude's bits below the slot's top ones, and
+// a sign unless the slot is 0 (magnitude 0).
+func SlotTailBits(s int) int {
+	if s == 0 {
 		return 0
 	}
-	return slotExtra(TokenSlot(m)) + 1
+	return slotExtra(s) + 1
 }
 
 // writeSlotTail writes the tail of a token of magnitude m (negative when

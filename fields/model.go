@@ -96,7 +96,7 @@ func (q *Quat) WriteDeltaCodes(w *bits.Writer, t *QuatCodes, base uint64, baseOK
 		rank, e := q.quatDiffs(base, cur)
 		sym := QuatFirstSymbol(q.n, rank, e[0])
 		if fl := first.Len(sym); fl > 0 {
-			size := fl + tailBits(abs64(e[0]))
+			size := fl + SlotTailBits(TokenSlot(abs64(e[0])))
 			for k := 1; k < 3 && size >= 0; k++ {
 				if b := q.diffBits(t.Tab[1+QuatDiffTable(&e, k)], e[k]); b >= 0 {
 					size += b

@@ -709,8 +709,8 @@ export class Decoder {
   fieldError(e: unknown, t: StructPlan, i: number): unknown { return wrap(e, t.fields[i].name); }
 
   /**
-   * a q value in full with the quantizer of its node (quantizer(n); f32: a float32 field), as node
-   * reads it: for the generated read functions, which call it with a quantizer they hold, so that
+   * a q value in full with the quantizer of its node (quantizer(n); f32: a float32 field): node's
+   * reading of it, which the generated read functions call with a quantizer they hold, so that
    * no node is looked at
    */
   qValue(qq: Quantizer, f32: boolean): number {
@@ -720,10 +720,10 @@ export class Decoder {
     return f32 ? Math.fround(v) : v;
   }
 
-  /** an unsigned bitlen integer in full, as node reads it: for the generated read functions */
+  /** an unsigned bitlen integer in full: node's reading of it, also called by the generated read functions */
   bitlenValue(n: IntNode): any { return this.signMag(n, false, readBitlen(this.r, n.n)); }
 
-  /** a quaternion in full with the coder of its node n (quatCoder(n)), as node reads it: for the generated read functions */
+  /** a quaternion in full with the coder of its node n (quatCoder(n)): node's reading of it, also called by the generated read functions */
   quatValue(n: QuatNode, c: QuatCoder): any { return storeQuat(n, c.readUnpacked(this.r)); }
 
   /** a bitlen group: members are indexes into nodes */
@@ -792,13 +792,7 @@ export class Decoder {
     // the commonest leaves first, without the general switch
     const c = n._c ?? code(n);
     // (the casts: the cached code _c tells the node's kind, as k would)
-    if (c === C_Q) {
-      const qq = n._q ?? q(n as QNode);
-      const i = r.read(qq.bits);
-      if (i > qq.steps) throw new ErrOutOfRange(`quantization index ${i} over ${qq.steps}`);
-      const v = qq.value(i);
-      return n.f32 ? Math.fround(v) : v;
-    }
+    if (c === C_Q) return this.qValue(n._q ?? q(n as QNode), n.f32 === true);
     if (c === C_BOOL) return r.read(1) === 1;
     if (c === C_STRUCT) return this.struct((n as StructNode).t);
     switch (n.k) {
@@ -831,16 +825,10 @@ export class Decoder {
         const v = (n.min as bigint) + off;
         return n.signed ? BigInt.asIntN(64, v) : BigInt.asUintN(64, v);
       }
-      case "q": {
-        const qq = q(n);
-        const i = r.read(qq.bits);
-        if (i > qq.steps) throw new ErrOutOfRange(`quantization index ${i} over ${qq.steps}`);
-        const v = qq.value(i);
-        return n.f32 ? Math.fround(v) : v;
-      }
+      case "q": return this.qValue(q(n), n.f32 === true);
       case "float": return n.f32 ? f32FromBits(r.read(32)) : f64FromBits(r.read(32), r.read(32));
       case "bitlen":
-        if (!n.signed) return this.signMag(n, false, readBitlen(r, n.n)); // no sign, no pair
+        if (!n.signed) return this.bitlenValue(n); // no sign, no pair
       // fall through
       case "fixed": { const [neg, mag] = this.readInt(n); return this.signMag(n, neg, mag); }
       case "varint": {
@@ -862,10 +850,7 @@ export class Decoder {
         const l = this.readLen(n, 8);
         return readBytes(r, l);
       }
-      case "quat": {
-        const qq = qc(n);
-        return storeQuat(n, qq.readUnpacked(r));
-      }
+      case "quat": return this.quatValue(n, qc(n));
       case "time": {
         const z = readBitlen(r, 6);
         const ns = r.read(30);
