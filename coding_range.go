@@ -13,16 +13,11 @@ import (
 // clamp, values outside A..B are clamped to it.
 
 var rangeCoder = coder{
-	name: "range",
-	tag:  true,
-	fits: isInt,
-	fill: fillRange,
-	width: func(n *node) int {
-		if n.mem.signed() {
-			return n.irng.Bits()
-		}
-		return n.urng.Bits()
-	},
+	name:  "range",
+	tag:   true,
+	fits:  isInt,
+	fill:  fillRange,
+	width: (*node).rangeBits,
 	key: func(n *node, p unsafe.Pointer) (uint64, error) {
 		x := loadInt(p, n.mem)
 		if n.clamp {
@@ -46,7 +41,7 @@ var rangeCoder = coder{
 	},
 	step: unitStep,
 	flat: func(n *node) flatCode {
-		if n.mem.signed() && !n.clamp {
+		if !n.clamp {
 			return flatRangeInt
 		}
 		return flatNode
@@ -65,6 +60,24 @@ var rangeCoder = coder{
 		f.u64(parseBound(ns.Range.Max, ns.Type))
 	},
 	describe: func(ns *NodeSchema) string { return fmt.Sprintf("min=%s max=%s", ns.Range.Min, ns.Range.Max) },
+}
+
+// rangeSpan returns a range node's min as a word (a signed min as its
+// two's complement) and its max - min: a value v is coded as v - lo, and is
+// in range when that is at most span, for signed and unsigned types alike.
+func rangeSpan(n *node) (lo, span uint64) {
+	if n.mem.signed() {
+		return uint64(n.irng.Min()), uint64(n.irng.Max()) - uint64(n.irng.Min())
+	}
+	return n.urng.Min(), n.urng.Max() - n.urng.Min()
+}
+
+// rangeBits returns a range node's width.
+func (n *node) rangeBits() int {
+	if n.mem.signed() {
+		return n.irng.Bits()
+	}
+	return n.urng.Bits()
 }
 
 func fillRange(nd *node, path string, t reflect.Type, s spec, what string) error {

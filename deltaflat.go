@@ -33,7 +33,7 @@ type dopKind uint8
 
 const (
 	dopQ32       dopKind = iota // q on a float32, without clamp
-	dopRangeInt                 // range on a signed integer, without clamp or window
+	dopRangeInt                 // range on an integer, without clamp or window
 	dopBool                     // bool
 	dopQuat                     // quaternion
 	dopOther                    // another scalar: the general path writes it if it changed
@@ -49,7 +49,7 @@ const (
 	dopWide   = 1 << iota // the changed bit and the key fit in one word
 	dopWindow             // a q leaf with a dmin/dmax window
 	dopUndo               // a write with adaptive state that a later error must undo
-	dopI64                // a range on an int64 (or int): one load
+	dopI64                // a range on a 64-bit integer: one load
 	dopAllQ               // a struct or composite of proven q leaves only (see gather)
 )
 
@@ -372,9 +372,9 @@ func (dp *deltaPlan) add(k dopKind, n *node, off uintptr) bool {
 			op.flags |= dopWindow
 		}
 	case dopRangeInt:
-		width = n.irng.Bits()
-		op.lo, op.span = uint64(n.irng.Min()), uint64(n.irng.Max())-uint64(n.irng.Min())
-		if n.mem == mI64 {
+		op.lo, op.span = rangeSpan(n)
+		width = n.rangeBits()
+		if n.mem.sizeBits() == 64 {
 			op.flags |= dopI64
 		}
 	case dopBool:
@@ -454,7 +454,7 @@ func leafKind(n *node) dopKind {
 	switch {
 	case n.code == cQ && n.mem == mF32 && !n.clamp:
 		return dopQ32
-	case n.code == cRange && n.mem.signed() && !n.clamp && !n.hasD:
+	case n.code == cRange && !n.clamp && !n.hasD:
 		return dopRangeInt
 	case n.code == cBool:
 		return dopBool

@@ -28,7 +28,7 @@ type flatCode uint8
 const (
 	flatNode     flatCode = iota // any other leaf: through encNode / decNode
 	flatQ32                      // q on a float32, without clamp
-	flatRangeInt                 // range on a signed integer, without clamp
+	flatRangeInt                 // range on an integer, without clamp
 	flatBool                     // bool
 	flatBitlenU                  // bitlen on an unsigned integer (no sign flag)
 	flatQuat                     // quaternion
@@ -188,7 +188,7 @@ func (op *flatOp) params() int {
 		}
 		return op.width
 	case flatRangeInt:
-		op.lim, op.lo = uint64(n.irng.Max())-uint64(n.irng.Min()), uint64(n.irng.Min())
+		op.lo, op.lim = rangeSpan(n)
 		return op.width
 	case flatBool:
 		return op.width

@@ -319,10 +319,8 @@ func modularRange(n *node) (kmin, rm uint64, ok bool) {
 	case cQ:
 		return 0, n.q.Steps(), true
 	case cRange:
-		if n.mem.signed() {
-			return uint64(n.irng.Min()), uint64(n.irng.Max() - n.irng.Min()), true
-		}
-		return n.urng.Min(), n.urng.Max() - n.urng.Min(), true
+		kmin, rm = rangeSpan(n)
+		return kmin, rm, true
 	case cBits:
 		rm = 1<<uint(n.n) - 1
 		if n.n >= 64 {
