@@ -237,6 +237,11 @@ func appendPlan(dst []byte, p *plan, ptr unsafe.Pointer, o *options) ([]byte, er
 	if ptr == nil {
 		return dst, nilError(p)
 	}
+	if p.flat != nil && p.flat.enc {
+		if out, ok := appendWords(dst, p, ptr, o); ok {
+			return out, nil
+		}
+	}
 	var w bits.Writer
 	w.ResetAppend(dst)
 	if err := encodeRootOpt(p, &w, ptr, o); err != nil {
@@ -248,6 +253,9 @@ func appendPlan(dst []byte, p *plan, ptr unsafe.Pointer, o *options) ([]byte, er
 func unmarshalPlan(data []byte, p *plan, ptr unsafe.Pointer, o *options) error {
 	if ptr == nil {
 		return nilError(p)
+	}
+	if p.flat != nil && p.flat.words > 0 && unmarshalWords(data, p, ptr, o) {
+		return nil
 	}
 	var r bits.Reader
 	r.Reset(data)

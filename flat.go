@@ -3,6 +3,7 @@ package bitwire
 import (
 	"encoding/binary"
 	"errors"
+	"slices"
 	"unsafe"
 
 	"github.com/bitwire/bitwire/fields"
@@ -82,6 +83,7 @@ type wordLoop struct {
 	stride   uintptr
 	count, k int
 	stop     uint
+	start    uint // encWords: the struct's first bit
 }
 
 type flatPlan struct {
@@ -273,6 +275,8 @@ func (e *encoder) encFlats(fp *flatPlan, first unsafe.Pointer, count int, stride
 	if fp.enc && count > 1 {
 		return e.encFlatsWords(fp, first, count, stride)
 	}
+	// Through the Writer, a leaf at a time: a single struct (among them
+	// those encWords hands back, errSlow), or a plan encWords does not write.
 	w := e.w
 	ops := fp.ops
 	// the open run's leaves so far, in memory (its address is taken): it
@@ -362,10 +366,15 @@ func (e *encoder) encFlatsWords(fp *flatPlan, first unsafe.Pointer, count int, s
 		next, done, err := encWords(fp, unsafe.Add(first, uintptr(k)*stride), count-k, stride,
 			buf, uint(pos), uint(len(buf)*8-fp.words-64))
 		w.Commit(buf, int(next))
-		if err != nil {
+		k += done
+		if err == errSlow { // struct k needs a call
+			if err := e.encFlats(fp, unsafe.Add(first, uintptr(k)*stride), 1, 0); err != nil {
+				return err
+			}
+			k++
+		} else if err != nil {
 			return err
 		}
-		k += done
 	}
 	return nil
 }
@@ -380,6 +389,11 @@ func (d *decoder) decFlat(fp *flatPlan, base unsafe.Pointer) error {
 // errFlat is the flat path's error: the general path then runs again and
 // returns the real one.
 var errFlat = errors.New("bitwire: flat path")
+
+// errSlow is encWords' report of a struct that needs a call (a q value its
+// inline terms are not sure of, a quaternion Pack32 is not sure of): the
+// caller writes that struct by the Writer and goes on.
+var errSlow = errors.New("bitwire: flat path needs a call")
 
 // decFlats is decFlat of count structs stride bytes apart, in one loop: an
 // array or slice of them costs no call per element. While the input holds
@@ -506,8 +520,11 @@ func (op *flatOp) value32(x uint64) float32 {
 // sets so that a struct starting there ends, with 8 bytes to spare, inside
 // buf: every piece (a run of fixed-width leaves, made up in a register, or
 // a bitlen integer) is then one unaligned 8-byte store, without a bounds
-// check. It returns the next bit and how many structs it wrote; on an
-// error the caller rewinds, and the general path reports it.
+// check. It returns the next bit and how many structs it wrote. It calls
+// nothing, so that its state stays in registers: at a struct whose leaf
+// would need a call it stops with errSlow, returning that struct's first
+// bit (the caller writes it another way and goes on). On any other error
+// the caller rewinds, and the general path reports it.
 func encWords(fp *flatPlan, first unsafe.Pointer, count int, stride uintptr, buf []byte, pos, stop uint) (uint, int, error) {
 	dst := unsafe.Pointer(unsafe.SliceData(buf))
 	ops := fp.ops
@@ -516,9 +533,10 @@ func encWords(fp *flatPlan, first unsafe.Pointer, count int, stride uintptr, buf
 		acc = uint64(buf[pos>>3]) & (1<<(pos&7) - 1) // the bits already in pos's byte
 	}
 	var run uint64 // the open run's leaves so far
-	l := &wordLoop{first, stride, count, 0, stop}
+	l := &wordLoop{first: first, stride: stride, count: count, stop: stop}
 	for ; l.k < l.count && pos <= l.stop; l.k++ {
 		base := unsafe.Add(l.first, uintptr(l.k)*l.stride)
+		l.start = pos
 		for op := &ops[0]; ; op = (*flatOp)(unsafe.Add(unsafe.Pointer(op), unsafe.Sizeof(*op))) {
 			p := unsafe.Add(base, op.off)
 			var x uint64
@@ -534,10 +552,7 @@ func encWords(fp *flatPlan, first unsafe.Pointer, count int, stride uintptr, buf
 					int64(y-fields.IndexGuard) == int64(y) && int64(y+fields.IndexGuard) == int64(y) {
 					x = uint64(int64(y)) // as in encFlats
 				} else {
-					var err error
-					if x, err = op.n.q.Index(v); err != nil {
-						return pos, l.k, err
-					}
+					return l.start, l.k, errSlow
 				}
 			case flatRangeInt:
 				x = loadInt(p, op.mem) - op.lo
@@ -548,16 +563,13 @@ func encWords(fp *flatPlan, first unsafe.Pointer, count int, stride uintptr, buf
 				if *(*bool)(p) {
 					x = 1
 				}
-			case flatQuat: // float32 components with a table: Pack32, or Pack
+			case flatQuat: // float32 components with a table: Pack32 where it is sure
 				q := &op.n.qoff
 				var ok bool
 				x, ok = op.grid.Pack32(*(*float32)(unsafe.Add(p, q[0])), *(*float32)(unsafe.Add(p, q[1])),
 					*(*float32)(unsafe.Add(p, q[2])), *(*float32)(unsafe.Add(p, q[3])))
 				if !ok {
-					var err error
-					if x, err = op.n.quat.Pack(loadQuat(op.n, p)); err != nil {
-						return pos, l.k, err
-					}
+					return l.start, l.k, errSlow
 				}
 			case flatBitlenU:
 				// its own piece: the prefix, then the value below its
@@ -609,7 +621,7 @@ func decWords(fp *flatPlan, first unsafe.Pointer, count int, stride uintptr, dat
 	src := unsafe.Pointer(unsafe.SliceData(data))
 	ops := fp.ops
 	var v uint64 // the open run's bits not yet taken
-	l := &wordLoop{first, stride, count, 0, stop}
+	l := &wordLoop{first: first, stride: stride, count: count, stop: stop}
 	for ; l.k < l.count && pos <= l.stop; l.k++ {
 		base := unsafe.Add(l.first, uintptr(l.k)*l.stride)
 		// The leaves, by a pointer that stops at the last: one register
@@ -671,4 +683,54 @@ func decWords(fp *flatPlan, first unsafe.Pointer, count int, stride uintptr, dat
 		}
 	}
 	return pos, l.k, nil
+}
+
+// A message of one flat struct (Codec.Append and Unmarshal, Marshal and the
+// package's Unmarshal) whose leaves encWords and decWords code skips the
+// bits.Writer and Reader altogether: the kernel writes into dst's spare
+// capacity and reads data itself, so that a small message pays for its
+// leaves and little else. On any error the caller takes the general path,
+// which reports it.
+
+// appendWords appends p's struct at ptr to dst by encWords, when p's flat
+// plan allows it under o. ok is false when it does not, or on any error;
+// dst's length is then unchanged (its spare capacity may have been
+// written).
+func appendWords(dst []byte, p *plan, ptr unsafe.Pointer, o *options) (out []byte, ok bool) {
+	fp := p.flat
+	if fp == nil || !fp.enc || !o.plain() || fp.depth > o.maxDepth() {
+		return dst, false
+	}
+	n := len(dst)
+	dst = slices.Grow(dst, fp.words/8+9) // a whole struct, and store8's 8 bytes past it
+	buf := dst[n:cap(dst)]
+	pos, done, err := encWords(fp, ptr, 1, 0, buf, 0, uint(len(buf)*8-fp.words-64))
+	if err != nil || done != 1 {
+		return dst, false
+	}
+	return dst[:n+int(pos+7)/8], true
+}
+
+// unmarshalWords decodes data into p's struct at ptr by decWords, when p's
+// flat plan allows it under o and data is exactly one struct (no whole
+// byte past its bits, zero padding bits). ok is false otherwise, or on any
+// error; the struct may then be partly written.
+func unmarshalWords(data []byte, p *plan, ptr unsafe.Pointer, o *options) (ok bool) {
+	fp := p.flat
+	if fp == nil || fp.words == 0 || !o.plain() || fp.depth > o.maxDepth() {
+		return false
+	}
+	var next uint
+	var err error
+	if len(data)*8 >= fp.words+64 {
+		next, _, err = decWords(fp, ptr, 1, 0, data, 0, uint(len(data)*8-fp.words-64))
+	} else if len(data) <= padBytes-8 && fp.words+64 <= padBytes*8 {
+		next, _, err = decWordsPadded(fp, ptr, 1, 0, data, 0)
+	} else {
+		return false
+	}
+	if err != nil || (next+7)/8 != uint(len(data)) {
+		return false
+	}
+	return next&7 == 0 || data[next>>3]>>(next&7) == 0
 }

@@ -126,6 +126,12 @@ func (o *options) limits() (depth, length int) {
 	return depth, length
 }
 
+// maxDepth is the nesting limit of o's Limits.
+func (o *options) maxDepth() int {
+	d, _ := o.limits()
+	return d
+}
+
 func (o *options) encoder(w *bits.Writer, ar *arena, stats int32) encoder {
 	depth, length := o.limits()
 	e := encoder{w: w, ar: ar, stats: stats, statPath: -1, maxDepth: depth, maxLen: length}

@@ -1,13 +1,17 @@
 package bitwire
 
 import (
+	"bytes"
+	"math"
 	"math/rand"
 	randv2 "math/rand/v2"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/bitwire/bitwire/bits"
+	"github.com/bitwire/bitwire/fields"
 )
 
 // The fast paths (flat plans, delta plans, the fused passes over slices and
@@ -146,6 +150,24 @@ var pathCases = []pathCase{
 		}
 		return &base, &cur
 	}),
+	// a root of one flat struct with every leaf the word kernels code
+	// (Codec.Append and Unmarshal write and read it by words): values
+	// at a q step's rounding tie, out of range, and quaternions of every
+	// kind, so that the kernels hand structs back and fail too
+	pathsOf("wdFlat", func(seed int64) (*wdFlat, *wdFlat) {
+		r := rand.New(rand.NewSource(seed))
+		return wdRand(r, 4), wdRand(r, 4)
+	}),
+	// and in a slice, whose encoder writes by words and hands the
+	// structs back to the leaf loop one by one
+	pathsOf("wdWorld", func(seed int64) (*wdWorld, *wdWorld) {
+		r := rand.New(rand.NewSource(seed))
+		var base, cur wdWorld
+		for range r.Intn(20) {
+			base.Items, cur.Items = append(base.Items, *wdRand(r, 0)), append(cur.Items, *wdRand(r, 60))
+		}
+		return &base, &cur
+	}),
 	pathsOf("RTQuant", genPair(rtQuantPost)),
 	pathsOf("RTScalars", genPair[RTScalars](nil)),
 	pathsOf("RTStrings", genPair(func(v *RTStrings, r *rand.Rand) {
@@ -267,11 +289,24 @@ func samePair[T any](t *testing.T, seed int64, c, g *Codec[T], pair func(int64) 
 	errG, errC := g.EncodeDelta(&wg, base, cur), c.EncodeDelta(&wc, base, cur)
 	sameOut(t, wg.Bytes(), wc.Bytes(), errG, errC, "seed %d: EncodeDelta after 3 bits", seed)
 
+	// Append after bytes dst holds, into spare capacity that holds
+	// garbage (a root of one flat struct is written there by words).
+	prefixed := func() []byte {
+		dst := append(make([]byte, 0, 64), 0xa5, 0x5a)
+		copy(dst[2:cap(dst)], bytes.Repeat([]byte{0xff}, 62))
+		return dst
+	}
+	want, errW := g.Append(prefixed(), cur)
+	got, err = c.Append(prefixed(), cur)
+	sameOut(t, want, got, errW, err, "seed %d: Append after 2 bytes", seed)
+
 	if errF == nil {
 		var x, y T
 		errX, errY := g.Unmarshal(full, &x), c.Unmarshal(full, &y)
 		sameErr(t, errX, errY, "seed %d: Unmarshal", seed)
 		require.Equal(t, x, y, "seed %d: Unmarshal", seed)
+		sameDamaged(t, seed, full, func(data []byte, v *T) error { return g.Unmarshal(data, v) },
+			func(data []byte, v *T) error { return c.Unmarshal(data, v) }, g)
 	}
 	if errD != nil {
 		return false
@@ -284,26 +319,36 @@ func samePair[T any](t *testing.T, seed int64, c, g *Codec[T], pair func(int64) 
 	errX, errY := g.UnmarshalDelta(delta, qb, &x), c.UnmarshalDelta(delta, qb, &y)
 	sameErr(t, errX, errY, "seed %d: UnmarshalDelta", seed)
 	require.Equal(t, x, y, "seed %d: UnmarshalDelta", seed)
-	// Damaged deltas (cut short, a bit flipped): the fast decoders fail
-	// as the general one does, or decode the same value.
+	sameDamaged(t, seed, delta, func(data []byte, v *T) error { return g.UnmarshalDelta(data, qb, v) },
+		func(data []byte, v *T) error { return c.UnmarshalDelta(data, qb, v) }, g)
+	return errF == nil && errX == nil
+}
+
+// sameDamaged checks the fast decoder fast against the general one gen on
+// damaged copies of good (cut short, a bit flipped, a byte more): fast
+// fails as gen does, or decodes the same value.
+func sameDamaged[T any](t *testing.T, seed int64, good []byte, gen, fast func([]byte, *T) error, g *Codec[T]) {
+	t.Helper()
 	r := rand.New(rand.NewSource(seed))
-	for k := 0; k < 6 && len(delta) > 0; k++ {
-		bad := append([]byte(nil), delta...)
-		if k < 3 {
+	for k := 0; k < 8 && len(good) > 0; k++ {
+		bad := append([]byte(nil), good...)
+		switch {
+		case k < 3:
 			bad = bad[:r.Intn(len(bad))]
-		} else {
+		case k < 6:
 			bad[r.Intn(len(bad))] ^= 1 << r.Intn(8)
+		default:
+			bad = append(bad, byte(k-6)) // a whole byte more: 0, then 1
 		}
 		var x, y T
-		errX, errY := g.UnmarshalDelta(bad, qb, &x), c.UnmarshalDelta(bad, qb, &y)
-		sameErr(t, errX, errY, "seed %d: UnmarshalDelta of %x", seed, bad)
+		errX, errY := gen(bad, &x), fast(bad, &y)
+		sameErr(t, errX, errY, "seed %d: decoding %x", seed, bad)
 		if errX == nil { // the same values (compared by their codings: NaN)
 			bx, ex := g.Marshal(&x)
 			by, ey := g.Marshal(&y)
-			sameOut(t, bx, by, ex, ey, "seed %d: UnmarshalDelta of %x", seed, bad)
+			sameOut(t, bx, by, ex, ey, "seed %d: decoding %x", seed, bad)
 		}
 	}
-	return errF == nil && errX == nil
 }
 
 // pkPlayer is an entity of pointer-free fields with composite and nested
@@ -343,6 +388,85 @@ func pkRandPlayer(r *rand.Rand, id uint16) pkPlayer {
 		Aim: pkAim{Yaw: uni32(r, 0, 360), Ammo: int8(r.Intn(100))}, Hp: r.Intn(201), Alive: r.Intn(2) == 0,
 		Flags: pkFlags{r.Intn(2) == 0, r.Intn(2) == 0}, Rot: pkQuat(r), DX: uni32(r, -64, 64)}
 }
+
+type wdFlat struct {
+	X   float32    `net:"q,min=-512,max=512,prec=0.01"`
+	Yaw float32    `net:"q,min=0,max=360,bits=10"`
+	Hp  int16      `net:"range,min=-50,max=200"`
+	On  bool       `net:""`
+	N   uint32     `net:"bitlen"`
+	Rot [4]float32 `net:"quat,bits=9"`
+	Sub wdSub
+}
+
+type wdWorld struct{ Items []wdFlat }
+
+type wdSub struct {
+	A, B bool
+	C    uint8 `net:"range,min=0,max=9"`
+}
+
+// wdRand returns a random wdFlat, which cannot be coded in one of every
+// odds (never when odds is 0).
+func wdRand(r *rand.Rand, odds int) *wdFlat {
+	v := &wdFlat{X: uni32(r, -512, 512), Yaw: uni32(r, 0, 360), Hp: int16(r.Intn(251) - 50), On: r.Intn(2) == 0,
+		N: uint32(r.Int63n(1 << uint(r.Intn(33)))), Rot: pkQuat(r),
+		Sub: wdSub{r.Intn(2) == 0, r.Intn(2) == 0, uint8(r.Intn(10))}}
+	switch r.Intn(8) {
+	case 0: // a yaw so near a rounding tie that Index's inline terms are not sure of it
+		ties := wdYawTies()
+		v.Yaw = ties[r.Intn(len(ties))]
+	case 1: // a quarter turn: two largest components alike, which Pack32 is not sure of
+		v.Rot = [4]float32{0.70710677, 0, 0, 0.70710677}
+	case 2:
+		v.Rot = [4]float32{0, 0, 0, 1}
+	}
+	if odds > 0 && r.Intn(odds) == 0 { // cannot be coded
+		switch r.Intn(4) {
+		case 0:
+			v.X = 600
+		case 1:
+			v.Hp = 201
+		case 2:
+			v.Sub.C = 10
+		default:
+			v.Yaw = float32(math.NaN())
+		}
+	}
+	return v
+}
+
+// wdYawTies returns float32 yaws of wdFlat whose Index its inline terms
+// (fields.Quantizer.IndexTerms) are not sure of: within IndexGuard of a
+// rounding boundary.
+var wdYawTies = sync.OnceValue(func() []float32 {
+	q, err := fields.NewQuantizerBits(0, 360, 10)
+	if err != nil {
+		panic(err)
+	}
+	at, inv, off, ok := q.IndexTerms()
+	if !ok {
+		panic("no inline terms")
+	}
+	var ties []float32
+	for k := range 1023 {
+		v := float32((float64(k) + 0.5) * 360 / 1023)
+		for range 8 { // a few float32s each side of the tie
+			v = math.Nextafter32(v, 0)
+		}
+		for range 16 {
+			y := float64((float64(v)-at)*inv) + off
+			if int64(y-fields.IndexGuard) != int64(y) || int64(y+fields.IndexGuard) != int64(y) {
+				ties = append(ties, v)
+			}
+			v = math.Nextafter32(v, 360)
+		}
+	}
+	if len(ties) < 10 {
+		panic("too few ties")
+	}
+	return ties
+})
 
 func pkQuat(r *rand.Rand) [4]float32 {
 	q := randomQuat(r)
