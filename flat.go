@@ -483,8 +483,12 @@ func (d *decoder) decFlats(fp *flatPlan, first unsafe.Pointer, count int, stride
 	return nil
 }
 
-// padBytes is the size of decWordsPadded's copy.
-const padBytes = 128
+// padBytes is the size of decWordsPadded's copy; smallPad that of
+// unmarshalWords' copy of a small message.
+const (
+	padBytes = 128
+	smallPad = 32
+)
 
 // decWordsPadded is decWords over a zero-padded copy of data from pos's
 // byte, which the caller has checked fits with 8 bytes to spare: the
@@ -507,7 +511,7 @@ func decWordsPadded(fp *flatPlan, first unsafe.Pointer, count int, stride uintpt
 func (op *flatOp) value32(x uint64) float32 {
 	if x-1 < op.lim-1 { // 0 < x < lim
 		// float64(...) keeps the product rounded alone: no fused multiply-add.
-		return float32(op.qat + float64((op.qk+float64(x))*op.qstep))
+		return float32(op.qat + float64((op.qk+float64(int64(x)))*op.qstep)) // x < 2^53: int64 converts alike, and quicker
 	}
 	if x == 0 {
 		return op.q0
@@ -722,11 +726,18 @@ func unmarshalWords(data []byte, p *plan, ptr unsafe.Pointer, o *options) (ok bo
 	}
 	var next uint
 	var err error
-	if len(data)*8 >= fp.words+64 {
+	switch {
+	case len(data) <= smallPad-8 && fp.words+64 <= smallPad*8:
+		// a small message: from a zero-padded copy of it, smaller than
+		// decWordsPadded's (data longer than the struct fails below)
+		var buf [smallPad]byte
+		copy(buf[:], data)
+		next, _, err = decWords(fp, ptr, 1, 0, buf[:], 0, uint(smallPad*8-fp.words-64))
+	case len(data)*8 >= fp.words+64:
 		next, _, err = decWords(fp, ptr, 1, 0, data, 0, uint(len(data)*8-fp.words-64))
-	} else if len(data) <= padBytes-8 && fp.words+64 <= padBytes*8 {
+	case len(data) <= padBytes-8 && fp.words+64 <= padBytes*8:
 		next, _, err = decWordsPadded(fp, ptr, 1, 0, data, 0)
-	} else {
+	default:
 		return false
 	}
 	if err != nil || (next+7)/8 != uint(len(data)) {
