@@ -165,13 +165,14 @@ func (b *csLines) elemLoop(i, count, body string) {
 // csGen emits one class.
 type csGen struct {
 	s        *bitwire.Schema
-	names    []string // per struct type: the coder of its plan (its class, or a static class beside it)
-	classes  []string // per struct type: its class
-	class    string   // the class emitted
-	coder    string   // the coder emitted: class, or a static class of class's values for another plan
-	owner    bool     // the coder declares the class (its members) too
-	vars     int
-	stat     []string // static members: quantizers, quaternion coders, group tables
+	names    []string       // per struct type: the coder of its plan (its class, or a static class beside it)
+	classes  []string       // per struct type: its class
+	class    string         // the class emitted
+	coder    string         // the coder emitted: class, or a static class of class's values for another plan
+	owner    bool           // the coder declares the class (its members) too
+	vars     int            // the static members named so far
+	locals   map[string]int // the locals of the method being generated, by word (see v)
+	stat     []string       // static members: quantizers, quaternion coders, group tables
 	err      error
 	slots    map[*bitwire.NodeSchema]int // the Decoder slot of each windowed or quaternion node, shared by all classes
 	mdl      *csModel                    // the message's model, when generating its model delta decoders (csharp_model.go)
@@ -189,12 +190,52 @@ func (g *csGen) slot(n *bitwire.NodeSchema) int {
 	return id
 }
 
-// v returns a fresh name: a local, or a static member of the coder, whose
-// class holds no schema name.
-func (g *csGen) v(prefix string) string {
+// member returns a fresh name for a static member of the coder (a
+// quantizer, a quaternion coder, a group's tables), whose class holds no
+// schema name.
+func (g *csGen) member(prefix string) string {
 	g.vars++
 	return fmt.Sprintf("%s%d", prefix, g.vars)
 }
+
+// method starts the names of a new method's locals (see v).
+func (g *csGen) method() { g.locals = map[string]int{} }
+
+// v returns a name for a new local of the method being generated: the
+// readable word for prefix (csLocalWords), then the word with 2, 3, ...
+// for the next ones. Each name is used once in a method, since C# forbids a
+// local that another in an enclosing scope already names, and none is a
+// parameter or a name the generated methods declare themselves.
+func (g *csGen) v(prefix string) string {
+	w := prefix
+	if cw, ok := csLocalWords[prefix]; ok {
+		w = cw
+	}
+	if g.locals == nil {
+		g.method()
+	}
+	for {
+		g.locals[w]++
+		name := w
+		if c := g.locals[w]; c > 1 {
+			name += strconv.Itoa(c)
+		}
+		if !csFixedNames[name] {
+			return name
+		}
+	}
+}
+
+// csLocalWords are the words the generators' locals are named with, by the
+// prefix the generators ask for.
+var csLocalWords = map[string]string{
+	"a": "items", "l": "count", "e": "elem", "s": "src", "v": "val", "z": "secs",
+	"c": "common", "ch": "changed", "x": "left", "y": "right", "qa": "quat", "qs": "quatSrc",
+}
+
+// csFixedNames are the names the generated methods declare themselves: their
+// parameters and the catch clause's.
+var csFixedNames = map[string]bool{"d": true, "e": true, "o": true, "b": true, "s": true, "f": true, "x": true, "skip": true, "v": true, "w": true}
 
 func (g *csGen) fail(format string, args ...any) string {
 	if g.err == nil {
@@ -217,6 +258,7 @@ func (g *csGen) emit(ti int) (string, error) {
 	}
 	b.f("\n    /// <summary>Reads and writes %s under one plan (%s).</summary>\n    internal static class %s\n    {", g.class, csDoc(t.GoType), g.coder)
 	// decode
+	g.method()
 	b.f("\n        internal static void Decode(Decoder d, %s o)\n        {\n            d.Enter();\n            string f = null;\n            try\n            {\n", g.class)
 	for i, f := range t.Fields {
 		b.f("                f = %q;\n", f.Name)
@@ -225,7 +267,7 @@ func (g *csGen) emit(ti int) (string, error) {
 			if gr.Members[0] != i {
 				continue
 			}
-			sv, wv, zv, pv, fv := g.v("bwGS"), g.v("bwGW"), g.v("bwGZ"), g.v("bwGP"), g.v("bwGF")
+			sv, wv, zv, pv, fv := g.member("bwGS"), g.member("bwGW"), g.member("bwGZ"), g.member("bwGP"), g.member("bwGF")
 			var ss, ws, zs, ps, fs []string
 			for _, j := range gr.Members {
 				n := t.Fields[j].Node
@@ -249,6 +291,7 @@ func (g *csGen) emit(ti int) (string, error) {
 	}
 	b.f("            }\n            catch (BitwireException x) { throw x.Within(f); }\n            d.Leave();\n        }\n")
 	// encode
+	g.method()
 	b.f("\n        internal static void Encode(Encoder e, %s o)\n        {\n            if (o == null) throw new ErrInvalidValue(\"null %s\");\n            e.Enter();\n            string f = null;\n            try\n            {\n", g.class, g.class)
 	for i, f := range t.Fields {
 		b.f("                f = %q;\n", f.Name)
@@ -268,6 +311,7 @@ func (g *csGen) emit(ti int) (string, error) {
 	}
 	b.f("            }\n            catch (BitwireException x) { throw x.Within(f); }\n            e.Leave();\n        }\n")
 	// delta
+	g.method()
 	b.f("\n        internal static void DecodeDelta(Decoder d, %s b, %s o, int skip)\n        {\n            d.Enter();\n            string f = null;\n            try\n            {\n", g.class, g.class)
 	for i, f := range t.Fields {
 		b.f("                f = %q;\n", f.Name)
@@ -276,6 +320,7 @@ func (g *csGen) emit(ti int) (string, error) {
 	}
 	b.f("            }\n            catch (BitwireException x) { throw x.Within(f); }\n            d.Leave();\n        }\n")
 	// copy
+	g.method()
 	b.f("\n        internal static void Copy(%s s, %s o)\n        {\n", g.class, g.class)
 	for _, f := range t.Fields {
 		b.f("%s", g.cp(f.Node, "s."+f.Name, "o."+f.Name, "            "))
@@ -444,7 +489,7 @@ func (g *csGen) setGroup(n *bitwire.NodeSchema, i, x string) string {
 }
 
 func (g *csGen) quantizer(n *bitwire.NodeSchema) string {
-	name := g.v("bwQ")
+	name := g.member("bwQ")
 	if n.Q.Zero {
 		g.stat = append(g.stat, fmt.Sprintf("static readonly Quantizer %s = new Quantizer(%s, %s, %dUL, %s, true, %dL);", name, csFloat(n.Q.Min), csFloat(n.Q.Max), n.Q.Steps, csFloat(n.Q.Step), n.Q.KMin))
 	} else {
@@ -454,7 +499,7 @@ func (g *csGen) quantizer(n *bitwire.NodeSchema) string {
 }
 
 func (g *csGen) quatCoder(n *bitwire.NodeSchema) string {
-	name := g.v("bwQC")
+	name := g.member("bwQC")
 	g.stat = append(g.stat, fmt.Sprintf("static readonly QuatCoder %s = new QuatCoder(%d);", name, n.Quat.Bits))
 	return name
 }

@@ -24,6 +24,7 @@ func (g *csGen) emitInputDelta(ti int) string {
 	id := entityIDField(g.s, ti)
 	var b strings.Builder
 	// InputSame: every field equal.
+	g.method()
 	fmt.Fprintf(&b, "\n        internal static bool InputSame(%s b, %s o)\n        {\n", g.class, g.class)
 	var same []string
 	for _, f := range t.Fields {
@@ -35,6 +36,7 @@ func (g *csGen) emitInputDelta(ti int) string {
 	fmt.Fprintf(&b, "            return %s;\n        }\n", strings.Join(same, "\n                && "))
 	// EncodeDeltaInput: the changed bits and the changed fields; an
 	// entity's delta (skip: its id field) has none for its id.
+	g.method()
 	fmt.Fprintf(&b, "\n        internal static void EncodeDeltaInput(Encoder e, %s b, %s o, int skip)\n        {\n            string f = null;\n            try\n            {\n", g.class, g.class)
 	for i, f := range t.Fields {
 		fmt.Fprintf(&b, "                f = %q;\n", f.Name)

@@ -129,6 +129,7 @@ func (g *csGen) foldedDelta(b *csLines, ti int) {
 	n := f.Node
 	qt := g.mdl.layout.nodes[n]
 	b.f("        /// <summary>The delta of %s coded with the model: its quaternion's first symbol, which holds the struct's changed bit (\"unchanged\", its last, or the quaternion's form).</summary>\n", c)
+	g.method()
 	b.f("        static void bwMD%d(Decoder d, %s b, %s o, int skip)\n        {\n            d.Enter();\n", ti, c, c)
 	b.f("            try\n            {\n")
 	b.f("                int bwStart = d.R.Position, bwS = %s.Read(d.R);\n", g.modelTable(qt))
@@ -155,6 +156,7 @@ func (g *csGen) emitModelDeltas() (string, error) {
 			continue
 		}
 		b.f("        /// <summary>The delta of %s coded with the model: its fields' changed bits as mask symbols, then each changed field's delta.</summary>\n", c)
+		g.method()
 		b.f("        static void bwMD%d(Decoder d, %s b, %s o, int skip)\n        {\n            d.Enter();\n", ti, c, c)
 		t0 := g.mdl.layout.types[ti]
 		var skipBits []string

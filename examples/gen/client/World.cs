@@ -23,21 +23,21 @@ namespace Example.Net
             try
             {
                 f = "Tick";
-                { ulong u1 = Codings.ReadVarint(d.R, 7);
-                  if (!Codings.FitsUnsigned(u1, 32)) throw new ErrOutOfRange(u1 + " for a 32-bit integer");
-                  o.Tick = (uint)(u1); }
+                { ulong u = Codings.ReadVarint(d.R, 7);
+                  if (!Codings.FitsUnsigned(u, 32)) throw new ErrOutOfRange(u + " for a 32-bit integer");
+                  o.Tick = (uint)(u); }
                 f = "Crates";
-                { int l3 = d.Len(0, 82); var a2 = o.Crates; if (a2 == null) o.Crates = a2 = new List<Crate>();
-                  if (a2.Count > l3) a2.RemoveRange(l3, a2.Count - l3);
-                  while (a2.Count < l3) a2.Add(new Crate());
-                  for (int i4 = 0; i4 < l3; i4++)
+                { int count = d.Len(0, 82); var items = o.Crates; if (items == null) o.Crates = items = new List<Crate>();
+                  if (items.Count > count) items.RemoveRange(count, items.Count - count);
+                  while (items.Count < count) items.Add(new Crate());
+                  for (int i = 0; i < count; i++)
                   {
                     try
                     {
-                      var e5 = a2[i4]; if (e5 == null) a2[i4] = e5 = new Crate();
-                      CrateCoder.Decode(d, e5);
+                      var elem = items[i]; if (elem == null) items[i] = elem = new Crate();
+                      CrateCoder.Decode(d, elem);
                     }
-                    catch (BitwireException x) { throw x.Within("[" + i4 + "]"); }
+                    catch (BitwireException x) { throw x.Within("[" + i + "]"); }
                   }
                 }
             }
@@ -55,14 +55,14 @@ namespace Example.Net
                 f = "Tick";
                 Codings.WriteVarint(e.W, (ulong)o.Tick, 7);
                 f = "Crates";
-                { var a6 = o.Crates; int l7 = a6 == null ? 0 : a6.Count; Codings.Len(e, l7, 0);
-                  for (int i8 = 0; i8 < l7; i8++)
+                { var items = o.Crates; int count = items == null ? 0 : items.Count; Codings.Len(e, count, 0);
+                  for (int i = 0; i < count; i++)
                   {
                     try
                     {
-                      CrateCoder.Encode(e, a6[i8]);
+                      CrateCoder.Encode(e, items[i]);
                     }
-                    catch (BitwireException x) { throw x.Within("[" + i8 + "]"); }
+                    catch (BitwireException x) { throw x.Within("[" + i + "]"); }
                   }
                 }
             }
@@ -79,9 +79,9 @@ namespace Example.Net
                 f = "Tick";
                 if (skip != 0 && d.R.Bool())
                 {
-                    { ulong u9 = Codings.ReadVarint(d.R, 7);
-                      if (!Codings.FitsUnsigned(u9, 32)) throw new ErrOutOfRange(u9 + " for a 32-bit integer");
-                      o.Tick = (uint)(u9); }
+                    { ulong u = Codings.ReadVarint(d.R, 7);
+                      if (!Codings.FitsUnsigned(u, 32)) throw new ErrOutOfRange(u + " for a 32-bit integer");
+                      o.Tick = (uint)(u); }
                 }
                 else
                 {
@@ -94,13 +94,13 @@ namespace Example.Net
                 }
                 else
                 {
-                    { var s11 = b.Crates; int l13 = s11 == null ? 0 : s11.Count; var a10 = o.Crates; if (a10 == null) o.Crates = a10 = new List<Crate>();
-                      if (a10.Count > l13) a10.RemoveRange(l13, a10.Count - l13);
-                      while (a10.Count < l13) a10.Add(new Crate());
-                      for (int i12 = 0; i12 < l13; i12++)
+                    { var src = b.Crates; int count = src == null ? 0 : src.Count; var items = o.Crates; if (items == null) o.Crates = items = new List<Crate>();
+                      if (items.Count > count) items.RemoveRange(count, items.Count - count);
+                      while (items.Count < count) items.Add(new Crate());
+                      for (int i = 0; i < count; i++)
                       {
-                        if (a10[i12] == null) a10[i12] = new Crate();
-                        CrateCoder.Copy(s11[i12], a10[i12]);
+                        if (items[i] == null) items[i] = new Crate();
+                        CrateCoder.Copy(src[i], items[i]);
                       }
                     }
                 }
@@ -112,13 +112,13 @@ namespace Example.Net
         internal static void Copy(World s, World o)
         {
             o.Tick = s.Tick;
-            { var s15 = s.Crates; int l17 = s15 == null ? 0 : s15.Count; var a14 = o.Crates; if (a14 == null) o.Crates = a14 = new List<Crate>();
-              if (a14.Count > l17) a14.RemoveRange(l17, a14.Count - l17);
-              while (a14.Count < l17) a14.Add(new Crate());
-              for (int i16 = 0; i16 < l17; i16++)
+            { var src = s.Crates; int count = src == null ? 0 : src.Count; var items = o.Crates; if (items == null) o.Crates = items = new List<Crate>();
+              if (items.Count > count) items.RemoveRange(count, items.Count - count);
+              while (items.Count < count) items.Add(new Crate());
+              for (int i = 0; i < count; i++)
               {
-                if (a14[i16] == null) a14[i16] = new Crate();
-                CrateCoder.Copy(s15[i16], a14[i16]);
+                if (items[i] == null) items[i] = new Crate();
+                CrateCoder.Copy(src[i], items[i]);
               }
             }
         }
@@ -126,7 +126,7 @@ namespace Example.Net
         internal static bool InputSame(World b, World o)
         {
             return b.Tick == o.Tick
-                && Codings.SameList(b.Crates, o.Crates, (x18, y19) => CrateCoder.InputSame(x18, y19));
+                && Codings.SameList(b.Crates, o.Crates, (left, right) => CrateCoder.InputSame(left, right));
         }
 
         internal static void EncodeDeltaInput(Encoder e, World b, World o, int skip)
@@ -142,7 +142,7 @@ namespace Example.Net
                     Codings.WriteVarint(e.W, (ulong)o.Tick, 7);
                 }
                 f = "Crates";
-                if (Codings.SameList(b.Crates, o.Crates, (x20, y21) => CrateCoder.InputSame(x20, y21))) e.W.Bool(false);
+                if (Codings.SameList(b.Crates, o.Crates, (left, right) => CrateCoder.InputSame(left, right))) e.W.Bool(false);
                 else
                 {
                     e.W.Bool(true);
@@ -188,7 +188,7 @@ namespace Example.Net
                 Vec3Coder.Decode(d, o.Pos);
                 f = "Rot";
                 bwQC1.Read(d.R, d.P4); bwQC1.Unpack(d.P4, d.Q4);
-                { var qa2 = o.Rot; if (qa2 == null || qa2.Length != 4) o.Rot = qa2 = new float[4]; qa2[0] = (float)d.Q4[0]; qa2[1] = (float)d.Q4[1]; qa2[2] = (float)d.Q4[2]; qa2[3] = (float)d.Q4[3]; }
+                { var quat = o.Rot; if (quat == null || quat.Length != 4) o.Rot = quat = new float[4]; quat[0] = (float)d.Q4[0]; quat[1] = (float)d.Q4[1]; quat[2] = (float)d.Q4[2]; quat[3] = (float)d.Q4[3]; }
             }
             catch (BitwireException x) { throw x.Within(f); }
             d.Leave();
@@ -207,7 +207,7 @@ namespace Example.Net
                 Vec3Coder.Encode(e, o.Pos);
                 f = "Rot";
                 if (o.Rot == null || o.Rot.Length != 4) throw new ErrInvalidValue("quaternion of 4 components expected");
-                bwQC3.Pack(o.Rot[0], o.Rot[1], o.Rot[2], o.Rot[3], e.P4); bwQC3.Write(e.W, e.P4);
+                bwQC2.Pack(o.Rot[0], o.Rot[1], o.Rot[2], o.Rot[3], e.P4); bwQC2.Write(e.W, e.P4);
             }
             catch (BitwireException x) { throw x.Within(f); }
             e.Leave();
@@ -242,12 +242,12 @@ namespace Example.Net
                 f = "Rot";
                 if (skip != 2 && d.R.Bool())
                 {
-                    bwQC4.ReadDelta(d, 0, b.Rot[0], b.Rot[1], b.Rot[2], b.Rot[3], d.Q4, d.P4, d.P4b);
-                    { var qa5 = o.Rot; if (qa5 == null || qa5.Length != 4) o.Rot = qa5 = new float[4]; qa5[0] = (float)d.Q4[0]; qa5[1] = (float)d.Q4[1]; qa5[2] = (float)d.Q4[2]; qa5[3] = (float)d.Q4[3]; }
+                    bwQC3.ReadDelta(d, 0, b.Rot[0], b.Rot[1], b.Rot[2], b.Rot[3], d.Q4, d.P4, d.P4b);
+                    { var quat = o.Rot; if (quat == null || quat.Length != 4) o.Rot = quat = new float[4]; quat[0] = (float)d.Q4[0]; quat[1] = (float)d.Q4[1]; quat[2] = (float)d.Q4[2]; quat[3] = (float)d.Q4[3]; }
                 }
                 else
                 {
-                    { var qs7 = b.Rot; var qa6 = o.Rot; if (qa6 == null || qa6.Length != 4) o.Rot = qa6 = new float[4]; qa6[0] = qs7[0]; qa6[1] = qs7[1]; qa6[2] = qs7[2]; qa6[3] = qs7[3]; }
+                    { var quatSrc = b.Rot; var quat2 = o.Rot; if (quat2 == null || quat2.Length != 4) o.Rot = quat2 = new float[4]; quat2[0] = quatSrc[0]; quat2[1] = quatSrc[1]; quat2[2] = quatSrc[2]; quat2[3] = quatSrc[3]; }
                 }
             }
             catch (BitwireException x) { throw x.Within(f); }
@@ -259,7 +259,7 @@ namespace Example.Net
             o.ID = s.ID;
             if (o.Pos == null) o.Pos = new Vec3();
             Vec3Coder.Copy(s.Pos, o.Pos);
-            { var qs9 = s.Rot; var qa8 = o.Rot; if (qa8 == null || qa8.Length != 4) o.Rot = qa8 = new float[4]; qa8[0] = qs9[0]; qa8[1] = qs9[1]; qa8[2] = qs9[2]; qa8[3] = qs9[3]; }
+            { var quatSrc = s.Rot; var quat = o.Rot; if (quat == null || quat.Length != 4) o.Rot = quat = new float[4]; quat[0] = quatSrc[0]; quat[1] = quatSrc[1]; quat[2] = quatSrc[2]; quat[3] = quatSrc[3]; }
         }
 
         internal static bool InputSame(Crate b, Crate o)
@@ -295,15 +295,15 @@ namespace Example.Net
                 {
                     e.W.Bool(true);
                     if (b.Rot == null || b.Rot.Length != 4 || o.Rot == null || o.Rot.Length != 4) throw new ErrInvalidValue("quaternion of 4 components expected");
-                    bwQC10.WriteDelta(e, 0, b.Rot[0], b.Rot[1], b.Rot[2], b.Rot[3], o.Rot[0], o.Rot[1], o.Rot[2], o.Rot[3]);
+                    bwQC4.WriteDelta(e, 0, b.Rot[0], b.Rot[1], b.Rot[2], b.Rot[3], o.Rot[0], o.Rot[1], o.Rot[2], o.Rot[3]);
                 }
             }
             catch (BitwireException x) { throw x.Within(f); }
         }
         static readonly QuatCoder bwQC1 = new QuatCoder(9);
+        static readonly QuatCoder bwQC2 = new QuatCoder(9);
         static readonly QuatCoder bwQC3 = new QuatCoder(9);
         static readonly QuatCoder bwQC4 = new QuatCoder(9);
-        static readonly QuatCoder bwQC10 = new QuatCoder(9);
     }
 
     /// <summary>main.Vec3</summary>
@@ -361,14 +361,14 @@ namespace Example.Net
                 f = "X";
                 if (skip != 0 && d.R.Bool())
                 {
-                    long diff7;
-                    if (d.Window(1, -100L, 100L, 8, 3, 6, out diff7))
+                    long diff;
+                    if (d.Window(1, -100L, 100L, 8, 3, 6, out diff))
                     {
-                      o.X = (float)(bwQ8.Add(bwQ8.Index(b.X, false), diff7));
+                      o.X = (float)(bwQ7.Add(bwQ7.Index(b.X, false), diff));
                     }
                     else
                     {
-                      o.X = (float)(bwQ9.Read(d.R));
+                      o.X = (float)(bwQ8.Read(d.R));
                     }
                 }
                 else
@@ -378,14 +378,14 @@ namespace Example.Net
                 f = "Z";
                 if (skip != 1 && d.R.Bool())
                 {
-                    long diff10;
-                    if (d.Window(2, -100L, 100L, 8, 3, 6, out diff10))
+                    long diff2;
+                    if (d.Window(2, -100L, 100L, 8, 3, 6, out diff2))
                     {
-                      o.Z = (float)(bwQ11.Add(bwQ11.Index(b.Z, false), diff10));
+                      o.Z = (float)(bwQ9.Add(bwQ9.Index(b.Z, false), diff2));
                     }
                     else
                     {
-                      o.Z = (float)(bwQ12.Read(d.R));
+                      o.Z = (float)(bwQ10.Read(d.R));
                     }
                 }
                 else
@@ -395,14 +395,14 @@ namespace Example.Net
                 f = "Y";
                 if (skip != 2 && d.R.Bool())
                 {
-                    long diff13;
-                    if (d.Window(3, -100L, 100L, 8, 3, 5, out diff13))
+                    long diff3;
+                    if (d.Window(3, -100L, 100L, 8, 3, 5, out diff3))
                     {
-                      o.Y = (float)(bwQ14.Add(bwQ14.Index(b.Y, false), diff13));
+                      o.Y = (float)(bwQ11.Add(bwQ11.Index(b.Y, false), diff3));
                     }
                     else
                     {
-                      o.Y = (float)(bwQ15.Read(d.R));
+                      o.Y = (float)(bwQ12.Read(d.R));
                     }
                 }
                 else
@@ -438,12 +438,12 @@ namespace Example.Net
                 else
                 {
                     e.W.Bool(true);
-                    long diff16 = (long)(bwQ17.Index(o.X, false) - bwQ17.Index(b.X, false));
-                    if (diff16 >= -100L && diff16 <= 100L) e.Window(1, -100L, 100L, 8, 3, 6, diff16);
+                    long diff = (long)(bwQ13.Index(o.X, false) - bwQ13.Index(b.X, false));
+                    if (diff >= -100L && diff <= 100L) e.Window(1, -100L, 100L, 8, 3, 6, diff);
                     else
                     {
                       e.WindowMiss();
-                      bwQ18.Write(e.W, o.X, false);
+                      bwQ14.Write(e.W, o.X, false);
                     }
                 }
                 f = "Z";
@@ -451,12 +451,12 @@ namespace Example.Net
                 else
                 {
                     e.W.Bool(true);
-                    long diff19 = (long)(bwQ20.Index(o.Z, false) - bwQ20.Index(b.Z, false));
-                    if (diff19 >= -100L && diff19 <= 100L) e.Window(2, -100L, 100L, 8, 3, 6, diff19);
+                    long diff2 = (long)(bwQ15.Index(o.Z, false) - bwQ15.Index(b.Z, false));
+                    if (diff2 >= -100L && diff2 <= 100L) e.Window(2, -100L, 100L, 8, 3, 6, diff2);
                     else
                     {
                       e.WindowMiss();
-                      bwQ21.Write(e.W, o.Z, false);
+                      bwQ16.Write(e.W, o.Z, false);
                     }
                 }
                 f = "Y";
@@ -464,12 +464,12 @@ namespace Example.Net
                 else
                 {
                     e.W.Bool(true);
-                    long diff22 = (long)(bwQ23.Index(o.Y, false) - bwQ23.Index(b.Y, false));
-                    if (diff22 >= -100L && diff22 <= 100L) e.Window(3, -100L, 100L, 8, 3, 5, diff22);
+                    long diff3 = (long)(bwQ17.Index(o.Y, false) - bwQ17.Index(b.Y, false));
+                    if (diff3 >= -100L && diff3 <= 100L) e.Window(3, -100L, 100L, 8, 3, 5, diff3);
                     else
                     {
                       e.WindowMiss();
-                      bwQ24.Write(e.W, o.Y, false);
+                      bwQ18.Write(e.W, o.Y, false);
                     }
                 }
             }
@@ -481,18 +481,18 @@ namespace Example.Net
         static readonly Quantizer bwQ4 = new Quantizer(-512.0, 512.0, 102400UL, 0.01, true, -51200L);
         static readonly Quantizer bwQ5 = new Quantizer(-512.0, 512.0, 102400UL, 0.01, true, -51200L);
         static readonly Quantizer bwQ6 = new Quantizer(-16.0, 112.0, 12800UL, 0.01, true, -1600L);
+        static readonly Quantizer bwQ7 = new Quantizer(-512.0, 512.0, 102400UL, 0.01, true, -51200L);
         static readonly Quantizer bwQ8 = new Quantizer(-512.0, 512.0, 102400UL, 0.01, true, -51200L);
         static readonly Quantizer bwQ9 = new Quantizer(-512.0, 512.0, 102400UL, 0.01, true, -51200L);
-        static readonly Quantizer bwQ11 = new Quantizer(-512.0, 512.0, 102400UL, 0.01, true, -51200L);
-        static readonly Quantizer bwQ12 = new Quantizer(-512.0, 512.0, 102400UL, 0.01, true, -51200L);
-        static readonly Quantizer bwQ14 = new Quantizer(-16.0, 112.0, 12800UL, 0.01, true, -1600L);
-        static readonly Quantizer bwQ15 = new Quantizer(-16.0, 112.0, 12800UL, 0.01, true, -1600L);
-        static readonly Quantizer bwQ17 = new Quantizer(-512.0, 512.0, 102400UL, 0.01, true, -51200L);
-        static readonly Quantizer bwQ18 = new Quantizer(-512.0, 512.0, 102400UL, 0.01, true, -51200L);
-        static readonly Quantizer bwQ20 = new Quantizer(-512.0, 512.0, 102400UL, 0.01, true, -51200L);
-        static readonly Quantizer bwQ21 = new Quantizer(-512.0, 512.0, 102400UL, 0.01, true, -51200L);
-        static readonly Quantizer bwQ23 = new Quantizer(-16.0, 112.0, 12800UL, 0.01, true, -1600L);
-        static readonly Quantizer bwQ24 = new Quantizer(-16.0, 112.0, 12800UL, 0.01, true, -1600L);
+        static readonly Quantizer bwQ10 = new Quantizer(-512.0, 512.0, 102400UL, 0.01, true, -51200L);
+        static readonly Quantizer bwQ11 = new Quantizer(-16.0, 112.0, 12800UL, 0.01, true, -1600L);
+        static readonly Quantizer bwQ12 = new Quantizer(-16.0, 112.0, 12800UL, 0.01, true, -1600L);
+        static readonly Quantizer bwQ13 = new Quantizer(-512.0, 512.0, 102400UL, 0.01, true, -51200L);
+        static readonly Quantizer bwQ14 = new Quantizer(-512.0, 512.0, 102400UL, 0.01, true, -51200L);
+        static readonly Quantizer bwQ15 = new Quantizer(-512.0, 512.0, 102400UL, 0.01, true, -51200L);
+        static readonly Quantizer bwQ16 = new Quantizer(-512.0, 512.0, 102400UL, 0.01, true, -51200L);
+        static readonly Quantizer bwQ17 = new Quantizer(-16.0, 112.0, 12800UL, 0.01, true, -1600L);
+        static readonly Quantizer bwQ18 = new Quantizer(-16.0, 112.0, 12800UL, 0.01, true, -1600L);
     }
 
     /// <summary>main.Input</summary>
@@ -514,19 +514,19 @@ namespace Example.Net
             try
             {
                 f = "Move";
-                { var a1 = o.Move; if (a1 == null || a1.Length != 2) o.Move = a1 = new sbyte[2];
-                  for (int i2 = 0; i2 < 2; i2++)
+                { var items = o.Move; if (items == null || items.Length != 2) o.Move = items = new sbyte[2];
+                  for (int i = 0; i < 2; i++)
                   {
                     try
                     {
-                      { ulong off3 = d.R.Read(2); if (off3 > 2UL) throw new ErrOutOfRange("offset " + off3 + " over the range");
-                        a1[i2] = (sbyte)((long)(unchecked((ulong)-1L) + off3)); }
+                      { ulong off = d.R.Read(2); if (off > 2UL) throw new ErrOutOfRange("offset " + off + " over the range");
+                        items[i] = (sbyte)((long)(unchecked((ulong)-1L) + off)); }
                     }
-                    catch (BitwireException x) { throw x.Within("[" + i2 + "]"); }
+                    catch (BitwireException x) { throw x.Within("[" + i + "]"); }
                   }
                 }
                 f = "Yaw";
-                o.Yaw = (float)(bwQ4.Read(d.R));
+                o.Yaw = (float)(bwQ1.Read(d.R));
                 f = "Fire";
                 o.Fire = d.R.Bool();
                 f = "Acked";
@@ -544,20 +544,20 @@ namespace Example.Net
             try
             {
                 f = "Move";
-                { var a5 = o.Move; if (a5 == null || a5.Length != 2) throw new ErrInvalidValue("array of 2 elements expected");
-                  for (int i6 = 0; i6 < 2; i6++)
+                { var items = o.Move; if (items == null || items.Length != 2) throw new ErrInvalidValue("array of 2 elements expected");
+                  for (int i = 0; i < 2; i++)
                   {
                     try
                     {
-                      { long r7 = (long)a5[i6];
-                        if (r7 < -1L || r7 > 1L) throw new ErrOutOfRange(r7 + " outside -1..1");
-                        e.W.Write((ulong)r7 - unchecked((ulong)-1L), 2); }
+                      { long r = (long)items[i];
+                        if (r < -1L || r > 1L) throw new ErrOutOfRange(r + " outside -1..1");
+                        e.W.Write((ulong)r - unchecked((ulong)-1L), 2); }
                     }
-                    catch (BitwireException x) { throw x.Within("[" + i6 + "]"); }
+                    catch (BitwireException x) { throw x.Within("[" + i + "]"); }
                   }
                 }
                 f = "Yaw";
-                bwQ8.Write(e.W, o.Yaw, false);
+                bwQ2.Write(e.W, o.Yaw, false);
                 f = "Fire";
                 e.W.Bool(o.Fire);
                 f = "Acked";
@@ -576,31 +576,31 @@ namespace Example.Net
                 f = "Move";
                 if (skip != 0 && d.R.Bool())
                 {
-                    { var a9 = o.Move; if (a9 == null || a9.Length != 2) o.Move = a9 = new sbyte[2];
-                      for (int i10 = 0; i10 < 2; i10++)
+                    { var items = o.Move; if (items == null || items.Length != 2) o.Move = items = new sbyte[2];
+                      for (int i = 0; i < 2; i++)
                       {
                         try
                         {
-                          { ulong off11 = d.R.Read(2); if (off11 > 2UL) throw new ErrOutOfRange("offset " + off11 + " over the range");
-                            a9[i10] = (sbyte)((long)(unchecked((ulong)-1L) + off11)); }
+                          { ulong off = d.R.Read(2); if (off > 2UL) throw new ErrOutOfRange("offset " + off + " over the range");
+                            items[i] = (sbyte)((long)(unchecked((ulong)-1L) + off)); }
                         }
-                        catch (BitwireException x) { throw x.Within("[" + i10 + "]"); }
+                        catch (BitwireException x) { throw x.Within("[" + i + "]"); }
                       }
                     }
                 }
                 else
                 {
-                    { var s13 = b.Move; var a12 = o.Move; if (a12 == null || a12.Length != 2) o.Move = a12 = new sbyte[2];
-                      for (int i14 = 0; i14 < 2; i14++)
+                    { var src = b.Move; var items2 = o.Move; if (items2 == null || items2.Length != 2) o.Move = items2 = new sbyte[2];
+                      for (int i2 = 0; i2 < 2; i2++)
                       {
-                        a12[i14] = s13[i14];
+                        items2[i2] = src[i2];
                       }
                     }
                 }
                 f = "Yaw";
                 if (skip != 1 && d.R.Bool())
                 {
-                    o.Yaw = (float)(bwQ15.Read(d.R));
+                    o.Yaw = (float)(bwQ3.Read(d.R));
                 }
                 else
                 {
@@ -631,10 +631,10 @@ namespace Example.Net
 
         internal static void Copy(Input s, Input o)
         {
-            { var s17 = s.Move; var a16 = o.Move; if (a16 == null || a16.Length != 2) o.Move = a16 = new sbyte[2];
-              for (int i18 = 0; i18 < 2; i18++)
+            { var src = s.Move; var items = o.Move; if (items == null || items.Length != 2) o.Move = items = new sbyte[2];
+              for (int i = 0; i < 2; i++)
               {
-                a16[i18] = s17[i18];
+                items[i] = src[i];
               }
             }
             o.Yaw = s.Yaw;
@@ -644,7 +644,7 @@ namespace Example.Net
 
         internal static bool InputSame(Input b, Input o)
         {
-            return Codings.SameArray(b.Move, o.Move, (x19, y20) => x19 == y20)
+            return Codings.SameArray(b.Move, o.Move, (left, right) => left == right)
                 && b.Yaw == o.Yaw
                 && b.Fire == o.Fire
                 && b.Acked == o.Acked;
@@ -656,20 +656,20 @@ namespace Example.Net
             try
             {
                 f = "Move";
-                if (Codings.SameArray(b.Move, o.Move, (x21, y22) => x21 == y22)) e.W.Bool(false);
+                if (Codings.SameArray(b.Move, o.Move, (left, right) => left == right)) e.W.Bool(false);
                 else
                 {
                     e.W.Bool(true);
-                    { var a23 = o.Move; if (a23 == null || a23.Length != 2) throw new ErrInvalidValue("array of 2 elements expected");
-                      for (int i24 = 0; i24 < 2; i24++)
+                    { var items = o.Move; if (items == null || items.Length != 2) throw new ErrInvalidValue("array of 2 elements expected");
+                      for (int i = 0; i < 2; i++)
                       {
                         try
                         {
-                          { long r25 = (long)a23[i24];
-                            if (r25 < -1L || r25 > 1L) throw new ErrOutOfRange(r25 + " outside -1..1");
-                            e.W.Write((ulong)r25 - unchecked((ulong)-1L), 2); }
+                          { long r = (long)items[i];
+                            if (r < -1L || r > 1L) throw new ErrOutOfRange(r + " outside -1..1");
+                            e.W.Write((ulong)r - unchecked((ulong)-1L), 2); }
                         }
-                        catch (BitwireException x) { throw x.Within("[" + i24 + "]"); }
+                        catch (BitwireException x) { throw x.Within("[" + i + "]"); }
                       }
                     }
                 }
@@ -678,7 +678,7 @@ namespace Example.Net
                 else
                 {
                     e.W.Bool(true);
-                    bwQ26.Write(e.W, o.Yaw, false);
+                    bwQ4.Write(e.W, o.Yaw, false);
                 }
                 f = "Fire";
                 if (b.Fire == o.Fire) e.W.Bool(false);
@@ -697,10 +697,10 @@ namespace Example.Net
             }
             catch (BitwireException x) { throw x.Within(f); }
         }
+        static readonly Quantizer bwQ1 = new Quantizer(0.0, 360.0, 1023UL, 0.3519061583577713);
+        static readonly Quantizer bwQ2 = new Quantizer(0.0, 360.0, 1023UL, 0.3519061583577713);
+        static readonly Quantizer bwQ3 = new Quantizer(0.0, 360.0, 1023UL, 0.3519061583577713);
         static readonly Quantizer bwQ4 = new Quantizer(0.0, 360.0, 1023UL, 0.3519061583577713);
-        static readonly Quantizer bwQ8 = new Quantizer(0.0, 360.0, 1023UL, 0.3519061583577713);
-        static readonly Quantizer bwQ15 = new Quantizer(0.0, 360.0, 1023UL, 0.3519061583577713);
-        static readonly Quantizer bwQ26 = new Quantizer(0.0, 360.0, 1023UL, 0.3519061583577713);
     }
 
     /// <summary>The codec of World (main.World).</summary>
