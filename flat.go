@@ -726,12 +726,16 @@ func unmarshalWords(data []byte, p *plan, ptr unsafe.Pointer, o *options) (ok bo
 	}
 	var next uint
 	var err error
-	switch {
-	case len(data) <= smallPad-8 && fp.words+64 <= smallPad*8:
+	switch n := len(data); {
+	case n <= smallPad-8 && n >= 8 && fp.words+64 <= smallPad*8:
 		// a small message: from a zero-padded copy of it, smaller than
-		// decWordsPadded's (data longer than the struct fails below)
+		// decWordsPadded's (data longer than the struct fails below),
+		// copied by three 8-byte moves that may overlap
 		var buf [smallPad]byte
-		copy(buf[:], data)
+		src, dst := unsafe.Pointer(unsafe.SliceData(data)), unsafe.Pointer(&buf)
+		store8(dst, 0, load8(src, 0))
+		store8(dst, uint(n/2-4), load8(src, uint(n/2-4)))
+		store8(dst, uint(n-8), load8(src, uint(n-8)))
 		next, _, err = decWords(fp, ptr, 1, 0, buf[:], 0, uint(smallPad*8-fp.words-64))
 	case len(data)*8 >= fp.words+64:
 		next, _, err = decWords(fp, ptr, 1, 0, data, 0, uint(len(data)*8-fp.words-64))
