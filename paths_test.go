@@ -168,6 +168,26 @@ var pathCases = []pathCase{
 		}
 		return &base, &cur
 	}),
+	// unsigned and signed ranges of every width, the full 64-bit ones too
+	// wide for a run (the flat and delta kernels leave them to the Reader
+	// and the Writer)
+	pathsOf("wdRanges", func(seed int64) (*wdRanges, *wdRanges) {
+		r := rand.New(rand.NewSource(seed))
+		mk := func() *wdRanges {
+			v := &wdRanges{A: r.Uint64(), B: uint16(1000 + r.Intn(59001)), C: int64(r.Uint64()), D: uint8(r.Intn(256)),
+				E: uint32(r.Intn(1 << 20))}
+			if r.Intn(10) == 0 {
+				v.B = 999 // cannot be coded
+			}
+			return v
+		}
+		base, cur := mk(), mk()
+		if r.Intn(2) == 0 {
+			*cur = *base
+			cur.D = uint8(r.Intn(256))
+		}
+		return base, cur
+	}),
 	pathsOf("RTQuant", genPair(rtQuantPost)),
 	pathsOf("RTScalars", genPair[RTScalars](nil)),
 	pathsOf("RTStrings", genPair(func(v *RTStrings, r *rand.Rand) {
@@ -400,6 +420,14 @@ type wdFlat struct {
 }
 
 type wdWorld struct{ Items []wdFlat }
+
+type wdRanges struct {
+	A uint64 `net:"range,min=0,max=18446744073709551615"`
+	B uint16 `net:"range,min=1000,max=60000"`
+	C int64  `net:"range,min=-9223372036854775808,max=9223372036854775807"`
+	D uint8  `net:"range,min=0,max=255"`
+	E uint32 `net:"range,min=0,max=1048575"`
+}
 
 type wdSub struct {
 	A, B bool
