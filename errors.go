@@ -55,6 +55,8 @@ type FieldError struct {
 	Err  error  // the cause, one of the sentinel errors possibly wrapped
 }
 
+// Error returns the path, the cause and, when known, the bit offset:
+// "Player.Pos.X: bitwire: value out of range (at bit 17)".
 func (e *FieldError) Error() string {
 	if e.Bit < 0 {
 		return fmt.Sprintf("%s: %v", e.Path, e.Err)
