@@ -28,7 +28,8 @@ type flatCode uint8
 
 const (
 	flatNode     flatCode = iota // any other leaf: through encNode / decNode
-	flatQ32                      // q on a float32, without clamp
+	flatQ32                      // q on a float32, without clamp, that Float32Scale proves a product and a sum
+	flatQ32T                     // an encoder's flatQ32 that Float32Scale does not prove (flatOp.enc): Index's inline terms, or Index
 	flatRangeInt                 // range on an integer, without clamp
 	flatBool                     // bool
 	flatBitlenU                  // bitlen on an unsigned integer (no sign flag)
@@ -42,6 +43,7 @@ const (
 // run's length in leaves and in bits.
 type flatOp struct {
 	code  flatCode
+	enc   flatCode // how the encoders code it: code, or flatQ32T for a flatQ32 they must check
 	off   uintptr
 	n     *node
 	width int    // bits, for the fixed-width codings that runs are made of
@@ -185,8 +187,10 @@ func (op *flatOp) params() int {
 		op.q0, op.qN = float32(q.Value(0)), float32(q.Value(q.Steps()))
 		if mul, off, ok := q.Float32Scale(); ok {
 			op.qmul, op.qoff, op.qmin, op.qmax = mul, off, q.Min(), q.Max()
-		} else if at, inv, off, ok := q.IndexTerms(); ok && inv != 0 {
-			op.qiat, op.qinv, op.qioff, op.qmin, op.qmax = at, inv, off, q.Min(), q.Max()
+		} else if op.enc = flatQ32T; true {
+			if at, inv, off, ok := q.IndexTerms(); ok && inv != 0 {
+				op.qiat, op.qinv, op.qioff, op.qmin, op.qmax = at, inv, off, q.Min(), q.Max()
+			}
 		}
 		return op.width
 	case flatRangeInt:
@@ -250,7 +254,7 @@ func (fp *flatPlan) addNode(n *node, off uintptr, depth int) bool {
 	if code == flatNone {
 		return false
 	}
-	op := flatOp{code: code, off: off, n: n}
+	op := flatOp{code: code, enc: code, off: off, n: n}
 	if code != flatNode && r.width != nil {
 		op.width = r.width(n) // a fixed-width kernel: runs are made of these
 	}
@@ -287,16 +291,17 @@ func (e *encoder) encFlats(fp *flatPlan, first unsafe.Pointer, count int, stride
 		for i := range ops {
 			op := &ops[i]
 			p := unsafe.Add(base, op.off)
-			switch op.code {
-			case flatQ32:
+			switch op.enc {
+			case flatQ32: // proven at plan compile time: Index is this product and sum
+				v := float64(*(*float32)(p))
+				if !(v >= op.qmin && v <= op.qmax) { // NaN too
+					return errFlat
+				}
+				acc.run |= uint64(int64(float64(v*op.qmul)+op.qoff)) << (op.sh & 63) // float64: no fused multiply-add
+			case flatQ32T:
 				v := float64(*(*float32)(p))
 				var x uint64
-				if op.qmul != 0 { // proven at plan compile time: Index is this product and sum
-					if !(v >= op.qmin && v <= op.qmax) { // NaN too
-						return errFlat
-					}
-					x = uint64(int64(float64(v*op.qmul) + op.qoff)) // float64: no fused multiply-add
-				} else if y := float64((v-op.qiat)*op.qinv) + op.qioff; op.qinv != 0 && v >= op.qmin && v <= op.qmax &&
+				if y := float64((v-op.qiat)*op.qinv) + op.qioff; op.qinv != 0 && v >= op.qmin && v <= op.qmax &&
 					int64(y-fields.IndexGuard) == int64(y) && int64(y+fields.IndexGuard) == int64(y) {
 					x = uint64(int64(y)) // Index's fast path, inline
 				} else {
@@ -544,15 +549,16 @@ func encWords(fp *flatPlan, first unsafe.Pointer, count int, stride uintptr, buf
 		for op := &ops[0]; ; op = (*flatOp)(unsafe.Add(unsafe.Pointer(op), unsafe.Sizeof(*op))) {
 			p := unsafe.Add(base, op.off)
 			var x uint64
-			switch op.code {
-			case flatQ32:
+			switch op.enc {
+			case flatQ32: // as in encFlats
 				v := float64(*(*float32)(p))
-				if op.qmul != 0 { // as in encFlats
-					if !(v >= op.qmin && v <= op.qmax) { // NaN too
-						return pos, l.k, errFlat
-					}
-					x = uint64(int64(float64(v*op.qmul) + op.qoff)) // float64: no fused multiply-add
-				} else if y := float64((v-op.qiat)*op.qinv) + op.qioff; op.qinv != 0 && v >= op.qmin && v <= op.qmax &&
+				if !(v >= op.qmin && v <= op.qmax) { // NaN too
+					return pos, l.k, errFlat
+				}
+				x = uint64(int64(float64(v*op.qmul) + op.qoff)) // float64: no fused multiply-add
+			case flatQ32T:
+				v := float64(*(*float32)(p))
+				if y := float64((v-op.qiat)*op.qinv) + op.qioff; op.qinv != 0 && v >= op.qmin && v <= op.qmax &&
 					int64(y-fields.IndexGuard) == int64(y) && int64(y+fields.IndexGuard) == int64(y) {
 					x = uint64(int64(y)) // as in encFlats
 				} else {
