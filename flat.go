@@ -187,7 +187,8 @@ func (op *flatOp) params() int {
 		op.q0, op.qN = float32(q.Value(0)), float32(q.Value(q.Steps()))
 		if mul, off, ok := q.Float32Scale(); ok {
 			op.qmul, op.qoff, op.qmin, op.qmax = mul, off, q.Min(), q.Max()
-		} else if op.enc = flatQ32T; true {
+		} else {
+			op.enc = flatQ32T // the encoders check it (Index's inline terms, or Index)
 			if at, inv, off, ok := q.IndexTerms(); ok && inv != 0 {
 				op.qiat, op.qinv, op.qioff, op.qmin, op.qmax = at, inv, off, q.Min(), q.Max()
 			}
