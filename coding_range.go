@@ -65,7 +65,7 @@ var rangeCoder = coder{
 // rangeSpan returns a range node's min as a word (a signed min as its
 // two's complement) and its max - min: a value v is coded as v - lo, and is
 // in range when that is at most span, for signed and unsigned types alike.
-func rangeSpan(n *node) (lo, span uint64) {
+func (n *node) rangeSpan() (lo, span uint64) {
 	if n.mem.signed() {
 		return uint64(n.irng.Min()), uint64(n.irng.Max()) - uint64(n.irng.Min())
 	}

@@ -372,7 +372,7 @@ func (dp *deltaPlan) add(k dopKind, n *node, off uintptr) bool {
 			op.flags |= dopWindow
 		}
 	case dopRangeInt:
-		op.lo, op.span = rangeSpan(n)
+		op.lo, op.span = n.rangeSpan()
 		width = n.rangeBits()
 		if n.mem.sizeBits() == 64 {
 			op.flags |= dopI64

@@ -195,7 +195,7 @@ func (op *flatOp) params() int {
 		}
 		return op.width
 	case flatRangeInt:
-		op.lo, op.lim = rangeSpan(n)
+		op.lo, op.lim = n.rangeSpan()
 		return op.width
 	case flatBool:
 		return op.width
@@ -704,12 +704,12 @@ func decWords(fp *flatPlan, first unsafe.Pointer, count int, stride uintptr, dat
 // which reports it.
 
 // appendWords appends p's struct at ptr to dst by encWords, when p's flat
-// plan allows it under o. ok is false when it does not, or on any error;
+// plan (one encWords writes) allows it under o. ok is false when it does not, or on any error;
 // dst's length is then unchanged (its spare capacity may have been
 // written).
 func appendWords(dst []byte, p *plan, ptr unsafe.Pointer, o *options) (out []byte, ok bool) {
-	fp := p.flat
-	if fp == nil || !fp.enc || !o.plain() || fp.depth > o.maxDepth() {
+	fp := p.flat // the caller has checked fp.enc
+	if !o.plain() || fp.depth > o.maxDepth() {
 		return dst, false
 	}
 	n := len(dst)
@@ -727,8 +727,8 @@ func appendWords(dst []byte, p *plan, ptr unsafe.Pointer, o *options) (out []byt
 // byte past its bits, zero padding bits). ok is false otherwise, or on any
 // error; the struct may then be partly written.
 func unmarshalWords(data []byte, p *plan, ptr unsafe.Pointer, o *options) (ok bool) {
-	fp := p.flat
-	if fp == nil || fp.words == 0 || !o.plain() || fp.depth > o.maxDepth() {
+	fp := p.flat // the caller has checked fp.words > 0
+	if !o.plain() || fp.depth > o.maxDepth() {
 		return false
 	}
 	var next uint
@@ -744,8 +744,6 @@ func unmarshalWords(data []byte, p *plan, ptr unsafe.Pointer, o *options) (ok bo
 		store8(dst, uint(n/2-4), load8(src, uint(n/2-4)))
 		store8(dst, uint(n-8), load8(src, uint(n-8)))
 		next, _, err = decWords(fp, ptr, 1, 0, buf[:], 0, uint(smallPad*8-fp.words-64))
-	case len(data)*8 >= fp.words+64:
-		next, _, err = decWords(fp, ptr, 1, 0, data, 0, uint(len(data)*8-fp.words-64))
 	case len(data) <= padBytes-8 && fp.words+64 <= padBytes*8:
 		next, _, err = decWordsPadded(fp, ptr, 1, 0, data, 0)
 	default:

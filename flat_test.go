@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/require"
 )
 
 // The flat fast path (flat.go) must be invisible: same bits, same decoded
@@ -548,4 +550,18 @@ func TestFlatStringsMatchGeneralPath(t *testing.T) {
 	if errs == 0 || longs == 0 {
 		t.Fatal("the error paths or the long strings were not reached")
 	}
+}
+
+// TestFlatWordsWhere checks that the types TestPathsSameBits gives the word
+// kernels reach them: wdFlat is read and written by words (root messages
+// and the slices of wdWorld), wdRanges, with leaves wider than a run, by
+// neither.
+func TestFlatWordsWhere(t *testing.T) {
+	all := MustFor[wdFlat]().p.flat
+	require.NotNil(t, all)
+	require.Positive(t, all.words)
+	require.True(t, all.enc, "every leaf of wdFlat has a word kernel")
+	wide := MustFor[wdRanges]().p.flat
+	require.NotNil(t, wide, "wdRanges is flat")
+	require.Zero(t, wide.words, "wdRanges' 64-bit ranges are wider than a run")
 }

@@ -319,7 +319,7 @@ func modularRange(n *node) (kmin, rm uint64, ok bool) {
 	case cQ:
 		return 0, n.q.Steps(), true
 	case cRange:
-		kmin, rm = rangeSpan(n)
+		kmin, rm = n.rangeSpan()
 		return kmin, rm, true
 	case cBits:
 		rm = 1<<uint(n.n) - 1
