@@ -55,6 +55,10 @@ type coder struct {
 	key      func(n *node, p unsafe.Pointer) (uint64, error)
 	storeKey func(n *node, p unsafe.Pointer, k uint64) error
 	step     func(n *node) float64
+	// keyBounds gives the least and greatest key a field can hold, as
+	// int64s when signed: a prediction (predict.go) is clamped to them.
+	// nil: the coding's keys are not linear, and it takes no pred.
+	keyBounds func(n *node) (lo, hi uint64, signed bool)
 
 	// eq compares values of a coding without a key; copy copies values of
 	// a coding whose Go type holds pointers (others are copied as memory).

@@ -32,6 +32,12 @@ var bitsCoder = coder{
 		return nil
 	},
 	step: unitStep,
+	keyBounds: func(n *node) (uint64, uint64, bool) {
+		if n.mem.signed() {
+			return uint64(int64(-1) << (n.n - 1)), uint64(1)<<(n.n-1) - 1, true
+		}
+		return 0, ^uint64(0) >> (64 - n.n), false
+	},
 	flat: flatVia,
 	schema: func(n *node, ns *NodeSchema) {
 		ns.Type, ns.Clamp = memName(n.mem), n.clamp

@@ -26,7 +26,8 @@ var qCoder = coder{
 		storeFloat(p, n.mem, n.q.Value(k))
 		return nil
 	},
-	step: func(n *node) float64 { return n.q.Step() },
+	step:      func(n *node) float64 { return n.q.Step() },
+	keyBounds: func(n *node) (uint64, uint64, bool) { return 0, n.q.Steps(), false },
 	flat: func(n *node) flatCode {
 		if n.mem == mF32 && !n.clamp {
 			return flatQ32

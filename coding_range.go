@@ -40,6 +40,12 @@ var rangeCoder = coder{
 		return nil
 	},
 	step: unitStep,
+	keyBounds: func(n *node) (uint64, uint64, bool) {
+		if n.mem.signed() {
+			return uint64(n.irng.Min()), uint64(n.irng.Max()), true
+		}
+		return n.urng.Min(), n.urng.Max(), false
+	},
 	flat: func(n *node) flatCode {
 		if !n.clamp {
 			return flatRangeInt

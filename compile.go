@@ -35,6 +35,8 @@ func (s spec) reject(path, what string, opts ...string) error {
 			has = s.id
 		case "clamp":
 			has = s.clamp
+		case "pred":
+			has = s.pred
 		}
 		if has {
 			if o == "dmin" {
@@ -47,7 +49,7 @@ func (s spec) reject(path, what string, opts ...string) error {
 }
 
 // optionOrder is the order in which reject and only look for options.
-var optionOrder = []string{"min", "max", "prec", "bits", "group", "maxlen", "dmin", "composite", "id", "clamp"}
+var optionOrder = []string{"min", "max", "prec", "bits", "group", "maxlen", "dmin", "composite", "id", "clamp", "pred"}
 
 // only returns an ErrBadTag error when the spec carries an option other
 // than the named ones: a leaf coding's fill lists the options it takes.
@@ -130,6 +132,14 @@ func fillLeaf(nd *node, path string, t reflect.Type, s spec, what string, c code
 		return badTag(path, "coding %s does not apply to %s", c, t)
 	}
 	nd.code, nd.mem = c, memOf(t)
+	if s.pred {
+		// pred is the same option for every coding that has a linear key:
+		// checked here, not by each row's fill.
+		if row.keyBounds == nil {
+			return badTag(path, "option pred does not apply to %s: it predicts q, range, bits and fixed scalars (and arrays, slices and structs of them)", what)
+		}
+		s.pred, nd.pred = false, true
+	}
 	if err := row.fill(nd, path, t, s, what); err != nil {
 		return err
 	}
@@ -198,6 +208,9 @@ func (c *compiler) fillStruct(nd *node, path string, t reflect.Type, s spec, wha
 	if err := s.reject(path, what, "maxlen", "id", "group"); err != nil {
 		return err
 	}
+	if s.pred && !s.hasCoding() {
+		return badTag(path, "option pred on %s applies to its leaves with the field's coding, and the tag has none: put pred on its fields", t)
+	}
 	if s.hasDelta && !s.hasCoding() {
 		// A window applies to the leaves a struct field's coding
 		// reaches; without a coding it would reach none.
@@ -221,7 +234,7 @@ func (c *compiler) fillStruct(nd *node, path string, t reflect.Type, s spec, wha
 // fillMap compiles a map: keys of basic kinds, coded as their type's
 // default; values with the field's inherited tag.
 func (c *compiler) fillMap(nd *node, path string, t reflect.Type, s spec, what, inhKey string) error {
-	if err := s.reject(path, what, "composite", "id"); err != nil {
+	if err := s.reject(path, what, "composite", "id", "pred"); err != nil {
 		return err
 	}
 	switch t.Key().Kind() {

@@ -256,12 +256,18 @@ func (f *fpHasher) node(n *NodeSchema) {
 		f.node(n.Elem)
 		return
 	}
+	// The window's byte: 0 none, 1 a window and its bounds; 2 is added
+	// for a pred value, so that fingerprints without pred stay as they were.
+	var pred byte
+	if n.Pred {
+		pred = 2
+	}
 	if d := n.Delta; d != nil {
-		f.byte1(1)
+		f.byte1(1 | pred)
 		f.u64(uint64(d.Lo))
 		f.u64(uint64(d.Hi))
 	} else {
-		f.byte1(0)
+		f.byte1(pred)
 	}
 }
 

@@ -134,6 +134,7 @@ type node struct {
 	win     fields.Window // the window, in steps of the coding's precision
 	idField int           // cSlice of structs with an id field: its index; else -1
 	byElem  bool          // cArray: a changed array's delta goes element by element (its elements carry a window)
+	pred    bool          // a leaf tagged pred, or a container holding one (predict.go)
 
 	// pod: the Go type holds no pointers, so equal memory means equal
 	// values and a copy is a plain copy of size bytes.
@@ -242,6 +243,7 @@ type plan struct {
 	flat      *flatPlan  // the fast path's flat list of leaves; nil when it does not apply (flat.go)
 	dflat     *deltaPlan // the delta fast path's operations; nil when it does not apply (deltaflat.go)
 	minBits   int        // fewest bits an encoding of this struct takes
+	pred      bool       // some field holds a value tagged pred (predict.go)
 	// nest is how many structs and pointers deep a value of this struct
 	// goes (maxShallow+1 for deeper or recursive types); 0 until known
 	nest int
@@ -300,6 +302,9 @@ func compileRoot(t reflect.Type) (*plan, error) {
 		return nil, wrapField(err, t.Name(), -1)
 	}
 	if err := checkIDs(p); err != nil {
+		return nil, wrapField(err, t.Name(), -1)
+	}
+	if err := markPred(c.order); err != nil {
 		return nil, wrapField(err, t.Name(), -1)
 	}
 	for _, q := range c.order {

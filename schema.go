@@ -197,6 +197,11 @@ type NodeSchema struct {
 	// Delta is the dmin/dmax difference window of a q, range, bits or
 	// fixed value in deltas.
 	Delta *DeltaParams `json:"delta,omitempty"`
+	// Pred: in a delta written from two baselines (Codec.MarshalPredicted)
+	// this q, range or bits value is coded against its prediction from
+	// them (docs/wire-format.md, "Prediction from two baselines"). A delta
+	// from one baseline is the same with or without it.
+	Pred bool `json:"pred,omitempty"`
 
 	// MinBits and MaxBits bound the value's size in a full message (sign
 	// bits and group sharing aside); MaxBits is -1 when unbounded.
@@ -493,6 +498,9 @@ func (b *schemaBuilder) node(n *node) *NodeSchema {
 		ns.MaxLen = n.maxlen
 		ns.Key = b.node(n.key)
 		ns.Elem = b.node(n.elem)
+	}
+	if n.row.keyBounds != nil {
+		ns.Pred = n.pred
 	}
 	if n.hasD {
 		a, _ := parseFloatBound("dmin", n.spec.dmin)

@@ -89,6 +89,9 @@ func (l *layouter) nodeRows(n *NodeSchema, path, extra string, stack []int) {
 			add("dmin=%g dmax=%g (steps %d..%d, %d..%d bits; first of a message at most %d)", d.DMin, d.DMax, d.Lo, d.Hi, d.MinBits, d.MaxBits, d.Bits+1)
 		}
 	}
+	if n.Pred {
+		add("predicted from two baselines")
+	}
 	if n.Composite {
 		add("composite")
 	}

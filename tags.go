@@ -24,7 +24,7 @@ func codingNamed(key string) (code, bool) {
 // optionNames are the options a tag may carry after its coding.
 var optionNames = map[string]bool{
 	"min": true, "max": true, "prec": true, "bits": true, "group": true, "maxlen": true,
-	"dmin": true, "dmax": true, "composite": true, "id": true, "clamp": true,
+	"dmin": true, "dmax": true, "composite": true, "id": true, "clamp": true, "pred": true,
 }
 
 // spec is one field's parsed net tag. Parsing checks the grammar; checking the
@@ -49,6 +49,7 @@ type spec struct {
 	composite      bool
 	id             bool
 	clamp          bool
+	pred           bool // code the value against its prediction from two baselines (predict.go)
 }
 
 // badTag builds an ErrBadTag error naming the field path and the problem.
@@ -109,7 +110,7 @@ func parseTag(path string, tag reflect.StructTag) (spec, error) {
 
 func (s *spec) setOption(key, val string, hasVal bool) error {
 	switch key {
-	case "composite", "id", "clamp": // flags
+	case "composite", "id", "clamp", "pred": // flags
 		if hasVal {
 			return fmt.Errorf("option %q takes no value", key)
 		}
@@ -118,6 +119,8 @@ func (s *spec) setOption(key, val string, hasVal bool) error {
 			s.composite = true
 		case "id":
 			s.id = true
+		case "pred":
+			s.pred = true
 		default:
 			s.clamp = true
 		}

@@ -1,0 +1,393 @@
+package bitwire
+
+import (
+	"errors"
+	"math"
+	"math/rand"
+	"testing"
+	"unsafe"
+
+	"github.com/bitwire/bitwire/bits"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// pBody moves in a straight line: its position is predicted, its health
+// is not.
+type pBody struct {
+	X  float32 `net:"q,min=-100,max=100,prec=0.01,pred"`
+	Y  float32 `net:"q,min=-100,max=100,prec=0.01,dmin=-1,dmax=1,pred"`
+	Hp uint8   `net:"range,min=0,max=100"`
+}
+
+// pBodyPlain is pBody without pred.
+type pBodyPlain struct {
+	X  float32 `net:"q,min=-100,max=100,prec=0.01"`
+	Y  float32 `net:"q,min=-100,max=100,prec=0.01,dmin=-1,dmax=1"`
+	Hp uint8   `net:"range,min=0,max=100"`
+}
+
+// pWorld holds predicted values in every container prediction walks.
+type pWorld struct {
+	Tick   uint32 `net:"bits=32"`
+	Bodies []pEntity
+	Pos    [3]float32 `net:"q,min=-64,max=64,bits=12,pred"`
+	Path   []int16    `net:"range,min=-300,max=300,pred,maxlen=8"`
+	Aim    *pAim
+	Wide   int64  `net:"bits=64,pred"`
+	Count  uint64 `net:"bits=64,pred"`
+	Small  int8   `net:"bits=3,pred"`
+	Name   string
+}
+
+type pEntity struct {
+	ID  uint16  `net:"bits=16,id"`
+	X   float32 `net:"q,min=-100,max=100,prec=0.5,dmin=-8,dmax=8,pred"`
+	Rot uint8   `net:"bits=6,pred"`
+	Hp  uint8   `net:"range,min=0,max=100"`
+}
+
+type pAim struct {
+	Pitch float64 `net:"q,min=-90,max=90,bits=10,pred"`
+	Fire  bool
+}
+
+func TestPredictedConstantVelocity(t *testing.T) {
+	c := MustFor[pBody]()
+	older := pBody{X: 10, Y: -3, Hp: 50}
+	base := pBody{X: 10.5, Y: -2.75, Hp: 50}
+	cur := pBody{X: 11, Y: -2.5, Hp: 50}
+	data, n := predictedBits(t, c, &older, &base, &cur)
+	assert.Equal(t, 3, n, "every field equals its prediction: three changed bits")
+	assert.Equal(t, []byte{0}, data)
+	var out pBody
+	require.NoError(t, c.UnmarshalPredicted(data, &older, &base, &out))
+	assert.Equal(t, cur, out)
+
+	// The same move with one baseline: X changed (1+14 bits), Y in its
+	// window (1+1+8: a difference of 25 steps), Hp unchanged.
+	plain := MustFor[pBodyPlain]()
+	var w bits.Writer
+	pb, pc := pBodyPlain(base), pBodyPlain(cur)
+	require.NoError(t, plain.EncodeDelta(&w, &pb, &pc))
+	assert.Greater(t, w.Len(), 3)
+	w.Reset(nil)
+	require.NoError(t, c.EncodeDelta(&w, &base, &cur))
+	plainBits := w.Len()
+	w.Reset(nil)
+	require.NoError(t, plain.EncodeDelta(&w, &pb, &pc))
+	assert.Equal(t, w.Len(), plainBits, "pred changes nothing in a delta from one baseline")
+
+	// A turn: X keeps its speed, Y stops. Y is written against its
+	// prediction -2.25: its window holds the difference of -25 steps.
+	cur2 := pBody{X: 11, Y: -2.75, Hp: 50}
+	data, n = predictedBits(t, c, &older, &base, &cur2)
+	require.NoError(t, c.UnmarshalPredicted(data, &older, &base, &out))
+	assert.Equal(t, cur2, out)
+	var one bits.Writer
+	require.NoError(t, c.EncodeDelta(&one, &older, &older))
+	assert.Equal(t, 3, one.Len())
+	assert.Less(t, n, plainBits)
+}
+
+// predictedBits encodes cur against older and base by every API form and
+// checks they agree; it returns the bytes and their bit length.
+func predictedBits[T any](t *testing.T, c *Codec[T], older, base, cur *T) ([]byte, int) {
+	t.Helper()
+	var w bits.Writer
+	require.NoError(t, c.EncodePredicted(&w, older, base, cur))
+	m, err := c.MarshalPredicted(older, base, cur)
+	require.NoError(t, err)
+	a, err := c.AppendPredicted([]byte{0xAB}, older, base, cur)
+	require.NoError(t, err)
+	assert.Equal(t, w.Bytes(), m)
+	assert.Equal(t, append([]byte{0xAB}, m...), a)
+	var out T
+	r := bits.NewReader(w.Bytes())
+	require.NoError(t, c.DecodePredicted(r, older, base, &out))
+	assert.Equal(t, w.Len(), r.Pos())
+	return m, w.Len()
+}
+
+func TestPredictedFallsBackToOneBaseline(t *testing.T) {
+	c := MustFor[pBody]()
+	base := pBody{X: 10.5, Y: -2.75, Hp: 50}
+	cur := pBody{X: 11, Y: -2.5, Hp: 40}
+	d, err := c.MarshalDelta(&base, &cur)
+	require.NoError(t, err)
+	p, err := c.MarshalPredicted(nil, &base, &cur)
+	require.NoError(t, err)
+	assert.Equal(t, d, p, "no older baseline: the plain delta")
+	p, err = c.MarshalPredicted(&base, &base, &cur)
+	require.NoError(t, err)
+	assert.Equal(t, d, p, "older equal to base predicts no motion")
+	assert.True(t, c.Predicts())
+	assert.False(t, MustFor[pBodyPlain]().Predicts())
+	var out pBody
+	require.NoError(t, c.UnmarshalPredicted(d, nil, &base, &out))
+	assert.Equal(t, cur, out)
+}
+
+// TestPredictedRule checks the prediction value by value against the rule
+// of wire-format.md: base + (base - older) in keys, clamped to the keys the
+// field holds; and that entities pair by id, slices and arrays by index.
+func TestPredictedRule(t *testing.T) {
+	c := MustFor[pWorld]()
+	older := pWorld{
+		Bodies: []pEntity{{ID: 1, X: 0, Rot: 60}, {ID: 3, X: 10, Rot: 1}, {ID: 4, X: 5}},
+		Pos:    [3]float32{0, 60, -60},
+		Path:   []int16{100, -290},
+		Aim:    &pAim{Pitch: -90 + 100*pitchStep},
+		Wide:   math.MinInt64 + 5, Count: 7, Small: -3,
+	}
+	base := pWorld{
+		Bodies: []pEntity{{ID: 1, X: 1, Rot: 62}, {ID: 2, X: 50}, {ID: 3, X: 9.5, Rot: 0}},
+		Pos:    [3]float32{1, 63, -62},
+		Path:   []int16{150, -295, 7},
+		Aim:    &pAim{Pitch: -90 + 110*pitchStep},
+		Wide:   math.MinInt64 + 2, Count: math.MaxUint64 - 1, Small: 2,
+	}
+	want := base
+	want.Bodies = []pEntity{{ID: 1, X: 2, Rot: 63}, {ID: 2, X: 50}, {ID: 3, X: 9, Rot: 0}}
+	want.Pos = [3]float32{2, 64, -64} // steps of 128/4095: 64 and -64 clamp
+	want.Path = []int16{200, -300, 7}
+	want.Aim = &pAim{Pitch: -90 + 120*pitchStep}
+	want.Wide, want.Count, want.Small = math.MinInt64, math.MaxUint64, 3
+
+	pred, ps := predicted(c.p, unsafe.Pointer(&older), unsafe.Pointer(&base))
+	defer ps.release(pred)
+	got := *(*pWorld)(pred)
+	require.NoError(t, c.Quantize(&want))
+	q := got
+	require.NoError(t, c.Quantize(&q))
+	assert.Equal(t, want, q)
+	assert.NotSame(t, &base.Bodies[0], &got.Bodies[0], "the prediction shares no memory with base")
+	assert.Equal(t, float32(1), base.Bodies[0].X, "base is left as it was")
+
+	// The message of cur = the prediction costs its changed bits only.
+	data, n := predictedBits(t, c, &older, &base, &q)
+	var out pWorld
+	require.NoError(t, c.UnmarshalPredicted(data, &older, &base, &out))
+	assert.Equal(t, q, out)
+	assert.Equal(t, 9, n, "nine fields, each equal to its prediction")
+}
+
+// pitchStep is the grid step of pAim.Pitch.
+const pitchStep = 180.0 / 1023
+
+func TestExtrapolate(t *testing.T) {
+	const maxI, minI = math.MaxInt64, math.MinInt64
+	for _, tc := range []struct {
+		k1, k0, lo, hi uint64
+		signed         bool
+		want           uint64
+	}{
+		{5, 3, 0, 10, false, 7},
+		{5, 3, 0, 6, false, 6},
+		{3, 5, 0, 10, false, 1},
+		{3, 7, 0, 10, false, 0},
+		{0, math.MaxUint64, 0, math.MaxUint64, false, 0},
+		{math.MaxUint64, 0, 0, math.MaxUint64, false, math.MaxUint64},
+		{u(-2), u(-5), u(-10), 10, true, 1},
+		{u(-2), u(5), u(-10), 10, true, u(-9)},
+		{u(-2), u(9), u(-10), 10, true, u(-10)},
+		{u(maxI), u(minI), u(minI), u(maxI), true, u(maxI)},
+		{u(minI), u(maxI), u(minI), u(maxI), true, u(minI)},
+		{u(minI + 1), u(minI + 3), u(minI), u(maxI), true, u(minI)},
+		{4, 4, 0, 4, false, 4},
+	} {
+		assert.Equal(t, tc.want, extrapolate(tc.k1, tc.k0, tc.lo, tc.hi, tc.signed), "%+v", tc)
+	}
+}
+
+func u(i int64) uint64 { return uint64(i) }
+
+// TestPredictedRoundTrip codes random triples of worlds and checks that the
+// receiver, holding the quantized baselines, rebuilds the quantized value,
+// and that the predicted delta is shorter than the plain one when the
+// bodies move at constant velocity (every other case).
+func TestPredictedRoundTrip(t *testing.T) {
+	c := MustFor[pWorld]()
+	rng := rand.New(rand.NewSource(3))
+	n := 3000
+	if testing.Short() {
+		n = 300
+	}
+	steady := 0
+	for i := 0; i < n; i++ {
+		older, base := randPWorld(rng), randPWorld(rng)
+		cur := randPWorld(rng)
+		if i%2 == 0 { // the same entities, moving on
+			base = moved(rng, older)
+		}
+		for _, v := range []*pWorld{&older, &base} {
+			require.NoError(t, c.Quantize(v))
+		}
+		if i%2 == 0 { // at constant velocity
+			cur = advanced(older, base)
+		}
+		data, err := c.MarshalPredicted(&older, &base, &cur)
+		require.NoError(t, err)
+		var out pWorld
+		require.NoError(t, c.UnmarshalPredicted(data, &older, &base, &out), "case %d", i)
+		want := cur
+		require.NoError(t, c.Quantize(&want))
+		require.Equal(t, want, out, "case %d", i)
+		// Decoding into a baseline itself.
+		b2 := clonePWorld(base)
+		require.NoError(t, c.UnmarshalPredicted(data, &older, &b2, &b2))
+		require.Equal(t, want, b2, "case %d", i)
+		if i%2 == 0 {
+			var wp, wd bits.Writer
+			require.NoError(t, c.EncodePredicted(&wp, &older, &base, &cur))
+			require.NoError(t, c.EncodeDelta(&wd, &base, &cur))
+			if movedAny(base, cur) {
+				require.Less(t, wp.Len(), wd.Len(), "case %d", i)
+			} else {
+				require.Equal(t, wp.Len(), wd.Len(), "case %d", i)
+			}
+			steady++
+		}
+	}
+	assert.Equal(t, (n+1)/2, steady)
+}
+
+func randPWorld(rng *rand.Rand) pWorld {
+	w := pWorld{Tick: rng.Uint32(), Wide: int64(rng.Uint64()), Count: rng.Uint64(), Small: int8(rng.Intn(8) - 4), Name: "n"}
+	for id := uint16(1); id < 12; id++ {
+		if rng.Intn(2) == 0 {
+			w.Bodies = append(w.Bodies, pEntity{ID: id, X: rng.Float32()*200 - 100, Rot: uint8(rng.Intn(64)), Hp: uint8(rng.Intn(101))})
+		}
+	}
+	for i := range w.Pos {
+		w.Pos[i] = rng.Float32()*128 - 64
+	}
+	for i := rng.Intn(5); i > 0; i-- {
+		w.Path = append(w.Path, int16(rng.Intn(601)-300))
+	}
+	if rng.Intn(3) > 0 {
+		w.Aim = &pAim{Pitch: rng.Float64()*180 - 90, Fire: rng.Intn(2) == 0}
+	}
+	return w
+}
+
+// moved returns w with every predicted value moved by the same step as
+// the last move would give, within bounds: the shape of w is kept.
+func moved(rng *rand.Rand, w pWorld) pWorld {
+	m := clonePWorld(w)
+	m.Tick++
+	for i := range m.Bodies {
+		m.Bodies[i].X = float32(math.Max(-100, math.Min(100, float64(m.Bodies[i].X)+float64(rng.Intn(5)-2))))
+	}
+	return m
+}
+
+// advanced returns base moved on by the move from older to base: what a
+// body at constant velocity does next.
+func advanced(older, base pWorld) pWorld {
+	m := clonePWorld(base)
+	m.Tick++
+	for i := range m.Bodies {
+		x := float64(base.Bodies[i].X) + float64(base.Bodies[i].X-older.Bodies[i].X)
+		m.Bodies[i].X = float32(math.Max(-100, math.Min(100, x)))
+	}
+	return m
+}
+
+// movedAny reports whether a body of b is elsewhere in a (same entities).
+func movedAny(a, b pWorld) bool {
+	for i := range b.Bodies {
+		if b.Bodies[i].X != a.Bodies[i].X {
+			return true
+		}
+	}
+	return false
+}
+
+func clonePWorld(w pWorld) pWorld {
+	w.Bodies = append([]pEntity(nil), w.Bodies...)
+	w.Path = append([]int16(nil), w.Path...)
+	if w.Aim != nil {
+		a := *w.Aim
+		w.Aim = &a
+	}
+	return w
+}
+
+func TestPredictedAllocations(t *testing.T) {
+	c := MustFor[pWorld]()
+	rng := rand.New(rand.NewSource(5))
+	older := randPWorld(rng)
+	base, cur := moved(rng, older), randPWorld(rng)
+	require.NoError(t, c.Quantize(&older))
+	require.NoError(t, c.Quantize(&base))
+	buf := make([]byte, 0, 4096)
+	out := clonePWorld(cur)
+	data, err := c.AppendPredicted(buf, &older, &base, &cur)
+	require.NoError(t, err)
+	require.NoError(t, c.UnmarshalPredicted(data, &older, &base, &out))
+	assert.Zero(t, testing.AllocsPerRun(50, func() {
+		if _, err := c.AppendPredicted(buf, &older, &base, &cur); err != nil {
+			t.Fatal(err)
+		}
+	}), "AppendPredicted reuses its predicted baseline")
+	assert.Zero(t, testing.AllocsPerRun(50, func() {
+		if err := c.UnmarshalPredicted(data, &older, &base, &out); err != nil {
+			t.Fatal(err)
+		}
+	}), "UnmarshalPredicted into a value that has room")
+}
+
+func TestPredTagErrors(t *testing.T) {
+	type onString struct {
+		S string `net:"pred"`
+	}
+	type onQuat struct {
+		Q [4]float32 `net:"quat,bits=9,pred"`
+	}
+	type onStruct struct {
+		A pAim `net:"pred"`
+	}
+	type onMap struct {
+		M map[uint8]int16 `net:"range,min=0,max=9,pred"`
+	}
+	type withValue struct {
+		A int8 `net:"bits=4,pred=1"`
+	}
+	type onBitlen struct {
+		A int32 `net:"pred"`
+	}
+	for _, tc := range []struct {
+		err  error
+		want string
+	}{
+		{forErr[onString](), "S: bitwire: bad net tag: option pred does not apply to string"},
+		{forErr[onQuat](), "Q: bitwire: bad net tag: option pred does not apply to quat"},
+		{forErr[onStruct](), "A: bitwire: bad net tag: option pred on bitwire.pAim applies to its leaves"},
+		{forErr[onMap](), "M: bitwire: bad net tag: option pred does not apply to map"},
+		{forErr[withValue](), `A: bitwire: bad net tag: option "pred" takes no value`},
+		{forErr[onBitlen](), "A: bitwire: bad net tag: option pred does not apply to int32"},
+	} {
+		require.Error(t, tc.err)
+		assert.True(t, errors.Is(tc.err, ErrBadTag), "%v", tc.err)
+		assert.Contains(t, tc.err.Error(), tc.want)
+	}
+}
+
+func forErr[T any]() error {
+	_, err := For[T]()
+	return err
+}
+
+func TestPredFingerprintAndLayout(t *testing.T) {
+	a, b := MustFor[pBody](), MustFor[pBodyPlain]()
+	assert.NotEqual(t, a.Fingerprint(), b.Fingerprint(), "pred is wire content")
+	assert.Contains(t, a.Layout(), "predicted from two baselines")
+	assert.NotContains(t, b.Layout(), "predicted")
+	s := a.Schema()
+	assert.True(t, s.Types[s.Root].Fields[0].Node.Pred)
+	assert.False(t, s.Types[s.Root].Fields[2].Node.Pred)
+	fp, err := SchemaFingerprint(s)
+	require.NoError(t, err)
+	assert.Equal(t, a.Fingerprint(), fp)
+}
