@@ -39,6 +39,9 @@ type goldenCase struct {
 	// the case's type, for the block's base and result lines
 	base    any
 	marshal func(v any) ([]byte, error)
+	// predicted deltas: the older baseline, whose full encoding is the
+	// block's older line
+	older any
 }
 
 func fullCase[T any](name string, v T) goldenCase { return fullCaseOf(name, MustFor[T](), v) }
@@ -106,6 +109,55 @@ func deltaCaseOf[T any](name string, c *Codec[T], base, cur T) goldenCase {
 			return q
 		},
 	}
+}
+
+// predictedCase is a delta from the prediction of older and base to cur
+// (Codec.EncodePredicted).
+func predictedCase[T any](name string, older, base, cur T) goldenCase {
+	c := MustFor[T]()
+	g := deltaCaseOf(name, c, base, cur)
+	g.older = older
+	g.show = [3]T{older, base, cur}
+	g.enc = func() ([]byte, int, error) {
+		var w bits.Writer
+		err := c.EncodePredicted(&w, &older, &base, &cur)
+		return w.Bytes(), w.Len(), err
+	}
+	g.dec = func(data []byte) (any, error) {
+		qo, qb := older, base
+		if err := c.Quantize(&qo); err != nil {
+			return nil, err
+		}
+		if err := c.Quantize(&qb); err != nil {
+			return nil, err
+		}
+		var out T
+		err := c.UnmarshalPredicted(data, &qo, &qb, &out)
+		return out, err
+	}
+	return g
+}
+
+// gPred moves on a line: X and Y are predicted from two baselines, Hp
+// is not.
+type gPred struct {
+	X  float32 `net:"q,min=-100,max=100,prec=0.01,pred"`
+	Y  float32 `net:"q,min=-100,max=100,prec=0.01,dmin=-1,dmax=1,pred"`
+	Hp uint8   `net:"range,min=0,max=100"`
+}
+
+// gPredWorld holds predicted values in an entity set, an array and a
+// signed bits field.
+type gPredWorld struct {
+	Bodies []gPredBody
+	Aim    [2]float32 `net:"q,min=-1,max=1,bits=8,pred"`
+	Spin   int8       `net:"bits=5,pred"`
+}
+
+type gPredBody struct {
+	ID uint8   `net:"id,bits=8"`
+	X  float32 `net:"q,min=-50,max=50,prec=0.5,dmin=-4,dmax=4,pred"`
+	Hp uint8   `net:"range,min=0,max=9,pred"`
 }
 
 type gBool struct{ A, B, C bool }
@@ -324,6 +376,16 @@ func goldenCases() []goldenCase {
 		deltaCase("delta-window-elements",
 			winElems{S: []int16{5, -7, 300}, P: ptrTo(1.25), A: [2][2]uint16{{1, 2}, {3, 4000}}, F: [2]float32{1, 2}},
 			winElems{S: []int16{9, -7, 290, 4}, P: ptrTo(1.5), A: [2][2]uint16{{1, 2}, {5, 4000}}, F: [2]float32{1, 3.5}}),
+		// prediction from two baselines: at constant velocity each
+		// predicted value costs its changed bit; a turn costs the
+		// difference from the prediction
+		withNote(predictedCase("delta-predicted", gPred{X: 10, Y: -3, Hp: 50}, gPred{X: 10.5, Y: -2.75, Hp: 50}, gPred{X: 11, Y: -2.75, Hp: 50}),
+			"value is [older base current]; X predicted 11 (index 2*11050 - 11000 = 11100): unchanged (0); Y predicted -2.5, current -2.75: changed (1), in the window (1), -25 steps in the window's first short form; Hp unchanged (0)"),
+		withNote(predictedCase("delta-predicted-entities",
+			gPredWorld{Bodies: []gPredBody{{ID: 1, X: 0, Hp: 9}, {ID: 3, X: 10, Hp: 5}, {ID: 4, X: -5, Hp: 1}}, Aim: [2]float32{0, 0.5}, Spin: -15},
+			gPredWorld{Bodies: []gPredBody{{ID: 1, X: 2, Hp: 8}, {ID: 2, X: 7}, {ID: 4, X: -6, Hp: 1}}, Aim: [2]float32{0.25, 0.75}, Spin: -16},
+			gPredWorld{Bodies: []gPredBody{{ID: 1, X: 4, Hp: 7}, {ID: 2, X: 7.5}, {ID: 4, X: -7, Hp: 1}, {ID: 5, X: 1}}, Aim: [2]float32{0.5, 1}, Spin: -16}),
+			"value is [older base current]; entities pair by id (2 has no partner in older: predicted as it is; 3 is gone); Aim[1] and Spin clamp to their bounds"),
 	}, goldenModelCases()...)
 }
 
@@ -421,7 +483,8 @@ func renderGolden(t *testing.T) string {
 	b.WriteString("# Each block: the case, its Go value(s) (for a delta: [baseline current]), the size\n")
 	b.WriteString("# in bits, the bytes in hex, and what a receiver decodes (from the quantized baseline).\n")
 	b.WriteString("# A delta's block also gives, in hex, the full message (as Marshal writes it) of its\n")
-	b.WriteString("# baseline (base) and of what the receiver decodes (result); a note says what the\n")
+	b.WriteString("# baseline (base) and of what the receiver decodes (result), and a predicted delta's\n")
+	b.WriteString("# block that of its older baseline (older); a note says what the\n")
 	b.WriteString("# value text cannot. Values are printed as docs/wire-format.md, \"Golden files\", says.\n")
 	b.WriteString("# The schema of each case's type is in schemas/<case>.json.\n")
 	for _, gc := range goldenCases() {
@@ -430,6 +493,11 @@ func renderGolden(t *testing.T) string {
 		out, err := gc.dec(data)
 		require.NoError(t, err, gc.name)
 		fmt.Fprintf(&b, "\n[%s]\nvalue   = %s\nbits    = %d\nhex     = %s\ndecoded = %s\n", gc.name, showValue(reflect.ValueOf(gc.show)), n, hex.EncodeToString(data), showValue(reflect.ValueOf(out)))
+		if gc.older != nil {
+			older, err := gc.marshal(gc.older)
+			require.NoError(t, err, gc.name)
+			fmt.Fprintf(&b, "older   = %s\n", hex.EncodeToString(older))
+		}
 		if gc.base != nil {
 			base, err := gc.marshal(gc.base)
 			require.NoError(t, err, gc.name)

@@ -391,3 +391,46 @@ func TestPredFingerprintAndLayout(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, a.Fingerprint(), fp)
 }
+
+// FuzzUnmarshalPredicted decodes arbitrary bytes as predicted deltas of
+// pWorld against two fixed baselines: no panic, and whatever decodes
+// re-encodes to a delta that decodes to the same value.
+func FuzzUnmarshalPredicted(f *testing.F) {
+	c := MustFor[pWorld]()
+	rng := rand.New(rand.NewSource(8))
+	older := randPWorld(rng)
+	base := moved(rng, older)
+	for _, v := range []*pWorld{&older, &base} {
+		if err := c.Quantize(v); err != nil {
+			f.Fatal(err)
+		}
+	}
+	for i := range 6 {
+		cur := advanced(older, base)
+		if i%2 == 1 {
+			cur = randPWorld(rng)
+		}
+		data, err := c.MarshalPredicted(&older, &base, &cur)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var out pWorld
+		if err := c.UnmarshalPredicted(data, &older, &base, &out); err != nil {
+			return
+		}
+		again, err := c.MarshalPredicted(&older, &base, &out)
+		if err != nil {
+			t.Fatalf("decoded value does not re-encode: %v", err)
+		}
+		var out2 pWorld
+		if err := c.UnmarshalPredicted(again, &older, &base, &out2); err != nil {
+			t.Fatalf("re-encoded delta does not decode: %v", err)
+		}
+		if !c.Equal(&out, &out2) {
+			t.Fatalf("decoded %+v, then %+v", out, out2)
+		}
+	})
+}

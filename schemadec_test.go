@@ -6,10 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/big"
 	mbits "math/bits"
 	"math/rand"
 	"reflect"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -1131,6 +1133,101 @@ func (d *sdec) rice(k, w int) int64 {
 	return m
 }
 
+// sdecPredict is the predicted baseline of wire-format.md, "Prediction
+// from two baselines": base with each pred value replaced by base + (base -
+// older) in keys, clamped to the field's keys.
+func sdecPredict(s *Schema, t int, base, older map[string]any) map[string]any {
+	out := map[string]any{}
+	for _, f := range s.Types[t].Fields {
+		out[f.Name] = sdecPredictNode(s, f.Node, base[f.Name], older[f.Name])
+	}
+	return out
+}
+
+func sdecPredictNode(s *Schema, n *NodeSchema, b, o any) any {
+	if b == nil || o == nil {
+		return b
+	}
+	switch n.Coding {
+	case "struct":
+		return sdecPredict(s, *n.Ref, b.(map[string]any), o.(map[string]any))
+	case "array", "slice":
+		bs, os := b.([]any), o.([]any)
+		out := append([]any(nil), bs...)
+		if n.Entity == nil {
+			for i := 0; i < min(len(bs), len(os)); i++ {
+				out[i] = sdecPredictNode(s, n.Elem, bs[i], os[i])
+			}
+			return out
+		}
+		id := s.Types[*n.Elem.Ref].Fields[n.Entity.IDField]
+		idOf := func(v any) uint64 { return stepKey(id.Node, v.(map[string]any)[id.Name]) }
+		for i, j := 0, 0; i < len(bs) && j < len(os); {
+			switch a, z := idOf(bs[i]), idOf(os[j]); {
+			case a == z:
+				out[i] = sdecPredictNode(s, n.Elem, bs[i], os[j])
+				i, j = i+1, j+1
+			case a < z:
+				i++
+			default:
+				j++
+			}
+		}
+		return out
+	case "ptr":
+		return sdecPredictNode(s, n.Elem, b, o)
+	}
+	if !n.Pred {
+		return b
+	}
+	// keys as exact integers: big enough for 64-bit ones and their sums
+	var lo, hi, k1, k0 *big.Int
+	signed := isSignedType(n.Type) && n.Coding != "q"
+	key := func(v any) *big.Int {
+		k := stepKey(n, v)
+		if signed {
+			return big.NewInt(int64(k))
+		}
+		return new(big.Int).SetUint64(k)
+	}
+	k1, k0 = key(b), key(o)
+	switch n.Coding {
+	case "q":
+		lo, hi = big.NewInt(0), new(big.Int).SetUint64(n.Q.Steps)
+	case "range":
+		if signed {
+			a, _ := strconv.ParseInt(n.Range.Min, 10, 64)
+			z, _ := strconv.ParseInt(n.Range.Max, 10, 64)
+			lo, hi = big.NewInt(a), big.NewInt(z)
+		} else {
+			a, _ := strconv.ParseUint(n.Range.Min, 10, 64)
+			z, _ := strconv.ParseUint(n.Range.Max, 10, 64)
+			lo, hi = new(big.Int).SetUint64(a), new(big.Int).SetUint64(z)
+		}
+	case "bits":
+		w := uint(n.Bits.Width)
+		if signed {
+			lo = new(big.Int).Neg(new(big.Int).Lsh(big.NewInt(1), w-1))
+			hi = new(big.Int).Sub(new(big.Int).Lsh(big.NewInt(1), w-1), big.NewInt(1))
+		} else {
+			lo, hi = big.NewInt(0), new(big.Int).Sub(new(big.Int).Lsh(big.NewInt(1), w), big.NewInt(1))
+		}
+	default:
+		return b
+	}
+	p := new(big.Int).Sub(new(big.Int).Lsh(k1, 1), k0)
+	if p.Cmp(lo) < 0 {
+		p = lo
+	}
+	if p.Cmp(hi) > 0 {
+		p = hi
+	}
+	if signed {
+		return keyValue(n, uint64(p.Int64()))
+	}
+	return keyValue(n, p.Uint64())
+}
+
 // TestSchemaDecoderReadsDeltas decodes every golden delta and random
 // deltas of a scene (entity sets, composite structs, quaternions, maps,
 // pointers, signed adaptive slices) from the schema JSON alone, against the
@@ -1148,13 +1245,22 @@ func TestSchemaDecoderReadsDeltas(t *testing.T) {
 		// the receiver's baseline: the quantized base of the pair
 		pair := reflect.ValueOf(gc.show)
 		qb := reflect.New(pair.Type().Elem())
-		qb.Elem().Set(pair.Index(0))
+		qb.Elem().Set(reflect.ValueOf(gc.base)) // [base cur], or [older base cur]
 		_, ptr, err := valuePointer(qb.Interface())
 		require.NoError(t, err)
 		p, _ := planOf(pair.Type().Elem())
 		require.NoError(t, quantizePlan(p, ptr))
+		base := genericStruct(s, s.Root, qb.Elem())
+		if gc.older != nil { // predicted: the baseline is the prediction
+			qo := reflect.New(pair.Type().Elem())
+			qo.Elem().Set(reflect.ValueOf(gc.older))
+			_, optr, err := valuePointer(qo.Interface())
+			require.NoError(t, err)
+			require.NoError(t, quantizePlan(p, optr))
+			base = sdecPredict(s, s.Root, base, genericStruct(s, s.Root, qo.Elem()))
+		}
 		rd := bits.NewReader(data)
-		got, err := sdecDelta(s, rd, s.Root, genericStruct(s, s.Root, qb.Elem()))
+		got, err := sdecDelta(s, rd, s.Root, base)
 		require.NoError(t, err, gc.name)
 		require.True(t, rd.CheckPadding(), gc.name)
 		o := reflect.New(reflect.TypeOf(out))
