@@ -23,8 +23,11 @@ type History[T any] struct {
 	// tokens[i] is the ack token of the packet that carried vals[i], for
 	// the senders' and receivers' rings (0 in a History filled by Put)
 	tokens []uint32
-	first  int // index of the oldest snapshot
-	n      int // number of snapshots held
+	// acked[i]: the receiver acknowledged vals[i] (senders' rings only),
+	// so it may serve as the older baseline of a prediction
+	acked []bool
+	first int // index of the oldest snapshot
+	n     int // number of snapshots held
 }
 
 // NewHistory returns an empty History holding up to size snapshots of the
@@ -37,7 +40,7 @@ func NewHistory[T any](c *bitwire.Codec[T], size int) *History[T] {
 	if size < 1 || size > MaxHistorySize {
 		panic(fmt.Sprintf("snapshot: history size %d outside 1..%d", size, MaxHistorySize))
 	}
-	return &History[T]{c: c, vals: make([]*T, size), ticks: make([]uint32, size), tokens: make([]uint32, size)}
+	return &History[T]{c: c, vals: make([]*T, size), ticks: make([]uint32, size), tokens: make([]uint32, size), acked: make([]bool, size)}
 }
 
 // Size returns the number of snapshots the History can hold.
@@ -115,6 +118,45 @@ func (h *History[T]) token(tick uint32) (uint32, bool) {
 	return h.tokens[i], true
 }
 
+// markAcked records that the receiver acknowledged the snapshot of tick.
+func (h *History[T]) markAcked(tick uint32) {
+	if i, ok := h.find(tick); ok {
+		h.acked[i] = true
+	}
+}
+
+// clearAcked forgets every acknowledgement markAcked recorded.
+func (h *History[T]) clearAcked() { clear(h.acked) }
+
+// ackedBefore returns the acknowledged snapshot older than tick whose
+// distance from it is nearest to gap (the larger distance on a tie),
+// among those less than 2·gap before it; ok is false when there is none.
+func (h *History[T]) ackedBefore(tick, gap uint32) (older uint32, v *T, ok bool) {
+	best := uint32(0)
+	for k := h.n - 1; k >= 0; k-- {
+		i := h.index(k)
+		t := h.ticks[i]
+		if t >= tick || !h.acked[i] {
+			continue
+		}
+		d := tick - t
+		if uint64(d) >= 2*uint64(gap) {
+			break // older still are farther
+		}
+		if e := absDiff(d, gap); !ok || e <= best {
+			older, v, best, ok = t, h.vals[i], e, true
+		}
+	}
+	return older, v, ok
+}
+
+func absDiff(a, b uint32) uint32 {
+	if a > b {
+		return a - b
+	}
+	return b - a
+}
+
 // dropFrom forgets the snapshots of tick and every newer tick.
 func (h *History[T]) dropFrom(tick uint32) {
 	for h.n > 0 && h.ticks[h.index(h.n-1)] >= tick {
@@ -173,6 +215,7 @@ func (h *History[T]) claim(tick uint32) (int, error) {
 func (h *History[T]) commit(i int, tick, token uint32) {
 	h.ticks[i] = tick
 	h.tokens[i] = token
+	h.acked[i] = false
 	if h.n == len(h.vals) {
 		h.first = h.index(1)
 	} else {

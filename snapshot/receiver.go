@@ -126,7 +126,20 @@ func (rc *Receiver[T]) Decode(packet []byte, out *T) (tick uint32, err error) {
 			rc.ack, rc.ackOK = Ack{Tick: h.Tick, Token: token, MissingBaseline: true}, true
 			return 0, fmt.Errorf("%w: tick %d is a delta against %d", ErrNoBaseline, h.Tick, h.Baseline)
 		}
-		err = rc.c.DecodeDelta(&rc.r, base, rc.scratch)
+		var older *T
+		if rc.c.Predicts() {
+			d, err := readPrediction(&rc.r, h.Baseline)
+			if err != nil {
+				return 0, fmt.Errorf("snapshot: tick %d: %w", h.Tick, err)
+			}
+			if d != 0 {
+				if older, ok = rc.hist.Get(h.Baseline - d); !ok {
+					rc.ack, rc.ackOK = Ack{Tick: h.Tick, Token: token, MissingBaseline: true}, true
+					return 0, fmt.Errorf("%w: tick %d is a delta against %d predicted from %d", ErrNoBaseline, h.Tick, h.Baseline, h.Baseline-d)
+				}
+			}
+		}
+		err = rc.c.DecodePredicted(&rc.r, older, base, rc.scratch)
 	} else {
 		err = rc.c.Decode(&rc.r, rc.scratch)
 	}

@@ -109,16 +109,20 @@ func (s *Sender[T]) Encode(dst []byte, tick uint32, state *T) ([]byte, error) {
 	base, baseTick, delta := s.baseline()
 	hashed := s.hashEvery > 0 && s.count%s.hashEvery == s.hashEvery-1
 	h := Header{Fingerprint: s.fp, Tick: tick, Integrity: s.guard.Mode(), Hashed: hashed, Delta: delta, Baseline: baseTick}
+	var pr prediction[T]
+	if delta && s.c.Predicts() {
+		pr = s.prediction(baseTick, tick)
+	}
 
 	start := len(dst)
 	defer s.w.ResetAppend(nil) // keep no hold on the caller's buffer
-	out, headerBits, err := s.write(dst, h, base, state)
+	out, headerBits, err := s.write(dst, h, pr, base, state)
 	if err == nil && delta && s.size(start, hashed) > s.budget {
 		// A delta over the budget: a full snapshot may still fit, and
 		// the receiver needs no baseline for it.
-		base, delta = nil, false
+		base, delta, pr = nil, false, prediction[T]{}
 		h.Delta, h.Baseline = false, 0
-		out, headerBits, err = s.write(dst, h, nil, state)
+		out, headerBits, err = s.write(dst, h, pr, nil, state)
 	}
 	if err != nil {
 		return dst, err
@@ -135,7 +139,7 @@ func (s *Sender[T]) Encode(dst []byte, tick uint32, state *T) ([]byte, error) {
 		return dst, err
 	}
 	if delta {
-		err = s.c.DecodeDelta(&s.r, base, s.scratch)
+		err = s.c.DecodePredicted(&s.r, pr.older, base, s.scratch)
 	} else {
 		err = s.c.Decode(&s.r, s.scratch)
 	}
@@ -176,15 +180,20 @@ func (s *Sender[T]) size(start int, hashed bool) int {
 
 // write appends the header h and the body (a delta against base when
 // h.Delta, else the full state) after dst, and returns the bytes and the
-// header's size in bits. s.w holds the bits, for more to follow.
-func (s *Sender[T]) write(dst []byte, h Header, base, state *T) ([]byte, int, error) {
+// size in bits of what precedes the codec's message: the header, and a
+// delta's prediction prefix when the codec predicts. s.w holds the bits,
+// for more to follow.
+func (s *Sender[T]) write(dst []byte, h Header, pr prediction[T], base, state *T) ([]byte, int, error) {
 	start := len(dst)
 	s.w.ResetAppend(dst)
 	writeHeader(&s.w, h)
+	if h.Delta && s.c.Predicts() {
+		writePrediction(&s.w, pr.distance)
+	}
 	headerBits := s.w.Len() - start*8
 	var err error
 	if h.Delta {
-		err = s.c.EncodeDelta(&s.w, base, state)
+		err = s.c.EncodePredicted(&s.w, pr.older, base, state)
 	} else {
 		err = s.c.Encode(&s.w, state)
 	}
@@ -204,6 +213,28 @@ func (s *Sender[T]) baseline() (*T, uint32, bool) {
 		return nil, 0, false
 	}
 	return v, s.ack, true
+}
+
+// prediction is the older baseline of a delta of a codec that predicts:
+// the snapshot distance ticks before the baseline, or none (distance 0,
+// older nil).
+type prediction[T any] struct {
+	older    *T
+	distance uint32
+}
+
+// prediction returns the older baseline for a delta of tick against
+// baseTick: the acknowledged snapshot before baseTick whose distance from
+// it is nearest to tick-baseTick, so that base + (base - older) follows a
+// line through both in time (exactly when the two distances are equal).
+// One at twice that distance or more would predict worse than none, for a
+// value moving at constant velocity: then there is none.
+func (s *Sender[T]) prediction(baseTick, tick uint32) prediction[T] {
+	older, v, ok := s.hist.ackedBefore(baseTick, tick-baseTick)
+	if !ok {
+		return prediction[T]{}
+	}
+	return prediction[T]{older: v, distance: baseTick - older}
 }
 
 // Baseline returns the tick the next Encode will encode against: the
@@ -252,6 +283,7 @@ func (s *Sender[T]) HandleAck(a Ack) error {
 	if a.NeedsFull() {
 		s.acked, s.ack = false, 0
 		s.floor, s.hasFloor = s.last, true
+		s.hist.clearAcked()
 		return nil
 	}
 	s.take(a.Tick)
@@ -277,9 +309,11 @@ func (s *Sender[T]) Ack(tick uint32) {
 	s.take(tick)
 }
 
-// take makes tick, which is in the ring, the newest acknowledged tick
-// when it is newer.
+// take records the acknowledgement of tick, which is in the ring (an older
+// baseline for predictions, prediction.go), and makes it the newest
+// acknowledged tick when it is newer.
 func (s *Sender[T]) take(tick uint32) {
+	s.hist.markAcked(tick)
 	if s.acked && tick <= s.ack {
 		return
 	}
