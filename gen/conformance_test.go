@@ -295,6 +295,7 @@ type cfCase struct {
 	Want  string `json:"want"`
 	Base  *int   `json:"base,omitempty"`
 	Delta string `json:"delta,omitempty"`
+	Older string `json:"older,omitempty"` // a predicted delta's older baseline, in full
 	// snapshot packets: the receiver (stream) they go to, the packet, the
 	// tick accepted or the error's sentinel name
 	Stream int    `json:"stream,omitempty"`
@@ -520,7 +521,8 @@ func sentinel(err error) string {
 	return "other: " + err.Error()
 }
 
-// snapCorpus appends snapshot packet sequences: a sender and a receiver
+// snapCorpus appends snapshot packet sequences of values of T (the first
+// from rnd, each next from the last by next): a sender and a receiver
 // per stream over a channel that loses, reorders and duplicates packets
 // (and loses acks), with some packets damaged (bad magic, another
 // fingerprint, cut short, a bit flipped). Streams take integrity modes
@@ -528,8 +530,8 @@ func sentinel(err error) string {
 // packet.
 // Each delivered packet is a case with what Go's Receiver made of it: the
 // tick and value, or the error, and the ack it asks for.
-func snapCorpus(t *testing.T, name string, streams, ticks int, r *rand.Rand, cases *[]cfCase) {
-	c := bitwire.MustFor[cfAll]()
+func snapCorpus[T any](t *testing.T, name string, streams, ticks int, r *rand.Rand, cases *[]cfCase, rnd func() T, next func(T) T) {
+	c := bitwire.MustFor[T]()
 	s := c.Schema()
 	for st := 1; st <= streams; st++ {
 		mode := st % 3
@@ -552,10 +554,10 @@ func snapCorpus(t *testing.T, name string, streams, ticks int, r *rand.Rand, cas
 		if err != nil {
 			t.Fatal(err)
 		}
-		state := randAll(r)
+		state := rnd()
 		var inflight [][]byte
 		deliver := func(p []byte) {
-			var out cfAll
+			var out T
 			tick, err := rcv.Decode(p, &out)
 			cs := cfCase{Kind: "snap", Msg: name, Stream: st, Mode: mode, Key: key, Packet: hex.EncodeToString(p)}
 			if err != nil {
@@ -575,7 +577,7 @@ func snapCorpus(t *testing.T, name string, streams, ticks int, r *rand.Rand, cas
 		tick := uint32(r.Intn(1000))
 		for i := 0; i < ticks; i++ {
 			tick += uint32(1 + r.Intn(2))
-			state = mutate(r, state)
+			state = next(state)
 			p, err := snd.Encode(nil, tick, &state)
 			if err != nil {
 				t.Fatal(err)
@@ -847,7 +849,7 @@ func buildCorpus(t *testing.T) []cfCase {
 			p.Pos.X, p.Yaw, p.Health = float32(r.Float64()*1024-512), float32(r.Float64()*360), r.Intn(201)
 			return p
 		}, &cases)
-		snapCorpus(t, "All", 12, 200, r, &cases)
+		snapCorpus(t, "All", 12, 200, r, &cases, func() cfAll { return randAll(r) }, func(v cfAll) cfAll { return mutate(r, v) })
 		damagedCorpus(t, "All", casesPerType, r, &cases)
 		damagedCorpus(t, "Player", casesPerType/4, r, &cases)
 		damagedDeltaCorpus(t, casesPerType/2, r, &cases)

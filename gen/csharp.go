@@ -39,6 +39,11 @@ func CSharp(out io.Writer, ns string, msgs ...Message) error {
 	if err := check(msgs); err != nil {
 		return err
 	}
+	for _, m := range msgs {
+		if err := eachNode(m.Schema, refusePred); err != nil {
+			return fmt.Errorf("%s: %w", m.Name, err)
+		}
+	}
 	if !isIdent(strings.ReplaceAll(ns, ".", "_")) {
 		return fmt.Errorf("%w: namespace %q", ErrSchema, ns)
 	}

@@ -110,6 +110,11 @@ func TypeScript(out io.Writer, runtimePath string, msgs ...Message) error {
 		w.p("  encodeTo(w: bw.BitWriter, v: %s): void { bw.encodeTo(%s, w, v); },\n", root, plan)
 		w.p("  decodeDelta(data: Uint8Array, base: %s): %s { return bw.decodeDelta(%s, data, base); },\n", root, root, plan)
 		w.p("  decodeDeltaFrom(r: bw.BitReader, base: %s): %s { return bw.decodeDeltaFrom(%s, r, base); },\n", root, root, plan)
+		if hasPred(s) {
+			w.p("  /** a delta coded from two baselines (Go's UnmarshalPredicted): against their prediction; older null: decodeDelta */\n")
+			w.p("  decodePredicted(data: Uint8Array, older: %s | null, base: %s): %s { return bw.decodePredicted(%s, data, older, base); },\n", root, root, root, plan)
+			w.p("  decodePredictedFrom(r: bw.BitReader, older: %s | null, base: %s): %s { return bw.decodePredictedFrom(%s, r, older, base); },\n", root, root, root, plan)
+		}
 		w.p("  quantize(v: %s): %s { return bw.quantize(%s, v); },\n", root, root, plan)
 		w.p("  /** the client side of a snapshot stream (integrity mode and MAC key, history size, tick window as the server's) */\n")
 		w.p("  receiver(opts: bw.ReceiverOptions = {}): bw.SnapshotReceiver<%s> { return new bw.SnapshotReceiver<%s>(%s, 0x%016xn, opts); },\n", root, root, plan, fp)
@@ -387,6 +392,9 @@ func tsNode(n *bitwire.NodeSchema, pre string) string {
 	}
 	if n.Clamp {
 		add("clamp: true")
+	}
+	if n.Pred {
+		add("pred: true")
 	}
 	if n.MaxLen > 0 {
 		add("maxlen: %d", n.MaxLen)

@@ -454,6 +454,8 @@ export interface NodeBase {
   /** floats: the Go type is float32 */
   f32?: boolean;
   clamp?: boolean;
+  /** q, range, bits: coded against its prediction from two baselines in predicted deltas (runtime/predict.ts) */
+  pred?: boolean;
   /** string, bytes, slice, map: the declared limit (0 or absent: none) */
   maxlen?: number;
   /** dmin/dmax: the window in steps; the plain fixed coding's width, the first difference's parameter and the later ones' unary limit (wire version 4) */
@@ -462,7 +464,7 @@ export interface NodeBase {
   n?: number; min?: number | bigint; max?: number | bigint; steps?: number; step?: number; zero?: boolean; kmin?: number;
   prec?: number; names?: string[]; t?: StructPlan; composite?: boolean; count?: number; e?: Node; key?: Node; id?: number; emin?: number;
   /** runtime caches */
-  _c?: number; _q?: Quantizer; _quat?: QuatCoder; _emin?: number; _w?: number; _mr?: [bigint, bigint];
+  _c?: number; _p?: boolean; _q?: Quantizer; _quat?: QuatCoder; _emin?: number; _w?: number; _mr?: [bigint, bigint];
 }
 export interface BoolNode extends NodeBase { k: "bool"; }
 /** bits=N (n: N), varint (n: its group size G), bitlen (n: its prefix width W) */
@@ -2394,6 +2396,98 @@ function quatDiffs(qq: QuatCoder, pb: number[], pc: number[]): [number, number[]
   return [rank, [pc[1] - bb[1], pc[2] - bb[2], pc[3] - bb[3]]];
 }
 
+// ---- prediction from two baselines ----
+// The predicted baseline of a delta coded from two baselines (Go's
+// Codec.MarshalPredicted; wire-format.md, "Prediction from two
+// baselines"): base, with each value tagged pred replaced by
+// base + (base - older) in keys, clamped to the field's keys.
+
+/** whether node n is, or holds, a value tagged pred (cached on the node) */
+function holdsPred(n: Node, seen: Set<StructPlan> = new Set()): boolean {
+  if (n._p !== undefined) return n._p;
+  let p = false;
+  switch (n.k) {
+    case "struct":
+      if (seen.has(n.t)) return false; // a type that holds itself: its other fields decide
+      seen.add(n.t);
+      p = n.t.fields.some((f) => holdsPred(f.node, seen));
+      seen.delete(n.t);
+      break;
+    case "array": case "slice": case "ptr": p = holdsPred(n.e, seen); break;
+    default: p = !!n.pred;
+  }
+  return n._p = p;
+}
+
+/** whether a message of plan t has a value tagged pred: its predicted deltas differ from plain ones */
+export function predicts(t: StructPlan): boolean { return t.fields.some((f) => holdsPred(f.node)); }
+
+/** the predicted baseline of a struct: a new object; base and older are not changed */
+function predictStruct(t: StructPlan, base: any, older: any): any {
+  const o = t.make();
+  for (const f of t.fields) {
+    const b = base[f.name];
+    o[f.name] = holdsPred(f.node) ? predictNode(f.node, b, older[f.name]) : b;
+  }
+  return o;
+}
+
+function predictNode(n: Node, b: any, o: any): any {
+  if (b === null || b === undefined || o === null || o === undefined) return b;
+  switch (n.k) {
+    case "struct": return predictStruct(n.t, b, o);
+    case "ptr": return predictNode(n.e, b, o);
+    case "array": case "slice": {
+      const out = (b as any[]).slice();
+      const os = o as any[];
+      if (n.k === "array" || n.id === undefined) {
+        for (let i = 0; i < Math.min(out.length, os.length); i++) out[i] = predictNode(n.e, out[i], os[i]);
+        return out;
+      }
+      // an entity set: entities of the same id pair, in one pass as entity deltas walk them
+      const t = (n.e as { t: StructPlan }).t;
+      const id = t.fields[n.id];
+      const key = (v: any) => BigInt.asUintN(64, BigInt(v[id.name]));
+      for (let i = 0, j = 0; i < out.length && j < os.length;) {
+        const a = key(out[i]), z = key(os[j]);
+        if (a === z) { out[i] = predictStruct(t, out[i], os[j]); i++; j++; } else if (a < z) i++; else j++;
+      }
+      return out;
+    }
+  }
+  return n.pred ? predictLeaf(n, b, o) : b;
+}
+
+/** the prediction of one pred scalar (q, range, bits); computed in bigint, so exactly */
+function predictLeaf(n: Node, b: any, o: any): any {
+  let lo: bigint, hi: bigint, k1: bigint, k0: bigint;
+  switch (n.k) {
+    case "q": {
+      const qq = q(n);
+      try { k1 = BigInt(qq.index(b, false)); k0 = BigInt(qq.index(o, false)); } catch { return b; } // no key: not predicted, as in Go
+      lo = 0n; hi = BigInt(qq.steps);
+      break;
+    }
+    case "range": k1 = BigInt(b); k0 = BigInt(o); lo = BigInt(n.min); hi = BigInt(n.max); break;
+    case "bits": {
+      const w = BigInt(n.n);
+      k1 = BigInt(b); k0 = BigInt(o);
+      if (n.signed) { lo = -(1n << (w - 1n)); hi = (1n << (w - 1n)) - 1n; } else { lo = 0n; hi = (1n << w) - 1n; }
+      break;
+    }
+    default: return b;
+  }
+  if (k1 < lo || k1 > hi || k0 < lo || k0 > hi) return b; // no decoded value is out of bounds; Go leaves such a value too
+  let p = 2n * k1 - k0;
+  if (p < lo) p = lo;
+  if (p > hi) p = hi;
+  if (n.k === "q") {
+    const v = q(n).value(Number(p));
+    return n.f32 ? Math.fround(v) : v;
+  }
+  return typeof b === "bigint" ? p : Number(p);
+}
+
 // ---- whole messages ----
 // The entry points the generated codecs call: decode, encode, deltas and
 // quantize of whole messages, and tagged unions.
@@ -2438,6 +2532,21 @@ export function decodeDeltaFrom<T>(t: StructPlan, r: BitReader, base: T): T {
 export function decodeDelta<T>(t: StructPlan, data: Uint8Array, base: T): T {
   const r = new BitReader(data);
   const v = decodeDeltaFrom<T>(t, r, base);
+  trailing(r, t);
+  return v;
+}
+/**
+ * decodes a delta coded from two baselines, older and base, from a shared stream (Go's
+ * DecodePredicted): the delta against their prediction (wire-format.md, "Prediction from two
+ * baselines"); with older null, or no value tagged pred, decodeDeltaFrom against base
+ */
+export function decodePredictedFrom<T>(t: StructPlan, r: BitReader, older: T | null, base: T): T {
+  return decodeDeltaFrom<T>(t, r, older !== null && predicts(t) ? predictStruct(t, base, older) : base);
+}
+/** applies a whole predicted delta message to base and older (Go's UnmarshalPredicted); neither is changed */
+export function decodePredicted<T>(t: StructPlan, data: Uint8Array, older: T | null, base: T): T {
+  const r = new BitReader(data);
+  const v = decodePredictedFrom<T>(t, r, older, base);
   trailing(r, t);
   return v;
 }
@@ -2830,7 +2939,19 @@ export class SnapshotReceiver<T> {
         this.last = { tick: h.tick, token, missingBaseline: true, stateMismatch: false };
         throw new ErrNoBaseline(`tick ${h.tick} is a delta against ${h.baseline}`);
       }
-      v = decodeDeltaFrom<T>(this.t, r, this.vals[i]);
+      // a codec that predicts: which older snapshot (wire-format.md, "Snapshot packets")
+      let older: T | null = null;
+      if (predicts(this.t) && r.bool()) {
+        const d = readBitlen(r, 5) as number;
+        if (d >= h.baseline) throw new ErrMalformed(`an older baseline ${d + 1} ticks before baseline ${h.baseline}`).within(this.t.name);
+        const j = this.ticks.indexOf(h.baseline - d - 1);
+        if (j < 0) {
+          this.last = { tick: h.tick, token, missingBaseline: true, stateMismatch: false };
+          throw new ErrNoBaseline(`tick ${h.tick} is a delta against ${h.baseline} predicted from ${h.baseline - d - 1}`);
+        }
+        older = this.vals[j];
+      }
+      v = decodePredictedFrom<T>(this.t, r, older, this.vals[i]);
     } else {
       v = decodeFrom<T>(this.t, r);
     }

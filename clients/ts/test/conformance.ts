@@ -7,7 +7,7 @@ import * as bw from "../src/bitwire.js";
 import { readFileSync } from "fs";
 
 interface Case {
-  kind?: string; msg: string; full: string; want: string; base?: number; delta?: string;
+  kind?: string; msg: string; full: string; want: string; base?: number; delta?: string; older?: string;
   stream?: number; packet?: string; tick?: number; err?: string; errmsg?: string; mode?: number; ack?: string; key?: string; max?: number; expiry?: number; refresh?: number; tickrate?: number;
 }
 
@@ -118,6 +118,17 @@ export async function run(modPath: string, corpusPath: string): Promise<void> {
         if (again !== c.want) { report(`golden delta ${c.msg}: decoded to ${again}, want ${c.want}`); continue; }
         passed++;
       } catch (e) { report(`golden delta ${c.msg}: ${(e as Error).name}: ${(e as Error).message}`); }
+      continue;
+    }
+    if (c.kind === "golden-predicted") {
+      // a golden delta coded from two baselines: the older one and the baseline in full,
+      // the delta, and the full encoding of what it decodes to
+      try {
+        const v = codec.decodePredicted(unhex(c.delta ?? ""), codec.decode(unhex(c.older ?? "")), codec.decode(unhex(c.full)));
+        const again = hex(codec.encode(v));
+        if (again !== c.want) { report(`golden predicted ${c.msg}: decoded to ${again}, want ${c.want}`); continue; }
+        passed++;
+      } catch (e) { report(`golden predicted ${c.msg}: ${(e as Error).name}: ${(e as Error).message}`); }
       continue;
     }
     if (c.kind === "damaged") {

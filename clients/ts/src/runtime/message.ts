@@ -11,6 +11,7 @@ import { Encoder, NEED_SIGN } from "./encode.js";
 import { modelOf } from "./model.js";
 import { DeltaDecoder } from "./delta.js";
 import { DeltaEncoder } from "./deltaenc.js";
+import { predictStruct, predicts } from "./predict.js";
 
 export /* internal */ function checkPadding(r: BitReader): boolean {
   const rem = r.remaining();
@@ -52,6 +53,21 @@ export function decodeDeltaFrom<T>(t: StructPlan, r: BitReader, base: T): T {
 export function decodeDelta<T>(t: StructPlan, data: Uint8Array, base: T): T {
   const r = new BitReader(data);
   const v = decodeDeltaFrom<T>(t, r, base);
+  trailing(r, t);
+  return v;
+}
+/**
+ * decodes a delta coded from two baselines, older and base, from a shared stream (Go's
+ * DecodePredicted): the delta against their prediction (wire-format.md, "Prediction from two
+ * baselines"); with older null, or no value tagged pred, decodeDeltaFrom against base
+ */
+export function decodePredictedFrom<T>(t: StructPlan, r: BitReader, older: T | null, base: T): T {
+  return decodeDeltaFrom<T>(t, r, older !== null && predicts(t) ? predictStruct(t, base, older) : base);
+}
+/** applies a whole predicted delta message to base and older (Go's UnmarshalPredicted); neither is changed */
+export function decodePredicted<T>(t: StructPlan, data: Uint8Array, older: T | null, base: T): T {
+  const r = new BitReader(data);
+  const v = decodePredictedFrom<T>(t, r, older, base);
   trailing(r, t);
   return v;
 }

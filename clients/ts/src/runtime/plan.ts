@@ -24,6 +24,8 @@ export interface NodeBase {
   /** floats: the Go type is float32 */
   f32?: boolean;
   clamp?: boolean;
+  /** q, range, bits: coded against its prediction from two baselines in predicted deltas (runtime/predict.ts) */
+  pred?: boolean;
   /** string, bytes, slice, map: the declared limit (0 or absent: none) */
   maxlen?: number;
   /** dmin/dmax: the window in steps; the plain fixed coding's width, the first difference's parameter and the later ones' unary limit (wire version 4) */
@@ -32,7 +34,7 @@ export interface NodeBase {
   n?: number; min?: number | bigint; max?: number | bigint; steps?: number; step?: number; zero?: boolean; kmin?: number;
   prec?: number; names?: string[]; t?: StructPlan; composite?: boolean; count?: number; e?: Node; key?: Node; id?: number; emin?: number;
   /** runtime caches */
-  _c?: number; _q?: Quantizer; _quat?: QuatCoder; _emin?: number; _w?: number; _mr?: [bigint, bigint];
+  _c?: number; _p?: boolean; _q?: Quantizer; _quat?: QuatCoder; _emin?: number; _w?: number; _mr?: [bigint, bigint];
 }
 export interface BoolNode extends NodeBase { k: "bool"; }
 /** bits=N (n: N), varint (n: its group size G), bitlen (n: its prefix width W) */

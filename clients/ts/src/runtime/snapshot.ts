@@ -6,7 +6,8 @@ import { BitwireError, ErrBadMagic, ErrMalformed, ErrNoBaseline, ErrProtocolMism
 import { BitReader } from "./stream.js";
 import { readBitlen } from "./codings.js";
 import { StructPlan } from "./plan.js";
-import { decode, decodeDeltaFrom, decodeFrom, encode, trailing } from "./message.js";
+import { decode, decodeFrom, decodePredictedFrom, encode, trailing } from "./message.js";
+import { predicts } from "./predict.js";
 import { TickWindow } from "./tickwindow.js";
 
 export class ErrIntegrity extends BitwireError { constructor(d = "integrity trailer does not match") { super("ErrIntegrity", d); } }
@@ -227,7 +228,19 @@ export class SnapshotReceiver<T> {
         this.last = { tick: h.tick, token, missingBaseline: true, stateMismatch: false };
         throw new ErrNoBaseline(`tick ${h.tick} is a delta against ${h.baseline}`);
       }
-      v = decodeDeltaFrom<T>(this.t, r, this.vals[i]);
+      // a codec that predicts: which older snapshot (wire-format.md, "Snapshot packets")
+      let older: T | null = null;
+      if (predicts(this.t) && r.bool()) {
+        const d = readBitlen(r, 5) as number;
+        if (d >= h.baseline) throw new ErrMalformed(`an older baseline ${d + 1} ticks before baseline ${h.baseline}`).within(this.t.name);
+        const j = this.ticks.indexOf(h.baseline - d - 1);
+        if (j < 0) {
+          this.last = { tick: h.tick, token, missingBaseline: true, stateMismatch: false };
+          throw new ErrNoBaseline(`tick ${h.tick} is a delta against ${h.baseline} predicted from ${h.baseline - d - 1}`);
+        }
+        older = this.vals[j];
+      }
+      v = decodePredictedFrom<T>(this.t, r, older, this.vals[i]);
     } else {
       v = decodeFrom<T>(this.t, r);
     }

@@ -1,0 +1,93 @@
+// ---- prediction from two baselines ----
+// The predicted baseline of a delta coded from two baselines (Go's
+// Codec.MarshalPredicted; wire-format.md, "Prediction from two
+// baselines"): base, with each value tagged pred replaced by
+// base + (base - older) in keys, clamped to the field's keys.
+
+import { Node, StructPlan, q } from "./plan.js";
+
+/** whether node n is, or holds, a value tagged pred (cached on the node) */
+function holdsPred(n: Node, seen: Set<StructPlan> = new Set()): boolean {
+  if (n._p !== undefined) return n._p;
+  let p = false;
+  switch (n.k) {
+    case "struct":
+      if (seen.has(n.t)) return false; // a type that holds itself: its other fields decide
+      seen.add(n.t);
+      p = n.t.fields.some((f) => holdsPred(f.node, seen));
+      seen.delete(n.t);
+      break;
+    case "array": case "slice": case "ptr": p = holdsPred(n.e, seen); break;
+    default: p = !!n.pred;
+  }
+  return n._p = p;
+}
+
+/** whether a message of plan t has a value tagged pred: its predicted deltas differ from plain ones */
+export function predicts(t: StructPlan): boolean { return t.fields.some((f) => holdsPred(f.node)); }
+
+/** the predicted baseline of a struct: a new object; base and older are not changed */
+export /* internal */ function predictStruct(t: StructPlan, base: any, older: any): any {
+  const o = t.make();
+  for (const f of t.fields) {
+    const b = base[f.name];
+    o[f.name] = holdsPred(f.node) ? predictNode(f.node, b, older[f.name]) : b;
+  }
+  return o;
+}
+
+function predictNode(n: Node, b: any, o: any): any {
+  if (b === null || b === undefined || o === null || o === undefined) return b;
+  switch (n.k) {
+    case "struct": return predictStruct(n.t, b, o);
+    case "ptr": return predictNode(n.e, b, o);
+    case "array": case "slice": {
+      const out = (b as any[]).slice();
+      const os = o as any[];
+      if (n.k === "array" || n.id === undefined) {
+        for (let i = 0; i < Math.min(out.length, os.length); i++) out[i] = predictNode(n.e, out[i], os[i]);
+        return out;
+      }
+      // an entity set: entities of the same id pair, in one pass as entity deltas walk them
+      const t = (n.e as { t: StructPlan }).t;
+      const id = t.fields[n.id];
+      const key = (v: any) => BigInt.asUintN(64, BigInt(v[id.name]));
+      for (let i = 0, j = 0; i < out.length && j < os.length;) {
+        const a = key(out[i]), z = key(os[j]);
+        if (a === z) { out[i] = predictStruct(t, out[i], os[j]); i++; j++; } else if (a < z) i++; else j++;
+      }
+      return out;
+    }
+  }
+  return n.pred ? predictLeaf(n, b, o) : b;
+}
+
+/** the prediction of one pred scalar (q, range, bits); computed in bigint, so exactly */
+function predictLeaf(n: Node, b: any, o: any): any {
+  let lo: bigint, hi: bigint, k1: bigint, k0: bigint;
+  switch (n.k) {
+    case "q": {
+      const qq = q(n);
+      try { k1 = BigInt(qq.index(b, false)); k0 = BigInt(qq.index(o, false)); } catch { return b; } // no key: not predicted, as in Go
+      lo = 0n; hi = BigInt(qq.steps);
+      break;
+    }
+    case "range": k1 = BigInt(b); k0 = BigInt(o); lo = BigInt(n.min); hi = BigInt(n.max); break;
+    case "bits": {
+      const w = BigInt(n.n);
+      k1 = BigInt(b); k0 = BigInt(o);
+      if (n.signed) { lo = -(1n << (w - 1n)); hi = (1n << (w - 1n)) - 1n; } else { lo = 0n; hi = (1n << w) - 1n; }
+      break;
+    }
+    default: return b;
+  }
+  if (k1 < lo || k1 > hi || k0 < lo || k0 > hi) return b; // no decoded value is out of bounds; Go leaves such a value too
+  let p = 2n * k1 - k0;
+  if (p < lo) p = lo;
+  if (p > hi) p = hi;
+  if (n.k === "q") {
+    const v = q(n).value(Number(p));
+    return n.f32 ? Math.fround(v) : v;
+  }
+  return typeof b === "bigint" ? p : Number(p);
+}
