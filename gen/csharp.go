@@ -39,11 +39,7 @@ func CSharp(out io.Writer, ns string, msgs ...Message) error {
 	if err := check(msgs); err != nil {
 		return err
 	}
-	for _, m := range msgs {
-		if err := eachNode(m.Schema, refusePred); err != nil {
-			return fmt.Errorf("%s: %w", m.Name, err)
-		}
-	}
+
 	if !isIdent(strings.ReplaceAll(ns, ".", "_")) {
 		return fmt.Errorf("%w: namespace %q", ErrSchema, ns)
 	}
@@ -120,12 +116,20 @@ func CSharp(out io.Writer, ns string, msgs ...Message) error {
 		} else {
 			w.p("        static void DeltaRoot(Decoder d, %s b, %s o) { %s.DecodeDelta(d, b, o, -1); }\n", root, root, coder)
 		}
+		predict := "" // the receiver's predict argument, for a schema that predicts
+		if hasPred(s) {
+			predict = ", " + coder + ".Predict"
+			w.p("        /// <summary>Applies a delta coded from two baselines (Go's UnmarshalPredicted) into an existing value: the delta against their prediction; older null: DecodeDelta.</summary>\n")
+			w.p("        public static void DecodePredicted(byte[] data, int length, %s older, %s baseline, %s into) { Message.DecodeDelta(%q, data, length, Predicted(older, baseline), into, DeltaRoot, Lim); }\n", root, root, root, root)
+			w.p("        public static void DecodePredictedFrom(BitReader r, %s older, %s baseline, %s into) { Message.DecodeDeltaFrom(%q, r, Predicted(older, baseline), into, DeltaRoot, Lim); }\n", root, root, root, root)
+			w.p("        static %s Predicted(%s older, %s baseline) { if (older == null) return baseline; var p = new %s(); %s.Copy(baseline, p); %s.Predict(older, p); return p; }\n", root, root, root, root, coder, coder)
+		}
 		w.p("        /// <summary>Makes dst a deep copy of src, reusing dst's storage.</summary>\n")
 		w.p("        public static void Copy(%s src, %s dst) { %s.Copy(src, dst); }\n", root, root, coder)
 		w.p("        /// <summary>Turns v into what a receiver decodes: the server's quantization, for prediction.</summary>\n")
 		w.p("        public static void Quantize(%s v) { var b = Encode(v); Decode(b, b.Length, v); }\n", root)
 		w.p("        /// <summary>The client side of a snapshot stream of %s (integrity mode 0, 1 or 2 with its key, history size and tick window as the server's).</summary>\n", root)
-		w.p("        public static SnapshotReceiver<%s> Receiver(int size = 32, int mode = 0, uint maxAhead = 300, int recoverAfter = 8, byte[] key = null) { return new SnapshotReceiver<%s>(%q, Fingerprint, size, mode, maxAhead, recoverAfter, () => new %s(), %s.Decode, DeltaRoot, %s.Copy, %s.Encode, Lim, key); }\n", root, root, root, root, coder, coder, coder)
+		w.p("        public static SnapshotReceiver<%s> Receiver(int size = 32, int mode = 0, uint maxAhead = 300, int recoverAfter = 8, byte[] key = null) { return new SnapshotReceiver<%s>(%q, Fingerprint, size, mode, maxAhead, recoverAfter, () => new %s(), %s.Decode, DeltaRoot, %s.Copy, %s.Encode, Lim, key%s); }\n", root, root, root, root, coder, coder, coder, predict)
 		w.p("        /// <summary>The client side of a replicate stream of %s entities (package replicate; integrity mode 0, 1 or 2 with its key as the server's, the most entities held, the expiry in ticks (0: never; null: the default one, from the Peer's refresh in ticks and the Server's tick rate)).</summary>\n", root)
 		w.p("        public static ReplicaClient<%s> Replica(int mode = 0, byte[] key = null, int maxEntities = 1 << 20, long? expiry = null, int refresh = 0, int tickRate = ReplicaClient<%s>.DefaultTickRate) { return new ReplicaClient<%s>(%q, Fingerprint, () => new %s(), %s.Decode, DeltaRoot, Lim, mode, key, maxEntities, expiry, refresh, tickRate); }\n", root, root, root, root, root, coder)
 		w.p("%s", csShape(s, classes))
@@ -240,7 +244,7 @@ var csLocalWords = map[string]string{
 
 // csFixedNames are the names the generated methods declare themselves: their
 // parameters and the catch clause's.
-var csFixedNames = map[string]bool{"d": true, "e": true, "o": true, "b": true, "s": true, "f": true, "x": true, "skip": true, "v": true, "w": true}
+var csFixedNames = map[string]bool{"d": true, "e": true, "o": true, "b": true, "s": true, "f": true, "x": true, "skip": true, "v": true, "w": true, "p": true, "ka": true, "kz": true}
 
 func (g *csGen) fail(format string, args ...any) string {
 	if g.err == nil {
@@ -331,6 +335,9 @@ func (g *csGen) emit(ti int) (string, error) {
 		b.f("%s", g.cp(f.Node, "s."+f.Name, "o."+f.Name, "            "))
 	}
 	b.f("        }\n")
+	if holds := predTypes(g.s); holds[ti] {
+		b.f("%s", g.emitPredict(ti, holds))
+	}
 	b.f("%s", g.emitInputDelta(ti))
 	for _, st := range g.stat {
 		b.f("        %s\n", st)
@@ -536,7 +543,7 @@ var csReserved = func() map[string]bool {
 		ErrModel ErrNoBaseline ErrOutOfRange ErrProtocolMismatch ErrQueueFull ErrStale ErrStaleTick
 		ErrStateMismatch ErrTooLong ErrTooManyEntities ErrTrailingData ErrUnexpectedEnd ErrUnknownTag
 		ErrUnsupportedType F32Union FragmentHeader Held IInputSection InputSender InterpSample Interpolator Limits
-		Message NeedSign Out Paths Quantizer QuatCoder Quatd Quatf ReassemblyStats Reassembler ReplicaAck ReplicaClient ReplicaEvents
+		Message NeedSign Out Paths Prediction Quantizer QuatCoder Quatd Quatf ReassemblyStats Reassembler ReplicaAck ReplicaClient ReplicaEvents
 		ReplicaHeader Seq SeqToken Shape ShapeField SnapshotAck SnapshotHeader SnapshotReceiver Staged TickRefusal TickWindow Trailer
 		Time UnionTag DecodeFn EncodeFn DeltaFn DecodeCountFn EncodeCountFn EntitySet IEntityCoder IEntityInputCoder`) {
 		m[w] = true

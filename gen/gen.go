@@ -97,20 +97,17 @@ func check(msgs []Message) error {
 	return nil
 }
 
-// refusePred refuses a value tagged pred: the C# runtime does not yet
-// build the predicted baseline (docs/wire-format.md, "Prediction from two
-// baselines") that such a type's snapshot deltas are coded against, and
-// would decode them wrong.
-func refusePred(n *bitwire.NodeSchema) error {
-	if n.Pred {
-		return fmt.Errorf("%w: a %s value tagged pred: prediction from two baselines is not supported by generated C# yet", ErrSchema, n.Coding)
-	}
-	return nil
-}
-
-// hasPred reports whether a schema has a value tagged pred.
+// hasPred reports whether a schema has a value tagged pred: its codecs
+// decode deltas from two baselines too (docs/wire-format.md, "Prediction
+// from two baselines").
 func hasPred(s *bitwire.Schema) bool {
-	return eachNode(s, refusePred) != nil
+	found := errors.New("pred")
+	return eachNode(s, func(n *bitwire.NodeSchema) error {
+		if n.Pred {
+			return found
+		}
+		return nil
+	}) != nil
 }
 
 // checkGrids checks every q node's derived zero and kmin against its min,

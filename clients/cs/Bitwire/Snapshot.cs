@@ -51,6 +51,9 @@ namespace Bitwire
         public const ushort Magic = 0xB27E;
         readonly string root; readonly uint fp; readonly Func<T> make;
         readonly Message.DecodeFn<T> decode; readonly Message.DeltaFn<T> delta; readonly Action<T, T> copy; readonly Message.EncodeFn<T> encode;
+        // a codec whose schema has pred values: Predict(older, p) of its generated coder, and
+        // the predicted baseline it fills (wire-format.md, "Snapshot packets"); else null
+        readonly Action<T, T> predict; T predicted;
         readonly int mode;
         readonly Limits lim;
         readonly System.Security.Cryptography.HMACSHA256 mac;
@@ -62,13 +65,13 @@ namespace Bitwire
         readonly TickWindow window; // the ticks accepted, rewinding only without a MAC
         SnapshotAck last; bool lastOK;
         public SnapshotReceiver(string root, ulong fingerprint, int size, int mode, uint maxAhead, int recoverAfter, Func<T> make,
-            Message.DecodeFn<T> decode, Message.DeltaFn<T> delta, Action<T, T> copy, Message.EncodeFn<T> encode, Limits lim, byte[] key = null)
+            Message.DecodeFn<T> decode, Message.DeltaFn<T> delta, Action<T, T> copy, Message.EncodeFn<T> encode, Limits lim, byte[] key = null, Action<T, T> predict = null)
         {
             this.lim = lim;
             if (mode < 0 || mode > 2) throw new ArgumentException("integrity mode " + mode);
             if ((mode == 2) != (key != null) || (mode == 2 && key.Length < 16)) throw new ArgumentException("a MAC key of at least 16 bytes with mode 2, and none otherwise");
             if (mode == 2) { this.key = (byte[])key.Clone(); mac = new System.Security.Cryptography.HMACSHA256(this.key); }
-            this.root = root; fp = Fingerprint32(fingerprint); this.make = make; this.decode = decode; this.delta = delta; this.copy = copy; this.encode = encode;
+            this.root = root; fp = Fingerprint32(fingerprint); this.make = make; this.decode = decode; this.delta = delta; this.copy = copy; this.encode = encode; this.predict = predict;
             this.mode = mode; window = new TickWindow(maxAhead, recoverAfter, mode != 2);
             vals = new T[size]; ticks = new uint[size]; scratch = make();
         }
@@ -139,7 +142,23 @@ namespace Bitwire
                     last = new SnapshotAck { Tick = h.Tick, Token = token, MissingBaseline = true }; lastOK = true;
                     throw new ErrNoBaseline("tick " + h.Tick + " is a delta against " + h.Baseline);
                 }
-                Message.DecodeDeltaFrom(root, r, vals[i], scratch, delta, lim);
+                T baseline = vals[i];
+                if (predict != null && r.Bool())
+                {
+                    ulong d = Codings.ReadBitlen(r, 5);
+                    if (d >= h.Baseline) throw new ErrMalformed("an older baseline " + (d + 1) + " ticks before baseline " + h.Baseline).Within(root);
+                    int j = Find(h.Baseline - (uint)d - 1);
+                    if (j < 0)
+                    {
+                        last = new SnapshotAck { Tick = h.Tick, Token = token, MissingBaseline = true }; lastOK = true;
+                        throw new ErrNoBaseline("tick " + h.Tick + " is a delta against " + h.Baseline + " predicted from " + (h.Baseline - (uint)d - 1));
+                    }
+                    if (predicted == null) predicted = make();
+                    copy(baseline, predicted);
+                    predict(vals[j], predicted);
+                    baseline = predicted;
+                }
+                Message.DecodeDeltaFrom(root, r, baseline, scratch, delta, lim);
             }
             else Message.DecodeFrom(root, r, scratch, decode, lim);
             uint sum = h.Hashed ? (uint)r.Read(32) : 0;

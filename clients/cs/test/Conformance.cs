@@ -98,7 +98,7 @@ public static class Conformance
         foreach (var line in File.ReadAllLines(args[1]))
         {
             if (line.Length == 0) continue;
-            var c = line.Split('\t'); // kind, msg, data, want, base, stream, tick
+            var c = line.Split('\t'); // kind, msg, data, want, base, stream, tick, ..., older
             string kind = c[0], msg = c[1], data = c[2], want = c[3];
             var codec = asm.GetType(ns + "." + msg);
             try
@@ -146,6 +146,22 @@ public static class Conformance
                     codec.GetMethod("DecodeDelta", new[] { typeof(byte[]), typeof(int), rootType, rootType }).Invoke(null, new object[] { d, d.Length, baseline, o });
                     var again = Hex((byte[])codec.GetMethod("Encode").Invoke(null, new object[] { o }));
                     if (again != want) { report("golden delta " + msg + ": decoded to " + again + ", want " + want); continue; }
+                    passed++;
+                    continue;
+                }
+                if (kind == "golden-predicted")
+                {
+                    // a delta coded from two baselines: the baseline in full, the delta, the
+                    // full encoding of what it decodes to, and the older baseline in full
+                    var dec = codec.GetMethod("Decode", new[] { typeof(byte[]) });
+                    var baseline = dec.Invoke(null, new object[] { Unhex(data) });
+                    var older = dec.Invoke(null, new object[] { Unhex(c[13]) });
+                    var d = Unhex(c[4]);
+                    var rootType = baseline.GetType();
+                    var o = Activator.CreateInstance(rootType);
+                    codec.GetMethod("DecodePredicted", new[] { typeof(byte[]), typeof(int), rootType, rootType, rootType }).Invoke(null, new object[] { d, d.Length, older, baseline, o });
+                    var again = Hex((byte[])codec.GetMethod("Encode").Invoke(null, new object[] { o }));
+                    if (again != want) { report("golden predicted " + msg + ": decoded to " + again + ", want " + want); continue; }
                     passed++;
                     continue;
                 }

@@ -1,0 +1,151 @@
+package gen
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/bitwire/bitwire"
+)
+
+// Prediction from two baselines in generated C#: per struct type that
+// holds a value tagged pred, a Predict(o, p) method that replaces in p (a
+// copy of the newer baseline) each pred value by its prediction from p's
+// value and o's (the older baseline), by the rule of wire-format.md,
+// "Prediction from two baselines" (Prediction.Signed and .Unsigned in the
+// runtime's Codings.cs compute the clamped extrapolation).
+
+// predTypes reports, per type of s, whether it holds a value tagged pred
+// (through fields, arrays, slices and pointers; types may hold
+// themselves, so the marks grow until they stop).
+func predTypes(s *bitwire.Schema) []bool {
+	has := make([]bool, len(s.Types))
+	var holds func(n *bitwire.NodeSchema) bool
+	holds = func(n *bitwire.NodeSchema) bool {
+		switch {
+		case n == nil:
+			return false
+		case n.Coding == "struct":
+			return has[*n.Ref]
+		case n.Elem != nil && n.Coding != "map":
+			return holds(n.Elem)
+		}
+		return n.Pred
+	}
+	for changed := true; changed; {
+		changed = false
+		for i, t := range s.Types {
+			for _, f := range t.Fields {
+				if !has[i] && holds(f.Node) {
+					has[i], changed = true, true
+				}
+			}
+		}
+	}
+	return has
+}
+
+// emitPredict returns type ti's Predict method.
+func (g *csGen) emitPredict(ti int, holds []bool) string {
+	t := &g.s.Types[ti]
+	g.method()
+	b := &csLines{}
+	b.f("\n        internal static void Predict(%s o, %s p)\n        {\n", g.class, g.class)
+	for _, f := range t.Fields {
+		if g.holdsPred(f.Node, holds) {
+			b.f("%s", g.predict(f.Node, "o."+f.Name, "p."+f.Name, holds, "            "))
+		}
+	}
+	b.f("        }\n")
+	return b.String()
+}
+
+func (g *csGen) holdsPred(n *bitwire.NodeSchema, holds []bool) bool {
+	switch {
+	case n.Coding == "struct":
+		return holds[*n.Ref]
+	case n.Elem != nil && n.Coding != "map":
+		return g.holdsPred(n.Elem, holds)
+	}
+	return n.Pred
+}
+
+// predict returns statements replacing lv, a value of node n in the
+// copy of the newer baseline, by its prediction from it and older.
+func (g *csGen) predict(n *bitwire.NodeSchema, older, lv string, holds []bool, in string) string {
+	b := &csLines{in: in}
+	switch n.Coding {
+	case "struct":
+		b.p("if (%s != null && %s != null) %s.Predict(%s, %s);", older, lv, g.names[*n.Ref], older, lv)
+	case "ptr":
+		if csValueType(n.Elem) {
+			t := g.v("t")
+			b.p("if (%s.HasValue && %s.HasValue)", older, lv)
+			b.p("{")
+			b.p("  %s %s = %s.Value;", g.typ(n.Elem), t, lv)
+			b.WriteString(g.predict(n.Elem, older+".Value", t, holds, in+"  "))
+			b.p("  %s = %s;", lv, t)
+			b.p("}")
+		} else { // a reference: the element's own statements test for null
+			b.WriteString(g.predict(n.Elem, older, lv, holds, in))
+		}
+	case "array", "slice":
+		count := ".Length"
+		if n.Coding == "slice" {
+			count = ".Count"
+		}
+		a, s := g.v("a"), g.v("s")
+		b.p("{ var %s = %s; var %s = %s;", a, lv, s, older)
+		b.p("  if (%s != null && %s != null)", a, s)
+		b.p("  {")
+		if n.Entity != nil { // entities of the same id pair, in one pass as entity deltas walk them
+			id := g.s.Types[*n.Elem.Ref].Fields[n.Entity.IDField]
+			key := func(x string) string {
+				if signed(id.Node.Type) {
+					return fmt.Sprintf("(ulong)(long)%s.%s", x, id.Name)
+				}
+				return fmt.Sprintf("(ulong)%s.%s", x, id.Name)
+			}
+			i, j := g.v("i"), g.v("j")
+			b.p("    for (int %s = 0, %s = 0; %s < %s%s && %s < %s%s;)", i, j, i, a, count, j, s, count)
+			b.p("    {")
+			b.p("      ulong ka = %s, kz = %s;", key(a+"["+i+"]"), key(s+"["+j+"]"))
+			b.p("      if (ka == kz) { %s.Predict(%s[%s], %s[%s]); %s++; %s++; }", g.names[*n.Elem.Ref], s, j, a, i, i, j)
+			b.p("      else if (ka < kz) %s++;", i)
+			b.p("      else %s++;", j)
+			b.p("    }")
+		} else {
+			i := g.v("i")
+			b.p("    for (int %s = 0; %s < %s%s && %s < %s%s; %s++)", i, i, a, count, i, s, count, i)
+			b.p("    {")
+			if csValueType(n.Elem) {
+				t := g.v("t")
+				b.p("      var %s = %s[%s];", t, a, i)
+				b.WriteString(g.predict(n.Elem, s+"["+i+"]", t, holds, in+"      "))
+				b.p("      %s[%s] = %s;", a, i, t)
+			} else {
+				b.WriteString(g.predict(n.Elem, s+"["+i+"]", a+"["+i+"]", holds, in+"      "))
+			}
+			b.p("    }")
+		}
+		b.p("  }")
+		b.p("}")
+	case "q":
+		q := g.quantizer(n)
+		b.p("%s = %s;", lv, g.conv(n, fmt.Sprintf("%s.Value(Prediction.Unsigned(%s.Index(%s, false), %s.Index(%s, false), 0UL, %dUL))", q, q, lv, q, older, n.Q.Steps)))
+	case "range":
+		if signed(n.Type) {
+			b.p("%s = %s;", lv, g.conv(n, fmt.Sprintf("Prediction.Signed((long)%s, (long)%s, %s, %s)", lv, older, csLong(n.Range.Min), csLong(n.Range.Max))))
+		} else {
+			b.p("%s = %s;", lv, g.conv(n, fmt.Sprintf("Prediction.Unsigned((ulong)%s, (ulong)%s, %sUL, %sUL)", lv, older, n.Range.Min, n.Range.Max)))
+		}
+	case "bits":
+		w := n.Bits.Width
+		if signed(n.Type) {
+			lo, hi := csLong(strconv.FormatInt(-1<<(w-1), 10)), csLong(strconv.FormatInt(1<<(w-1)-1, 10))
+			b.p("%s = %s;", lv, g.conv(n, fmt.Sprintf("Prediction.Signed((long)%s, (long)%s, %s, %s)", lv, older, lo, hi)))
+		} else {
+			b.p("%s = %s;", lv, g.conv(n, fmt.Sprintf("Prediction.Unsigned((ulong)%s, (ulong)%s, 0UL, %dUL)", lv, older, ^uint64(0)>>(64-w))))
+		}
+	}
+	return b.String()
+}
