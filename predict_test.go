@@ -214,6 +214,7 @@ func TestPredictedRoundTrip(t *testing.T) {
 		n = 300
 	}
 	steady := 0
+	var lastWant, lastOut pWorld
 	for i := 0; i < n; i++ {
 		older, base := randPWorld(rng), randPWorld(rng)
 		cur := randPWorld(rng)
@@ -233,6 +234,10 @@ func TestPredictedRoundTrip(t *testing.T) {
 		want := cur
 		require.NoError(t, c.Quantize(&want))
 		require.Equal(t, want, out, "case %d", i)
+		// The last case's value shares no memory with the predicted
+		// baseline, whose storage this case reused.
+		require.Equal(t, lastWant, lastOut, "case %d's value, after case %d", i-1, i)
+		lastWant, lastOut = want, out
 		// Decoding into a baseline itself.
 		b2 := clonePWorld(base)
 		require.NoError(t, c.UnmarshalPredicted(data, &older, &b2, &b2))
