@@ -19,23 +19,11 @@ import (
 // themselves, so the marks grow until they stop).
 func predTypes(s *bitwire.Schema) []bool {
 	has := make([]bool, len(s.Types))
-	var holds func(n *bitwire.NodeSchema) bool
-	holds = func(n *bitwire.NodeSchema) bool {
-		switch {
-		case n == nil:
-			return false
-		case n.Coding == "struct":
-			return has[*n.Ref]
-		case n.Elem != nil && n.Coding != "map":
-			return holds(n.Elem)
-		}
-		return n.Pred
-	}
 	for changed := true; changed; {
 		changed = false
 		for i, t := range s.Types {
 			for _, f := range t.Fields {
-				if !has[i] && holds(f.Node) {
+				if !has[i] && holdsPred(f.Node, has) {
 					has[i], changed = true, true
 				}
 			}
@@ -51,7 +39,7 @@ func (g *csGen) emitPredict(ti int, holds []bool) string {
 	b := &csLines{}
 	b.f("\n        internal static void Predict(%s o, %s p)\n        {\n", g.class, g.class)
 	for _, f := range t.Fields {
-		if g.holdsPred(f.Node, holds) {
+		if holdsPred(f.Node, holds) {
 			b.f("%s", g.predict(f.Node, "o."+f.Name, "p."+f.Name, holds, "            "))
 		}
 	}
@@ -59,12 +47,16 @@ func (g *csGen) emitPredict(ti int, holds []bool) string {
 	return b.String()
 }
 
-func (g *csGen) holdsPred(n *bitwire.NodeSchema, holds []bool) bool {
+// holdsPred reports whether node n is, or holds through arrays, slices
+// and pointers, a value tagged pred, has telling it of each struct type.
+func holdsPred(n *bitwire.NodeSchema, has []bool) bool {
 	switch {
+	case n == nil:
+		return false
 	case n.Coding == "struct":
-		return holds[*n.Ref]
+		return has[*n.Ref]
 	case n.Elem != nil && n.Coding != "map":
-		return g.holdsPred(n.Elem, holds)
+		return holdsPred(n.Elem, has)
 	}
 	return n.Pred
 }
