@@ -88,9 +88,11 @@ type deltaPlan struct {
 	// decBits, decBitsNoID: decodeFlat's bound on the bits of a delta of
 	// ops (noID) in decStructDeltaFlat's word loop, 0 when the kernel
 	// does not read them; decState: some leaf it hands to the general
-	// decoder keeps an adaptive state, which a failed kernel must restore
+	// decoder keeps an adaptive state, which a failed kernel must restore;
+	// wordsNoID: the word loop reads every leaf of noID itself, so that an
+	// entity set's changed entities are read by words alone (decEntityDelta)
 	decBits, decBitsNoID int
-	decState             bool
+	decState, wordsNoID  bool
 	size                 uintptr // the struct's size
 	depth                int     // struct nesting the operations span, the struct itself being 1
 	nest                 int     // the most structs and composites open at once
@@ -114,7 +116,7 @@ func flattenDelta(p *plan) *deltaPlan {
 	dp.ops = markUndo(append(dp.ops, dop{kind: dopStop}))
 	dp.size = p.typ.Size()
 	pod := !hasPointers(p.typ)
-	dp.decBits, dp.decState = decodeFlat(dp.ops, pod)
+	dp.decBits, dp.decState, _ = decodeFlat(dp.ops, pod)
 	// The operations of an entity, which skip its id field.
 	for i := range p.fields {
 		if f := &p.fields[i]; f.node.spec.id && f.node.code != cStruct {
@@ -122,7 +124,7 @@ func flattenDelta(p *plan) *deltaPlan {
 			dp.ops = nil
 			if dp.addStruct(p, 0, 1, make([]int, len(p.fields)), i) {
 				dp.idField, dp.noID = i, markUndo(append(dp.ops, dop{kind: dopStop}))
-				dp.decBitsNoID, _ = decodeFlat(dp.noID, pod)
+				dp.decBitsNoID, _, dp.wordsNoID = decodeFlat(dp.noID, pod)
 			}
 			dp.ops = all
 			break
@@ -139,12 +141,13 @@ func flattenDelta(p *plan) *deltaPlan {
 // for each (for a struct of leaves alone its loop is as short). The
 // leaves the loop does not read itself (windows, quaternions, other
 // codings, leaves over 56 bits) it hands to the general leaf decoder.
-// stateful reports whether one of them keeps an adaptive state.
-func decodeFlat(ops []dop, pod bool) (maxBits int, stateful bool) {
+// stateful reports whether one of them keeps an adaptive state, words
+// whether there is none.
+func decodeFlat(ops []dop, pod bool) (maxBits int, stateful, words bool) {
 	if !pod {
-		return 0, false
+		return 0, false, false
 	}
-	nested := false
+	nested, words := false, true
 	for i := range ops {
 		op := &ops[i]
 		switch op.kind {
@@ -155,7 +158,7 @@ func decodeFlat(ops []dop, pod bool) (maxBits int, stateful bool) {
 		default:
 			if wordLeaf(op) {
 				maxBits += int(op.width)
-			} else if op.kind == dopQuat || op.n.hasD {
+			} else if words = false; op.kind == dopQuat || op.n.hasD {
 				stateful = true
 			}
 		}
@@ -164,9 +167,9 @@ func decodeFlat(ops []dop, pod bool) (maxBits int, stateful bool) {
 		}
 	}
 	if !nested {
-		return 0, false
+		return 0, false, false
 	}
-	return maxBits, stateful
+	return maxBits, stateful, words
 }
 
 // wordLeaf reports whether deltaWords reads leaf op itself (a q without a

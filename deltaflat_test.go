@@ -448,35 +448,56 @@ func appendDeltaBothWays[T any](c *Codec[T], base, cur *T) (flat, general []byte
 
 // TestDeltaFlatDecodeDamaged: the delta decoder's flat kernel
 // (decStructDeltaFlat, which pkPlayer's entities take, handing their
-// quaternion and window to the general leaf decoder) fails as the general
-// decoder does, or decodes the same value, on every cut and every one-bit
-// flip of random deltas, near the input's end too: a failed kernel gives
-// back the adaptive states it moved.
+// quaternion and window to the general leaf decoder) and the entity cursor
+// (entityCursor, which reads ewPlayer's entities by words alone) fail as
+// the general decoder does, or decode the same value, on every cut and
+// every one-bit flip of random deltas, near the input's end too: a failed
+// kernel gives back the adaptive states it moved.
 func TestDeltaFlatDecodeDamaged(t *testing.T) {
-	c := MustFor[pkWorld]()
-	g := c.generalOnly()
-	dp := c.p.fields[1].node.elem.sub.dflat
-	require.Positive(t, dp.decBitsNoID, "pkPlayer is read by the kernel")
-	require.True(t, dp.decState, "with states to give back")
-	gen := func(seed int64) (*pkWorld, *pkWorld) {
-		r := rand.New(rand.NewSource(seed))
-		var base pkWorld
-		for i := range 1 + r.Intn(12) {
-			base.Ps = append(base.Ps, pkRandPlayer(r, uint16(3*i)))
-		}
-		cur := pkWorld{Ps: append([]pkPlayer(nil), base.Ps...)}
-		for i := range cur.Ps {
-			switch r.Intn(3) {
-			case 0:
-				cur.Ps[i] = pkRandPlayer(r, cur.Ps[i].ID)
-			case 1: // a window's difference and a position
-				cur.Ps[i].DX = min(max(cur.Ps[i].DX+0.4, -64), 64)
-				cur.Ps[i].Pos.X = 0
+	t.Run("pkWorld", func(t *testing.T) {
+		dp := MustFor[pkWorld]().p.fields[1].node.elem.sub.dflat
+		require.Positive(t, dp.decBitsNoID, "pkPlayer is read by the kernel")
+		require.True(t, dp.decState, "with states to give back")
+		require.False(t, dp.wordsNoID, "and leaves for the general decoder")
+		sameDamagedDecodes(t, func(seed int64) (*pkWorld, *pkWorld) {
+			r := rand.New(rand.NewSource(seed))
+			var base pkWorld
+			for i := range 1 + r.Intn(12) {
+				base.Ps = append(base.Ps, pkRandPlayer(r, uint16(3*i)))
 			}
-		}
-		return &base, &cur
-	}
-	decodes := 0
+			cur := pkWorld{Ps: append([]pkPlayer(nil), base.Ps...)}
+			for i := range cur.Ps {
+				switch r.Intn(3) {
+				case 0:
+					cur.Ps[i] = pkRandPlayer(r, cur.Ps[i].ID)
+				case 1: // a window's difference and a position
+					cur.Ps[i].DX = min(max(cur.Ps[i].DX+0.4, -64), 64)
+					cur.Ps[i].Pos.X = 0
+				}
+			}
+			return &base, &cur
+		})
+	})
+	t.Run("ewWorld", func(t *testing.T) {
+		dp := MustFor[ewWorld]().p.fields[1].node.elem.sub.dflat
+		require.True(t, dp.wordsNoID, "ewPlayer is read at the entity cursor")
+		sameDamagedDecodes(t, func(seed int64) (*ewWorld, *ewWorld) {
+			for r := rand.New(rand.NewSource(seed)); ; {
+				if base, cur := ewPair(r); len(base.Ps) > 0 && cur.Ps[0].Hp <= 200 {
+					return &base, &cur
+				}
+			}
+		})
+	})
+}
+
+// sameDamagedDecodes decodes every cut and every one-bit flip of the
+// deltas of 20 pairs from gen by the general decoder and by the fast
+// paths, which must agree.
+func sameDamagedDecodes[T any](t *testing.T, gen func(seed int64) (*T, *T)) {
+	c := MustFor[T]()
+	g := c.generalOnly()
+	decodes, good := 0, 0
 	for seed := int64(0); seed < 20; seed++ {
 		base, cur := gen(seed)
 		delta, err := c.AppendDelta(nil, base, cur)
@@ -484,11 +505,12 @@ func TestDeltaFlatDecodeDamaged(t *testing.T) {
 		qb, _ := gen(seed)
 		require.NoError(t, c.Quantize(qb))
 		try := func(bad []byte) {
-			var x, y pkWorld
+			var x, y T
 			errX, errY := g.UnmarshalDelta(bad, qb, &x), c.UnmarshalDelta(bad, qb, &y)
 			sameErr(t, errX, errY, "seed %d: %x", seed, bad)
 			if errX == nil {
 				require.Equal(t, x, y, "seed %d: %x", seed, bad)
+				good++
 			}
 			decodes++
 		}
@@ -501,5 +523,5 @@ func TestDeltaFlatDecodeDamaged(t *testing.T) {
 			try(bad)
 		}
 	}
-	t.Logf("%d damaged deltas", decodes)
+	t.Logf("%d damaged deltas, %d of them decoded", decodes, good)
 }

@@ -195,6 +195,62 @@ func (e *encoder) encAdded(n *node, sc *sliceHeader, added []int32) error {
 	return nil
 }
 
+// entityCursor reads the changed entities of a set whose delta plan's
+// word loop reads every leaf of an entity itself (dp.wordsNoID), when the
+// kernel may run as decStructDeltaKernel decides it: at a bit position of
+// its own, the reader moved to it only before another read of the set
+// and at its end, which spares a reader round trip an entity.
+type entityCursor struct {
+	dp     *deltaPlan // nil: the entities are read through the reader
+	data   []byte     // the input
+	pos    int        // the cursor's bit in data
+	behind bool       // the reader is not at pos yet
+}
+
+// start sets the cursor up for set n at the reader's position.
+func (ec *entityCursor) start(d *decoder, n *node) {
+	dp := n.elem.sub.dflat
+	if dp == nil || !dp.wordsNoID || dp.decBitsNoID == 0 || dp.idField != n.idField ||
+		d.general || d.debug || d.ar.rt != nil || d.depth+dp.depth > d.maxDepth {
+		return
+	}
+	ec.dp = dp
+	ec.data, ec.pos = d.r.Source()
+}
+
+// sync moves the reader to the cursor.
+func (ec *entityCursor) sync(d *decoder) {
+	if ec.behind {
+		d.r.SkipTo(ec.pos)
+		ec.behind = false
+	}
+}
+
+// changed reads the delta of a changed survivor of set n from its
+// baseline pb into pd (ec.dp set): by words at the cursor when it can,
+// else through the reader (where an error is reported).
+func (ec *entityCursor) changed(d *decoder, n *node, pb, pd unsafe.Pointer) error {
+	if dp := ec.dp; dp != nil && ec.pos+dp.decBitsNoID+64 <= len(ec.data)*8 {
+		if pb != pd {
+			copyPod(pd, pb, dp.size)
+		}
+		src := unsafe.Pointer(unsafe.SliceData(ec.data))
+		if next, _, st := deltaWords(dp.noID, 0, src, uint(ec.pos), pd); st == wordsDone {
+			ec.pos, ec.behind = int(next), true
+			return nil
+		}
+		// A key out of its range: the reader's paths report it.
+	}
+	ec.sync(d)
+	if !d.decEntityKernel(n, pb, pd) {
+		if err := d.decStructDelta(n.elem.sub, pb, pd, n.idField); err != nil {
+			return err
+		}
+	}
+	_, ec.pos = d.r.Source()
+	return nil
+}
+
 // decEntityKernel reads a changed entity of set n by
 // decStructDeltaKernel when its operations allow, and reports whether it
 // did.
@@ -235,6 +291,10 @@ func (d *decoder) decEntityDelta(n *node, b, dst unsafe.Pointer) error {
 	}
 	bi, ai, ri, ci, k := 0, 0, 0, 0, 0 // baseline index, set positions, survivor ordinal
 	na, nr, nc := at(added, 0), at(removed, 0), at(changed, 0)
+	// Changed survivors the word loop reads whole are read at a bit
+	// position of the set's own (see entityCursor).
+	var ec entityCursor
+	ec.start(d, n)
 	for j := 0; j < l; {
 		if na == j {
 			ai++
@@ -255,10 +315,13 @@ func (d *decoder) decEntityDelta(n *node, b, dst unsafe.Pointer) error {
 			ci++
 			nc = at(changed, ci)
 			pb, pd := ptrAt(sb.data, uintptr(bi)*n.stride), ptrAt(sd.data, uintptr(j)*n.stride)
-			if !d.decEntityKernel(n, pb, pd) {
-				if err := d.decStructDelta(n.elem.sub, pb, pd, n.idField); err != nil {
-					return wrapField(err, fmt.Sprintf("[%d]", j), d.r.Pos())
-				}
+			if ec.dp != nil {
+				err = ec.changed(d, n, pb, pd)
+			} else if !d.decEntityKernel(n, pb, pd) {
+				err = d.decStructDelta(n.elem.sub, pb, pd, n.idField)
+			}
+			if err != nil {
+				return wrapField(err, fmt.Sprintf("[%d]", j), d.r.Pos())
 			}
 			j, bi, k = j+1, bi+1, k+1
 			continue
@@ -275,6 +338,7 @@ func (d *decoder) decEntityDelta(n *node, b, dst unsafe.Pointer) error {
 		}
 		j, bi, k = j+run, bi+run, k+run
 	}
+	ec.sync(d)
 	for _, j := range added {
 		if err := d.decNode(n.elem, ptrAt(sd.data, uintptr(j)*n.stride)); err != nil {
 			return wrapField(err, fmt.Sprintf("[%d]", j), d.r.Pos())

@@ -130,6 +130,12 @@ var pathCases = []pathCase{
 		}
 		return &base, &cur
 	}),
+	// entities the delta kernel reads by words alone (entityCursor), with
+	// new ones after them, read through the reader once the cursor is done
+	pathsOf("ewWorld", func(seed int64) (*ewWorld, *ewWorld) {
+		b, c := ewPair(rand.New(rand.NewSource(seed)))
+		return &b, &c
+	}),
 	// a struct of one quaternion (its changed bit folded into the
 	// quaternion's first table by the model) as a field and in a slice
 	pathsOf("mfWorld", func(seed int64) (*mfWorld, *mfWorld) {
@@ -407,6 +413,59 @@ func pkRandPlayer(r *rand.Rand, id uint16) pkPlayer {
 	return pkPlayer{ID: id, Pos: pkPos{X: uni32(r, -512, 512), Y: uni32(r, -16, 112), Z: uni32(r, -512, 512)},
 		Aim: pkAim{Yaw: uni32(r, 0, 360), Ammo: int8(r.Intn(100))}, Hp: r.Intn(201), Alive: r.Intn(2) == 0,
 		Flags: pkFlags{r.Intn(2) == 0, r.Intn(2) == 0}, Rot: pkQuat(r), DX: uni32(r, -64, 64)}
+}
+
+// ewPlayer is pkPlayer without the leaves the delta kernel hands to the
+// general decoder: an entity set of them is read at the entity cursor.
+type ewPlayer struct {
+	ID    uint16  `net:"id"`
+	Pos   pkPos   `net:"composite"`
+	Aim   pkAim   // nested: its own changed bits
+	Hp    int     `net:"range,min=0,max=200"`
+	Alive bool    `net:""`
+	Flags pkFlags `net:"composite"`
+}
+
+type ewWorld struct {
+	Tick uint32     `net:"bits=32"`
+	Ps   []ewPlayer `net:",maxlen=40"`
+}
+
+func ewRandPlayer(r *rand.Rand, id uint16) ewPlayer {
+	p := pkRandPlayer(r, id)
+	return ewPlayer{ID: p.ID, Pos: p.Pos, Aim: p.Aim, Hp: p.Hp, Alive: p.Alive, Flags: p.Flags}
+}
+
+// ewPair returns a baseline and a current ewWorld: players changed in one
+// field or more, some removed, some added, and in one pair of 20 a health
+// that cannot be coded.
+func ewPair(r *rand.Rand) (base, cur ewWorld) {
+	for i := range r.Intn(30) {
+		base.Ps = append(base.Ps, ewRandPlayer(r, uint16(2*i)))
+	}
+	cur = ewWorld{Tick: base.Tick + 1}
+	for _, p := range base.Ps {
+		switch r.Intn(7) {
+		case 0:
+			continue // removed
+		case 1:
+			p.Pos.X = min(p.Pos.X+0.5, 512)
+		case 2:
+			p.Aim.Yaw = uni32(r, 0, 360)
+		case 3:
+			p.Hp, p.Flags.Firing = r.Intn(201), !p.Flags.Firing
+		case 4:
+			p = ewRandPlayer(r, p.ID)
+		}
+		cur.Ps = append(cur.Ps, p)
+	}
+	for k := range r.Intn(4) {
+		cur.Ps = append(cur.Ps, ewRandPlayer(r, uint16(2*k+1)))
+	}
+	if r.Intn(20) == 0 && len(cur.Ps) > 0 {
+		cur.Ps[0].Hp = 300 // cannot be coded
+	}
+	return base, cur
 }
 
 type wdFlat struct {
