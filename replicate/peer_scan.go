@@ -133,19 +133,29 @@ func (p *Peer[E]) weigh(tick, every uint32, thr float32) {
 		h, t := &hot[slot], &tracks[slot]
 		acc := t.accAt(tick)
 		h.seen = tick
+		h.wake = 0
 		if acc >= thr {
 			if acc >= cut {
 				hi[hiN] = newCand(slot, acc)
 				hiN++
-			} else {
-				hi2[hi2N] = newCand(slot, acc)
-				hi2N++
+				next[nextN] = slot
+				nextN++
+				continue
+			}
+			hi2[hi2N] = newCand(slot, acc)
+			hi2N++
+			// Listed, and, when it needs 4 ticks or more to reach cut,
+			// asleep for half of them, as below the threshold.
+			if need := (cut - acc) / max(t.pr, 1e-9); need >= 4 {
+				h.wake = tick + uint32(min(need/2, maxSleep))
+				sleep[sleepN] = slot
+				sleepN++
+				continue
 			}
 			next[nextN] = slot
 			nextN++
 			continue
 		}
-		h.wake = 0
 		if need := (thr - acc) / max(t.pr, 1e-9); need >= 4 {
 			h.wake = tick + uint32(min(need/2, maxSleep))
 			sleep[sleepN] = slot
