@@ -129,7 +129,10 @@ func (e *encoder) encInt(n *node, p unsafe.Pointer) error {
 		return err
 	}
 	if neg && !e.neg {
-		return errNeedSign
+		if e.flagged {
+			return errNeedSign // written 0 already: the message starts again
+		}
+		e.neg = true // the flag comes next, before this value: it is written 1
 	}
 	if !isSigned(n) {
 		fields.WriteBitlen(e.w, mag, n.n)
@@ -225,6 +228,9 @@ func (e *encoder) encGroup(s *seq, count, width int) error {
 		return nil
 	}
 	if s.signed() {
+		if !e.flagged && !e.neg && s.anyNeg(count) {
+			e.neg = true // the flag is written here, before its first value: 1
+		}
 		e.signFlag()
 	}
 	// Members that carry a sign bit carry it in both modes, so sign bits
@@ -265,6 +271,17 @@ func (e *encoder) encGroup(s *seq, count, width int) error {
 		e.w.WriteBits(mag, maxHigh+1)
 	}
 	return nil
+}
+
+// anyNeg reports whether one of the first count members of s is negative (a member whose value
+// is in error is not: the group's loop reports it).
+func (s *seq) anyNeg(count int) bool {
+	for i := 0; i < count; i++ {
+		if neg, _, err := intValue(s.at(i)); err == nil && neg {
+			return true
+		}
+	}
+	return false
 }
 
 func (d *decoder) decGroup(s *seq, count, width int) error {

@@ -727,7 +727,7 @@ func (e *encoder) encSliceDeltaFused(n *node, b, c unsafe.Pointer) (bool, error)
 	}
 	e.writeIndexSet(changed, common, false)
 	e.w.WriteFrom(sw)
-	e.flagged = se.flagged
+	e.flagged, e.neg = se.flagged, se.neg
 	for i := common; i < sc.len; i++ {
 		if err := e.encNode(el, ptrAt(sc.data, uintptr(i)*n.stride)); err != nil {
 			return false, wrapField(err, fmt.Sprintf("[%d]", i), e.w.Len())

@@ -165,7 +165,7 @@ func (e *encoder) encEntityDeltaFused(n *node, b, c unsafe.Pointer) (bool, error
 	survivors := i - nr
 	added = e.writeEntitySets(nb, nc, i, j, removed[:nr], added[:na], changed[:nch], survivors)
 	e.w.WriteFrom(sw)
-	e.flagged = se.flagged
+	e.flagged, e.neg = se.flagged, se.neg
 	return survivors != nb || survivors != nc || nch > 0, e.encAdded(n, sc, added)
 }
 

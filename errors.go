@@ -68,8 +68,9 @@ func (e *FieldError) Error() string {
 func (e *FieldError) Unwrap() error { return e.Err }
 
 // errNeedSign is the internal signal that a message needs its "any
-// negative" flag set; the encoder rewinds and encodes again. It never
-// escapes to a caller.
+// negative" flag set after it was written 0 (a negative value met before
+// the flag is written sets it in the same pass); the encoder rewinds and
+// encodes again. It never escapes to a caller.
 var errNeedSign = errors.New("bitwire: internal: message needs the sign flag")
 
 // wrapField prefixes err's path with name (a field name or "[i]"). bit is

@@ -51,7 +51,8 @@ type mark struct {
 	at      int   // the writer's length in bits
 	depth   int32 // the nesting depth
 	saved   int32 // 1 + the index of the states saved on arena.marks, or 0: none
-	flagged bool
+	flagged bool  // the sign flag written, and its value
+	neg     bool
 }
 
 // savedStates is what markStates saves on the arena: the mark of the
@@ -62,7 +63,7 @@ type savedStates struct {
 
 // mark returns the current point, without the states.
 func (e *encoder) mark() mark {
-	return mark{at: e.w.Len(), depth: int32(e.depth), flagged: e.flagged}
+	return mark{at: e.w.Len(), depth: int32(e.depth), flagged: e.flagged, neg: e.neg}
 }
 
 // markStates returns the current point with the states, for a take-back
@@ -94,7 +95,7 @@ func (a *arena) pushStates() int32 {
 // and the state is as it was (the states too, if m saved them).
 func (e *encoder) rewind(m mark) {
 	e.w.Truncate(m.at)
-	e.flagged, e.depth = m.flagged, int(m.depth)
+	e.flagged, e.neg, e.depth = m.flagged, m.neg, int(m.depth)
 	if m.saved != 0 {
 		e.ar.popStates(m.saved)
 	}
@@ -105,7 +106,7 @@ func (e *encoder) rewind(m mark) {
 // bits and the flag are all there is to take back.
 func (e *encoder) unwrite(m mark) {
 	e.w.Truncate(m.at)
-	e.flagged = m.flagged
+	e.flagged, e.neg = m.flagged, m.neg
 }
 
 // commit keeps what was written since m and forgets m's saved states.
