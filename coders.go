@@ -56,9 +56,13 @@ type coder struct {
 	storeKey func(n *node, p unsafe.Pointer, k uint64) error
 	step     func(n *node) float64
 	// keyBounds gives the least and greatest key a field can hold, as
-	// int64s when signed: a prediction (predict.go) is clamped to them.
-	// nil: the coding's keys are not linear, and it takes no pred.
+	// int64s when signed (nil: the coding's keys are not linear). predict
+	// replaces the value at dst, a copy of the newer baseline, by its
+	// prediction from it and the value at older (predict.go): predictLeaf
+	// for the codings with linear keys, which extrapolates a key and
+	// clamps it to keyBounds. nil: the coding takes no pred.
 	keyBounds func(n *node) (lo, hi uint64, signed bool)
+	predict   func(n *node, dst, older unsafe.Pointer)
 
 	// eq compares values of a coding without a key; copy copies values of
 	// a coding whose Go type holds pointers (others are copied as memory).

@@ -31,7 +31,8 @@ var bitsCoder = coder{
 		storeInt(p, n.mem, k)
 		return nil
 	},
-	step: unitStep,
+	step:    unitStep,
+	predict: predictLeaf,
 	keyBounds: func(n *node) (uint64, uint64, bool) {
 		if n.mem.signed() {
 			return uint64(int64(-1) << (n.n - 1)), uint64(1)<<(n.n-1) - 1, true

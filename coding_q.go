@@ -27,6 +27,7 @@ var qCoder = coder{
 		return nil
 	},
 	step:      func(n *node) float64 { return n.q.Step() },
+	predict:   predictLeaf,
 	keyBounds: func(n *node) (uint64, uint64, bool) { return 0, n.q.Steps(), false },
 	flat: func(n *node) flatCode {
 		if n.mem == mF32 && !n.clamp {

@@ -21,6 +21,8 @@ var quatCoder = coder{
 	fill:  fillQuat,
 	width: func(n *node) int { return n.quat.Bits() },
 	key:   quatKey,
+	// pred: the rotation from the older baseline to the newer applied again
+	predict: predictQuat,
 	// a struct with X, Y, Z, W and fields of its own, some with pointers:
 	// only the components belong to this node
 	copy: func(n *node, dst, src unsafe.Pointer) { storeQuat(n, dst, loadQuat(n, src)) },
@@ -39,6 +41,27 @@ var quatCoder = coder{
 
 // quatKey is the key of a quaternion: its smallest-three packing.
 func quatKey(n *node, p unsafe.Pointer) (uint64, error) { return n.quat.Pack(loadQuat(n, p)) }
+
+// predictQuat replaces the rotation at dst, a copy of the newer baseline,
+// by the rotation from older to it applied once more (fields.Quat.Predict
+// on their packings), stored as Unpack gives it. A rotation that does not
+// pack on either side (which no decoded value is) leaves dst as it is.
+func predictQuat(n *node, dst, older unsafe.Pointer) {
+	k1, err := quatKey(n, dst)
+	if err != nil {
+		return
+	}
+	k0, err := quatKey(n, older)
+	if err != nil {
+		return
+	}
+	k, err := n.quat.Predict(k0, k1)
+	if err != nil || k == k1 {
+		return
+	}
+	v, _ := n.quat.Unpack(k) // Pack's result: Unpack accepts it
+	storeQuat(n, dst, v)
+}
 
 func fillQuat(nd *node, path string, t reflect.Type, s spec, what string) error {
 	if err := s.reject(path, what, "min", "max", "prec", "group", "maxlen", "id", "clamp", "dmin"); err != nil {

@@ -39,7 +39,8 @@ var rangeCoder = coder{
 		storeInt(p, n.mem, k)
 		return nil
 	},
-	step: unitStep,
+	step:    unitStep,
+	predict: predictLeaf,
 	keyBounds: func(n *node) (uint64, uint64, bool) {
 		if n.mem.signed() {
 			return uint64(n.irng.Min()), uint64(n.irng.Max()), true

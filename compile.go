@@ -135,8 +135,8 @@ func fillLeaf(nd *node, path string, t reflect.Type, s spec, what string, c code
 	if s.pred {
 		// pred is the same option for every coding that has a linear key:
 		// checked here, not by each row's fill.
-		if row.keyBounds == nil {
-			return badTag(path, "option pred does not apply to %s: it predicts q, range, bits and fixed scalars (and arrays, slices and structs of them)", what)
+		if row.predict == nil {
+			return badTag(path, "option pred does not apply to %s: it predicts q, range, bits and quat values (and arrays, slices and structs of them)", what)
 		}
 		s.pred, nd.pred = false, true
 	}

@@ -146,6 +146,12 @@ type gPred struct {
 	Hp uint8   `net:"range,min=0,max=100"`
 }
 
+// gPredSpin turns about z: its rotation is predicted from two baselines.
+type gPredSpin struct {
+	Rot [4]float32 `net:"quat,pred"`
+	Hp  uint8      `net:"range,min=0,max=100"`
+}
+
 // gPredWorld holds predicted values in an entity set, an array and a
 // signed bits field.
 type gPredWorld struct {
@@ -386,6 +392,11 @@ func goldenCases() []goldenCase {
 			gPredWorld{Bodies: []gPredBody{{ID: 1, X: 2, Hp: 8}, {ID: 2, X: 7}, {ID: 4, X: -6, Hp: 1}}, Aim: [2]float32{0.25, 0.75}, Spin: -16},
 			gPredWorld{Bodies: []gPredBody{{ID: 1, X: 4, Hp: 7}, {ID: 2, X: 7.5}, {ID: 4, X: -7, Hp: 1}, {ID: 5, X: 1}}, Aim: [2]float32{0.5, 1}, Spin: -16}),
 			"value is [older base current]; entities pair by id (2 has no partner in older: predicted as it is; 3 is gone); Aim[1] and Spin clamp to their bounds"),
+		withNote(predictedCase("delta-predicted-quat",
+			gPredSpin{Rot: q(0, 0, 0, 1), Hp: 50},
+			gPredSpin{Rot: q(0, 0, 0.42261826, 0.90630779), Hp: 50},
+			gPredSpin{Rot: q(0.01, 0, 0.76604444, 0.64278761), Hp: 50}),
+			"value is [older base current]; a turn of 50 degrees about z, after the identity, predicts 100 degrees (2(r0.r1)r1 - r0, packed); current tilts by 0.01 in x: changed (1), then its relative quaternion against the prediction; Hp unchanged (0)"),
 	}, goldenModelCases()...)
 }
 

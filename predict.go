@@ -125,7 +125,7 @@ func predictNode(n *node, dst, older unsafe.Pointer) {
 			predictNode(n.elem, pd, po)
 		}
 	default:
-		predictLeaf(n, dst, older)
+		n.row.predict(n, dst, older)
 	}
 }
 

@@ -499,7 +499,7 @@ func (b *schemaBuilder) node(n *node) *NodeSchema {
 		ns.Key = b.node(n.key)
 		ns.Elem = b.node(n.elem)
 	}
-	if n.row.keyBounds != nil {
+	if n.row.predict != nil {
 		ns.Pred = n.pred
 	}
 	if n.hasD {

@@ -315,29 +315,9 @@ func (d *sdec) elems(n *NodeSchema, count int) []any {
 }
 
 // quat unpacks smallest-three bits (wire-format.md, "Smallest-three
-// quaternion").
+// quaternion") into a value of the node's type.
 func (d *sdec) quat(n *NodeSchema, u uint64) [4]float64 {
-	nb := n.Quat.Bits
-	steps := uint64(1)<<uint(nb) - 2 // wire version 2: 0 on the grid
-	h := int64(steps / 2)
-	step := 1.4142135623730951 / float64(steps)
-	m := int(u & 3)
-	var q [4]float64
-	rad := 1.0 // 1 - a² - b² - c², in that order
-	k := 0
-	for i := 0; i < 4; i++ {
-		if i == m {
-			continue
-		}
-		idx := u >> uint(2+k*nb) & (1<<uint(nb) - 1)
-		if idx > steps {
-			panic(errSchemaDec)
-		}
-		q[i] = float64(int64(idx)-h) * step
-		rad -= q[i] * q[i]
-		k++
-	}
-	q[m] = math.Sqrt(rad)
+	q := quatUnpack(n.Quat.Bits, u)
 	for i := range q {
 		q[i] = storeF(n.Type, q[i])
 	}
@@ -900,6 +880,32 @@ func sortAny(s []any, less func(a, b any) bool) {
 	}
 }
 
+// quatUnpack unpacks smallest-three bits of nb bits a component into
+// float64 components.
+func quatUnpack(nb int, u uint64) [4]float64 {
+	steps := uint64(1)<<uint(nb) - 2 // wire version 2: 0 on the grid
+	h := int64(steps / 2)
+	step := 1.4142135623730951 / float64(steps)
+	m := int(u & 3)
+	var q [4]float64
+	rad := 1.0 // 1 - a² - b² - c², in that order
+	k := 0
+	for i := 0; i < 4; i++ {
+		if i == m {
+			continue
+		}
+		idx := u >> uint(2+k*nb) & (1<<uint(nb) - 1)
+		if idx > steps {
+			panic(errSchemaDec)
+		}
+		q[i] = float64(int64(idx)-h) * step
+		rad -= q[i] * q[i]
+		k++
+	}
+	q[m] = math.Sqrt(rad)
+	return q
+}
+
 // quatPack packs a quaternion by the steps of wire-format.md's encoder,
 // as a receiver must pack its baseline for a relative quaternion.
 func quatPack(nb int, v [4]float64) uint64 {
@@ -1179,6 +1185,22 @@ func sdecPredictNode(s *Schema, n *NodeSchema, b, o any) any {
 	}
 	if !n.Pred {
 		return b
+	}
+	if n.Coding == "quat" {
+		// the rotation from older to base applied again: 2(r0·r1)r1 - r0
+		// of their unpacked packings, packed and unpacked
+		nb := n.Quat.Bits
+		r0, r1 := quatUnpack(nb, quatPack(nb, o.([4]float64))), quatUnpack(nb, quatPack(nb, b.([4]float64)))
+		t := float64(r0[0]*r1[0]) + float64(r0[1]*r1[1]) + float64(r0[2]*r1[2]) + float64(r0[3]*r1[3])
+		var p [4]float64
+		for i := range p {
+			p[i] = float64(2*t*r1[i]) - r0[i]
+		}
+		q := quatUnpack(nb, quatPack(nb, p))
+		for i := range q {
+			q[i] = storeF(n.Type, q[i])
+		}
+		return q
 	}
 	// keys as exact integers: big enough for 64-bit ones and their sums
 	var lo, hi, k1, k0 *big.Int

@@ -290,6 +290,35 @@ func (q Quat) Unpack(u uint64) ([4]float64, error) {
 	return out, nil
 }
 
+// Predict returns the packed quaternion that repeats the rotation from
+// older to base once more, base·older⁻¹·base, from their packings: what a
+// value tagged pred is predicted at. It is computed as 2(r0·r1)r1 − r0,
+// the same rotation for unit quaternions and the same for either sign of
+// r0 or r1, where r0 and r1 are Unpack's results for older and base, the
+// dot product is summed in component order (x, y, z, w) and every product
+// and sum is rounded to float64 on its own (no fused multiply-add), and
+// the result is packed by Pack. Those are IEEE 754 operations, rounded
+// the same in every language, so every decoder that follows this
+// arithmetic predicts the same code. Its errors are Unpack's for either
+// packing.
+func (q Quat) Predict(older, base uint64) (uint64, error) {
+	r0, err := q.Unpack(older)
+	if err != nil {
+		return 0, err
+	}
+	r1, err := q.Unpack(base)
+	if err != nil {
+		return 0, err
+	}
+	// float64(...) keeps each product rounded alone: no fused multiply-add.
+	t2 := 2 * (float64(r0[0]*r1[0]) + float64(r0[1]*r1[1]) + float64(r0[2]*r1[2]) + float64(r0[3]*r1[3]))
+	var p [4]float64
+	for i := range p {
+		p[i] = float64(t2*r1[i]) - r0[i]
+	}
+	return q.Pack(p)
+}
+
 // quatOthers lists, for each dropped component, the other three in order.
 var quatOthers = [4][3]uint8{{1, 2, 3}, {0, 2, 3}, {0, 1, 3}, {0, 1, 2}}
 
