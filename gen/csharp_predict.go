@@ -12,7 +12,8 @@ import (
 // copy of the newer baseline) each pred value by its prediction from p's
 // value and o's (the older baseline), by the rule of wire-format.md,
 // "Prediction from two baselines" (Prediction.Signed and .Unsigned in the
-// runtime's Codings.cs compute the clamped extrapolation).
+// runtime's Prediction.cs compute the clamped extrapolation, Prediction.Quat
+// a quaternion's).
 
 // predTypes reports, per type of s, whether it holds a value tagged pred
 // (through fields, arrays, slices and pointers; types may hold
@@ -120,6 +121,22 @@ func (g *csGen) predict(n *bitwire.NodeSchema, older, lv string, holds []bool, i
 			b.p("    }")
 		}
 		b.p("  }")
+		b.p("}")
+	case "quat":
+		qc, r := g.quatCoder(n), g.v("r")
+		b.p("{ var %s = new double[4];", r)
+		if len(n.Quat.Fields) == 4 {
+			el := "double"
+			if n.Type == "float32" {
+				el = "float"
+			}
+			b.p("  if (Prediction.Quat(%s, %s, %s, %s)) %s = new %s { X = (%s)%s[0], Y = (%s)%s[1], Z = (%s)%s[2], W = (%s)%s[3] };",
+				qc, quatArgs(n, older), quatArgs(n, lv), r, lv, g.typ(n), el, r, el, r, el, r, el, r)
+		} else {
+			el := csScalar(n.Type)
+			b.p("  if (%s != null && %s != null && %s.Length == 4 && %s.Length == 4 && Prediction.Quat(%s, %s, %s, %s))", older, lv, older, lv, qc, quatArgs(n, older), quatArgs(n, lv), r)
+			b.p("  { %s[0] = (%s)%s[0]; %s[1] = (%s)%s[1]; %s[2] = (%s)%s[2]; %s[3] = (%s)%s[3]; }", lv, el, r, lv, el, r, lv, el, r, lv, el, r)
+		}
 		b.p("}")
 	case "q":
 		q := g.quantizer(n)

@@ -2,6 +2,7 @@ package gen_test
 
 import (
 	"encoding/hex"
+	"math"
 	"math/rand"
 	"strings"
 	"testing"
@@ -21,14 +22,49 @@ type cfFlyers struct {
 	Spin   int16      `net:"bits=9,pred"`
 	Far    int64      `net:"range,min=-9000000000000000000,max=9000000000000000000,pred"`
 	Cam    *cfCam
+	Ori    cfOri `net:"quat,bits=11,pred"`
 }
 
+// cfOri is a quaternion held in a struct of float64 components.
+type cfOri struct{ X, Y, Z, W float64 }
+
 type cfFlyer struct {
-	ID  uint16  `net:"id,bits=16"`
-	X   float32 `net:"q,min=-500,max=500,prec=0.05,dmin=-5,dmax=5,pred"`
-	Y   float64 `net:"q,min=-500,max=500,prec=0.05,pred"`
-	Dir uint8   `net:"range,min=0,max=200,pred"`
-	Hp  uint8   `net:"range,min=0,max=100"`
+	ID  uint16     `net:"id,bits=16"`
+	X   float32    `net:"q,min=-500,max=500,prec=0.05,dmin=-5,dmax=5,pred"`
+	Y   float64    `net:"q,min=-500,max=500,prec=0.05,pred"`
+	Dir uint8      `net:"range,min=0,max=200,pred"`
+	Hp  uint8      `net:"range,min=0,max=100"`
+	Rot [4]float32 `net:"quat,pred"`
+}
+
+// spinOf is the rotation a flyer of the given id turns by each step: up
+// to 21° about an axis of its own.
+func spinOf(id uint16) [4]float64 {
+	a := [3]float64{float64(id%5) - 2, float64(id%3) - 1, 1}
+	l := math.Sqrt(a[0]*a[0] + a[1]*a[1] + a[2]*a[2])
+	h := float64(id%7+1) * 1.5 * math.Pi / 180
+	s := math.Sin(h) / l
+	return [4]float64{a[0] * s, a[1] * s, a[2] * s, math.Cos(h)}
+}
+
+// turn returns the rotation d·q, normalized.
+func turn(d, q [4]float64) [4]float64 {
+	p := [4]float64{
+		d[3]*q[0] + d[0]*q[3] + d[1]*q[2] - d[2]*q[1],
+		d[3]*q[1] - d[0]*q[2] + d[1]*q[3] + d[2]*q[0],
+		d[3]*q[2] + d[0]*q[1] - d[1]*q[0] + d[2]*q[3],
+		d[3]*q[3] - d[0]*q[0] - d[1]*q[1] - d[2]*q[2],
+	}
+	l := math.Sqrt(p[0]*p[0] + p[1]*p[1] + p[2]*p[2] + p[3]*p[3])
+	return [4]float64{p[0] / l, p[1] / l, p[2] / l, p[3] / l}
+}
+
+func f32q(q [4]float64) [4]float32 {
+	return [4]float32{float32(q[0]), float32(q[1]), float32(q[2]), float32(q[3])}
+}
+
+func f64q(q [4]float32) [4]float64 {
+	return [4]float64{float64(q[0]), float64(q[1]), float64(q[2]), float64(q[3])}
 }
 
 type cfCam struct {
@@ -49,6 +85,8 @@ func newFlyers(r *rand.Rand) *flyerWorld {
 		f.add(id)
 	}
 	f.v.Aim = [2]float32{float32(r.Float64()*2 - 1), 0}
+	o := turn([4]float64{r.NormFloat64(), r.NormFloat64(), r.NormFloat64(), r.NormFloat64()}, [4]float64{0, 0, 0, 1})
+	f.v.Ori = cfOri{o[0], o[1], o[2], o[3]}
 	if r.Intn(2) == 0 {
 		f.v.Cam = &cfCam{Zoom: 1}
 	}
@@ -57,7 +95,8 @@ func newFlyers(r *rand.Rand) *flyerWorld {
 
 func (f *flyerWorld) add(id uint16) {
 	r := f.r
-	f.v.Bodies = append(f.v.Bodies, cfFlyer{ID: id, X: float32(r.Float64()*800 - 400), Y: r.Float64()*800 - 400, Dir: uint8(r.Intn(201)), Hp: uint8(r.Intn(101))})
+	rot := f32q(turn([4]float64{r.NormFloat64(), r.NormFloat64(), r.NormFloat64(), r.NormFloat64()}, [4]float64{0, 0, 0, 1}))
+	f.v.Bodies = append(f.v.Bodies, cfFlyer{ID: id, X: float32(r.Float64()*800 - 400), Y: r.Float64()*800 - 400, Dir: uint8(r.Intn(201)), Hp: uint8(r.Intn(101)), Rot: rot})
 	f.vel[id] = [2]float64{float64(r.Intn(41)-20) * 0.05, float64(r.Intn(41)-20) * 0.05}
 }
 
@@ -75,6 +114,7 @@ func (f *flyerWorld) step() cfFlyers {
 		b.X = float32(min(500, max(-500, float64(b.X)+d[0])))
 		b.Y = min(500, max(-500, b.Y+d[1]))
 		b.Dir = uint8((int(b.Dir) + 1) % 201)
+		b.Rot = f32q(turn(spinOf(b.ID), f64q(b.Rot)))
 	}
 	if r.Intn(10) == 0 && len(v.Bodies) > 0 {
 		k := r.Intn(len(v.Bodies))
@@ -91,6 +131,8 @@ func (f *flyerWorld) step() cfFlyers {
 	if v.Far > 8_000_000_000_000_000_000 {
 		v.Far = -8_000_000_000_000_000_000
 	}
+	o := turn(spinOf(7), [4]float64{v.Ori.X, v.Ori.Y, v.Ori.Z, v.Ori.W})
+	v.Ori = cfOri{o[0], o[1], o[2], o[3]}
 	if v.Cam != nil {
 		c := *v.Cam
 		c.Zoom = min(8, c.Zoom+0.0625)

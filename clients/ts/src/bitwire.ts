@@ -454,7 +454,7 @@ export interface NodeBase {
   /** floats: the Go type is float32 */
   f32?: boolean;
   clamp?: boolean;
-  /** q, range, bits: coded against its prediction from two baselines in predicted deltas (runtime/predict.ts) */
+  /** q, range, bits, quat: coded against its prediction from two baselines in predicted deltas (runtime/predict.ts) */
   pred?: boolean;
   /** string, bytes, slice, map: the declared limit (0 or absent: none) */
   maxlen?: number;
@@ -2400,7 +2400,8 @@ function quatDiffs(qq: QuatCoder, pb: number[], pc: number[]): [number, number[]
 // The predicted baseline of a delta coded from two baselines (Go's
 // Codec.MarshalPredicted; wire-format.md, "Prediction from two
 // baselines"): base, with each value tagged pred replaced by
-// base + (base - older) in keys, clamped to the field's keys.
+// base + (base - older) in keys, clamped to the field's keys; each
+// quaternion by its last rotation step applied again.
 
 /** whether node n is, or holds, a value tagged pred (cached on the node) */
 function holdsPred(n: Node, seen: Set<StructPlan> = new Set()): boolean {
@@ -2460,6 +2461,7 @@ function predictNode(n: Node, b: any, o: any): any {
 
 /** the prediction of one pred scalar (q, range, bits); computed in bigint, so exactly */
 function predictLeaf(n: Node, b: any, o: any): any {
+  if (n.k === "quat") return predictQuat(n, b, o);
   let lo: bigint, hi: bigint, k1: bigint, k0: bigint;
   switch (n.k) {
     case "q": {
@@ -2486,6 +2488,19 @@ function predictLeaf(n: Node, b: any, o: any): any {
     return n.f32 ? Math.fround(v) : v;
   }
   return typeof b === "bigint" ? p : Number(p);
+}
+
+/**
+ * the prediction of a pred quaternion: the rotation from older to base applied again, 2(r0·r1)r1 - r0
+ * of their unpacked packings, packed; in doubles, each operation rounded alone as in Go
+ */
+function predictQuat(n: QuatNode, b: any, o: any): any {
+  const c = qc(n);
+  let p1: number[], p0: number[];
+  try { p1 = c.pack(loadQuat(n, b)); p0 = c.pack(loadQuat(n, o)); } catch { return b; } // no packing: not predicted, as in Go
+  const r0 = c.unpack(p0), r1 = c.unpack(p1);
+  const t2 = 2 * (r0[0] * r1[0] + r0[1] * r1[1] + r0[2] * r1[2] + r0[3] * r1[3]);
+  return storeQuat(n, c.unpack(c.pack([t2 * r1[0] - r0[0], t2 * r1[1] - r0[1], t2 * r1[2] - r0[2], t2 * r1[3] - r0[3]])));
 }
 
 // ---- whole messages ----

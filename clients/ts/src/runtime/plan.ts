@@ -24,7 +24,7 @@ export interface NodeBase {
   /** floats: the Go type is float32 */
   f32?: boolean;
   clamp?: boolean;
-  /** q, range, bits: coded against its prediction from two baselines in predicted deltas (runtime/predict.ts) */
+  /** q, range, bits, quat: coded against its prediction from two baselines in predicted deltas (runtime/predict.ts) */
   pred?: boolean;
   /** string, bytes, slice, map: the declared limit (0 or absent: none) */
   maxlen?: number;
