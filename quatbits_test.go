@@ -61,6 +61,58 @@ func quatDeltaBits(b *testing.B, w *tumble.World) {
 	b.ReportMetric(float64(changed)/float64(ticks*len(prev)), "changed/body")
 }
 
+// tumblePred is tumbleBody with its orientation predicted from two
+// baselines.
+type tumblePred struct {
+	Rot [4]float32 `net:"quat,bits=9,pred"`
+}
+
+// BenchmarkQuatDeltaBitsPredicted measures the deltas of
+// BenchmarkQuatDeltaBits coded from two baselines, the two ticks before
+// (MarshalPredicted: each orientation against its last rotation step
+// applied again), per changed quaternion, its changed bit included. Run
+// with
+//
+//	go test -run '^$' -bench 'QuatDeltaBits(Predicted)?$' -benchtime 1x .
+func BenchmarkQuatDeltaBitsPredicted(b *testing.B) {
+	b.Run("spinning", func(b *testing.B) { quatDeltaBitsPredicted(b, tumble.NewSpinning(1, 256)) })
+	b.Run("settling", func(b *testing.B) { quatDeltaBitsPredicted(b, tumble.New(1, 256)) })
+}
+
+func quatDeltaBitsPredicted(b *testing.B, w *tumble.World) {
+	c := MustFor[tumblePred]()
+	const ticks = 400
+	older, prev := make([]tumblePred, w.Len()), make([]tumblePred, w.Len())
+	for i := range prev {
+		prev[i].Rot = w.Rot(i)
+	}
+	w.Step()
+	for i := range prev {
+		older[i], prev[i].Rot = prev[i], w.Rot(i)
+	}
+	var wr bits.Writer
+	changed, total := 0, 0
+	for t := 0; t < ticks; t++ {
+		w.Step()
+		for i := range prev {
+			cur := tumblePred{Rot: w.Rot(i)}
+			if !c.Equal(&prev[i], &cur) {
+				wr.Reset(nil)
+				if err := c.EncodePredicted(&wr, &older[i], &prev[i], &cur); err != nil {
+					b.Fatal(err)
+				}
+				changed++
+				total += wr.Len()
+			}
+			older[i], prev[i] = prev[i], cur
+		}
+	}
+	if changed == 0 {
+		b.Fatal("nothing changed")
+	}
+	b.ReportMetric(float64(total)/float64(changed), "bits/changed")
+}
+
 // largest returns the component of largest magnitude.
 func largest(q [4]float32) int {
 	m := 0
