@@ -18,6 +18,7 @@ import (
 type Client[E any] struct {
 	c     *bitwire.Codec[E]
 	fp    uint32
+	pred  bool // the codec has pred values: a delta may be predicted from two baselines
 	max   int
 	index map[uint32]int32 // id → slot
 	ents  []centity[E]
@@ -129,7 +130,7 @@ func NewClient[E any](c *bitwire.Codec[E], opts ...Option) (*Client[E], error) {
 	if err != nil {
 		return nil, fmt.Errorf("replicate: %w", err)
 	}
-	return &Client[E]{c: c, fp: fingerprint32(c.Fingerprint()), max: cfg.maxEntities, index: make(map[uint32]int32),
+	return &Client[E]{c: c, fp: fingerprint32(c.Fingerprint()), pred: c.Predicts(), max: cfg.maxEntities, index: make(map[uint32]int32),
 		window: integrity.NewTickWindow(MaxAhead, RecoverAfter, cfg.integrity != integrity.ModeMAC), guard: guard, expiry: cfg.expiryTicks(), auto: !cfg.expirySet}, nil
 }
 
@@ -342,11 +343,39 @@ func (cl *Client[E]) readBodies(hasCommon bool) (added int, err error) {
 		if base == nil {
 			return 0, fmt.Errorf("%w: id %d against tick %d", ErrNoBaseline, d.id, d.base)
 		}
-		if err := cl.c.DecodeDelta(r, base, v); err != nil {
+		older, err := cl.readOlder(d)
+		if err != nil {
+			return 0, err
+		}
+		if err := cl.c.DecodePredicted(r, older, base, v); err != nil {
 			return 0, fmt.Errorf("id %d: %w", d.id, err)
 		}
 	}
 	return added, nil
+}
+
+// readOlder reads, for a predicting codec, whether delta d is predicted
+// from an older baseline and which (its distance before d's baseline),
+// and returns the state of that tick the client holds; nil when the
+// codec does not predict or the delta is not predicted.
+func (cl *Client[E]) readOlder(d *decoded) (*E, error) {
+	r := &cl.r
+	if !cl.pred {
+		return nil, nil
+	}
+	on, err := r.ReadBool()
+	if err != nil || !on {
+		return nil, err
+	}
+	older, err := readBase(r, d.base)
+	if err != nil {
+		return nil, fmt.Errorf("id %d: the older baseline: %w", d.id, err)
+	}
+	o := cl.ents[d.slot].find(older)
+	if o == nil {
+		return nil, fmt.Errorf("%w: id %d predicted from tick %d", ErrNoBaseline, d.id, older)
+	}
+	return o, nil
 }
 
 // checkHeld checks that the client would hold at most its limit of

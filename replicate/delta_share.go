@@ -29,11 +29,12 @@ type deltaShard struct {
 	w    bits.Writer
 }
 
-// deltaRef is a delta of tick against the version of base: bits
+// deltaRef is a delta of tick against the version of base (predicted
+// from the version dist ticks before it; 0: not predicted): bits
 // [off, off+n) of its shard's writer.
 type deltaRef struct {
-	tick, base uint32
-	off, n     int32
+	tick, base, dist uint32
+	off, n           int32
 }
 
 // grow makes room for n slots; the Server calls it when it adds slots,
@@ -44,24 +45,24 @@ func (d *deltaShare) grow(n int) {
 	}
 }
 
-// lookup appends to w the delta of slot against the version of base if a
-// Peer wrote it at tick, and returns its length in bits; ok is false when
-// none did.
-func (d *deltaShare) lookup(w *bits.Writer, tick uint32, slot int32, base uint32) (n int, ok bool) {
+// lookup appends to w the delta of slot against the version of base
+// (predicted from dist ticks before it, or not when 0) if a Peer wrote it
+// at tick, and returns its length in bits; ok is false when none did.
+func (d *deltaShare) lookup(w *bits.Writer, tick uint32, slot int32, base, dist uint32) (n int, ok bool) {
 	sh := &d.shards[uint32(slot)%deltaShards]
 	sh.mu.Lock()
 	r := d.refs[slot]
-	if ok = sh.tick == tick && r.tick == tick && r.base == base; ok {
+	if ok = sh.tick == tick && r.tick == tick && r.base == base && r.dist == dist; ok {
 		copyBits(w, sh.w.Bytes(), int(r.off), int(r.n))
 	}
 	sh.mu.Unlock()
 	return int(r.n), ok
 }
 
-// store keeps the delta of slot against the version of base, bits
-// [off, off+n) of src, for the other Peers of tick, unless one of slot is
-// kept already.
-func (d *deltaShare) store(tick uint32, slot int32, base uint32, src []byte, off, n int) {
+// store keeps the delta of slot against the version of base (and dist,
+// as in lookup), bits [off, off+n) of src, for the other Peers of tick,
+// unless one of slot is kept already.
+func (d *deltaShare) store(tick uint32, slot int32, base, dist uint32, src []byte, off, n int) {
 	sh := &d.shards[uint32(slot)%deltaShards]
 	sh.mu.Lock()
 	if sh.tick != tick {
@@ -69,7 +70,7 @@ func (d *deltaShare) store(tick uint32, slot int32, base uint32, src []byte, off
 		sh.tick = tick
 	}
 	if r := &d.refs[slot]; r.tick != tick {
-		*r = deltaRef{tick: tick, base: base, off: int32(sh.w.Len()), n: int32(n)}
+		*r = deltaRef{tick: tick, base: base, dist: dist, off: int32(sh.w.Len()), n: int32(n)}
 		copyBits(&sh.w, src, off, n)
 	}
 	sh.mu.Unlock()

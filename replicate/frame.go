@@ -17,12 +17,14 @@ import (
 // whole packet after the body, so the entity coding does not see them.
 
 // Magic is the first 16 bits of every replication packet (written low bit
-// first: the packet starts with the bytes 0x7F 0xB3). It differs from
+// first: the packet starts with the bytes 0x7F 0xB4). It differs from
 // package snapshot's, so a receiver never mistakes one for the other. A
 // change of the format takes a new magic: 0xB17F was the first version,
 // without the integrity mode and the trailer; 0xB27F the second, whose
-// lists spent a bit per entry and at least six per id gap.
-const Magic = 0xB37F
+// lists spent a bit per entry and at least six per id gap; 0xB37F the
+// third, whose deltas of a codec with pred values were never predicted
+// (version 4 starts each with whether it is).
+const Magic = 0xB47F
 
 // AckMagic is the first 16 bits of an encoded Ack (bytes 0xA7 0xB2);
 // 0xB1A7 was the first version, without tokens.

@@ -97,3 +97,48 @@ func goldenSession(t *testing.T, b *strings.Builder, mode integrity.Mode, key []
 			st.tick, st.set, st.remove, info.Updated, info.Removed, st.ack, hex.EncodeToString(pkt), hex.EncodeToString(replicate.AppendAck(nil, ack)))
 	}
 }
+
+// goldenShell moves on a line: its X is predicted from two baselines.
+type goldenShell struct {
+	X  float32 `net:"q,min=-64,max=64,prec=0.5,pred"`
+	Hp uint8   `net:"range,min=0,max=100"`
+}
+
+// TestGoldenPredictedPackets freezes a session of a codec with pred
+// values: entity 1 moves by 0.5 a tick, so from tick 3 on its deltas are
+// predicted from the two states before (acknowledged at once) and cost
+// their changed bits; entity 2 turns back at tick 4.
+func TestGoldenPredictedPackets(t *testing.T) {
+	c := bitwire.MustFor[goldenShell]()
+	srv, err := replicate.NewServer(c)
+	require.NoError(t, err)
+	peer, err := srv.NewPeer(replicate.PeerConfig[goldenShell]{Priority: func(id uint32, e *goldenShell) float32 { return float32(id) }})
+	require.NoError(t, err)
+	cl, err := replicate.NewClient(c)
+	require.NoError(t, err)
+	var b strings.Builder
+	b.WriteString("# bitwire golden replication packets of a predicting codec (see docs/wire-format.md,\n")
+	b.WriteString("# \"Replication packets\", Body): goldenShell {X q,min=-64,max=64,prec=0.5,pred; Hp range,min=0,max=100},\n")
+	b.WriteString("# one Peer (priority = id, budget 1200) and its Client, which acknowledges every packet.\n")
+	xs := map[uint32][]float32{1: {0, 0.5, 1, 1.5, 2}, 2: {10, 11, 12, 11, 10}}
+	for tick := uint32(1); tick <= 5; tick++ {
+		require.NoError(t, srv.Advance(tick))
+		set := map[uint32]goldenShell{}
+		for id := uint32(1); id <= 2; id++ {
+			v := goldenShell{X: xs[id][tick-1], Hp: 100}
+			set[id] = v
+			_, err := srv.Set(id, &v)
+			require.NoError(t, err)
+		}
+		pkt, ok, err := peer.Encode(nil)
+		require.NoError(t, err)
+		require.True(t, ok)
+		info, err := cl.Decode(pkt)
+		require.NoError(t, err)
+		require.NoError(t, peer.Ack(cl.Ack()))
+		fmt.Fprintf(&b, "\n[tick %d]\nset      = %v\nupdated  = %v\npredicted = %d\nhex      = %s\n", tick, set, info.Updated, peer.Stats().Predicted, hex.EncodeToString(pkt))
+	}
+	require.Equal(t, 6, peer.Stats().Predicted, "both entities at ticks 3, 4 and 5")
+	path := filepath.Join("testdata", "golden", "predicted.txt")
+	golden.Check(t, path, b.String(), *updateGolden, "the replication packet format", "go test ./replicate -run Golden -update")
+}

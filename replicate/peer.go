@@ -93,21 +93,25 @@ type choice struct {
 	full   bool
 	// refresh: sent in full because its Refresh was due
 	refresh bool
+	pred    bool   // a delta predicted from an older baseline too
 	base    uint32 // the baseline's tick, for a delta
 	acc     float32
 }
 
 // PeerStats counts what a Peer sent.
 type PeerStats struct {
-	Packets  int   // packets encoded
-	Bytes    int64 // their bytes
-	Full     int   // entities sent in full
-	Delta    int   // entities sent as deltas
-	Removals int   // removal entries sent (a removal repeats until acknowledged)
-	Acks     int   // packets acknowledged
-	BadAcks  int   // acks, or their masks or reports, refused for a token that does not match
-	Missing  int   // missing-baseline reports taken (their packets' entities resent in full)
-	Refresh  int   // entities sent in full because their Refresh was due
+	Packets int   // packets encoded
+	Bytes   int64 // their bytes
+	Full    int   // entities sent in full
+	Delta   int   // entities sent as deltas
+	// Predicted counts the deltas (of Delta) coded against a prediction
+	// from two baselines: only a codec with pred values has any.
+	Predicted int
+	Removals  int // removal entries sent (a removal repeats until acknowledged)
+	Acks      int // packets acknowledged
+	BadAcks   int // acks, or their masks or reports, refused for a token that does not match
+	Missing   int // missing-baseline reports taken (their packets' entities resent in full)
+	Refresh   int // entities sent in full because their Refresh was due
 	// Oversize counts the times an entity was passed over because it can
 	// never fit this Peer's packets (ErrEntityTooLarge refuses most at
 	// Server.Set; a Peer with a smaller budget than those before it, or a

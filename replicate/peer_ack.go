@@ -84,9 +84,13 @@ func (p *Peer[E]) ack(rec *record) {
 			continue
 		}
 		p.wake.mark(e.slot)
-		if e.n > t.ackedN {
+		switch {
+		case e.n > t.ackedN:
+			t.ackedN2, t.acked2 = t.ackedN, t.acked
 			t.ackedN, t.acked = e.n, e.tick
 			h.have = e.tick
+		case e.n > t.ackedN2 && e.n < t.ackedN: // a late ack
+			t.ackedN2, t.acked2 = e.n, e.tick
 		}
 		if e.full && p.refresh != 0 && e.tick+p.refresh > h.due {
 			h.due = e.tick + p.refresh
@@ -123,7 +127,7 @@ func (p *Peer[E]) missingBaseline(rec *record) {
 		// any more (ackedN = sends), nor keeps it held (have = 0); the
 		// next send is full.
 		h.have, h.flight, h.due = 0, 0, 0
-		t.ackedN = t.sends
+		t.ackedN, t.ackedN2 = t.sends, t.sends
 		p.wake.mark(e.slot)
 	}
 }

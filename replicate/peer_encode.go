@@ -183,25 +183,73 @@ func (p *Peer[E]) body(c cand) (choice, error) {
 		base = ent.at(t.acked)
 	}
 	n := ent.nbits
+	var older *version[E]
 	if base != nil {
-		// Another Peer's client may hold the same baseline: its delta is
+		older = p.older(t, ent)
+		dist := uint32(0) // to older; 0: none
+		if older != nil {
+			dist = base.tick - older.tick
+		}
+		// Another Peer's client may hold the same baselines: its delta is
 		// this one (only with several Peers is it worth the lookups).
 		shared := len(s.peers) > 1
 		var ok bool
 		if shared {
-			n, ok = s.deltas.lookup(&p.scratch, s.tick, slot, base.tick)
+			n, ok = s.deltas.lookup(&p.scratch, s.tick, slot, base.tick, dist)
 		}
 		if !ok {
-			if err := s.c.EncodeDelta(&p.scratch, &base.val, &ent.newest().val); err != nil {
+			if err := p.writeDelta(ent, base, older); err != nil {
 				return choice{}, fmt.Errorf("replicate: id %d: %w", ent.id, err)
 			}
 			n = p.scratch.Len() - off
 			if shared {
-				s.deltas.store(s.tick, slot, base.tick, p.scratch.Bytes(), off, n)
+				s.deltas.store(s.tick, slot, base.tick, dist, p.scratch.Bytes(), off, n)
 			}
 		}
 	}
-	return choice{slot: slot, id: ent.id, off: int32(off), n: int32(n), full: base == nil, refresh: refresh, base: t.acked, acc: c.acc()}, nil
+	return choice{slot: slot, id: ent.id, off: int32(off), n: int32(n), full: base == nil, refresh: refresh, pred: older != nil, base: t.acked, acc: c.acc()}, nil
+}
+
+// older returns the older baseline of a predicting codec's delta against
+// the client's newest acknowledged state (wire-format.md, "Replication
+// packets", Body): the acknowledged send before it, if the client still
+// holds it (fewer than BaselineDepth sends since), the server still has
+// it, and it is less than twice as far before the baseline as the
+// baseline is before this tick (a prediction from further back would be
+// worse than none at constant velocity); nil otherwise, and always for a
+// codec without pred values.
+func (p *Peer[E]) older(t *track, ent *entity[E]) *version[E] {
+	s := p.s
+	if !s.pred || t.ackedN2 <= t.viewFrom || t.sends-t.ackedN2 >= BaselineDepth {
+		return nil
+	}
+	d, ahead := t.acked-t.acked2, s.tick-t.acked
+	if t.acked2 >= t.acked || d >= 2*ahead || d > 1<<31 { // d - 1 must fit the bitlen
+		return nil
+	}
+	return ent.at(t.acked2)
+}
+
+// writeDelta writes to scratch the delta body of ent against base: for a
+// predicting codec, first whether it is predicted from older (1 bit) and
+// then older's distance before base, less one, as a bitlen of distWidth.
+func (p *Peer[E]) writeDelta(ent *entity[E], base, older *version[E]) error {
+	s := p.s
+	cur := &ent.newest().val
+	if !s.pred {
+		return s.c.EncodeDelta(&p.scratch, &base.val, cur)
+	}
+	mark := p.scratch.Len()
+	p.scratch.WriteBool(older != nil)
+	if older == nil {
+		return s.c.EncodeDelta(&p.scratch, &base.val, cur)
+	}
+	fields.WriteBitlen(&p.scratch, uint64(base.tick-older.tick-1), distWidth)
+	if err := s.c.EncodePredicted(&p.scratch, &older.val, &base.val, cur); err != nil {
+		p.scratch.Truncate(mark)
+		return err
+	}
+	return nil
 }
 
 // fit sorts the chosen entities by id and writes the packet's lists,
@@ -311,6 +359,9 @@ func (p *Peer[E]) remember(token uint32, size int) {
 			p.stats.Full++
 		} else {
 			p.stats.Delta++
+			if ch.pred {
+				p.stats.Predicted++
+			}
 		}
 	}
 	for _, id := range p.rem {

@@ -33,6 +33,10 @@ type track struct {
 	viewFrom uint32
 	ackedN   uint32 // newest acknowledged send, valid when > viewFrom
 	acked    uint32 // its tick
+	// The acknowledged send before ackedN (valid when > viewFrom) and its
+	// tick: a predicting codec's older baseline (peer_encode.go's older).
+	ackedN2 uint32
+	acked2  uint32
 }
 
 // accAt returns the accumulator at tick.

@@ -22,6 +22,7 @@ import (
 type Server[E any] struct {
 	c       *bitwire.Codec[E]
 	fp      uint32
+	pred    bool // the codec has pred values: its deltas may be predicted from two baselines
 	cfg     config
 	tick    uint32
 	started bool
@@ -69,7 +70,7 @@ func NewServer[E any](c *bitwire.Codec[E], opts ...Option) (*Server[E], error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Server[E]{c: c, fp: fingerprint32(c.Fingerprint()), cfg: cfg, index: make(map[uint32]int32)}, nil
+	return &Server[E]{c: c, fp: fingerprint32(c.Fingerprint()), pred: c.Predicts(), cfg: cfg, index: make(map[uint32]int32)}, nil
 }
 
 // Tick returns the current tick (0 before the first Advance).

@@ -47,7 +47,7 @@ namespace Bitwire
     /// </summary>
     public sealed class ReplicaClient<T> where T : class
     {
-        public const ushort Magic = 0xB37F;
+        public const ushort Magic = 0xB47F;
         public const int HeaderBits = 114, BaselineDepth = 8, RecoverAfter = 8, AckWindow = 32;
         public const uint MaxAhead = 1024;
         /// <summary>As Go's replicate constants: a Peer's default Refresh in seconds, the default expiry in Refreshes, and a Server's default tick rate.</summary>

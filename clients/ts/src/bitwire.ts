@@ -2995,8 +2995,8 @@ export class ErrStale extends BitwireError { constructor(d = "stale or duplicate
 export class ErrFuture extends BitwireError { constructor(d = "sequence number too far ahead") { super("ErrFuture", d); } }
 export class ErrTooManyEntities extends BitwireError { constructor(d = "too many entities") { super("ErrTooManyEntities", d); } }
 
-/** the magic of replication packets, version 3 (they start with 7F B3), and of their acks (A7 B2) */
-export const REPLICATE_MAGIC = 0xb37f, REPLICATE_ACK_MAGIC = 0xb2a7;
+/** the magic of replication packets, version 4 (they start with 7F B4), and of their acks (A7 B2) */
+export const REPLICATE_MAGIC = 0xb47f, REPLICATE_ACK_MAGIC = 0xb2a7;
 /** as Go's replicate constants */
 export const BASELINE_DEPTH = 8, REPLICATE_MAX_AHEAD = 1024, REPLICATE_RECOVER_AFTER = 8, REPLICATE_ACK_WINDOW = 32;
 /**

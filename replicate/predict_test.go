@@ -1,0 +1,199 @@
+package replicate_test
+
+import (
+	"errors"
+	"math"
+	"math/rand"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/bitwire/bitwire"
+	"github.com/bitwire/bitwire/bits"
+	"github.com/bitwire/bitwire/fields"
+	"github.com/bitwire/bitwire/replicate"
+)
+
+// Shell flies at a constant velocity and spins at a constant rate: its
+// position and rotation are predicted from two baselines.
+type Shell struct {
+	X   float32    `net:"q,min=-256,max=256,prec=0.01,dmin=-2,dmax=2,pred"`
+	Y   float32    `net:"q,min=-256,max=256,prec=0.01,dmin=-2,dmax=2,pred"`
+	Rot [4]float32 `net:"quat,bits=9,pred"`
+	Hp  uint8      `net:"range,min=0,max=100"`
+}
+
+// ShellPlain is Shell without pred.
+type ShellPlain struct {
+	X   float32    `net:"q,min=-256,max=256,prec=0.01,dmin=-2,dmax=2"`
+	Y   float32    `net:"q,min=-256,max=256,prec=0.01,dmin=-2,dmax=2"`
+	Rot [4]float32 `net:"quat,bits=9"`
+	Hp  uint8      `net:"range,min=0,max=100"`
+}
+
+// shellAt is shell id at tick: a straight line and a steady spin of its own.
+func shellAt(id uint32, tick uint32) Shell {
+	t := float64(tick)
+	vx, vy := float64(int(id%7)-3)*0.11, float64(int(id%5)-2)*0.07
+	h := float64(id%4+1) * 0.01 * t // half the angle turned
+	ax := [3]float64{float64(id%3) - 1, 1, float64(id % 2)}
+	l := math.Sqrt(ax[0]*ax[0] + ax[1]*ax[1] + ax[2]*ax[2])
+	s := math.Sin(h) / l
+	return Shell{X: float32(-100 + float64(id) + vx*t), Y: float32(vy * t),
+		Rot: [4]float32{float32(ax[0] * s), float32(ax[1] * s), float32(ax[2] * s), float32(math.Cos(h))}, Hp: 100}
+}
+
+// shellRun sends shells of type E (Shell or ShellPlain, made from shellAt)
+// to a client over a link that loses packets and acks at the given rates
+// and checks every state the client accepts against the server's; it
+// returns the Peer's counters.
+func shellRun[E any](t *testing.T, loss float64, conv func(Shell) E) replicate.PeerStats {
+	c := bitwire.MustFor[E]()
+	srv, err := replicate.NewServer(c)
+	require.NoError(t, err)
+	peer, err := srv.NewPeer(replicate.PeerConfig[E]{})
+	require.NoError(t, err)
+	cl, err := replicate.NewClient(c)
+	require.NoError(t, err)
+	rng := rand.New(rand.NewSource(5))
+	const shells = 20
+	var held []byte
+	for tick := uint32(1); tick <= 300; tick++ {
+		require.NoError(t, srv.Advance(tick))
+		for id := uint32(1); id <= shells; id++ {
+			v := conv(shellAt(id, tick))
+			_, err := srv.Set(id, &v)
+			require.NoError(t, err)
+		}
+		pkt, ok, err := peer.Encode(nil)
+		require.NoError(t, err)
+		require.True(t, ok)
+		if rng.Float64() < loss/2 { // held back: delivered after the next one
+			held, pkt = pkt, held
+		}
+		for _, p := range [][]byte{pkt, held} {
+			if p == nil || rng.Float64() < loss/2 {
+				continue
+			}
+			info, err := cl.Decode(p)
+			if errors.Is(err, replicate.ErrStale) || errors.Is(err, replicate.ErrNoBaseline) {
+				continue
+			}
+			require.NoError(t, err, "tick %d", tick)
+			for _, id := range info.Updated {
+				got, at, ok := cl.Get(id)
+				require.True(t, ok)
+				want := conv(shellAt(id, at))
+				require.NoError(t, c.Quantize(&want))
+				require.Equal(t, want, *got, "id %d at tick %d", id, at)
+			}
+			if rng.Float64() >= loss {
+				require.NoError(t, peer.Ack(cl.Ack()))
+			}
+		}
+		held = nil
+	}
+	return peer.Stats()
+}
+
+func TestPredictedDeltas(t *testing.T) {
+	for _, loss := range []float64{0, 0.3} {
+		pred := shellRun(t, loss, func(s Shell) Shell { return s })
+		plain := shellRun(t, loss, func(s Shell) ShellPlain { return ShellPlain(s) })
+		t.Logf("loss %.0f%%: bodies %d bits, %d deltas (%d predicted); without pred %d bits, %d deltas",
+			100*loss, pred.Bits.Bodies, pred.Delta, pred.Predicted, plain.Bits.Bodies, plain.Delta)
+		assert.Zero(t, plain.Predicted, "a codec without pred predicts nothing")
+		assert.Greater(t, pred.Predicted, pred.Delta/2, "most deltas are predicted")
+		// At constant velocity a delta predicted from as far back as it
+		// is ahead costs its changed bits and the quantization's noise;
+		// losses make the distances differ, and the prediction is a step
+		// short or long.
+		bound := 0.6
+		if loss > 0 {
+			bound = 0.9
+		}
+		assert.Less(t, float64(pred.Bits.Bodies), bound*float64(plain.Bits.Bodies))
+	}
+}
+
+// TestPredictedPrefix checks the prediction prefix of a delta body by
+// hand: a packet whose delta names an older baseline the client does not
+// hold is ErrNoBaseline, and one whose older distance reaches before tick
+// 0 is ErrMalformed.
+func TestPredictedPrefix(t *testing.T) {
+	c := bitwire.MustFor[Shell]()
+	cl, err := replicate.NewClient(c)
+	require.NoError(t, err)
+	fp := c.Fingerprint()
+	packet := func(seq, tick uint32, body func(w *bits.Writer)) []byte {
+		var w bits.Writer
+		w.WriteBits(replicate.Magic, 16)
+		w.WriteBits(uint64(uint32(fp)^uint32(fp>>32)), 32)
+		w.WriteBits(uint64(seq), 32)
+		w.WriteBits(uint64(tick), 32)
+		w.WriteBits(0, 2)
+		body(&w)
+		return w.Bytes()
+	}
+	count := func(w *bits.Writer, n int) { // a list's count ("Lists")
+		w.WriteBool(n != 0)
+		if n != 0 {
+			fields.WriteBitlen(w, uint64(n-1), 5)
+		}
+	}
+	values := func(w *bits.Writer, vs ...uint64) { // values of one running mean
+		var m fields.RiceMean
+		for _, v := range vs {
+			k := m.K()
+			fields.WriteRiceBitlen(w, v, k, 5)
+			m.AddCapped(v, k)
+		}
+	}
+	// a full state of id 1 at tick 4: no removals, no common baseline,
+	// entities [1], kinds [entity 0: full]
+	s4 := shellAt(1, 4)
+	_, err = cl.Decode(packet(1, 4, func(w *bits.Writer) {
+		count(w, 0)
+		w.WriteBool(false)
+		count(w, 1)
+		values(w, 1)
+		count(w, 1)
+		values(w, 0)
+		values(w, 0)
+		require.NoError(t, c.Encode(w, &s4))
+	}))
+	require.NoError(t, err)
+	// a delta of id 1 against the common baseline, tick 4, with prefix
+	delta := func(seq uint32, prefix func(w *bits.Writer)) []byte {
+		return packet(seq, 5, func(w *bits.Writer) {
+			count(w, 0)
+			w.WriteBool(true)
+			fields.WriteBitlen(w, 0, 5) // 5 - 4 - 1
+			count(w, 1)
+			values(w, 1)
+			count(w, 0)
+			prefix(w)
+			w.WriteBits(0, 4) // nothing changed
+		})
+	}
+	from := func(d uint64) func(w *bits.Writer) { // predicted from tick 4 - d
+		return func(w *bits.Writer) {
+			w.WriteBool(true)
+			fields.WriteBitlen(w, d-1, 5)
+		}
+	}
+	_, err = cl.Decode(delta(2, from(2)))
+	require.ErrorIs(t, err, replicate.ErrNoBaseline, "tick 2 is not held")
+	_, err = cl.Decode(delta(3, from(5)))
+	require.ErrorIs(t, err, bitwire.ErrMalformed, "tick -1")
+	// The same delta not predicted: accepted.
+	ok := delta(4, func(w *bits.Writer) { w.WriteBool(false) })
+	info, err := cl.Decode(ok)
+	require.NoError(t, err)
+	require.Equal(t, []uint32{1}, info.Updated)
+	got, _, _ := cl.Get(1)
+	want := s4
+	require.NoError(t, c.Quantize(&want))
+	require.Equal(t, want, *got)
+}
