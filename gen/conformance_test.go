@@ -902,6 +902,7 @@ func corpusMessages(t *testing.T) []gen.Message {
 		gen.Named("FixedX", bitwire.MustFor[cfFixedX]().Schema()),
 		gen.Named("Wide", bitwire.MustFor[cfWide]().Schema()),
 		gen.Named("Zero", bitwire.MustFor[cfZero]().Schema()),
+		gen.Named("Shell", bitwire.MustFor[cfShell]().Schema()),
 	}, namesMessages()...)
 }
 

@@ -120,9 +120,10 @@ func CSharp(out io.Writer, ns string, msgs ...Message) error {
 		} else {
 			w.p("        static void DeltaRoot(Decoder d, %s b, %s o) { %s.DecodeDelta(d, b, o, -1); }\n", root, root, coder)
 		}
-		predict := "" // the receiver's predict argument, for a schema that predicts
+		predict, replPredict := "", "" // the receivers' predict arguments, for a schema that predicts
 		if hasPred(s) {
 			predict = ", " + coder + ".Predict"
+			replPredict = ", " + coder + ".Copy, " + coder + ".Predict"
 			w.p("        /// <summary>Applies a delta coded from two baselines (Go's UnmarshalPredicted) into an existing value: the delta against their prediction; older null: DecodeDelta.</summary>\n")
 			w.p("        public static void DecodePredicted(byte[] data, int length, %s older, %s baseline, %s into) { Message.DecodeDelta(%q, data, length, Predicted(older, baseline), into, DeltaRoot, Lim); }\n", root, root, root, root)
 			w.p("        public static void DecodePredictedFrom(BitReader r, %s older, %s baseline, %s into) { Message.DecodeDeltaFrom(%q, r, Predicted(older, baseline), into, DeltaRoot, Lim); }\n", root, root, root, root)
@@ -135,7 +136,7 @@ func CSharp(out io.Writer, ns string, msgs ...Message) error {
 		w.p("        /// <summary>The client side of a snapshot stream of %s (integrity mode 0, 1 or 2 with its key, history size and tick window as the server's).</summary>\n", root)
 		w.p("        public static SnapshotReceiver<%s> Receiver(int size = 32, int mode = 0, uint maxAhead = 300, int recoverAfter = 8, byte[] key = null) { return new SnapshotReceiver<%s>(%q, Fingerprint, size, mode, maxAhead, recoverAfter, () => new %s(), %s.Decode, DeltaRoot, %s.Copy, %s.Encode, Lim, key%s); }\n", root, root, root, root, coder, coder, coder, predict)
 		w.p("        /// <summary>The client side of a replicate stream of %s entities (package replicate; integrity mode 0, 1 or 2 with its key as the server's, the most entities held, the expiry in ticks (0: never; null: the default one, from the Peer's refresh in ticks and the Server's tick rate)).</summary>\n", root)
-		w.p("        public static ReplicaClient<%s> Replica(int mode = 0, byte[] key = null, int maxEntities = 1 << 20, long? expiry = null, int refresh = 0, int tickRate = ReplicaClient<%s>.DefaultTickRate) { return new ReplicaClient<%s>(%q, Fingerprint, () => new %s(), %s.Decode, DeltaRoot, Lim, mode, key, maxEntities, expiry, refresh, tickRate); }\n", root, root, root, root, root, coder)
+		w.p("        public static ReplicaClient<%s> Replica(int mode = 0, byte[] key = null, int maxEntities = 1 << 20, long? expiry = null, int refresh = 0, int tickRate = ReplicaClient<%s>.DefaultTickRate) { return new ReplicaClient<%s>(%q, Fingerprint, () => new %s(), %s.Decode, DeltaRoot, Lim, mode, key, maxEntities, expiry, refresh, tickRate%s); }\n", root, root, root, root, root, coder, replPredict)
 		w.p("%s", csShape(s, classes))
 		w.p("%s", csInputCodec(root, coder, s.Model != nil))
 		w.p("    }\n")

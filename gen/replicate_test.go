@@ -49,6 +49,18 @@ func replSentinel(err error) string {
 	return sentinel(err)
 }
 
+// cfShell is an entity whose deltas are predicted from two baselines (as
+// entities of replicate: every coding of pred but the entity set).
+type cfShell struct {
+	Tag uint16     `net:"bits=16"`
+	X   float32    `net:"q,min=-500,max=500,prec=0.05,dmin=-5,dmax=5,pred"`
+	Y   float64    `net:"q,min=-500,max=500,prec=0.05,pred"`
+	Dir uint8      `net:"range,min=0,max=200,pred"`
+	Hp  uint8      `net:"range,min=0,max=100"`
+	Rot [4]float32 `net:"quat,pred"`
+	Ori cfOri      `net:"quat,bits=11,pred"`
+}
+
 // replStream describes one stream of the corpus.
 type replStream struct {
 	entities int // ids 1..entities, some removed and re-added
@@ -92,7 +104,7 @@ func (cfg replStream) serverTickRate() int {
 }
 
 // replCorpus appends the cases of one stream of entities of type E.
-func replCorpus[E any](t *testing.T, name string, st int, cfg replStream, r *rand.Rand, random func() E, next func(E) E, cases *[]cfCase) {
+func replCorpus[E any](t *testing.T, name string, st int, cfg replStream, r *rand.Rand, random func() E, next func(E) E, cases *[]cfCase) replicate.PeerStats {
 	c := bitwire.MustFor[E]()
 	s := c.Schema()
 	srv, err := replicate.NewServer(c, replicate.WithTickRate(cfg.serverTickRate()))
@@ -203,6 +215,7 @@ func replCorpus[E any](t *testing.T, name string, st int, cfg replStream, r *ran
 			inflight = inflight[:0]
 		}
 	}
+	return peer.Stats()
 }
 
 // replCase is what Go's client makes of packet p of stream st: the states
@@ -402,6 +415,27 @@ func replCases(t *testing.T) []cfCase {
 	replCorpus(t, "Player", 6, replStream{entities: 20, budget: 300, ticks: 80, forge: true}, r, player, movePlayer, &cases)
 	// packets made by hand that break the rules of the lists
 	replCrafted(t, 7, &cases)
+	// entities whose deltas are predicted from two baselines: flyers at
+	// constant velocities and spins
+	shell := func() cfShell {
+		f := newFlyers(r).v.Bodies[0]
+		o := newFlyers(r).v.Ori
+		return cfShell{Tag: uint16(r.Intn(40)), X: f.X, Y: f.Y, Dir: f.Dir, Hp: f.Hp, Rot: f.Rot, Ori: o}
+	}
+	moveShell := func(f cfShell) cfShell {
+		f.X = float32(min(500, max(-500, float64(f.X)+float64(int(f.Tag)%9-4)*0.05)))
+		f.Y = min(500, max(-500, f.Y+0.1))
+		f.Dir = uint8((int(f.Dir) + 1) % 201)
+		f.Rot = f32q(turn(spinOf(f.Tag), f64q(f.Rot)))
+		o := turn(spinOf(f.Tag+1), [4]float64{f.Ori.X, f.Ori.Y, f.Ori.Z, f.Ori.W})
+		f.Ori = cfOri{o[0], o[1], o[2], o[3]}
+		return f
+	}
+	if st := replCorpus(t, "Shell", 8, replStream{entities: 30, budget: 1200, ticks: 120, mode: 1}, r, shell, moveShell, &cases); st.Delta < 200 || st.Predicted < st.Delta/4 {
+		t.Errorf("the predicting stream sent %d deltas, %d of them predicted", st.Delta, st.Predicted)
+	} else {
+		t.Logf("the predicting stream sent %d deltas, %d of them predicted", st.Delta, st.Predicted)
+	}
 	kinds := map[string]int{}
 	for _, c := range cases {
 		k := "accepted"

@@ -33,7 +33,7 @@ namespace Bitwire
 
     /// <summary>
     /// The client side of one replicate.Peer (Go's replicate.Client, packet
-    /// version 3): checks the header, the integrity mode and trailer, accepts
+    /// version 4): checks the header, the integrity mode and trailer, accepts
     /// packets in order within the bounded sequence window (a TickWindow,
     /// re-anchoring backward too without a MAC, as Go's), keeps the last BaselineDepth
     /// states of every entity it holds (with their ticks) as baselines,
@@ -65,6 +65,9 @@ namespace Bitwire
         struct SeqToken { public uint Seq, Token; }
         readonly string root; readonly uint fp; readonly int max; readonly Func<T> make;
         readonly Message.DecodeFn<T> decode; readonly Message.DeltaFn<T> delta; readonly Limits lim;
+        // a codec whose schema has pred values: Copy and Predict(older, p) of its generated coder (the
+        // prediction prefix of wire-format.md, "Replication packets", Body); else null
+        readonly Action<T, T> copy, predict;
         readonly int mode;
         readonly uint expiry; readonly bool auto; // the expiry in ticks (0: never); whether it is the default one, on the stream clock
         readonly System.Security.Cryptography.HMACSHA256 mac;
@@ -101,7 +104,8 @@ namespace Bitwire
         /// never with a MAC or a Refresh of never.
         /// </summary>
         public ReplicaClient(string root, ulong fingerprint, Func<T> make, Message.DecodeFn<T> decode, Message.DeltaFn<T> delta, Limits lim,
-            int mode = 0, byte[] key = null, int maxEntities = 1 << 20, long? expiry = null, int refresh = 0, int tickRate = DefaultTickRate)
+            int mode = 0, byte[] key = null, int maxEntities = 1 << 20, long? expiry = null, int refresh = 0, int tickRate = DefaultTickRate,
+            Action<T, T> copy = null, Action<T, T> predict = null)
         {
             if (maxEntities < 1) throw new ArgumentException("max entities under 1");
             if (expiry < 0 || expiry > uint.MaxValue) throw new ArgumentException("negative expiry");
@@ -118,6 +122,8 @@ namespace Bitwire
             if (mode == 2) mac = new System.Security.Cryptography.HMACSHA256((byte[])key.Clone());
             this.root = root; fp = SnapshotReceiver<T>.Fingerprint32(fingerprint); this.make = make; this.decode = decode; this.delta = delta; this.lim = lim;
             this.mode = mode; max = maxEntities;
+            if ((copy == null) != (predict == null)) throw new ArgumentException("copy and predict go together");
+            this.copy = copy; this.predict = predict;
         }
         public static ReplicaHeader ReadHeader(BitReader r)
         {
@@ -407,7 +413,20 @@ namespace Bitwire
                 int bi = -1;
                 if (e != null) for (int i = 0; i < e.N; i++) { int j = (e.Head + i) % BaselineDepth; if (e.Ticks[j] == d.Base) { bi = j; break; } }
                 if (bi < 0) throw new ErrNoBaseline("replicate: entity baseline not held: id " + d.Id + " against tick " + d.Base);
-                Message.DecodeDeltaFrom(root, r, e.Vals[bi], d.Val, delta, lim);
+                T bv = e.Vals[bi];
+                // a predicting codec's prediction prefix: whether the delta is predicted, and from which older state
+                if (predict != null && r.Bool())
+                {
+                    uint o = ReadBase(d.Base);
+                    int oi = -1;
+                    for (int i = 0; i < e.N; i++) { int j = (e.Head + i) % BaselineDepth; if (e.Ticks[j] == o) { oi = j; break; } }
+                    if (oi < 0) throw new ErrNoBaseline("replicate: entity baseline not held: id " + d.Id + " predicted from tick " + o);
+                    T pv = make();
+                    copy(bv, pv);
+                    predict(e.Vals[oi], pv);
+                    bv = pv;
+                }
+                Message.DecodeDeltaFrom(root, r, bv, d.Val, delta, lim);
             }
             if (!r.CheckPadding()) throw new ErrTrailingData(r.Remaining + " bits left");
             expireAll = false;

@@ -6,7 +6,8 @@ import { BitReader } from "./stream.js";
 import { readBitlen } from "./codings.js";
 import { StructPlan, q } from "./plan.js";
 import { meanAdd, riceK } from "./window.js";
-import { checkPadding, decode, decodeDeltaFrom, decodeFrom } from "./message.js";
+import { checkPadding, decode, decodeFrom, decodePredictedFrom } from "./message.js";
+import { predicts } from "./predict.js";
 import { MODE_MAC, MODE_NONE, fingerprint32, openTrailer } from "./snapshot.js";
 import { TickWindow } from "./tickwindow.js";
 
@@ -134,7 +135,7 @@ function readReplicaBase(r: BitReader, tick: number): number {
 
 /**
  * The client side of one replicate.Peer (Go's replicate.Client, packet
- * version 3): checks the header, the integrity mode and trailer, accepts
+ * version 4): checks the header, the integrity mode and trailer, accepts
  * packets in order within the bounded sequence window (re-anchoring
  * backward too without a MAC, as Go's), keeps the last BASELINE_DEPTH
  * states of every entity it holds (with their ticks) as baselines, applies
@@ -288,7 +289,15 @@ export class ReplicaClient<T> {
           if (kind === 0 && !hasCommon) throw new ErrMalformed(`id ${id}: a delta against the common baseline of a packet without one`);
           const i = ent ? ent.ticks.indexOf(base) : -1;
           if (!ent || i < 0) throw new ErrNoBaseline(`replicate: entity baseline not held: id ${id} against tick ${base}`);
-          v = decodeDeltaFrom<T>(this.t, r, ent.vals[i]);
+          // a predicting codec's prediction prefix: whether the delta is predicted, and from which older state
+          let older: T | null = null;
+          if (predicts(this.t) && r.bool()) {
+            const o = readReplicaBase(r, base);
+            const k = ent.ticks.indexOf(o);
+            if (k < 0) throw new ErrNoBaseline(`replicate: entity baseline not held: id ${id} predicted from tick ${o}`);
+            older = ent.vals[k];
+          }
+          v = decodePredictedFrom<T>(this.t, r, older, ent.vals[i]);
         }
         dec.push({ id, slot, v });
       }
