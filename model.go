@@ -606,6 +606,17 @@ func (c *Codec[T]) NewTrainer() *Trainer[T] {
 	return t
 }
 
+// AddPredicted records the symbols of the delta that EncodePredicted writes
+// from older and base to cur: each pred value against its prediction, as a
+// sender that predicts codes it. Training on these pairs fits the tables to
+// the residue of the prediction rather than to the plain step. With older
+// nil, or no pred value in T, it is Add(base, cur).
+func (t *Trainer[T]) AddPredicted(older, base, cur *T) error {
+	b, ps := predicted(t.c.p, unsafe.Pointer(older), unsafe.Pointer(base))
+	defer ps.release(b)
+	return t.Add((*T)(b), cur)
+}
+
 // Add records the symbols that a delta from base to cur codes with a
 // model: each struct's changed-field masks, each changed windowed or
 // bounded scalar's difference class, each changed quaternion's relative

@@ -36,19 +36,35 @@ func setupModel(cfg *Config, model, record string) (newRun func(), finish func()
 	}
 	c := bitwire.MustFor[Entity]()
 	tr := c.NewTrainer()
-	prev := map[uint32]*Entity{}
+	// Each entity's two last states: the delta to the next one is trained
+	// as the sender codes it, its pred values against their prediction
+	// from both (AddPredicted; a plain Add until an entity has two).
+	type states struct {
+		older, base *Entity
+		n           int
+	}
+	prev := map[uint32]*states{}
 	var addErr error
 	cfg.Record = func(id uint32, v *Entity) {
-		p, ok := prev[id]
-		if ok {
-			if err := tr.Add(p, v); err != nil && addErr == nil {
-				addErr = err
-			}
-		} else {
-			p = new(Entity)
-			prev[id] = p
+		s, ok := prev[id]
+		if !ok {
+			s = &states{older: new(Entity), base: new(Entity)}
+			prev[id] = s
 		}
-		c.Copy(p, v)
+		var err error
+		switch s.n {
+		case 0:
+		case 1:
+			err = tr.Add(s.base, v)
+		default:
+			err = tr.AddPredicted(s.older, s.base, v)
+		}
+		if err != nil && addErr == nil {
+			addErr = err
+		}
+		s.older, s.base = s.base, s.older
+		c.Copy(s.base, v)
+		s.n++
 	}
 	newRun = func() { clear(prev) }
 	return newRun, func() error {
