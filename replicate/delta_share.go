@@ -29,12 +29,19 @@ type deltaShard struct {
 	w    bits.Writer
 }
 
-// deltaRef is a delta of tick against the version of base (predicted
-// from the version dist ticks before it; 0: not predicted): bits
-// [off, off+n) of its shard's writer.
+// deltaKey names what a delta body depends on besides the current state:
+// the version of its baseline and, when it is predicted (dist != 0), the
+// version it is predicted from and the distance its prefix names.
+type deltaKey struct {
+	base, older, dist uint32
+}
+
+// deltaRef is a delta of tick against key: bits [off, off+n) of its
+// shard's writer.
 type deltaRef struct {
-	tick, base, dist uint32
-	off, n           int32
+	tick   uint32
+	key    deltaKey
+	off, n int32
 }
 
 // grow makes room for n slots; the Server calls it when it adds slots,
@@ -45,24 +52,22 @@ func (d *deltaShare) grow(n int) {
 	}
 }
 
-// lookup appends to w the delta of slot against the version of base
-// (predicted from dist ticks before it, or not when 0) if a Peer wrote it
+// lookup appends to w the delta of slot against key if a Peer wrote it
 // at tick, and returns its length in bits; ok is false when none did.
-func (d *deltaShare) lookup(w *bits.Writer, tick uint32, slot int32, base, dist uint32) (n int, ok bool) {
+func (d *deltaShare) lookup(w *bits.Writer, tick uint32, slot int32, key deltaKey) (n int, ok bool) {
 	sh := &d.shards[uint32(slot)%deltaShards]
 	sh.mu.Lock()
 	r := d.refs[slot]
-	if ok = sh.tick == tick && r.tick == tick && r.base == base && r.dist == dist; ok {
+	if ok = sh.tick == tick && r.tick == tick && r.key == key; ok {
 		copyBits(w, sh.w.Bytes(), int(r.off), int(r.n))
 	}
 	sh.mu.Unlock()
 	return int(r.n), ok
 }
 
-// store keeps the delta of slot against the version of base (and dist,
-// as in lookup), bits [off, off+n) of src, for the other Peers of tick,
-// unless one of slot is kept already.
-func (d *deltaShare) store(tick uint32, slot int32, base, dist uint32, src []byte, off, n int) {
+// store keeps the delta of slot against key, bits [off, off+n) of src,
+// for the other Peers of tick, unless one of slot is kept already.
+func (d *deltaShare) store(tick uint32, slot int32, key deltaKey, src []byte, off, n int) {
 	sh := &d.shards[uint32(slot)%deltaShards]
 	sh.mu.Lock()
 	if sh.tick != tick {
@@ -70,7 +75,7 @@ func (d *deltaShare) store(tick uint32, slot int32, base, dist uint32, src []byt
 		sh.tick = tick
 	}
 	if r := &d.refs[slot]; r.tick != tick {
-		*r = deltaRef{tick: tick, base: base, dist: dist, off: int32(sh.w.Len()), n: int32(n)}
+		*r = deltaRef{tick: tick, key: key, off: int32(sh.w.Len()), n: int32(n)}
 		copyBits(&sh.w, src, off, n)
 	}
 	sh.mu.Unlock()

@@ -185,25 +185,26 @@ func (p *Peer[E]) body(c cand) (choice, error) {
 	n := ent.nbits
 	var older *version[E]
 	if base != nil {
-		older = p.older(t, ent)
-		dist := uint32(0) // to older; 0: none
+		var dist uint32 // from the packet of older to base's; 0: none
+		older, dist = p.older(t, ent)
+		key := deltaKey{base: base.tick, dist: dist}
 		if older != nil {
-			dist = base.tick - older.tick
+			key.older = older.tick
 		}
 		// Another Peer's client may hold the same baselines: its delta is
 		// this one (only with several Peers is it worth the lookups).
 		shared := len(s.peers) > 1
 		var ok bool
 		if shared {
-			n, ok = s.deltas.lookup(&p.scratch, s.tick, slot, base.tick, dist)
+			n, ok = s.deltas.lookup(&p.scratch, s.tick, slot, key)
 		}
 		if !ok {
-			if err := p.writeDelta(ent, base, older); err != nil {
+			if err := p.writeDelta(ent, base, older, dist); err != nil {
 				return choice{}, fmt.Errorf("replicate: id %d: %w", ent.id, err)
 			}
 			n = p.scratch.Len() - off
 			if shared {
-				s.deltas.store(s.tick, slot, base.tick, dist, p.scratch.Bytes(), off, n)
+				s.deltas.store(s.tick, slot, key, p.scratch.Bytes(), off, n)
 			}
 		}
 	}
@@ -212,28 +213,36 @@ func (p *Peer[E]) body(c cand) (choice, error) {
 
 // older returns the older baseline of a predicting codec's delta against
 // the client's newest acknowledged state (wire-format.md, "Replication
-// packets", Body): the acknowledged send before it, if the client still
-// holds it (fewer than BaselineDepth sends since), the server still has
-// it, and it is less than twice as far before the baseline as the
-// baseline is before this tick (a prediction from further back would be
-// worse than none at constant velocity); nil otherwise, and always for a
-// codec without pred values.
-func (p *Peer[E]) older(t *track, ent *entity[E]) *version[E] {
+// packets", Body), and how many ticks the packet that brought it to the
+// client is before the baseline's packet: the client holds its states by
+// those ticks, and an entity that did not change between the two packets
+// has one version for both. It is the acknowledged send before the
+// baseline, if the client still holds it (fewer than BaselineDepth sends
+// since), the server still has it, and it is less than twice as far
+// before the baseline as the baseline is before this tick (a prediction
+// from further back would be worse than none at constant velocity); nil
+// otherwise, and always for a codec without pred values.
+func (p *Peer[E]) older(t *track, ent *entity[E]) (*version[E], uint32) {
 	s := p.s
 	if !s.pred || t.ackedN2 <= t.viewFrom || t.sends-t.ackedN2 >= BaselineDepth {
-		return nil
+		return nil, 0
 	}
 	d, ahead := t.acked-t.acked2, s.tick-t.acked
 	if t.acked2 >= t.acked || d >= 2*ahead || d > 1<<31 { // d - 1 must fit the bitlen
-		return nil
+		return nil, 0
 	}
-	return ent.at(t.acked2)
+	v := ent.at(t.acked2)
+	if v == nil {
+		return nil, 0
+	}
+	return v, d
 }
 
 // writeDelta writes to scratch the delta body of ent against base: for a
 // predicting codec, first whether it is predicted from older (1 bit) and
-// then older's distance before base, less one, as a bitlen of distWidth.
-func (p *Peer[E]) writeDelta(ent *entity[E], base, older *version[E]) error {
+// then dist, the ticks from older's packet to base's, less one, as a
+// bitlen of distWidth.
+func (p *Peer[E]) writeDelta(ent *entity[E], base, older *version[E], dist uint32) error {
 	s := p.s
 	cur := &ent.newest().val
 	if !s.pred {
@@ -244,7 +253,7 @@ func (p *Peer[E]) writeDelta(ent *entity[E], base, older *version[E]) error {
 	if older == nil {
 		return s.c.EncodeDelta(&p.scratch, &base.val, cur)
 	}
-	fields.WriteBitlen(&p.scratch, uint64(base.tick-older.tick-1), distWidth)
+	fields.WriteBitlen(&p.scratch, uint64(dist-1), distWidth)
 	if err := s.c.EncodePredicted(&p.scratch, &older.val, &base.val, cur); err != nil {
 		p.scratch.Truncate(mark)
 		return err

@@ -49,52 +49,99 @@ func shellAt(id uint32, tick uint32) Shell {
 // and checks every state the client accepts against the server's; it
 // returns the Peer's counters.
 func shellRun[E any](t *testing.T, loss float64, conv func(Shell) E) replicate.PeerStats {
+	return shellRunOf(t, shellNet{loss: loss, peers: 1}, shellAt, conv)[0]
+}
+
+// shellNet is how shellRunOf sends: to peers clients, each over a link of
+// its own that loses packets and acks at rate loss and delivers each ack
+// it does not lose up to ackDelay ticks late, with PeerConfig.Refresh
+// refresh.
+type shellNet struct {
+	loss                     float64
+	peers, refresh, ackDelay int
+}
+
+// shellRunOf is shellRun with the shells' states given by state, over n.
+func shellRunOf[E any](t *testing.T, n shellNet, state func(id, tick uint32) Shell, conv func(Shell) E) []replicate.PeerStats {
 	c := bitwire.MustFor[E]()
 	srv, err := replicate.NewServer(c)
 	require.NoError(t, err)
-	peer, err := srv.NewPeer(replicate.PeerConfig[E]{})
-	require.NoError(t, err)
-	cl, err := replicate.NewClient(c)
-	require.NoError(t, err)
-	rng := rand.New(rand.NewSource(5))
+	type lateAck struct {
+		at  uint32
+		ack replicate.Ack
+	}
+	type link struct {
+		peer *replicate.Peer[E]
+		cl   *replicate.Client[E]
+		rng  *rand.Rand
+		held []byte
+		acks []lateAck
+	}
+	links := make([]link, n.peers)
+	for i := range links {
+		l := &links[i]
+		l.peer, err = srv.NewPeer(replicate.PeerConfig[E]{Refresh: n.refresh})
+		require.NoError(t, err)
+		l.cl, err = replicate.NewClient(c)
+		require.NoError(t, err)
+		l.rng = rand.New(rand.NewSource(int64(5 + i)))
+	}
+	loss := n.loss
 	const shells = 20
-	var held []byte
 	for tick := uint32(1); tick <= 300; tick++ {
 		require.NoError(t, srv.Advance(tick))
 		for id := uint32(1); id <= shells; id++ {
-			v := conv(shellAt(id, tick))
+			if tick > 1 && state(id, tick) == state(id, tick-1) {
+				continue // at rest: its version stays the last one set
+			}
+			v := conv(state(id, tick))
 			_, err := srv.Set(id, &v)
 			require.NoError(t, err)
 		}
-		pkt, ok, err := peer.Encode(nil)
-		require.NoError(t, err)
-		require.True(t, ok)
-		if rng.Float64() < loss/2 { // held back: delivered after the next one
-			held, pkt = pkt, held
+		for i := range links {
+			l := &links[i]
+			for len(l.acks) > 0 && l.acks[0].at <= tick {
+				require.NoError(t, l.peer.Ack(l.acks[0].ack))
+				l.acks = l.acks[1:]
+			}
+			pkt, ok, err := l.peer.Encode(nil)
+			require.NoError(t, err)
+			require.True(t, ok)
+			if l.rng.Float64() < loss/2 { // held back: delivered after the next one
+				l.held, pkt = pkt, l.held
+			}
+			for _, p := range [][]byte{pkt, l.held} {
+				if p == nil || l.rng.Float64() < loss/2 {
+					continue
+				}
+				info, err := l.cl.Decode(p)
+				if errors.Is(err, replicate.ErrStale) || errors.Is(err, replicate.ErrNoBaseline) {
+					continue
+				}
+				require.NoError(t, err, "peer %d, tick %d", i, tick)
+				for _, id := range info.Updated {
+					got, at, ok := l.cl.Get(id)
+					require.True(t, ok)
+					want := conv(state(id, at))
+					require.NoError(t, c.Quantize(&want))
+					require.Equal(t, want, *got, "peer %d: id %d at tick %d", i, id, at)
+				}
+				switch {
+				case l.rng.Float64() < loss:
+				case n.ackDelay > 0:
+					l.acks = append(l.acks, lateAck{tick + uint32(l.rng.Intn(n.ackDelay+1)), l.cl.Ack()})
+				default:
+					require.NoError(t, l.peer.Ack(l.cl.Ack()))
+				}
+			}
+			l.held = nil
 		}
-		for _, p := range [][]byte{pkt, held} {
-			if p == nil || rng.Float64() < loss/2 {
-				continue
-			}
-			info, err := cl.Decode(p)
-			if errors.Is(err, replicate.ErrStale) || errors.Is(err, replicate.ErrNoBaseline) {
-				continue
-			}
-			require.NoError(t, err, "tick %d", tick)
-			for _, id := range info.Updated {
-				got, at, ok := cl.Get(id)
-				require.True(t, ok)
-				want := conv(shellAt(id, at))
-				require.NoError(t, c.Quantize(&want))
-				require.Equal(t, want, *got, "id %d at tick %d", id, at)
-			}
-			if rng.Float64() >= loss {
-				require.NoError(t, peer.Ack(cl.Ack()))
-			}
-		}
-		held = nil
 	}
-	return peer.Stats()
+	stats := make([]replicate.PeerStats, n.peers)
+	for i, l := range links {
+		stats[i] = l.peer.Stats()
+	}
+	return stats
 }
 
 func TestPredictedDeltas(t *testing.T) {
@@ -114,6 +161,42 @@ func TestPredictedDeltas(t *testing.T) {
 			bound = 0.9
 		}
 		assert.Less(t, float64(pred.Bits.Bodies), bound*float64(plain.Bits.Bodies))
+	}
+}
+
+// TestPredictedIdleShared predicts shells that rest now and then (on a
+// tick that a shell rests it is not Set, so its version is the tick
+// before's) and are sent in full every 7 ticks, to eight clients whose
+// acks arrive up to 3 ticks late and whose Peers share deltas. The older
+// baseline is named by the distance between the acknowledged packets,
+// which the client holds its states by, not between their versions, which
+// may be one version (a distance of 0 that the prefix cannot say); and a
+// delta is shared only between Peers that predict it from the same
+// versions at the same distance.
+func TestPredictedIdleShared(t *testing.T) {
+	resting := func(id, tick uint32) Shell {
+		// Even shells move on two ticks of three; shells 3, 7, 11…
+		// move for 10 ticks, then rest for 10; others always move.
+		switch {
+		case id%2 == 0:
+			return shellAt(id, tick-tick/3)
+		case id%4 == 3:
+			return shellAt(id, tick/20*10+min(tick%20, 10))
+		}
+		return shellAt(id, tick)
+	}
+	for _, loss := range []float64{0, 0.3, 0.5} {
+		stats := shellRunOf(t, shellNet{loss: loss, peers: 8, refresh: 7, ackDelay: 3}, resting, func(s Shell) Shell { return s })
+		var delta, predicted int
+		var bodies int64
+		for i, st := range stats {
+			delta, predicted, bodies = delta+st.Delta, predicted+st.Predicted, bodies+st.Bits.Bodies
+			assert.Greater(t, st.Predicted, st.Delta/3, "peer %d", i)
+			if loss == 0 {
+				assert.Zero(t, st.Missing, "peer %d", i)
+			}
+		}
+		t.Logf("loss %.0f%%, %d peers: %d deltas (%d predicted), %d body bits", 100*loss, len(stats), delta, predicted, bodies)
 	}
 }
 
