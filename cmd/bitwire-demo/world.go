@@ -37,18 +37,21 @@ type Player struct {
 }
 
 // CratePos is a crate's position. Tumbling crates move up to ~0.5 m a
-// tick; resting ones not at all.
+// tick; resting ones not at all. A flying crate keeps most of its velocity
+// from one tick to the next, so each axis is coded against its prediction
+// from the two last states the client acknowledged (pred).
 type CratePos struct {
-	X float32 `net:"q,min=-128,max=128,prec=0.01,dmin=-1,dmax=1"`
-	Y float32 `net:"q,min=-2,max=62,prec=0.01,dmin=-1,dmax=1"`
-	Z float32 `net:"q,min=-128,max=128,prec=0.01,dmin=-1,dmax=1"`
+	X float32 `net:"q,min=-128,max=128,prec=0.01,dmin=-1,dmax=1,pred"`
+	Y float32 `net:"q,min=-2,max=62,prec=0.01,dmin=-1,dmax=1,pred"`
+	Z float32 `net:"q,min=-128,max=128,prec=0.01,dmin=-1,dmax=1,pred"`
 }
 
 // Crate is one rigid body. Asleep crates do not move, so a delta spends at
-// most a bit on them.
+// most a bit on them; a spinning crate's orientation is predicted at its
+// last rotation step applied again (pred).
 type Crate struct {
 	Pos    CratePos   // per axis
-	Rot    [4]float32 `net:"quat,bits=9"` // x, y, z, w
+	Rot    [4]float32 `net:"quat,bits=9,pred"` // x, y, z, w
 	Asleep bool
 }
 
