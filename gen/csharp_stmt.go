@@ -14,20 +14,8 @@ func (g *csGen) dec(n *bitwire.NodeSchema, lv, in string) string {
 	switch n.Coding {
 	case "bool":
 		b.p("%s = d.R.Bool();", lv)
-	case "bits":
-		if signed(n.Type) {
-			b.p("%s = %s;", lv, g.conv(n, fmt.Sprintf("Codings.SignExt(d.R.Read(%d), %d)", n.Bits.Width, n.Bits.Width)))
-		} else {
-			b.p("%s = %s;", lv, g.conv(n, fmt.Sprintf("d.R.Read(%d)", n.Bits.Width)))
-		}
-	case "range":
-		v := g.v("off")
-		b.p("{ ulong %s = d.R.Read(%d); if (%s > %sUL) throw new ErrOutOfRange(\"offset \" + %s + \" over the range\");", v, n.Range.Bits, v, rangeSpan(n), v)
-		if signed(n.Type) {
-			b.p("  %s = %s; }", lv, g.conv(n, fmt.Sprintf("(long)(unchecked((ulong)%s) + %s)", csLong(n.Range.Min), v)))
-		} else {
-			b.p("  %s = %s; }", lv, g.conv(n, fmt.Sprintf("%sUL + %s", n.Range.Min, v)))
-		}
+	case "bits", "range", "varint", "bitlen":
+		return g.decInt(n, lv, in)
 	case "q":
 		b.p("%s = %s;", lv, g.conv(n, g.quantizer(n)+".Read(d.R)"))
 	case "float":
@@ -38,22 +26,6 @@ func (g *csGen) dec(n *bitwire.NodeSchema, lv, in string) string {
 		}
 	case "fixed":
 		b.p("%s = %s;", lv, g.conv(n, fmt.Sprintf("d.Fixed(%s, %v)", fmtFloat(n.Fixed.Prec), isF32(n.Type))))
-	case "varint":
-		v := g.v("u")
-		b.p("{ ulong %s = Codings.ReadVarint(d.R, %d);", v, n.Varint.Group)
-		if signed(n.Type) {
-			b.p("  long s%s = Codings.Unzigzag(%s); if (!Codings.FitsSigned(s%s, %d)) throw new ErrOutOfRange(s%s + \" for a %d-bit integer\");", v, v, v, intSize(n.Type), v, intSize(n.Type))
-			b.p("  %s = %s; }", lv, g.conv(n, "s"+v))
-		} else {
-			b.p("  if (!Codings.FitsUnsigned(%s, %d)) throw new ErrOutOfRange(%s + \" for a %d-bit integer\");", v, intSize(n.Type), v, intSize(n.Type))
-			b.p("  %s = %s; }", lv, g.conv(n, v))
-		}
-	case "bitlen":
-		if signed(n.Type) {
-			b.p("%s = %s;", lv, g.conv(n, fmt.Sprintf("d.BitlenSigned(%d, %d)", n.Bitlen.Width, intSize(n.Type))))
-		} else {
-			b.p("%s = %s;", lv, g.conv(n, fmt.Sprintf("d.BitlenUnsigned(%d, %d)", n.Bitlen.Width, intSize(n.Type))))
-		}
 	case "string":
 		b.p("%s = Codings.ReadString(d.R, d.Len(%d, 8));", lv, n.MaxLen)
 	case "bytes":
@@ -70,64 +42,155 @@ func (g *csGen) dec(n *bitwire.NodeSchema, lv, in string) string {
 		b.p("if (%s == null) %s = new %s();", lv, lv, g.classes[*n.Ref])
 		b.p("%s.Decode(d, %s);", g.names[*n.Ref], lv)
 	case "array":
-		a := g.v("a")
-		b.p("{ var %s = %s; if (%s == null || %s.Length != %d) %s = %s = %s;", a, lv, a, a, n.Count, lv, a, csNewArray(g.typ(n.Elem), n.Count))
-		b.WriteString(g.decElems(n, a, strconv.Itoa(n.Count), in+"  "))
-		b.p("}")
+		return g.decArray(n, lv, in)
 	case "slice":
-		a, l := g.v("a"), g.v("l")
-		emin := n.Elem.MinBits
-		if n.SharedLength {
-			emin = 1
-		}
-		b.p("{ int %s = d.Len(%d, %d); var %s = %s; if (%s == null) %s = %s = new %s();", l, n.MaxLen, emin, a, lv, a, lv, a, g.typ(n))
-		if emin == 0 { // elements of no bits: bounded by the allocation budget (BitReader.ChargeZero)
-			b.p("  d.R.ChargeZero(%s);", l)
-		}
-		b.p("  if (%s.Count > %s) %s.RemoveRange(%s, %s.Count - %s);", a, l, a, l, a, l)
-		b.p("  while (%s.Count < %s) %s.Add(%s);", a, l, a, g.zero(n.Elem))
-		b.WriteString(g.decElems(n, a, l, in+"  "))
-		b.p("}")
+		return g.decSlice(n, lv, in)
 	case "ptr":
-		b.p("if (!d.R.Bool()) %s = null;", lv)
-		b.p("else")
-		b.p("{")
-		if csValueType(n.Elem) {
-			t := g.v("t")
-			b.p("  %s %s = default(%s);", g.typ(n.Elem), t, g.typ(n.Elem))
-			b.WriteString(g.dec(n.Elem, t, in+"  "))
-			b.p("  %s = %s;", lv, t)
-		} else {
-			b.WriteString(g.dec(n.Elem, lv, in+"  "))
-		}
-		b.p("}")
+		return g.decPtr(n, lv, in)
 	case "map":
-		m, l, i, k, v := g.v("m"), g.v("l"), g.v("i"), g.v("k"), g.v("v")
-		b.p("{ int %s = d.Len(%d, %d); var %s = %s; if (%s == null) %s = %s = new %s(); else %s.Clear();", l, n.MaxLen, n.Key.MinBits+n.Elem.MinBits, m, lv, m, lv, m, g.typ(n), m)
-		prev := g.v("prev")
-		b.p("  %s %s = %s;", g.typ(n.Key), prev, g.zero(n.Key))
-		b.p("  for (int %s = 0; %s < %s; %s++)", i, i, l, i)
-		b.p("  {")
-		b.p("    %s %s = %s;", g.typ(n.Key), k, g.zero(n.Key))
-		b.p("    try")
-		b.p("    {")
-		b.WriteString(g.decKey(n.Key, k, in+"      "))
-		if n.Key.Coding == "float" {
-			b.p("      if (double.IsNaN(%s)) throw new ErrInvalidValue(\"NaN map key\");", k)
-		}
-		b.p("      if (%s > 0 && !(%s)) throw new ErrMalformed(\"map key \" + %s + \" after \" + %s + \": keys must be in ascending order, each once\");", i, csKeyBefore(n.Key, prev, k), k, prev)
-		b.p("    }")
-		b.p("    catch (BitwireException x) { throw x.Within(\"{#\" + %s + \"}\"); }", i)
-		b.p("    %s = %s;", prev, k)
-		b.p("    %s %s = %s;", g.typ(n.Elem), v, g.zero(n.Elem))
-		b.WriteString(g.dec(n.Elem, v, in+"    "))
-		b.p("    %s[%s] = %s;", m, k, v)
-		b.p("  }")
-		b.p("  if (%s.Count != %s) throw new ErrMalformed(\"duplicate map key\");", m, l) // as Go: checked once all are read
-		b.p("}")
+		return g.decMap(n, lv, in)
 	default:
 		g.fail("coding %q", n.Coding)
 	}
+	return b.String()
+}
+
+// decInt returns statements decoding an integer coded bits, range, varint
+// or bitlen into lv, refusing what does not fit its range or Go type.
+func (g *csGen) decInt(n *bitwire.NodeSchema, lv, in string) string {
+	b := &csLines{in: in}
+	switch n.Coding {
+	case "bits":
+		if signed(n.Type) {
+			b.p("%s = %s;", lv, g.conv(n, fmt.Sprintf("Codings.SignExt(d.R.Read(%d), %d)", n.Bits.Width, n.Bits.Width)))
+		} else {
+			b.p("%s = %s;", lv, g.conv(n, fmt.Sprintf("d.R.Read(%d)", n.Bits.Width)))
+		}
+	case "range":
+		v := g.v("off")
+		b.p("{ ulong %s = d.R.Read(%d); if (%s > %sUL) throw new ErrOutOfRange(\"offset \" + %s + \" over the range\");", v, n.Range.Bits, v, rangeSpan(n), v)
+		if signed(n.Type) {
+			b.p("  %s = %s; }", lv, g.conv(n, fmt.Sprintf("(long)(unchecked((ulong)%s) + %s)", csLong(n.Range.Min), v)))
+		} else {
+			b.p("  %s = %s; }", lv, g.conv(n, fmt.Sprintf("%sUL + %s", n.Range.Min, v)))
+		}
+	case "varint":
+		v := g.v("u")
+		b.p("{ ulong %s = Codings.ReadVarint(d.R, %d);", v, n.Varint.Group)
+		if signed(n.Type) {
+			b.p("  long s%s = Codings.Unzigzag(%s); if (!Codings.FitsSigned(s%s, %d)) throw new ErrOutOfRange(s%s + \" for a %d-bit integer\");", v, v, v, intSize(n.Type), v, intSize(n.Type))
+			b.p("  %s = %s; }", lv, g.conv(n, "s"+v))
+		} else {
+			b.p("  if (!Codings.FitsUnsigned(%s, %d)) throw new ErrOutOfRange(%s + \" for a %d-bit integer\");", v, intSize(n.Type), v, intSize(n.Type))
+			b.p("  %s = %s; }", lv, g.conv(n, v))
+		}
+	case "bitlen":
+		if signed(n.Type) {
+			b.p("%s = %s;", lv, g.conv(n, fmt.Sprintf("d.BitlenSigned(%d, %d)", n.Bitlen.Width, intSize(n.Type))))
+		} else {
+			b.p("%s = %s;", lv, g.conv(n, fmt.Sprintf("d.BitlenUnsigned(%d, %d)", n.Bitlen.Width, intSize(n.Type))))
+		}
+	}
+	return b.String()
+}
+
+// decArray returns statements decoding the array n into lv, reusing lv's
+// array when it has the length.
+func (g *csGen) decArray(n *bitwire.NodeSchema, lv, in string) string {
+	b := &csLines{in: in}
+	a := g.v("a")
+	b.p("{ var %s = %s; if (%s == null || %s.Length != %d) %s = %s = %s;", a, lv, a, a, n.Count, lv, a, csNewArray(g.typ(n.Elem), n.Count))
+	b.WriteString(g.decElems(n, a, strconv.Itoa(n.Count), in+"  "))
+	b.p("}")
+	return b.String()
+}
+
+// decSlice returns statements decoding the slice n into lv, reusing lv's
+// list (trimmed or grown to the length read).
+func (g *csGen) decSlice(n *bitwire.NodeSchema, lv, in string) string {
+	b := &csLines{in: in}
+	a, l := g.v("a"), g.v("l")
+	emin := sliceElemMinBits(n)
+	b.p("{ int %s = d.Len(%d, %d); var %s = %s; if (%s == null) %s = %s = new %s();", l, n.MaxLen, emin, a, lv, a, lv, a, g.typ(n))
+	if emin == 0 { // elements of no bits: bounded by the allocation budget (BitReader.ChargeZero)
+		b.p("  d.R.ChargeZero(%s);", l)
+	}
+	b.p("  if (%s.Count > %s) %s.RemoveRange(%s, %s.Count - %s);", a, l, a, l, a, l)
+	b.p("  while (%s.Count < %s) %s.Add(%s);", a, l, a, g.zero(n.Elem))
+	b.WriteString(g.decElems(n, a, l, in+"  "))
+	b.p("}")
+	return b.String()
+}
+
+// decPtr returns statements decoding the pointer n into lv: its presence
+// bit, then its element.
+func (g *csGen) decPtr(n *bitwire.NodeSchema, lv, in string) string {
+	b := &csLines{in: in}
+	b.p("if (!d.R.Bool()) %s = null;", lv)
+	b.p("else")
+	b.p("{")
+	b.WriteString(g.ptrElem(n.Elem, lv, in, func(lv string) string { return g.dec(n.Elem, lv, in+"  ") }))
+	b.p("}")
+	return b.String()
+}
+
+// ptrElem returns the statements elem writes (indented by in+"  ") to set
+// lv, a pointer to el, to a value: a pointer to a value type (a C# T?)
+// through a local of T that they write into, then assigned; a reference
+// by itself.
+func (g *csGen) ptrElem(el *bitwire.NodeSchema, lv, in string, elem func(lv string) string) string {
+	if !csValueType(el) {
+		return elem(lv)
+	}
+	b := &csLines{in: in}
+	t := g.v("t")
+	b.p("  %s %s = default(%s);", g.typ(el), t, g.typ(el))
+	b.WriteString(elem(t))
+	b.p("  %s = %s;", lv, t)
+	return b.String()
+}
+
+// decMap returns statements decoding the map n into lv, reusing lv's
+// dictionary (cleared): its length, then its entries in key order.
+func (g *csGen) decMap(n *bitwire.NodeSchema, lv, in string) string {
+	b := &csLines{in: in}
+	m, l, i, k, v := g.v("m"), g.v("l"), g.v("i"), g.v("k"), g.v("v")
+	b.p("{ int %s = d.Len(%d, %d); var %s = %s; if (%s == null) %s = %s = new %s(); else %s.Clear();", l, n.MaxLen, n.Key.MinBits+n.Elem.MinBits, m, lv, m, lv, m, g.typ(n), m)
+	prev := g.v("prev")
+	b.p("  %s %s = %s;", g.typ(n.Key), prev, g.zero(n.Key))
+	b.p("  for (int %s = 0; %s < %s; %s++)", i, i, l, i)
+	b.p("  {")
+	b.WriteString(g.decEntry(n, m, i, k, v, prev, false, in))
+	b.p("  }")
+	b.p("  if (%s.Count != %s) throw new ErrMalformed(\"duplicate map key\");", m, l) // as Go: checked once all are read
+	b.p("}")
+	return b.String()
+}
+
+// decEntry returns the body of a loop over i reading the entries of the
+// map n into the dictionary m: the key into the local k, which must follow
+// prev, the last one read (errors name the entry by i), then the value
+// into the local v. With dup it refuses a key m holds already (the new
+// entries of a delta, added to the baseline's).
+func (g *csGen) decEntry(n *bitwire.NodeSchema, m, i, k, v, prev string, dup bool, in string) string {
+	b := &csLines{in: in}
+	b.p("    %s %s = %s;", g.typ(n.Key), k, g.zero(n.Key))
+	b.p("    try")
+	b.p("    {")
+	b.WriteString(g.decKey(n.Key, k, in+"      "))
+	if n.Key.Coding == "float" {
+		b.p("      if (double.IsNaN(%s)) throw new ErrInvalidValue(\"NaN map key\");", k)
+	}
+	b.p("      if (%s > 0 && !(%s)) throw new ErrMalformed(\"map key \" + %s + \" after \" + %s + \": keys must be in ascending order, each once\");", i, csKeyBefore(n.Key, prev, k), k, prev)
+	if dup {
+		b.p("      if (%s.ContainsKey(%s)) throw new ErrMalformed(\"duplicate map key \" + %s);", m, k, k)
+	}
+	b.p("    }")
+	b.p("    catch (BitwireException x) { throw x.Within(\"{#\" + %s + \"}\"); }", i)
+	b.p("    %s = %s;", prev, k)
+	b.p("    %s %s = %s;", g.typ(n.Elem), v, g.zero(n.Elem))
+	b.WriteString(g.dec(n.Elem, v, in+"    "))
+	b.p("    %s[%s] = %s;", m, k, v)
 	return b.String()
 }
 
@@ -535,10 +598,7 @@ func (g *csGen) resize(n *bitwire.NodeSchema, a, lv, l string, b *csLines) {
 func (g *csGen) sliceDelta(n *bitwire.NodeSchema, base, lv, in string) string {
 	b := &csLines{in: in}
 	bl, bn, l, common, ch, a, i, j := g.v("bl"), g.v("bn"), g.v("l"), g.v("c"), g.v("ch"), g.v("a"), g.v("i"), g.v("j")
-	emin := n.Elem.MinBits
-	if n.SharedLength {
-		emin = 1
-	}
+	emin := sliceElemMinBits(n)
 	b.p("{ var %s = %s; int %s = %s == null ? 0 : %s.Count; int %s = d.Len(%d, 0); int %s = Math.Min(%s, %s);", bl, base, bn, bl, bl, l, n.MaxLen, common, bn, l)
 	b.p("  if (%s > %s && %d > 0 && %s - %s > d.R.Remaining / %d) throw new ErrUnexpectedEnd((%s - %s) + \" new elements need more input than remains\");", l, common, emin, l, common, max(emin, 1), l, common)
 	if emin == 0 { // new elements of no bits: bounded by the allocation budget (BitReader.ChargeZero)
@@ -682,21 +742,7 @@ func (g *csGen) mapDelta(n *bitwire.NodeSchema, base, lv, in string) string {
 	b.p("  %s %s = %s;", kt, prev, g.zero(n.Key))
 	b.p("  for (ulong %s = 0; %s < %s; %s++)", kk, kk, cnt, kk)
 	b.p("  {")
-	b.p("    %s %s = %s;", kt, kv, g.zero(n.Key))
-	b.p("    try")
-	b.p("    {")
-	b.WriteString(g.decKey(n.Key, kv, in+"      "))
-	if n.Key.Coding == "float" {
-		b.p("      if (double.IsNaN(%s)) throw new ErrInvalidValue(\"NaN map key\");", kv)
-	}
-	b.p("      if (%s > 0 && !(%s)) throw new ErrMalformed(\"map key \" + %s + \" after \" + %s + \": keys must be in ascending order, each once\");", kk, csKeyBefore(n.Key, prev, kv), kv, prev)
-	b.p("      if (%s.ContainsKey(%s)) throw new ErrMalformed(\"duplicate map key \" + %s);", nm, kv, kv)
-	b.p("    }")
-	b.p("    catch (BitwireException x) { throw x.Within(\"{#\" + %s + \"}\"); }", kk)
-	b.p("    %s = %s;", prev, kv)
-	b.p("    %s %s = %s;", vt, vv, g.zero(n.Elem))
-	b.WriteString(g.dec(n.Elem, vv, in+"    "))
-	b.p("    %s[%s] = %s;", nm, kv, vv)
+	b.WriteString(g.decEntry(n, nm, kk, kv, vv, prev, true, in))
 	b.p("  }")
 	b.p("  if ((ulong)%s.Count != %s) throw new ErrMalformed(\"duplicate map key\");", nm, total)
 	b.p("  %s = %s;", lv, nm)

@@ -205,6 +205,17 @@ func intSize(t string) int {
 func isInt(t string) bool  { return intSize(t) > 0 }
 func signed(t string) bool { return strings.HasPrefix(t, "int") }
 func isF32(t string) bool  { return t == "float32" }
+
+// sliceElemMinBits is the least number of bits an element of the slice n
+// takes, which bounds its length by the input left: an element of a
+// shared-length group may take one bit.
+func sliceElemMinBits(n *bitwire.NodeSchema) int {
+	if n.SharedLength {
+		return 1
+	}
+	return n.Elem.MinBits
+}
+
 func fmtFloat(v float64) string {
 	if math.IsInf(v, 0) || math.IsNaN(v) {
 		return "NaN" // never in a valid schema
