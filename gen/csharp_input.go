@@ -222,19 +222,12 @@ func (g *csGen) mapDeltaEnc(n *bitwire.NodeSchema, base, cur, in string) string 
 	bm, cm, ks, nk, rm, ch, i, k := g.v("bm"), g.v("cm"), g.v("ks"), g.v("nk"), g.v("rm"), g.v("ch"), g.v("i"), g.v("k")
 	sv, cv := g.v("s"), g.v("c")
 	kt := g.typ(n.Key)
-	sortKeys := func(list string) {
-		if n.Key.Coding == "string" {
-			b.p("  %s.Sort(Codings.Utf8Compare);", list)
-		} else {
-			b.p("  %s.Sort();", list)
-		}
-	}
 	b.p("{ var %s = %s; var %s = %s;", bm, base, cm, cur)
 	b.p("  var %s = %s == null ? new List<%s>() : new List<%s>(%s.Keys);", ks, bm, kt, kt, bm)
-	sortKeys(ks)
+	b.p("  %s", csSortKeys(n.Key, ks))
 	b.p("  var %s = new List<%s>();", nk, kt)
 	b.p("  if (%s != null) foreach (var %s in %s.Keys) if (%s == null || !%s.ContainsKey(%s)) %s.Add(%s);", cm, k, cm, bm, bm, k, nk, k)
-	sortKeys(nk)
+	b.p("  %s", csSortKeys(n.Key, nk))
 	b.p("  var %s = new List<int>(); var %s = new List<int>();", rm, ch)
 	b.p("  for (int %s = 0, %s = 0; %s < %s.Count; %s++)", i, sv, i, ks, i)
 	b.p("  {")

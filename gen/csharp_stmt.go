@@ -254,36 +254,8 @@ func (g *csGen) enc(n *bitwire.NodeSchema, x, in string) string {
 	switch n.Coding {
 	case "bool":
 		b.p("e.W.Bool(%s);", x)
-	case "bits":
-		w := n.Bits.Width
-		if signed(n.Type) {
-			b.p("if (!Codings.FitsSigned((long)%s, %d)) throw new ErrOutOfRange(%s + \" does not fit %d bits\");", x, w, x, w)
-			b.p("e.W.Write((ulong)(long)%s, %d);", x, w)
-		} else {
-			b.p("if (!Codings.FitsUnsigned((ulong)%s, %d)) throw new ErrOutOfRange(%s + \" does not fit %d bits\");", x, w, x, w)
-			b.p("e.W.Write((ulong)%s, %d);", x, w)
-		}
-	case "range":
-		v := g.v("r")
-		if signed(n.Type) {
-			lo, hi := csLong(n.Range.Min), csLong(n.Range.Max)
-			b.p("{ long %s = (long)%s;", v, x)
-			if n.Clamp {
-				b.p("  if (%s < %s) %s = %s; else if (%s > %s) %s = %s;", v, lo, v, lo, v, hi, v, hi)
-			} else {
-				b.p("  if (%s < %s || %s > %s) throw new ErrOutOfRange(%s + \" outside %s..%s\");", v, lo, v, hi, v, n.Range.Min, n.Range.Max)
-			}
-			b.p("  e.W.Write((ulong)%s - unchecked((ulong)%s), %d); }", v, lo, n.Range.Bits)
-		} else {
-			lo, hi := n.Range.Min+"UL", n.Range.Max+"UL"
-			b.p("{ ulong %s = (ulong)%s;", v, x)
-			if n.Clamp {
-				b.p("  if (%s < %s) %s = %s; else if (%s > %s) %s = %s;", v, lo, v, lo, v, hi, v, hi)
-			} else {
-				b.p("  if (%s < %s || %s > %s) throw new ErrOutOfRange(%s + \" outside %s..%s\");", v, lo, v, hi, v, n.Range.Min, n.Range.Max)
-			}
-			b.p("  e.W.Write(%s - %s, %d); }", v, lo, n.Range.Bits)
-		}
+	case "bits", "range", "varint", "bitlen":
+		return g.encInt(n, x, in)
 	case "q":
 		b.p("%s.Write(e.W, %s, %v);", g.quantizer(n), x, n.Clamp)
 	case "float":
@@ -294,18 +266,6 @@ func (g *csGen) enc(n *bitwire.NodeSchema, x, in string) string {
 		}
 	case "fixed":
 		b.p("e.Fixed(%s, %s, %v);", x, fmtFloat(n.Fixed.Prec), isF32(n.Type))
-	case "varint":
-		if signed(n.Type) {
-			b.p("Codings.WriteVarint(e.W, Codings.Zigzag((long)%s), %d);", x, n.Varint.Group)
-		} else {
-			b.p("Codings.WriteVarint(e.W, (ulong)%s, %d);", x, n.Varint.Group)
-		}
-	case "bitlen":
-		if signed(n.Type) {
-			b.p("e.BitlenSigned((long)%s, %d);", x, n.Bitlen.Width)
-		} else {
-			b.p("e.BitlenUnsigned((ulong)%s, %d);", x, n.Bitlen.Width)
-		}
 	case "string":
 		b.p("Codings.WriteBytes(e, Codings.Utf8(%s), %d);", x, n.MaxLen)
 	case "bytes":
@@ -324,53 +284,161 @@ func (g *csGen) enc(n *bitwire.NodeSchema, x, in string) string {
 	case "struct":
 		b.p("%s.Encode(e, %s);", g.names[*n.Ref], x)
 	case "array":
-		a := g.v("a")
-		b.p("{ var %s = %s; if (%s == null || %s.Length != %d) throw new ErrInvalidValue(\"array of %d elements expected\");", a, x, a, a, n.Count, n.Count)
-		b.WriteString(g.encElems(n, a, strconv.Itoa(n.Count), in+"  "))
-		b.p("}")
+		return g.encArray(n, x, in)
 	case "slice":
-		a, l := g.v("a"), g.v("l")
-		b.p("{ var %s = %s; int %s = %s == null ? 0 : %s.Count; Codings.Len(e, %s, %d);", a, x, l, a, a, l, n.MaxLen)
-		b.WriteString(g.encElems(n, a, l, in+"  "))
-		b.p("}")
+		return g.encSlice(n, x, in)
 	case "ptr":
-		v := g.v("p")
-		b.p("{ var %s = %s; e.W.Bool(%s != null);", v, x, v)
-		b.p("  if (%s != null)", v)
-		b.p("  {")
-		if csValueType(n.Elem) {
-			b.WriteString(g.enc(n.Elem, v+".Value", in+"    "))
-		} else {
-			b.WriteString(g.enc(n.Elem, v, in+"    "))
-		}
-		b.p("  }")
-		b.p("}")
+		return g.encPtr(n, x, in)
 	case "map":
-		m, l, ks, k := g.v("m"), g.v("l"), g.v("ks"), g.v("k")
-		b.p("{ var %s = %s; int %s = %s == null ? 0 : %s.Count; Codings.Len(e, %s, %d);", m, x, l, m, m, l, n.MaxLen)
-		b.p("  if (%s > 0)", l)
-		b.p("  {")
-		b.p("    var %s = new List<%s>(%s.Keys);", ks, g.typ(n.Key), m)
-		if n.Key.Coding == "string" {
-			b.p("    %s.Sort(Codings.Utf8Compare);", ks)
-		} else {
-			b.p("    %s.Sort();", ks)
-		}
-		b.p("    foreach (var %s in %s)", k, ks)
-		b.p("    {")
-		b.WriteString(g.enc(n.Key, k, in+"      "))
-		b.p("      try")
-		b.p("      {")
-		b.WriteString(g.enc(n.Elem, m+"["+k+"]", in+"        "))
-		b.p("      }")
-		b.p("      catch (BitwireException x) { throw x.Within(\"[\" + %s + \"]\"); }", k)
-		b.p("    }")
-		b.p("  }")
-		b.p("}")
+		return g.encMap(n, x, in)
 	default:
 		g.fail("coding %q", n.Coding)
 	}
 	return b.String()
+}
+
+// encInt returns statements encoding x, an integer coded bits, range,
+// varint or bitlen, refusing (or, for a clamped range, clamping) what its
+// coding cannot hold.
+func (g *csGen) encInt(n *bitwire.NodeSchema, x, in string) string {
+	b := &csLines{in: in}
+	switch n.Coding {
+	case "bits":
+		w := n.Bits.Width
+		if signed(n.Type) {
+			b.p("%s", csFitsCheck(n, "(long)"+x, x, w))
+			b.p("e.W.Write((ulong)(long)%s, %d);", x, w)
+		} else {
+			b.p("%s", csFitsCheck(n, "(ulong)"+x, x, w))
+			b.p("e.W.Write((ulong)%s, %d);", x, w)
+		}
+	case "range":
+		v := g.v("r")
+		t, lo, hi := csRangeBounds(n)
+		b.p("{ %s %s = (%s)%s;", t, v, t, x)
+		if n.Clamp {
+			b.p("  if (%s < %s) %s = %s; else if (%s > %s) %s = %s;", v, lo, v, lo, v, hi, v, hi)
+		} else {
+			b.p("  %s", csRangeCheck(n, v))
+		}
+		if signed(n.Type) {
+			b.p("  e.W.Write((ulong)%s - unchecked((ulong)%s), %d); }", v, lo, n.Range.Bits)
+		} else {
+			b.p("  e.W.Write(%s - %s, %d); }", v, lo, n.Range.Bits)
+		}
+	case "varint":
+		if signed(n.Type) {
+			b.p("Codings.WriteVarint(e.W, Codings.Zigzag((long)%s), %d);", x, n.Varint.Group)
+		} else {
+			b.p("Codings.WriteVarint(e.W, (ulong)%s, %d);", x, n.Varint.Group)
+		}
+	case "bitlen":
+		if signed(n.Type) {
+			b.p("e.BitlenSigned((long)%s, %d);", x, n.Bitlen.Width)
+		} else {
+			b.p("e.BitlenUnsigned((ulong)%s, %d);", x, n.Bitlen.Width)
+		}
+	}
+	return b.String()
+}
+
+// csRangeBounds returns the C# type a value of the range n is checked in
+// (long or ulong) and the range's bounds as literals of it.
+func csRangeBounds(n *bitwire.NodeSchema) (typ, lo, hi string) {
+	if signed(n.Type) {
+		return "long", csLong(n.Range.Min), csLong(n.Range.Max)
+	}
+	return "ulong", n.Range.Min + "UL", n.Range.Max + "UL"
+}
+
+// csRangeCheck returns the statement refusing v, a local of the type
+// csRangeBounds gives, outside the range n with ErrOutOfRange.
+func csRangeCheck(n *bitwire.NodeSchema, v string) string {
+	_, lo, hi := csRangeBounds(n)
+	return fmt.Sprintf("if (%s < %s || %s > %s) throw new ErrOutOfRange(%s + \" outside %s..%s\");", v, lo, v, hi, v, n.Range.Min, n.Range.Max)
+}
+
+// csFitsCheck returns the statement refusing with ErrOutOfRange a value v
+// of n (as long or ulong: arg) that does not fit w bits.
+func csFitsCheck(n *bitwire.NodeSchema, arg, v string, w int) string {
+	fits := "FitsUnsigned"
+	if signed(n.Type) {
+		fits = "FitsSigned"
+	}
+	return fmt.Sprintf("if (!Codings.%s(%s, %d)) throw new ErrOutOfRange(%s + \" does not fit %d bits\");", fits, arg, w, v, w)
+}
+
+// encArray returns statements encoding x, an array of node n, refusing
+// one of another length.
+func (g *csGen) encArray(n *bitwire.NodeSchema, x, in string) string {
+	b := &csLines{in: in}
+	a := g.v("a")
+	b.p("{ var %s = %s; if (%s == null || %s.Length != %d) throw new ErrInvalidValue(\"array of %d elements expected\");", a, x, a, a, n.Count, n.Count)
+	b.WriteString(g.encElems(n, a, strconv.Itoa(n.Count), in+"  "))
+	b.p("}")
+	return b.String()
+}
+
+// encSlice returns statements encoding x, a slice of node n (null as
+// empty): its length, then its elements.
+func (g *csGen) encSlice(n *bitwire.NodeSchema, x, in string) string {
+	b := &csLines{in: in}
+	a, l := g.v("a"), g.v("l")
+	b.p("{ var %s = %s; int %s = %s == null ? 0 : %s.Count; Codings.Len(e, %s, %d);", a, x, l, a, a, l, n.MaxLen)
+	b.WriteString(g.encElems(n, a, l, in+"  "))
+	b.p("}")
+	return b.String()
+}
+
+// encPtr returns statements encoding x, a pointer of node n: its presence
+// bit, then its element.
+func (g *csGen) encPtr(n *bitwire.NodeSchema, x, in string) string {
+	b := &csLines{in: in}
+	v := g.v("p")
+	b.p("{ var %s = %s; e.W.Bool(%s != null);", v, x, v)
+	b.p("  if (%s != null)", v)
+	b.p("  {")
+	if csValueType(n.Elem) {
+		b.WriteString(g.enc(n.Elem, v+".Value", in+"    "))
+	} else {
+		b.WriteString(g.enc(n.Elem, v, in+"    "))
+	}
+	b.p("  }")
+	b.p("}")
+	return b.String()
+}
+
+// encMap returns statements encoding x, a map of node n (null as empty):
+// its length, then its entries in key order.
+func (g *csGen) encMap(n *bitwire.NodeSchema, x, in string) string {
+	b := &csLines{in: in}
+	m, l, ks, k := g.v("m"), g.v("l"), g.v("ks"), g.v("k")
+	b.p("{ var %s = %s; int %s = %s == null ? 0 : %s.Count; Codings.Len(e, %s, %d);", m, x, l, m, m, l, n.MaxLen)
+	b.p("  if (%s > 0)", l)
+	b.p("  {")
+	b.p("    var %s = new List<%s>(%s.Keys);", ks, g.typ(n.Key), m)
+	b.p("    %s", csSortKeys(n.Key, ks))
+	b.p("    foreach (var %s in %s)", k, ks)
+	b.p("    {")
+	b.WriteString(g.enc(n.Key, k, in+"      "))
+	b.p("      try")
+	b.p("      {")
+	b.WriteString(g.enc(n.Elem, m+"["+k+"]", in+"        "))
+	b.p("      }")
+	b.p("      catch (BitwireException x) { throw x.Within(\"[\" + %s + \"]\"); }", k)
+	b.p("    }")
+	b.p("  }")
+	b.p("}")
+	return b.String()
+}
+
+// csSortKeys returns the statement sorting the list of map keys ks in key
+// order: strings by their UTF-8 bytes, others by value.
+func csSortKeys(key *bitwire.NodeSchema, ks string) string {
+	if key.Coding == "string" {
+		return ks + ".Sort(Codings.Utf8Compare);"
+	}
+	return ks + ".Sort();"
 }
 
 func (g *csGen) encElems(n *bitwire.NodeSchema, a, count, in string) string {
@@ -697,11 +765,7 @@ func (g *csGen) mapDelta(n *bitwire.NodeSchema, base, lv, in string) string {
 	bm, ks, m, rm, ch, surv, i, k, ri, ci, cnt, total, nm, v, kk := g.v("bm"), g.v("ks"), g.v("m"), g.v("rm"), g.v("ch"), g.v("surv"), g.v("i"), g.v("k"), g.v("ri"), g.v("ci"), g.v("cnt"), g.v("tot"), g.v("nm"), g.v("v"), g.v("kk")
 	kt, vt := g.typ(n.Key), g.typ(n.Elem)
 	b.p("{ var %s = %s; var %s = %s == null ? new List<%s>() : new List<%s>(%s.Keys);", bm, base, ks, bm, kt, kt, bm)
-	if n.Key.Coding == "string" {
-		b.p("  %s.Sort(Codings.Utf8Compare);", ks)
-	} else {
-		b.p("  %s.Sort();", ks)
-	}
+	b.p("  %s", csSortKeys(n.Key, ks))
 	b.p("  var %s = d.TakeList(); var %s = d.TakeList();", rm, ch)
 	b.p("  try")
 	b.p("  {")
