@@ -550,30 +550,7 @@ func (g *csGen) delta(n *bitwire.NodeSchema, base, lv, in string) string {
 		}
 		return g.sliceDelta(n, base, lv, in)
 	case "ptr":
-		b.p("if (!d.R.Bool()) %s = null;", lv)
-		b.p("else if (%s == null)", base)
-		b.p("{")
-		if csValueType(n.Elem) {
-			t := g.v("t")
-			b.p("  %s %s = default(%s);", g.typ(n.Elem), t, g.typ(n.Elem))
-			b.WriteString(g.dec(n.Elem, t, in+"  "))
-			b.p("  %s = %s;", lv, t)
-		} else {
-			b.WriteString(g.dec(n.Elem, lv, in+"  "))
-		}
-		b.p("}")
-		b.p("else")
-		b.p("{")
-		if csValueType(n.Elem) {
-			t := g.v("t")
-			b.p("  %s %s = default(%s);", g.typ(n.Elem), t, g.typ(n.Elem))
-			b.WriteString(g.delta(n.Elem, base+".Value", t, in+"  "))
-			b.p("  %s = %s;", lv, t)
-		} else {
-			b.WriteString(g.delta(n.Elem, base, lv, in+"  "))
-		}
-		b.p("}")
-		return b.String()
+		return g.ptrDelta(n, base, lv, in)
 	case "map":
 		return g.mapDelta(n, base, lv, in)
 	case "array":
@@ -586,53 +563,85 @@ func (g *csGen) delta(n *bitwire.NodeSchema, base, lv, in string) string {
 			return g.modularDelta(n, base, lv, in)
 		}
 	}
-	if dl := n.Delta; dl != nil {
-		diff := g.v("diff")
-		b.p("long %s;", diff)
-		if g.mdl != nil {
-			b.p("if (d.WindowToken(%s, %dL, %dL, out %s))", g.modelTable(g.mdl.layout.nodes[n]), dl.Lo, dl.Hi, diff)
-		} else {
-			b.p("if (d.Window(%d, %dL, %dL, %d, %d, %d, out %s))", g.slot(n), dl.Lo, dl.Hi, dl.Bits, dl.FirstK, dl.Unary, diff)
-		}
-		b.p("{")
-		switch n.Coding {
-		case "q":
-			q := g.quantizer(n)
-			b.p("  %s = %s;", lv, g.conv(n, fmt.Sprintf("%s.Add(%s.Index(%s, %v), %s)", q, q, base, n.Clamp, diff)))
-		case "range":
-			k := g.v("k")
-			if signed(n.Type) {
-				lo, hi := csLong(n.Range.Min), csLong(n.Range.Max)
-				b.p("  long %s = (long)((ulong)(long)%s + (ulong)%s);", k, base, diff)
-				b.p("  if (%s < %s || %s > %s) throw new ErrOutOfRange(%s + \" outside %s..%s\");", k, lo, k, hi, k, n.Range.Min, n.Range.Max)
-			} else {
-				b.p("  ulong %s = (ulong)%s + (ulong)%s;", k, base, diff)
-				b.p("  if (%s < %sUL || %s > %sUL) throw new ErrOutOfRange(%s + \" outside %s..%s\");", k, n.Range.Min, k, n.Range.Max, k, n.Range.Min, n.Range.Max)
-			}
-			b.p("  %s = %s;", lv, g.conv(n, k))
-		case "bits":
-			k := g.v("k")
-			if signed(n.Type) {
-				b.p("  long %s = (long)((ulong)(long)%s + (ulong)%s);", k, base, diff)
-				b.p("  if (!Codings.FitsSigned(%s, %d)) throw new ErrOutOfRange(%s + \" does not fit %d bits\");", k, n.Bits.Width, k, n.Bits.Width)
-			} else {
-				b.p("  ulong %s = (ulong)%s + (ulong)%s;", k, base, diff)
-				b.p("  if (!Codings.FitsUnsigned(%s, %d)) throw new ErrOutOfRange(%s + \" does not fit %d bits\");", k, n.Bits.Width, k, n.Bits.Width)
-			}
-			b.p("  %s = %s;", lv, g.conv(n, k))
-		case "fixed":
-			ng, mg := g.v("neg"), g.v("mag")
-			b.p("  bool %s; ulong %s; Encoder.FixedMag(%s, %s, %v, out %s, out %s);", ng, mg, base, fmtFloat(n.Fixed.Prec), isF32(n.Type), ng, mg)
-			b.p("  %s = %s;", lv, g.conv(n, fmt.Sprintf("Decoder.FromFixed((%s ? (long)(0 - %s) : (long)%s) + %s, %s, %v)", ng, mg, mg, diff, fmtFloat(n.Fixed.Prec), isF32(n.Type))))
-		}
-		b.p("}")
-		b.p("else")
-		b.p("{")
-		b.WriteString(g.dec(n, lv, in+"  "))
-		b.p("}")
-		return b.String()
+	if n.Delta != nil {
+		return g.windowDelta(n, base, lv, in)
 	}
 	return g.dec(n, lv, in)
+}
+
+// ptrDelta decodes the delta of a pointer: its presence bit, then the
+// element in full when the baseline's is null, else the element's delta
+// against it.
+func (g *csGen) ptrDelta(n *bitwire.NodeSchema, base, lv, in string) string {
+	b := &csLines{in: in}
+	b.p("if (!d.R.Bool()) %s = null;", lv)
+	b.p("else if (%s == null)", base)
+	b.p("{")
+	b.WriteString(g.ptrElem(n.Elem, lv, in, func(lv string) string { return g.dec(n.Elem, lv, in+"  ") }))
+	b.p("}")
+	b.p("else")
+	b.p("{")
+	bv := base
+	if csValueType(n.Elem) {
+		bv += ".Value"
+	}
+	b.WriteString(g.ptrElem(n.Elem, lv, in, func(lv string) string { return g.delta(n.Elem, bv, lv, in+"  ") }))
+	b.p("}")
+	return b.String()
+}
+
+// windowDelta decodes the delta of a value with a window (wire-format.md,
+// "Windows"; a model's window token): a difference from the baseline
+// within the window, or else the value in full.
+func (g *csGen) windowDelta(n *bitwire.NodeSchema, base, lv, in string) string {
+	b := &csLines{in: in}
+	dl := n.Delta
+	diff := g.v("diff")
+	b.p("long %s;", diff)
+	if g.mdl != nil {
+		b.p("if (d.WindowToken(%s, %dL, %dL, out %s))", g.modelTable(g.mdl.layout.nodes[n]), dl.Lo, dl.Hi, diff)
+	} else {
+		b.p("if (d.Window(%d, %dL, %dL, %d, %d, %d, out %s))", g.slot(n), dl.Lo, dl.Hi, dl.Bits, dl.FirstK, dl.Unary, diff)
+	}
+	b.p("{")
+	b.WriteString(g.windowHit(n, base, diff, lv, in))
+	b.p("}")
+	b.p("else")
+	b.p("{")
+	b.WriteString(g.dec(n, lv, in+"  "))
+	b.p("}")
+	return b.String()
+}
+
+// windowHit returns statements setting lv to the baseline base moved by
+// diff, a difference within n's window: a q value by its index, an
+// integer refused outside its range or width, a fixed value by its
+// multiple of the precision.
+func (g *csGen) windowHit(n *bitwire.NodeSchema, base, diff, lv, in string) string {
+	b := &csLines{in: in}
+	switch n.Coding {
+	case "q":
+		q := g.quantizer(n)
+		b.p("  %s = %s;", lv, g.conv(n, fmt.Sprintf("%s.Add(%s.Index(%s, %v), %s)", q, q, base, n.Clamp, diff)))
+	case "range", "bits":
+		k := g.v("k")
+		if signed(n.Type) {
+			b.p("  long %s = (long)((ulong)(long)%s + (ulong)%s);", k, base, diff)
+		} else {
+			b.p("  ulong %s = (ulong)%s + (ulong)%s;", k, base, diff)
+		}
+		if n.Coding == "range" {
+			b.p("  %s", csRangeCheck(n, k))
+		} else {
+			b.p("  %s", csFitsCheck(n, k, k, n.Bits.Width))
+		}
+		b.p("  %s = %s;", lv, g.conv(n, k))
+	case "fixed":
+		ng, mg := g.v("neg"), g.v("mag")
+		b.p("  bool %s; ulong %s; Encoder.FixedMag(%s, %s, %v, out %s, out %s);", ng, mg, base, fmtFloat(n.Fixed.Prec), isF32(n.Type), ng, mg)
+		b.p("  %s = %s;", lv, g.conv(n, fmt.Sprintf("Decoder.FromFixed((%s ? (long)(0 - %s) : (long)%s) + %s, %s, %v)", ng, mg, mg, diff, fmtFloat(n.Fixed.Prec), isF32(n.Type))))
+	}
+	return b.String()
 }
 
 // arrayDelta decodes a changed array whose elements carry a window: a
