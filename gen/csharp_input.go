@@ -115,76 +115,109 @@ func (g *csGen) encDelta(n *bitwire.NodeSchema, base, cur, in string) string {
 			b.p("EntitySet.EncodeDelta(e, %s, %s, %d, %d, new %s());", base, cur, n.MaxLen, n.Entity.IDField, g.entityCoder(n))
 			return b.String()
 		}
-		bl, cl, bn, l, common, ch, i, j := g.v("bl"), g.v("cl"), g.v("bn"), g.v("l"), g.v("c"), g.v("ch"), g.v("i"), g.v("j")
-		b.p("{ var %s = %s; var %s = %s; int %s = %s == null ? 0 : %s.Count; int %s = %s == null ? 0 : %s.Count;", bl, base, cl, cur, bn, bl, bl, l, cl, cl)
-		b.p("  Codings.Len(e, %s, %d); int %s = Math.Min(%s, %s);", l, n.MaxLen, common, bn, l)
-		b.p("  var %s = e.TakeList();", ch)
-		b.p("  for (int %s = 0; %s < %s; %s++) if (!(%s)) %s.Add(%s);", i, i, common, i, g.same(n.Elem, bl+"["+i+"]", cl+"["+i+"]"), ch, i)
-		b.p("  e.IndexSet(%s, %s, false);", ch, common)
-		b.p("  int %s = 0;", j)
-		b.p("  for (int %s = 0; %s < %s; %s++)", i, i, l, i)
-		b.p("  {")
-		b.p("    try")
-		b.p("    {")
-		b.p("      if (%s >= %s)", i, common)
-		b.p("      {")
-		b.WriteString(g.enc(n.Elem, cl+"["+i+"]", in+"        "))
-		b.p("      }")
-		b.p("      else if (%s < %s.Count && %s[%s] == %s)", j, ch, ch, j, i)
-		b.p("      {")
-		b.p("        %s++;", j)
-		b.WriteString(g.encDelta(n.Elem, bl+"["+i+"]", cl+"["+i+"]", in+"        "))
-		b.p("      }")
-		b.p("    }")
-		b.p("    catch (BitwireException x) { throw x.Within(\"[\" + %s + \"]\"); }", i)
-		b.p("  }")
-		b.p("  e.GiveList(%s);", ch)
-		b.p("}")
-		return b.String()
+		return g.sliceDeltaEnc(n, base, cur, in)
 	case "map":
 		return g.mapDeltaEnc(n, base, cur, in)
 	case "array":
 		if !n.DeltaByElement() {
 			return g.enc(n, cur, in)
 		}
-		bl, cl, i, ch := g.v("bl"), g.v("cl"), g.v("i"), g.v("ch")
-		b.p("{ var %s = %s; var %s = %s;", bl, base, cl, cur)
-		b.p("  if (%s == null || %s.Length != %d || %s == null || %s.Length != %d) throw new ErrInvalidValue(\"array of %d elements expected\");", bl, bl, n.Count, cl, cl, n.Count, n.Count)
-		body := &csLines{in: in + "      "}
-		body.p("bool %s = !(%s);", ch, g.same(n.Elem, bl+"["+i+"]", cl+"["+i+"]"))
-		body.p("e.W.Bool(%s);", ch)
-		body.p("if (%s)", ch)
-		body.p("{")
-		body.WriteString(g.encDelta(n.Elem, bl+"["+i+"]", cl+"["+i+"]", in+"        "))
-		body.p("}")
-		loop := &csLines{in: in + "  "}
-		loop.elemLoop(i, strconv.Itoa(n.Count), body.String())
-		b.WriteString(loop.String())
-		b.p("}")
-		return b.String()
+		return g.arrayDeltaEnc(n, base, cur, in)
 	case "ptr":
-		bv, cv := base, cur
-		if csValueType(n.Elem) {
-			bv, cv = base+".Value", cur+".Value"
-		}
-		b.p("e.W.Bool(%s != null);", cur)
-		b.p("if (%s != null)", cur)
-		b.p("{")
-		b.p("  if (%s == null)", base)
-		b.p("  {")
-		b.WriteString(g.enc(n.Elem, cv, in+"    "))
-		b.p("  }")
-		b.p("  else")
-		b.p("  {")
-		b.WriteString(g.encDelta(n.Elem, bv, cv, in+"    "))
-		b.p("  }")
-		b.p("}")
-		return b.String()
+		return g.ptrDeltaEnc(n, base, cur, in)
 	}
-	dl := n.Delta
-	if dl == nil {
+	if n.Delta == nil {
 		return g.enc(n, cur, in)
 	}
+	return g.windowDeltaEnc(n, base, cur, in)
+}
+
+// sliceDeltaEnc writes a slice's delta as the decoders read it
+// (sliceDelta): its length, the index set of the elements changed among
+// those base has too, then in index order each changed element's delta
+// and each new element in full.
+func (g *csGen) sliceDeltaEnc(n *bitwire.NodeSchema, base, cur, in string) string {
+	b := &csLines{in: in}
+	bl, cl, bn, l, common, ch, i, j := g.v("bl"), g.v("cl"), g.v("bn"), g.v("l"), g.v("c"), g.v("ch"), g.v("i"), g.v("j")
+	b.p("{ var %s = %s; var %s = %s; int %s = %s == null ? 0 : %s.Count; int %s = %s == null ? 0 : %s.Count;", bl, base, cl, cur, bn, bl, bl, l, cl, cl)
+	b.p("  Codings.Len(e, %s, %d); int %s = Math.Min(%s, %s);", l, n.MaxLen, common, bn, l)
+	b.p("  var %s = e.TakeList();", ch)
+	b.p("  for (int %s = 0; %s < %s; %s++) if (!(%s)) %s.Add(%s);", i, i, common, i, g.same(n.Elem, bl+"["+i+"]", cl+"["+i+"]"), ch, i)
+	b.p("  e.IndexSet(%s, %s, false);", ch, common)
+	b.p("  int %s = 0;", j)
+	b.p("  for (int %s = 0; %s < %s; %s++)", i, i, l, i)
+	b.p("  {")
+	b.p("    try")
+	b.p("    {")
+	b.p("      if (%s >= %s)", i, common)
+	b.p("      {")
+	b.WriteString(g.enc(n.Elem, cl+"["+i+"]", in+"        "))
+	b.p("      }")
+	b.p("      else if (%s < %s.Count && %s[%s] == %s)", j, ch, ch, j, i)
+	b.p("      {")
+	b.p("        %s++;", j)
+	b.WriteString(g.encDelta(n.Elem, bl+"["+i+"]", cl+"["+i+"]", in+"        "))
+	b.p("      }")
+	b.p("    }")
+	b.p("    catch (BitwireException x) { throw x.Within(\"[\" + %s + \"]\"); }", i)
+	b.p("  }")
+	b.p("  e.GiveList(%s);", ch)
+	b.p("}")
+	return b.String()
+}
+
+// arrayDeltaEnc writes the delta of an array whose elements carry a
+// window as the decoders read it (arrayDelta): a changed bit an element,
+// then its delta.
+func (g *csGen) arrayDeltaEnc(n *bitwire.NodeSchema, base, cur, in string) string {
+	b := &csLines{in: in}
+	bl, cl, i, ch := g.v("bl"), g.v("cl"), g.v("i"), g.v("ch")
+	b.p("{ var %s = %s; var %s = %s;", bl, base, cl, cur)
+	b.p("  if (%s == null || %s.Length != %d || %s == null || %s.Length != %d) throw new ErrInvalidValue(\"array of %d elements expected\");", bl, bl, n.Count, cl, cl, n.Count, n.Count)
+	body := &csLines{in: in + "      "}
+	body.p("bool %s = !(%s);", ch, g.same(n.Elem, bl+"["+i+"]", cl+"["+i+"]"))
+	body.p("e.W.Bool(%s);", ch)
+	body.p("if (%s)", ch)
+	body.p("{")
+	body.WriteString(g.encDelta(n.Elem, bl+"["+i+"]", cl+"["+i+"]", in+"        "))
+	body.p("}")
+	loop := &csLines{in: in + "  "}
+	loop.elemLoop(i, strconv.Itoa(n.Count), body.String())
+	b.WriteString(loop.String())
+	b.p("}")
+	return b.String()
+}
+
+// ptrDeltaEnc writes a pointer's delta as the decoders read it
+// (ptrDelta): its presence bit, then the element in full when base is
+// null, else the element's delta against base's.
+func (g *csGen) ptrDeltaEnc(n *bitwire.NodeSchema, base, cur, in string) string {
+	b := &csLines{in: in}
+	bv, cv := base, cur
+	if csValueType(n.Elem) {
+		bv, cv = base+".Value", cur+".Value"
+	}
+	b.p("e.W.Bool(%s != null);", cur)
+	b.p("if (%s != null)", cur)
+	b.p("{")
+	b.p("  if (%s == null)", base)
+	b.p("  {")
+	b.WriteString(g.enc(n.Elem, cv, in+"    "))
+	b.p("  }")
+	b.p("  else")
+	b.p("  {")
+	b.WriteString(g.encDelta(n.Elem, bv, cv, in+"    "))
+	b.p("  }")
+	b.p("}")
+	return b.String()
+}
+
+// windowDeltaEnc writes the delta of a value with a window as the
+// decoders read it (windowDelta): the difference from base when the window
+// holds it, else a miss and the value in full.
+func (g *csGen) windowDeltaEnc(n *bitwire.NodeSchema, base, cur, in string) string {
+	b := &csLines{in: in}
+	dl := n.Delta
 	diff := g.v("diff")
 	switch n.Coding {
 	case "q":
