@@ -755,18 +755,23 @@ func (g *csGen) entityCoder(n *bitwire.NodeSchema) string {
 }
 
 // csEntityEncoder returns the IEntityInputCoder methods of an entity class
-// cc with coder c and id field id: the id as Go compares ids (as an
-// unsigned 64-bit integer, a signed one sign-extended first).
+// cc with coder c and id field id: the id as Go compares ids
+// (csEntityKey).
 func csEntityEncoder(cc, c string, id bitwire.FieldSchema) string {
-	key := "(ulong)v." + id.Name
-	if signed(id.Node.Type) {
-		key = "(ulong)(long)v." + id.Name
-	}
 	return fmt.Sprintf(`            public ulong Id(%[1]s v) { return %[3]s; }
             public bool Same(%[1]s a, %[1]s b) { return %[2]s.InputSame(a, b); }
             public void Encode(Encoder e, %[1]s v) { %[2]s.Encode(e, v); }
             public void EncodeDelta(Encoder e, %[1]s b, %[1]s o, int skip) { %[2]s.EncodeDeltaInput(e, b, o, skip); }
-`, cc, c, key)
+`, cc, c, csEntityKey(id, "v"))
+}
+
+// csEntityKey is the id field id of the entity x as Go compares ids: as
+// an unsigned 64-bit integer, a signed one sign-extended first.
+func csEntityKey(id bitwire.FieldSchema, x string) string {
+	if signed(id.Node.Type) {
+		return "(ulong)(long)" + x + "." + id.Name
+	}
+	return "(ulong)" + x + "." + id.Name
 }
 
 func (g *csGen) mapDelta(n *bitwire.NodeSchema, base, lv, in string) string {
