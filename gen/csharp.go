@@ -259,88 +259,21 @@ func (g *csGen) fail(format string, args ...any) string {
 	return ""
 }
 
+// emit returns the code of struct type ti under the plan g emits: its
+// class when the coder declares it, then the coder with its Decode,
+// Encode, DecodeDelta and Copy methods, Predict when the type holds pred
+// values, the input delta methods and the static members they use.
 func (g *csGen) emit(ti int) (string, error) {
 	t := &g.s.Types[ti]
 	b := &csLines{}
 	if g.owner {
-		// The class holds only the fields: the code lives in coders beside
-		// it, so that no field meets a method, a static or a runtime name.
-		b.f("\n    /// <summary>%s</summary>\n    public sealed class %s\n    {\n", csDoc(t.GoType), g.class)
-		for _, f := range t.Fields {
-			b.f("        public %s %s = %s;\n", g.typ(f.Node), f.Name, g.zero(f.Node))
-		}
-		b.f("    }\n")
+		b.f("%s", g.emitClass(t))
 	}
 	b.f("\n    /// <summary>Reads and writes %s under one plan (%s).</summary>\n    internal static class %s\n    {", g.class, csDoc(t.GoType), g.coder)
-	// decode
-	g.method()
-	b.f("\n        internal static void Decode(Decoder d, %s o)\n        {\n            d.Enter();\n            string f = null;\n            try\n            {\n", g.class)
-	for i, f := range t.Fields {
-		b.f("                f = %q;\n", f.Name)
-		if f.Group >= 0 {
-			gr := t.Groups[f.Group]
-			if gr.Members[0] != i {
-				continue
-			}
-			sv, wv, zv, pv, fv := g.member("bwGS"), g.member("bwGW"), g.member("bwGZ"), g.member("bwGP"), g.member("bwGF")
-			var ss, ws, zs, ps, fs []string
-			for _, j := range gr.Members {
-				n := t.Fields[j].Node
-				ss = append(ss, strconv.FormatBool(n.Coding == "fixed" || signed(n.Type)))
-				ws = append(ws, strconv.Itoa(csWidth(n)))
-				z, pr, f := csGroupType(n)
-				zs, ps, fs = append(zs, z), append(ps, pr), append(fs, f)
-			}
-			g.stat = append(g.stat, fmt.Sprintf("static readonly bool[] %s = { %s };", sv, strings.Join(ss, ", ")),
-				fmt.Sprintf("static readonly int[] %s = { %s };", wv, strings.Join(ws, ", ")),
-				fmt.Sprintf("static readonly int[] %s = { %s };", zv, strings.Join(zs, ", ")),
-				fmt.Sprintf("static readonly double[] %s = { %s };", pv, strings.Join(ps, ", ")),
-				fmt.Sprintf("static readonly bool[] %s = { %s };", fv, strings.Join(fs, ", ")))
-			b.f("                d.Group(%d, %d, %v, %s, %s, %s, %s, %s);\n", len(gr.Members), gr.Width, gr.Signed, sv, wv, zv, pv, fv)
-			for k, j := range gr.Members {
-				b.f("                o.%s = %s;\n", t.Fields[j].Name, g.fromSignMag(t.Fields[j].Node, fmt.Sprintf("d.GNeg[%d]", k), fmt.Sprintf("d.GMag[%d]", k)))
-			}
-			continue
-		}
-		b.f("%s", g.dec(f.Node, "o."+f.Name, "                "))
-	}
-	b.f("            }\n            catch (BitwireException x) { throw x.Within(f); }\n            d.Leave();\n        }\n")
-	// encode
-	g.method()
-	b.f("\n        internal static void Encode(Encoder e, %s o)\n        {\n            if (o == null) throw new ErrInvalidValue(\"null %s\");\n            e.Enter();\n            string f = null;\n            try\n            {\n", g.class, g.class)
-	for i, f := range t.Fields {
-		b.f("                f = %q;\n", f.Name)
-		if f.Group >= 0 {
-			gr := t.Groups[f.Group]
-			if gr.Members[0] != i {
-				continue
-			}
-			b.f("                e.Ensure(%d);\n", len(gr.Members))
-			for k, j := range gr.Members {
-				b.f("                %s;\n", g.setGroup(t.Fields[j].Node, strconv.Itoa(k), "o."+t.Fields[j].Name))
-			}
-			b.f("                e.Group(%d, %d, %v);\n", len(gr.Members), gr.Width, gr.Signed)
-			continue
-		}
-		b.f("%s", g.enc(f.Node, "o."+f.Name, "                "))
-	}
-	b.f("            }\n            catch (BitwireException x) { throw x.Within(f); }\n            e.Leave();\n        }\n")
-	// delta
-	g.method()
-	b.f("\n        internal static void DecodeDelta(Decoder d, %s b, %s o, int skip)\n        {\n            d.Enter();\n            string f = null;\n            try\n            {\n", g.class, g.class)
-	for i, f := range t.Fields {
-		b.f("                f = %q;\n", f.Name)
-		b.f("                if (skip != %d && d.R.Bool())\n                {\n%s                }\n                else\n                {\n%s                }\n",
-			i, g.delta(f.Node, "b."+f.Name, "o."+f.Name, "                    "), g.cp(f.Node, "b."+f.Name, "o."+f.Name, "                    "))
-	}
-	b.f("            }\n            catch (BitwireException x) { throw x.Within(f); }\n            d.Leave();\n        }\n")
-	// copy
-	g.method()
-	b.f("\n        internal static void Copy(%s s, %s o)\n        {\n", g.class, g.class)
-	for _, f := range t.Fields {
-		b.f("%s", g.cp(f.Node, "s."+f.Name, "o."+f.Name, "            "))
-	}
-	b.f("        }\n")
+	b.f("%s", g.emitDecode(t))
+	b.f("%s", g.emitEncode(t))
+	b.f("%s", g.emitDelta(t))
+	b.f("%s", g.emitCopy(t))
 	if g.pred[ti] {
 		b.f("%s", g.emitPredict(ti, g.pred))
 	}
@@ -350,6 +283,131 @@ func (g *csGen) emit(ti int) (string, error) {
 	}
 	b.f("    }\n")
 	return b.String(), g.err
+}
+
+// emitClass returns the class of struct type t: its fields, initialized
+// to Go's zero values.
+func (g *csGen) emitClass(t *bitwire.TypeSchema) string {
+	b := &csLines{}
+	// The class holds only the fields: the code lives in coders beside
+	// it, so that no field meets a method, a static or a runtime name.
+	b.f("\n    /// <summary>%s</summary>\n    public sealed class %s\n    {\n", csDoc(t.GoType), g.class)
+	for _, f := range t.Fields {
+		b.f("        public %s %s = %s;\n", g.typ(f.Node), f.Name, g.zero(f.Node))
+	}
+	b.f("    }\n")
+	return b.String()
+}
+
+// emitDecode returns the coder's Decode method: the fields in order, the
+// members of a bitlen group together (decGroup).
+func (g *csGen) emitDecode(t *bitwire.TypeSchema) string {
+	g.method()
+	b := &csLines{}
+	b.f("\n        internal static void Decode(Decoder d, %s o)\n        {\n            d.Enter();\n            string f = null;\n            try\n            {\n", g.class)
+	b.f("%s", fieldStmts(t, func(gr *bitwire.GroupSchema) string { return g.decGroup(t, gr) }, func(f *bitwire.FieldSchema) string {
+		return g.dec(f.Node, "o."+f.Name, "                ")
+	}))
+	b.f("            }\n            catch (BitwireException x) { throw x.Within(f); }\n            d.Leave();\n        }\n")
+	return b.String()
+}
+
+// emitEncode returns the coder's Encode method: the fields in order, the
+// members of a bitlen group together (encGroup).
+func (g *csGen) emitEncode(t *bitwire.TypeSchema) string {
+	g.method()
+	b := &csLines{}
+	b.f("\n        internal static void Encode(Encoder e, %s o)\n        {\n            if (o == null) throw new ErrInvalidValue(\"null %s\");\n            e.Enter();\n            string f = null;\n            try\n            {\n", g.class, g.class)
+	b.f("%s", fieldStmts(t, func(gr *bitwire.GroupSchema) string { return g.encGroup(t, gr) }, func(f *bitwire.FieldSchema) string {
+		return g.enc(f.Node, "o."+f.Name, "                ")
+	}))
+	b.f("            }\n            catch (BitwireException x) { throw x.Within(f); }\n            e.Leave();\n        }\n")
+	return b.String()
+}
+
+// fieldStmts returns the statements of a method over the fields of t:
+// per field, the one naming it for errors (the local f), then field's
+// statements for it, or for a member of a bitlen group, once at its first
+// member, group's for the whole group.
+func fieldStmts(t *bitwire.TypeSchema, group func(gr *bitwire.GroupSchema) string, field func(f *bitwire.FieldSchema) string) string {
+	b := &csLines{}
+	for i := range t.Fields {
+		f := &t.Fields[i]
+		b.f("                f = %q;\n", f.Name)
+		switch {
+		case f.Group < 0:
+			b.f("%s", field(f))
+		case t.Groups[f.Group].Members[0] == i:
+			b.f("%s", group(&t.Groups[f.Group]))
+		}
+	}
+	return b.String()
+}
+
+// decGroup returns the statements decoding the bitlen group gr of t
+// (Decoder.Group, given the members' kinds in static tables of the coder),
+// then setting each member from its sign and magnitude.
+func (g *csGen) decGroup(t *bitwire.TypeSchema, gr *bitwire.GroupSchema) string {
+	b := &csLines{}
+	sv, wv, zv, pv, fv := g.member("bwGS"), g.member("bwGW"), g.member("bwGZ"), g.member("bwGP"), g.member("bwGF")
+	var ss, ws, zs, ps, fs []string
+	for _, j := range gr.Members {
+		n := t.Fields[j].Node
+		ss = append(ss, strconv.FormatBool(n.Coding == "fixed" || signed(n.Type)))
+		ws = append(ws, strconv.Itoa(csWidth(n)))
+		z, pr, f := csGroupType(n)
+		zs, ps, fs = append(zs, z), append(ps, pr), append(fs, f)
+	}
+	g.stat = append(g.stat, fmt.Sprintf("static readonly bool[] %s = { %s };", sv, strings.Join(ss, ", ")),
+		fmt.Sprintf("static readonly int[] %s = { %s };", wv, strings.Join(ws, ", ")),
+		fmt.Sprintf("static readonly int[] %s = { %s };", zv, strings.Join(zs, ", ")),
+		fmt.Sprintf("static readonly double[] %s = { %s };", pv, strings.Join(ps, ", ")),
+		fmt.Sprintf("static readonly bool[] %s = { %s };", fv, strings.Join(fs, ", ")))
+	b.f("                d.Group(%d, %d, %v, %s, %s, %s, %s, %s);\n", len(gr.Members), gr.Width, gr.Signed, sv, wv, zv, pv, fv)
+	for k, j := range gr.Members {
+		b.f("                o.%s = %s;\n", t.Fields[j].Name, g.fromSignMag(t.Fields[j].Node, fmt.Sprintf("d.GNeg[%d]", k), fmt.Sprintf("d.GMag[%d]", k)))
+	}
+	return b.String()
+}
+
+// encGroup returns the statements encoding the bitlen group gr of t: each
+// member's sign and magnitude set, then Encoder.Group.
+func (g *csGen) encGroup(t *bitwire.TypeSchema, gr *bitwire.GroupSchema) string {
+	b := &csLines{}
+	b.f("                e.Ensure(%d);\n", len(gr.Members))
+	for k, j := range gr.Members {
+		b.f("                %s;\n", g.setGroup(t.Fields[j].Node, strconv.Itoa(k), "o."+t.Fields[j].Name))
+	}
+	b.f("                e.Group(%d, %d, %v);\n", len(gr.Members), gr.Width, gr.Signed)
+	return b.String()
+}
+
+// emitDelta returns the coder's DecodeDelta method: per field a changed
+// bit (none for skip, an entity's id), then its delta or a copy of the
+// baseline's value.
+func (g *csGen) emitDelta(t *bitwire.TypeSchema) string {
+	g.method()
+	b := &csLines{}
+	b.f("\n        internal static void DecodeDelta(Decoder d, %s b, %s o, int skip)\n        {\n            d.Enter();\n            string f = null;\n            try\n            {\n", g.class, g.class)
+	for i, f := range t.Fields {
+		b.f("                f = %q;\n", f.Name)
+		b.f("                if (skip != %d && d.R.Bool())\n                {\n%s                }\n                else\n                {\n%s                }\n",
+			i, g.delta(f.Node, "b."+f.Name, "o."+f.Name, "                    "), g.cp(f.Node, "b."+f.Name, "o."+f.Name, "                    "))
+	}
+	b.f("            }\n            catch (BitwireException x) { throw x.Within(f); }\n            d.Leave();\n        }\n")
+	return b.String()
+}
+
+// emitCopy returns the coder's Copy method: a deep copy field by field.
+func (g *csGen) emitCopy(t *bitwire.TypeSchema) string {
+	g.method()
+	b := &csLines{}
+	b.f("\n        internal static void Copy(%s s, %s o)\n        {\n", g.class, g.class)
+	for _, f := range t.Fields {
+		b.f("%s", g.cp(f.Node, "s."+f.Name, "o."+f.Name, "            "))
+	}
+	b.f("        }\n")
+	return b.String()
 }
 
 // csGroupType is what Decoder.Group checks a member against: its integer
