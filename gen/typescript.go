@@ -374,6 +374,21 @@ func tsNode(n *bitwire.NodeSchema, pre string) string {
 	var b []string
 	add := func(format string, args ...any) { b = append(b, fmt.Sprintf(format, args...)) }
 	add("k: %q", n.Coding)
+	tsTypeProps(n, add)
+	tsCodingProps(n, pre, add)
+	tsOptionProps(n, add)
+	if n.Key != nil {
+		add("key: %s", tsNode(n.Key, pre))
+	}
+	if n.Elem != nil {
+		add("e: %s", tsNode(n.Elem, pre))
+	}
+	return "{ " + strings.Join(b, ", ") + " }"
+}
+
+// tsTypeProps adds the properties of a node's Go type to its plan: an
+// integer's size, sign and bigint-ness, a float32.
+func tsTypeProps(n *bitwire.NodeSchema, add func(format string, args ...any)) {
 	if isInt(n.Type) {
 		add("size: %d", intSize(n.Type))
 		if signed(n.Type) {
@@ -386,6 +401,12 @@ func tsNode(n *bitwire.NodeSchema, pre string) string {
 	if isF32(n.Type) {
 		add("f32: true")
 	}
+}
+
+// tsCodingProps adds the parameters of a node's coding to its plan:
+// widths, bounds and steps, a quaternion's bits and component names, a
+// struct's plan (pre and its index), an array's count.
+func tsCodingProps(n *bitwire.NodeSchema, pre string, add func(format string, args ...any)) {
 	switch n.Coding {
 	case "bits":
 		add("n: %d", n.Bits.Width)
@@ -419,6 +440,12 @@ func tsNode(n *bitwire.NodeSchema, pre string) string {
 	case "array":
 		add("count: %d", n.Count)
 	}
+}
+
+// tsOptionProps adds to a node's plan what its tags and the schema give
+// any coding: clamp and pred, the length bound, an entity set's id field,
+// the least bits of an element (of a map entry) and the delta window.
+func tsOptionProps(n *bitwire.NodeSchema, add func(format string, args ...any)) {
 	if n.Clamp {
 		add("clamp: true")
 	}
@@ -433,22 +460,11 @@ func tsNode(n *bitwire.NodeSchema, pre string) string {
 	}
 	switch n.Coding {
 	case "slice":
-		if n.SharedLength {
-			add("emin: 1") // in a shared-length group an element may take one bit
-		} else {
-			add("emin: %d", n.Elem.MinBits)
-		}
+		add("emin: %d", sliceElemMinBits(n))
 	case "map":
 		add("emin: %d", n.Key.MinBits+n.Elem.MinBits)
 	}
 	if n.Delta != nil {
 		add("dlo: %d, dhi: %d, dbits: %d, dk: %d, du: %d", n.Delta.Lo, n.Delta.Hi, n.Delta.Bits, n.Delta.FirstK, n.Delta.Unary)
 	}
-	if n.Key != nil {
-		add("key: %s", tsNode(n.Key, pre))
-	}
-	if n.Elem != nil {
-		add("e: %s", tsNode(n.Elem, pre))
-	}
-	return "{ " + strings.Join(b, ", ") + " }"
 }
