@@ -142,6 +142,7 @@ type Peer[E any] struct {
 	cfg     PeerConfig[E]
 	hot     []hotTrack
 	tracks  []track
+	prev    []prevAck // by slot, for a codec that predicts; else nil
 	seq     uint32
 	recs    []record
 	pending []removal
@@ -258,6 +259,9 @@ func (p *Peer[E]) forget(slot int32, gen uint32, id uint32) {
 		p.addRemoval(id)
 	}
 	*h, *t = hotTrack{}, track{}
+	if p.prev != nil {
+		p.prev[slot] = prevAck{}
+	}
 }
 
 func (p *Peer[E]) addRemoval(id uint32) {

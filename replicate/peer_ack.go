@@ -86,11 +86,19 @@ func (p *Peer[E]) ack(rec *record) {
 		p.wake.mark(e.slot)
 		switch {
 		case e.n > t.ackedN:
-			t.ackedN2, t.acked2 = t.ackedN, t.acked
+			if p.prev != nil {
+				// The send it follows is an older baseline only while it
+				// is held (not before the incarnation's first ack, nor
+				// after a missing baseline).
+				p.prev[e.slot] = prevAck{}
+				if h.have != 0 {
+					p.prev[e.slot] = prevAck{t.ackedN, t.acked}
+				}
+			}
 			t.ackedN, t.acked = e.n, e.tick
 			h.have = e.tick
-		case e.n > t.ackedN2 && e.n < t.ackedN: // a late ack
-			t.ackedN2, t.acked2 = e.n, e.tick
+		case p.prev != nil && h.have != 0 && e.n < t.ackedN && e.n > p.prev[e.slot].n: // a late ack
+			p.prev[e.slot] = prevAck{e.n, e.tick}
 		}
 		if e.full && p.refresh != 0 && e.tick+p.refresh > h.due {
 			h.due = e.tick + p.refresh
@@ -127,7 +135,10 @@ func (p *Peer[E]) missingBaseline(rec *record) {
 		// any more (ackedN = sends), nor keeps it held (have = 0); the
 		// next send is full.
 		h.have, h.flight, h.due = 0, 0, 0
-		t.ackedN, t.ackedN2 = t.sends, t.sends
+		t.ackedN = t.sends
+		if p.prev != nil {
+			p.prev[e.slot] = prevAck{}
+		}
 		p.wake.mark(e.slot)
 	}
 }

@@ -185,11 +185,12 @@ func (p *Peer[E]) body(c cand) (choice, error) {
 	n := ent.nbits
 	var older *version[E]
 	if base != nil {
-		var dist uint32 // from the packet of older to base's; 0: none
-		older, dist = p.older(t, ent)
-		key := deltaKey{base: base.tick, dist: dist}
-		if older != nil {
-			key.older = older.tick
+		key := deltaKey{base: base.tick}
+		if s.pred {
+			older, key.dist = p.older(slot, t, ent)
+			if older != nil {
+				key.older = older.tick
+			}
 		}
 		// Another Peer's client may hold the same baselines: its delta is
 		// this one (only with several Peers is it worth the lookups).
@@ -199,7 +200,7 @@ func (p *Peer[E]) body(c cand) (choice, error) {
 			n, ok = s.deltas.lookup(&p.scratch, s.tick, slot, key)
 		}
 		if !ok {
-			if err := p.writeDelta(ent, base, older, dist); err != nil {
+			if err := p.writeDelta(ent, base, older, key.dist); err != nil {
 				return choice{}, fmt.Errorf("replicate: id %d: %w", ent.id, err)
 			}
 			n = p.scratch.Len() - off
@@ -221,17 +222,18 @@ func (p *Peer[E]) body(c cand) (choice, error) {
 // since), the server still has it, and it is less than twice as far
 // before the baseline as the baseline is before this tick (a prediction
 // from further back would be worse than none at constant velocity); nil
-// otherwise, and always for a codec without pred values.
-func (p *Peer[E]) older(t *track, ent *entity[E]) (*version[E], uint32) {
+// otherwise. Only a codec with pred values calls it.
+func (p *Peer[E]) older(slot int32, t *track, ent *entity[E]) (*version[E], uint32) {
 	s := p.s
-	if !s.pred || t.ackedN2 <= t.viewFrom || t.sends-t.ackedN2 >= BaselineDepth {
+	prev := p.prev[slot]
+	if prev.n <= t.viewFrom || t.sends-prev.n >= BaselineDepth {
 		return nil, 0
 	}
-	d, ahead := t.acked-t.acked2, s.tick-t.acked
-	if t.acked2 >= t.acked || d >= 2*ahead || d > 1<<31 { // d - 1 must fit the bitlen
+	d, ahead := t.acked-prev.tick, s.tick-t.acked
+	if prev.tick >= t.acked || d >= 2*ahead || d > 1<<31 { // d - 1 must fit the bitlen
 		return nil, 0
 	}
-	v := ent.at(t.acked2)
+	v := ent.at(prev.tick)
 	if v == nil {
 		return nil, 0
 	}

@@ -33,10 +33,15 @@ type track struct {
 	viewFrom uint32
 	ackedN   uint32 // newest acknowledged send, valid when > viewFrom
 	acked    uint32 // its tick
-	// The acknowledged send before ackedN (valid when > viewFrom) and its
-	// tick: a predicting codec's older baseline (peer_encode.go's older).
-	ackedN2 uint32
-	acked2  uint32
+}
+
+// prevAck is, per slot, the acknowledged send before track.ackedN (valid
+// when > viewFrom) and its tick: a predicting codec's older baseline
+// (peer_encode.go's older). It is kept beside the tracks, and only for a
+// codec that predicts, so that every other Peer's passes over its slots
+// read no more memory than before.
+type prevAck struct {
+	n, tick uint32
 }
 
 // accAt returns the accumulator at tick.
@@ -68,6 +73,9 @@ func (p *Peer[E]) scan() {
 	if n := len(s.gens); len(p.tracks) < n {
 		p.tracks = slices.Grow(p.tracks, n-len(p.tracks))[:n]
 		p.hot = slices.Grow(p.hot, n-len(p.hot))[:n]
+		if s.pred {
+			p.prev = slices.Grow(p.prev, n-len(p.prev))[:n]
+		}
 	}
 	p.hi.reset()
 	p.hi2.reset()
