@@ -5,6 +5,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/bitwire/bitwire"
 	"github.com/bitwire/bitwire/replicate"
 )
 
@@ -50,9 +51,9 @@ func fuzzSession(tb testing.TB) (prefix, seeds [][]byte) {
 }
 
 // view renders everything a client holds, for comparisons.
-func view(cl *replicate.Client[Body]) string {
+func view[E any](cl *replicate.Client[E]) string {
 	var ids []uint32
-	cl.Range(func(id, tick uint32, e *Body) bool { ids = append(ids, id); return true })
+	cl.Range(func(id, tick uint32, e *E) bool { ids = append(ids, id); return true })
 	slices.Sort(ids)
 	a := cl.Ack()
 	a.Missing, a.MissingToken = 0, 0 // a refused packet may be reported: that is all it changes
@@ -68,6 +69,51 @@ func view(cl *replicate.Client[Body]) string {
 // no panic, no hang, and an error leaves its view exactly as it was.
 func FuzzClientDecode(f *testing.F) {
 	prefix, seeds := fuzzSession(f)
+	fuzzDecode(f, bodyCodec, prefix, seeds)
+}
+
+// FuzzClientDecodePredicted is FuzzClientDecode for a codec with pred
+// values, whose deltas carry the prediction prefix (an older baseline's
+// distance) before their bodies.
+func FuzzClientDecodePredicted(f *testing.F) {
+	c := bitwire.MustFor[Shell]()
+	srv, err := replicate.NewServer(c)
+	if err != nil {
+		f.Fatal(err)
+	}
+	peer, _ := srv.NewPeer(replicate.PeerConfig[Shell]{})
+	cl, _ := replicate.NewClient(c)
+	var prefix, seeds [][]byte
+	for tick := uint32(1); tick <= 12; tick++ {
+		srv.Advance(tick)
+		for id := uint32(1); id <= 6; id++ {
+			v := shellAt(id, tick)
+			srv.Set(id, &v)
+		}
+		pkt, ok, err := peer.Encode(nil)
+		if err != nil || !ok {
+			f.Fatal(ok, err)
+		}
+		if tick > 6 {
+			seeds = append(seeds, pkt)
+			continue
+		}
+		prefix = append(prefix, pkt)
+		if _, err := cl.Decode(pkt); err != nil {
+			f.Fatal(err)
+		}
+		peer.Ack(cl.Ack())
+	}
+	if peer.Stats().Predicted == 0 {
+		f.Fatal("the session predicted no delta")
+	}
+	fuzzDecode(f, c, prefix, seeds)
+}
+
+// fuzzDecode runs a client of codec c that decoded prefix on arbitrary
+// packets, seeded from seeds and damaged copies of them: no panic, no
+// hang, and an error leaves its view exactly as it was.
+func fuzzDecode[E any](f *testing.F, c *bitwire.Codec[E], prefix, seeds [][]byte) {
 	for _, s := range seeds {
 		f.Add(s)
 		f.Add(s[:len(s)/2])
@@ -79,7 +125,7 @@ func FuzzClientDecode(f *testing.F) {
 	f.Add([]byte{})
 	f.Add(replicate.AppendAck(nil, replicate.Ack{Seq: 3}))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		cl, _ := replicate.NewClient(bodyCodec, replicate.WithMaxEntities(64))
+		cl, _ := replicate.NewClient(c, replicate.WithMaxEntities(64))
 		for _, p := range prefix {
 			if _, err := cl.Decode(p); err != nil {
 				t.Fatal(err)
