@@ -37,6 +37,61 @@ type cfFlyer struct {
 	Rot [4]float32 `net:"quat,pred"`
 }
 
+// cfRecA and cfRecB hold each other: whether a field predicts depends on
+// both types (a runtime that settles one type before the other must still
+// find cfRecB's X below cfRecA's B and below cfRecB's own A).
+type cfRecA struct {
+	N uint8 `net:"range,min=0,max=9"`
+	B *cfRecB
+}
+
+type cfRecB struct {
+	A *cfRecA
+	X int16 `net:"bits=12,pred"`
+}
+
+// recCases are predicted deltas of cfRecA chains of random depth whose X
+// values move at random constant rates.
+func recCases(t *testing.T, n int, r *rand.Rand) []cfCase {
+	c := bitwire.MustFor[cfRecA]()
+	var chain func(depth int, x []int16, step int) *cfRecB
+	chain = func(depth int, x []int16, step int) *cfRecB {
+		if depth == len(x) {
+			return nil
+		}
+		b := &cfRecB{X: x[depth] + int16(step*(depth+1))}
+		if next := chain(depth+1, x, step); next != nil {
+			b.A = &cfRecA{N: uint8(depth % 10), B: next}
+		}
+		return b
+	}
+	var cases []cfCase
+	for range n {
+		x := make([]int16, 1+r.Intn(4))
+		for i := range x {
+			x[i] = int16(r.Intn(1500) - 750)
+		}
+		older, base, cur := cfRecA{N: 1, B: chain(0, x, 0)}, cfRecA{N: 1, B: chain(0, x, 1)}, cfRecA{N: 1, B: chain(0, x, 2)}
+		data, err := c.MarshalPredicted(&older, &base, &cur)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out cfRecA
+		if err := c.UnmarshalPredicted(data, &older, &base, &out); err != nil {
+			t.Fatal(err)
+		}
+		full := func(v *cfRecA) string {
+			b, err := c.Marshal(v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return hex.EncodeToString(b)
+		}
+		cases = append(cases, cfCase{Kind: "golden-predicted", Msg: "RecA", Full: full(&base), Older: full(&older), Delta: hex.EncodeToString(data), Want: full(&out)})
+	}
+	return cases
+}
+
 // spinOf is the rotation a flyer of the given id turns by each step: up
 // to 21° about an axis of its own.
 func spinOf(id uint16) [4]float64 {
@@ -204,14 +259,15 @@ func predictedPacket(t *testing.T, packet string) bool {
 	return on
 }
 
-// predictedCases are Go's predicted deltas of random flyer worlds, and the
+// predictedCases are Go's predicted deltas of random flyer worlds and of
+// types that hold each other, and the
 // snapshot streams of a predicting type (packets lost, reordered,
 // duplicated and damaged on the way, acks lost), whose deltas name an older
 // snapshot when the sender has one; the generated clients of both
 // languages must agree with Go on each.
 func predictedCases(t *testing.T) ([]gen.Message, []cfCase) {
 	r := rand.New(rand.NewSource(21))
-	cases := flyerCases(t, 300, r)
+	cases := append(flyerCases(t, 300, r), recCases(t, 60, r)...)
 	snapCorpus(t, "Flyers", 6, 150, r, &cases, func() cfFlyers { return newFlyers(r).step() }, func(v cfFlyers) cfFlyers {
 		f := &flyerWorld{r: r, v: v, vel: map[uint16][2]float64{}}
 		for _, b := range v.Bodies {
@@ -231,7 +287,7 @@ func predictedCases(t *testing.T) ([]gen.Message, []cfCase) {
 	if snaps < 500 || predicted < snaps/2 {
 		t.Fatalf("%d snapshot packets decoded, %d of them predicted", snaps, predicted)
 	}
-	return []gen.Message{gen.Named("Flyers", bitwire.MustFor[cfFlyers]().Schema())}, cases
+	return []gen.Message{gen.Named("Flyers", bitwire.MustFor[cfFlyers]().Schema()), gen.Named("RecA", bitwire.MustFor[cfRecA]().Schema())}, cases
 }
 
 func TestPredictedTypeScript(t *testing.T) {

@@ -9,20 +9,52 @@ import { loadQuat, storeQuat } from "./decode.js";
 import { Node, QuatNode, StructPlan, q, qc } from "./plan.js";
 
 /** whether node n is, or holds, a value tagged pred (cached on the node) */
-function holdsPred(n: Node, seen: Set<StructPlan> = new Set()): boolean {
-  if (n._p !== undefined) return n._p;
-  let p = false;
-  switch (n.k) {
-    case "struct":
-      if (seen.has(n.t)) return false; // a type that holds itself: its other fields decide
-      seen.add(n.t);
-      p = n.t.fields.some((f) => holdsPred(f.node, seen));
-      seen.delete(n.t);
-      break;
-    case "array": case "slice": case "ptr": p = holdsPred(n.e, seen); break;
-    default: p = !!n.pred;
+function holdsPred(n: Node): boolean {
+  if (n._p === undefined) settlePred(n);
+  return n._p!;
+}
+
+/**
+ * settlePred caches on n and on every node below it whether it holds a
+ * value tagged pred. Types may hold each other, so whether a struct type
+ * predicts is the least fixpoint over every type reachable from n: all
+ * start false, and a type turns true once one of its fields holds a pred
+ * value, until none changes.
+ */
+function settlePred(root: Node): void {
+  const plans: StructPlan[] = [], nodes: Node[] = [];
+  const found = new Set<StructPlan>();
+  const walk = (n: Node): void => {
+    nodes.push(n);
+    switch (n.k) {
+      case "struct":
+        if (found.has(n.t)) return;
+        found.add(n.t);
+        plans.push(n.t);
+        for (const f of n.t.fields) walk(f.node);
+        return;
+      case "array": case "slice": case "ptr": walk(n.e); return;
+    }
+  };
+  walk(root);
+  const predicting = new Set<StructPlan>();
+  const holds = (n: Node): boolean => {
+    switch (n.k) {
+      case "struct": return predicting.has(n.t);
+      case "array": case "slice": case "ptr": return holds(n.e);
+      default: return !!n.pred;
+    }
+  };
+  for (let changed = true; changed;) {
+    changed = false;
+    for (const t of plans) {
+      if (!predicting.has(t) && t.fields.some((f) => holds(f.node))) {
+        predicting.add(t);
+        changed = true;
+      }
+    }
   }
-  return n._p = p;
+  for (const n of nodes) n._p = holds(n);
 }
 
 /** whether a message of plan t has a value tagged pred: its predicted deltas differ from plain ones */
