@@ -87,18 +87,12 @@ func (p *Peer[E]) ack(rec *record) {
 		switch {
 		case e.n > t.ackedN:
 			if p.prev != nil {
-				// The send it follows is an older baseline only while it
-				// is held (not before the incarnation's first ack, nor
-				// after a missing baseline).
-				p.prev[e.slot] = prevAck{}
-				if h.have != 0 {
-					p.prev[e.slot] = prevAck{t.ackedN, t.acked}
-				}
+				p.prev[e.slot].follow(e.n, e.full, t.ackedN, t.acked, h.have != 0)
 			}
 			t.ackedN, t.acked = e.n, e.tick
 			h.have = e.tick
-		case p.prev != nil && h.have != 0 && e.n < t.ackedN && e.n > p.prev[e.slot].n: // a late ack
-			p.prev[e.slot] = prevAck{e.n, e.tick}
+		case p.prev != nil && h.have != 0 && e.n < t.ackedN: // a late ack
+			p.prev[e.slot].late(e.n, e.tick, e.full)
 		}
 		if e.full && p.refresh != 0 && e.tick+p.refresh > h.due {
 			h.due = e.tick + p.refresh
@@ -146,3 +140,35 @@ func (p *Peer[E]) missingBaseline(rec *record) {
 // resendAfter is how many ticks an entity's state, once sent, is left
 // alone while its acknowledgement may still come.
 func (p *Peer[E]) resendAfter() uint32 { return uint32(p.srtt*1.5) + 1 }
+
+// follow updates pa for the acknowledgement of send n (full when it was a
+// full state), the newest acknowledged so far, which follows send prevN of
+// tick prevTick: that becomes the older baseline when the client held it
+// (held: not before the incarnation's first acknowledgement, nor after a
+// missing baseline) and it is not before the newest full send.
+func (pa *prevAck) follow(n uint32, full bool, prevN, prevTick uint32, held bool) {
+	switch {
+	case full:
+		*pa = prevAck{floor: n}
+	case held && prevN >= pa.floor:
+		pa.n, pa.tick = prevN, prevTick
+	default:
+		pa.n, pa.tick = 0, 0
+	}
+}
+
+// late updates pa for a late acknowledgement of send n of tick (full when
+// it was a full state), older than the newest acknowledged: a newer older
+// baseline than pa's, if not before the newest full send.
+func (pa *prevAck) late(n, tick uint32, full bool) {
+	if full && n > pa.floor {
+		pa.floor = n
+		if pa.n < n {
+			pa.n, pa.tick = 0, 0
+		}
+		return
+	}
+	if n > pa.n && n >= pa.floor {
+		pa.n, pa.tick = n, tick
+	}
+}

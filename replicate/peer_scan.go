@@ -42,6 +42,10 @@ type track struct {
 // read no more memory than before.
 type prevAck struct {
 	n, tick uint32
+	// floor is the newest full send acknowledged: no send before it is an
+	// older baseline, since the full state may have found the client
+	// holding none of the entity's states (expired, or over its limit).
+	floor uint32
 }
 
 // accAt returns the accumulator at tick.

@@ -166,27 +166,42 @@ func TestPredictedDeltas(t *testing.T) {
 
 // TestPredictedIdleShared predicts shells that rest now and then (on a
 // tick that a shell rests it is not Set, so its version is the tick
-// before's) and are sent in full every 7 ticks, to eight clients whose
+// before's) and are sent in full every 30 ticks, to eight clients whose
 // acks arrive up to 3 ticks late and whose Peers share deltas. The older
 // baseline is named by the distance between the acknowledged packets,
 // which the client holds its states by, not between their versions, which
-// may be one version (a distance of 0 that the prefix cannot say); and a
-// delta is shared only between Peers that predict it from the same
-// versions at the same distance.
+// may be one version (a distance of 0 that the prefix cannot say).
+// TestSharedDeltaKey holds the shared deltas to the versions they were
+// predicted from.
 func TestPredictedIdleShared(t *testing.T) {
+	// Even shells move on two ticks of three; shells 3, 7, 11… move for
+	// 10 ticks, then rest for 10; shells 1, 9, 17… rest at random, a
+	// third of the ticks; others always move.
+	moved := map[uint32][]uint32{} // by id: ticks moved by each tick
+	rng := rand.New(rand.NewSource(3))
+	for id := uint32(1); id <= 20; id += 8 {
+		m := make([]uint32, 302)
+		for tick := 1; tick < len(m); tick++ {
+			m[tick] = m[tick-1]
+			if rng.Intn(3) != 0 {
+				m[tick]++
+			}
+		}
+		moved[id] = m
+	}
 	resting := func(id, tick uint32) Shell {
-		// Even shells move on two ticks of three; shells 3, 7, 11…
-		// move for 10 ticks, then rest for 10; others always move.
 		switch {
 		case id%2 == 0:
 			return shellAt(id, tick-tick/3)
 		case id%4 == 3:
 			return shellAt(id, tick/20*10+min(tick%20, 10))
+		case id%8 == 1:
+			return shellAt(id, moved[id][tick])
 		}
 		return shellAt(id, tick)
 	}
 	for _, loss := range []float64{0, 0.3, 0.5} {
-		stats := shellRunOf(t, shellNet{loss: loss, peers: 8, refresh: 7, ackDelay: 3}, resting, func(s Shell) Shell { return s })
+		stats := shellRunOf(t, shellNet{loss: loss, peers: 8, refresh: 30, ackDelay: 3}, resting, func(s Shell) Shell { return s })
 		var delta, predicted int
 		var bodies int64
 		for i, st := range stats {
@@ -279,4 +294,51 @@ func TestPredictedPrefix(t *testing.T) {
 	want := s4
 	require.NoError(t, c.Quantize(&want))
 	require.Equal(t, want, *got)
+}
+
+// expiryRun sends two shells to a client that expires what it has heard
+// nothing new of for 14 ticks, with a Refresh every 20: shell 1 moves on
+// ticks 1 to 3, rests until tick 35 (the client expires it, and the
+// Refresh sends it in full into a slot of its own), then moves again;
+// shell 2 moves every tick. It returns how many packets the client
+// refused for a baseline it lacked.
+func expiryRun[E any](t *testing.T, conv func(Shell) E) (noBaseline int) {
+	c := bitwire.MustFor[E]()
+	srv, err := replicate.NewServer(c)
+	require.NoError(t, err)
+	peer, err := srv.NewPeer(replicate.PeerConfig[E]{Refresh: 20})
+	require.NoError(t, err)
+	cl, err := replicate.NewClient(c, replicate.WithExpiry(14))
+	require.NoError(t, err)
+	for tick := uint32(1); tick <= 60; tick++ {
+		require.NoError(t, srv.Advance(tick))
+		x1 := float32(min(tick, 3))
+		if tick >= 35 {
+			x1 = float32(3 + tick - 35)
+		}
+		s1 := conv(Shell{X: x1, Rot: [4]float32{0, 0, 0, 1}})
+		s2 := conv(Shell{X: float32(tick) * 0.5, Y: 1, Rot: [4]float32{0, 0, 0, 1}})
+		_, err := srv.Set(1, &s1)
+		require.NoError(t, err)
+		_, err = srv.Set(2, &s2)
+		require.NoError(t, err)
+		pkt, ok, err := peer.Encode(nil)
+		require.NoError(t, err)
+		require.True(t, ok)
+		if _, err := cl.Decode(pkt); errors.Is(err, replicate.ErrNoBaseline) {
+			noBaseline++
+		} else {
+			require.NoError(t, err, "tick %d", tick)
+		}
+		require.NoError(t, peer.Ack(cl.Ack()))
+	}
+	return noBaseline
+}
+
+// TestPredictedAfterExpiry: a full state may land in a client that
+// expired the entity and holds none of its earlier states, so no delta
+// is predicted from a send before the newest full one acknowledged.
+func TestPredictedAfterExpiry(t *testing.T) {
+	assert.Zero(t, expiryRun(t, func(s Shell) ShellPlain { return ShellPlain(s) }), "plain deltas")
+	assert.Zero(t, expiryRun(t, func(s Shell) Shell { return s }), "predicted deltas")
 }
