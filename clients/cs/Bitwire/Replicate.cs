@@ -101,7 +101,11 @@ namespace Bitwire
         /// tick rate (WithTickRate). Without an expiry the client expires by
         /// default as Go's: ExpiryRefreshes times the Peer's Refresh, counted on
         /// a clock of the ticks the stream covered (an outage ages nothing);
-        /// never with a MAC or a Refresh of never.
+        /// never with a MAC or a Refresh of never. copy and predict are the
+        /// generated coder's Copy and Predict, given for a type with pred
+        /// values and only for one (its deltas start with a prediction prefix
+        /// that a client without them would take for the delta's first bit);
+        /// the generated Replica() passes them.
         /// </summary>
         public ReplicaClient(string root, ulong fingerprint, Func<T> make, Message.DecodeFn<T> decode, Message.DeltaFn<T> delta, Limits lim,
             int mode = 0, byte[] key = null, int maxEntities = 1 << 20, long? expiry = null, int refresh = 0, int tickRate = DefaultTickRate,
