@@ -279,6 +279,22 @@ func (d *decoder) decEntityDelta(n *node, b, dst unsafe.Pointer) error {
 		return nil
 	}
 	growSlice(n, sd, l, sb.data)
+	if err := d.decSurvivors(n, sb, sd, removed, added, changed); err != nil {
+		return err
+	}
+	for _, j := range added {
+		if err := d.decNode(n.elem, ptrAt(sd.data, uintptr(j)*n.stride)); err != nil {
+			return wrapField(err, fmt.Sprintf("[%d]", j), d.r.Pos())
+		}
+	}
+	return nil
+}
+
+// decSurvivors fills the survivors of entity set n into the new slice sd
+// from the baseline sb, by the delta's index sets: it copies the unchanged
+// ones and reads the changed ones' deltas, and leaves the slots of the
+// added entities to be read after it.
+func (d *decoder) decSurvivors(n *node, sb, sd *sliceHeader, removed, added, changed []int32) error {
 	// The new slice is walked in stretches between events (a new entity,
 	// a removed one, a changed survivor); each stretch is a run of
 	// unchanged survivors, contiguous on both sides, copied at once.
@@ -295,7 +311,7 @@ func (d *decoder) decEntityDelta(n *node, b, dst unsafe.Pointer) error {
 	// position of the set's own (see entityCursor).
 	var ec entityCursor
 	ec.start(d, n)
-	for j := 0; j < l; {
+	for j, l := 0, sd.len; j < l; {
 		if na == j {
 			ai++
 			na = at(added, ai)
@@ -315,6 +331,7 @@ func (d *decoder) decEntityDelta(n *node, b, dst unsafe.Pointer) error {
 			ci++
 			nc = at(changed, ci)
 			pb, pd := ptrAt(sb.data, uintptr(bi)*n.stride), ptrAt(sd.data, uintptr(j)*n.stride)
+			var err error
 			if ec.dp != nil {
 				err = ec.changed(d, n, pb, pd)
 			} else if !d.decEntityKernel(n, pb, pd) {
@@ -339,11 +356,6 @@ func (d *decoder) decEntityDelta(n *node, b, dst unsafe.Pointer) error {
 		j, bi, k = j+run, bi+run, k+run
 	}
 	ec.sync(d)
-	for _, j := range added {
-		if err := d.decNode(n.elem, ptrAt(sd.data, uintptr(j)*n.stride)); err != nil {
-			return wrapField(err, fmt.Sprintf("[%d]", j), d.r.Pos())
-		}
-	}
 	return nil
 }
 
