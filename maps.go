@@ -342,32 +342,9 @@ func (d *decoder) decMapDelta(n *node, b, dst unsafe.Pointer) error {
 	// is known, sized for all its entries (one grown from the survivors'
 	// size would allocate its tables again at each doubling), as a copy of
 	// the baseline without the removed keys and with the changed values.
-	// Only the keys are sorted, natively (sortKeys): sorting the entries
-	// through reflect made a 4-byte delta against 65,536 of them cost
-	// 328,000 allocations and 25 MB.
-	var keys sortedKeys
-	var chKeys, chVals []reflect.Value // the changed survivors' keys and new values
-	if len(removed) > 0 || len(changed) > 0 {
-		keys = sortKeys(bm)
-		chKeys, chVals = make([]reflect.Value, 0, len(changed)), make([]reflect.Value, 0, len(changed))
-		ri := 0
-		for _, c := range changed {
-			// the c-th survivor: position c among the sorted keys, moved
-			// past each removed key at or before it
-			pos := int(c) + ri
-			for ri < len(removed) && int(removed[ri]) <= pos {
-				ri++
-				pos = int(c) + ri
-			}
-			key := keys.key(pos)
-			bv := reflect.New(n.typ.Elem())
-			bv.Elem().Set(bm.MapIndex(key))
-			v := reflect.New(n.typ.Elem())
-			if err := d.decValueDelta(n.elem, bv.UnsafePointer(), v.UnsafePointer()); err != nil {
-				return wrapField(err, fmt.Sprintf("[%v]", key), d.r.Pos())
-			}
-			chKeys, chVals = append(chKeys, key), append(chVals, v.Elem())
-		}
+	keys, chKeys, chVals, err := d.decMapChanged(n, bm, removed, changed)
+	if err != nil {
+		return err
 	}
 	cnt, err := fields.ReadBitlen(d.r, 5)
 	if err != nil {
@@ -403,6 +380,40 @@ func (d *decoder) decMapDelta(n *node, b, dst unsafe.Pointer) error {
 		dm.Set(nm)
 	}
 	return nil
+}
+
+// decMapChanged decodes the new values of the changed survivors of a map
+// delta against bm. It returns the baseline's keys sorted (which removed
+// and changed index) and the changed survivors' keys and new values; with
+// nothing removed or changed, nothing, and it sorts no keys.
+func (d *decoder) decMapChanged(n *node, bm reflect.Value, removed, changed []int32) (keys sortedKeys, chKeys, chVals []reflect.Value, err error) {
+	if len(removed) == 0 && len(changed) == 0 {
+		return keys, nil, nil, nil
+	}
+	// Only the keys are sorted, natively (sortKeys): sorting the entries
+	// through reflect made a 4-byte delta against 65,536 of them cost
+	// 328,000 allocations and 25 MB.
+	keys = sortKeys(bm)
+	chKeys, chVals = make([]reflect.Value, 0, len(changed)), make([]reflect.Value, 0, len(changed))
+	ri := 0
+	for _, c := range changed {
+		// the c-th survivor: position c among the sorted keys, moved
+		// past each removed key at or before it
+		pos := int(c) + ri
+		for ri < len(removed) && int(removed[ri]) <= pos {
+			ri++
+			pos = int(c) + ri
+		}
+		key := keys.key(pos)
+		bv := reflect.New(n.typ.Elem())
+		bv.Elem().Set(bm.MapIndex(key))
+		v := reflect.New(n.typ.Elem())
+		if err := d.decValueDelta(n.elem, bv.UnsafePointer(), v.UnsafePointer()); err != nil {
+			return keys, nil, nil, wrapField(err, fmt.Sprintf("[%v]", key), d.r.Pos())
+		}
+		chKeys, chVals = append(chKeys, key), append(chVals, v.Elem())
+	}
+	return keys, chKeys, chVals, nil
 }
 
 // zeroSignsDiffer reports whether float-keyed maps a and b both have a zero
