@@ -128,15 +128,8 @@ func (rc *Receiver[T]) Decode(packet []byte, out *T) (tick uint32, err error) {
 		}
 		var older *T
 		if rc.c.Predicts() {
-			d, err := readPrediction(&rc.r, h.Baseline)
-			if err != nil {
-				return 0, fmt.Errorf("snapshot: tick %d: %w", h.Tick, err)
-			}
-			if d != 0 {
-				if older, ok = rc.hist.Get(h.Baseline - d); !ok {
-					rc.ack, rc.ackOK = Ack{Tick: h.Tick, Token: token, MissingBaseline: true}, true
-					return 0, fmt.Errorf("%w: tick %d is a delta against %d predicted from %d", ErrNoBaseline, h.Tick, h.Baseline, h.Baseline-d)
-				}
+			if older, err = rc.predictedFrom(h, token); err != nil {
+				return 0, err
 			}
 		}
 		err = rc.c.DecodePredicted(&rc.r, older, base, rc.scratch)
@@ -156,17 +149,8 @@ func (rc *Receiver[T]) Decode(packet []byte, out *T) (tick uint32, err error) {
 		return 0, fmt.Errorf("snapshot: tick %d: %w (%d bits left)", h.Tick, bitwire.ErrTrailingData, rc.r.Remaining())
 	}
 	if h.Hashed {
-		got, err := StateHash(rc.hc, &rc.hw, rc.scratch)
-		if err != nil {
-			return 0, fmt.Errorf("snapshot: tick %d: state hash: %w", h.Tick, err)
-		}
-		if got != uint32(sum) {
-			// The packet passed every other check, so the baseline it was
-			// rebuilt from is wrong (or, without integrity, the packet):
-			// no baseline can be trusted any more.
-			rc.hist.Reset()
-			rc.ack, rc.ackOK = Ack{Tick: h.Tick, Token: token, StateMismatch: true}, true
-			return 0, fmt.Errorf("%w: tick %d: rebuilt %#08x, sender's %#08x", ErrStateMismatch, h.Tick, got, uint32(sum))
+		if err := rc.checkStateHash(h, token, uint32(sum)); err != nil {
+			return 0, err
 		}
 	}
 	// Commit: only a snapshot decoded whole reaches the ring and out.
@@ -181,6 +165,45 @@ func (rc *Receiver[T]) Decode(packet []byte, out *T) (tick uint32, err error) {
 	rc.scratch = next
 	rc.ack, rc.ackOK = Ack{Tick: h.Tick, Token: token}, true
 	return h.Tick, nil
+}
+
+// predictedFrom reads the prediction prefix of a delta with header h and
+// returns the older snapshot the delta is predicted from, nil when it is
+// not predicted. When the receiver does not hold that snapshot, it sets
+// the ack to ask for a full snapshot.
+func (rc *Receiver[T]) predictedFrom(h Header, token uint32) (*T, error) {
+	d, err := readPrediction(&rc.r, h.Baseline)
+	if err != nil {
+		return nil, fmt.Errorf("snapshot: tick %d: %w", h.Tick, err)
+	}
+	if d == 0 {
+		return nil, nil
+	}
+	older, ok := rc.hist.Get(h.Baseline - d)
+	if !ok {
+		rc.ack, rc.ackOK = Ack{Tick: h.Tick, Token: token, MissingBaseline: true}, true
+		return nil, fmt.Errorf("%w: tick %d is a delta against %d predicted from %d", ErrNoBaseline, h.Tick, h.Baseline, h.Baseline-d)
+	}
+	return older, nil
+}
+
+// checkStateHash compares the hash of the state decoded into rc.scratch
+// with sum, the one of the packet with header h. On a mismatch it drops
+// every baseline and sets the ack to ask for a full snapshot.
+func (rc *Receiver[T]) checkStateHash(h Header, token, sum uint32) error {
+	got, err := StateHash(rc.hc, &rc.hw, rc.scratch)
+	if err != nil {
+		return fmt.Errorf("snapshot: tick %d: state hash: %w", h.Tick, err)
+	}
+	if got != sum {
+		// The packet passed every other check, so the baseline it was
+		// rebuilt from is wrong (or, without integrity, the packet):
+		// no baseline can be trusted any more.
+		rc.hist.Reset()
+		rc.ack, rc.ackOK = Ack{Tick: h.Tick, Token: token, StateMismatch: true}, true
+		return fmt.Errorf("%w: tick %d: rebuilt %#08x, sender's %#08x", ErrStateMismatch, h.Tick, got, sum)
+	}
+	return nil
 }
 
 // Ack returns the acknowledgement the last Decode calls for, to be sent
