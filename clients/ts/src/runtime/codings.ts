@@ -231,7 +231,14 @@ export class QuatCoder {
   /** unpack(read(r)), with the same checks in the same order, without the arrays between (the decoders' hot path) */
   readUnpacked(r: BitReader): number[] {
     const n = this.n;
-    const m = r.read(2), a = r.read(n), b = r.read(n), c = r.read(n);
+    let m: number, a: number, b: number, c: number;
+    if (n <= 14) {
+      // two reads rather than four: m and a, then b and c (each at most 31 bits, the reader's word)
+      const ma = r.read(2 + n), bc = r.read(2 * n), mask = (1 << n) - 1;
+      m = ma & 3; a = ma >>> 2; b = bc & mask; c = bc >>> n;
+    } else {
+      m = r.read(2); a = r.read(n); b = r.read(n); c = r.read(n);
+    }
     const steps = this.steps;
     if (a > steps || b > steps || c > steps) throw new ErrMalformed("quaternion component index above the grid");
     const va = this.value(a), vb = this.value(b), vc = this.value(c);
