@@ -93,8 +93,8 @@ func tsPlans(w *writer, s *bitwire.Schema, names []string, pre string) {
 		}
 		w.p("];\n")
 	}
-	for i, t := range s.Types {
-		tsRead(w, pre, i, names[i], &t)
+	for i := range s.Types {
+		tsRead(w, pre, i, names[i], s.Types)
 	}
 	roots := []int{s.Root}
 	if s.Union != nil {
@@ -172,8 +172,13 @@ func tsRepresentable(s *bitwire.Schema) error {
 // store by name shared by every type is what V8 makes slow); and its
 // readDelta function, what DeltaDecoder.structDelta does without a model.
 // A struct with a bitlen group is left to Decoder.struct, which decodes
-// groups (its deltas, which code each field alone, get readDelta).
-func tsRead(w *writer, pre string, i int, class string, t *bitwire.TypeSchema) {
+// groups (its deltas, which code each field alone, get readDelta). A
+// struct field whose type has a read function calls it by name, between
+// Decoder.struct's depth check (Decoder.enter) and its depth--: one call
+// site of one function, which V8 inlines, where Decoder.struct's call of
+// t.read is shared by every type.
+func tsRead(w *writer, pre string, i int, class string, types []bitwire.TypeSchema) {
+	t := &types[i]
 	p := fmt.Sprintf("%s%d", pre, i)
 	// The quantizers and quaternion coders of the fields, built once.
 	for k, f := range t.Fields {
@@ -185,10 +190,8 @@ func tsRead(w *writer, pre string, i int, class string, t *bitwire.TypeSchema) {
 		}
 	}
 	tsReadDelta(w, pre, i, class, t)
-	for _, f := range t.Fields {
-		if f.Group >= 0 {
-			return
-		}
+	if !tsHasRead(t) {
+		return
 	}
 	if len(t.Fields) == 0 {
 		w.p("%s.read = (): %s => Object.create(%s.prototype);\n", p, class, class)
@@ -209,6 +212,8 @@ func tsRead(w *writer, pre string, i int, class string, t *bitwire.TypeSchema) {
 			body = append(body, fmt.Sprintf("o.%s = d.r.bool();", f.Name))
 		case n.Coding == "bitlen" && !signed(n.Type):
 			body = append(body, fmt.Sprintf("o.%s = d.bitlenValue(f[%d].node as bw.IntNode);", f.Name, k))
+		case n.Coding == "struct" && n.Ref != nil && tsHasRead(&types[*n.Ref]):
+			body = append(body, fmt.Sprintf("d.enter(); o.%s = %s%d.read!(d); d.depth--;", f.Name, pre, *n.Ref))
 		case n.Coding == "struct" && n.Ref != nil:
 			body = append(body, fmt.Sprintf("o.%s = d.struct(%s%d);", f.Name, pre, *n.Ref))
 		default:
@@ -226,6 +231,17 @@ func tsRead(w *writer, pre string, i int, class string, t *bitwire.TypeSchema) {
 		w.p("\n")
 	}
 	w.p("  } catch (e) { throw d.fieldError(e, %s, i); }\n  return o;\n};\n", p)
+}
+
+// tsHasRead reports whether tsRead writes a read function for t: whether
+// none of its fields is in a bitlen group.
+func tsHasRead(t *bitwire.TypeSchema) bool {
+	for _, f := range t.Fields {
+		if f.Group >= 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // tsReadDelta writes a struct plan's readDelta function: each field's

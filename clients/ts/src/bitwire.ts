@@ -570,9 +570,11 @@ export interface StructPlan {
   /** a message type whose deltas use a trained model: the model (wire-format.md, "Models") */
   model?: PlanModel;
   /**
-   * the struct's full decoding, field by field, as Decoder.struct would walk it: written by
-   * the generator (for structs without bitlen groups) so that each field is a named property
-   * store in a function of its own type rather than a store by name shared by every type
+   * the struct's full decoding, field by field, as Decoder.struct would walk it (which checks
+   * the depth around it): written by the generator (for structs without bitlen groups) so
+   * that each field is a named property store in a function of its own type rather than a
+   * store by name shared by every type; a read function calls those of its struct fields by
+   * name (where V8 can inline them), checking the depth as Decoder.struct would
    */
   read?: (d: Decoder) => any;
   /**
@@ -739,8 +741,17 @@ export class Decoder {
     return n.big ? magBig(mag) : Number(mag);
   }
 
-  struct(t: StructPlan, into?: any): any {
+  /**
+   * one struct deeper: past maxDepth is ErrMalformed. struct's check, which generated read
+   * functions make themselves around a nested struct's read function that they call by name
+   * (then leaving with depth--)
+   */
+  enter(): void {
     if (++this.depth > this.maxDepth) throw new ErrMalformed("nesting deeper than " + this.maxDepth);
+  }
+
+  struct(t: StructPlan, into?: any): any {
+    this.enter();
     if (into === undefined && t.read !== undefined) {
       const v = t.read(this);
       this.depth--;

@@ -83,7 +83,7 @@ p0_1.read = (d: bw.Decoder): Crate => {
   let i = 0;
   try {
     o.ID = d.bitlenValue(f[0].node as bw.IntNode); i++;
-    o.Pos = d.struct(p0_2); i++;
+    d.enter(); o.Pos = p0_2.read!(d); d.depth--; i++;
     o.Rot = d.quatValue(f[2].node as bw.QuatNode, p0_1c2);
   } catch (e) { throw d.fieldError(e, p0_1, i); }
   return o;

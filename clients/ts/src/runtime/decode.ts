@@ -87,8 +87,17 @@ export class Decoder {
     return n.big ? magBig(mag) : Number(mag);
   }
 
-  struct(t: StructPlan, into?: any): any {
+  /**
+   * one struct deeper: past maxDepth is ErrMalformed. struct's check, which generated read
+   * functions make themselves around a nested struct's read function that they call by name
+   * (then leaving with depth--)
+   */
+  enter(): void {
     if (++this.depth > this.maxDepth) throw new ErrMalformed("nesting deeper than " + this.maxDepth);
+  }
+
+  struct(t: StructPlan, into?: any): any {
+    this.enter();
     if (into === undefined && t.read !== undefined) {
       const v = t.read(this);
       this.depth--;

@@ -83,9 +83,11 @@ export interface StructPlan {
   /** a message type whose deltas use a trained model: the model (wire-format.md, "Models") */
   model?: PlanModel;
   /**
-   * the struct's full decoding, field by field, as Decoder.struct would walk it: written by
-   * the generator (for structs without bitlen groups) so that each field is a named property
-   * store in a function of its own type rather than a store by name shared by every type
+   * the struct's full decoding, field by field, as Decoder.struct would walk it (which checks
+   * the depth around it): written by the generator (for structs without bitlen groups) so
+   * that each field is a named property store in a function of its own type rather than a
+   * store by name shared by every type; a read function calls those of its struct fields by
+   * name (where V8 can inline them), checking the depth as Decoder.struct would
    */
   read?: (d: Decoder) => any;
   /**
