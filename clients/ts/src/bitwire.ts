@@ -1659,6 +1659,12 @@ function quatRebase(qq: QuatCoder, pb: number[], rank: number): number[] {
   return [mc, all[oc[0]], all[oc[1]], all[oc[2]]];
 }
 
+/**
+ * a relative quaternion's mode by the count of leading one bits of its prefix (4: absolute, else
+ * the rank of quatRebase), after a relative quaternion of the node or none, and after an absolute one
+ */
+const QUAT_MODES = [0, 1, 4, 2, 3], QUAT_MODES_AFTER_ABS = [4, 0, 1, 2, 3];
+
 /** the state of a delta decode: Decoder plus the delta walk */
 export class DeltaDecoder extends Decoder {
   /** the message's model, or null: without one, the codes that adapt within the message */
@@ -1882,7 +1888,7 @@ export class DeltaDecoder extends Decoder {
     let q = 0;
     while (q < u && r.bool()) q++;
     let m: number;
-    if (q < u) m = q * 2 ** k + r.read(k);
+    if (q < u) m = q * POW2[k] + r.read(k);
     else {
       let ones = 0;
       while (r.bool()) if (++ones > 40) throw new ErrMalformed("Exp-Golomb code too long");
@@ -1902,7 +1908,7 @@ export class DeltaDecoder extends Decoder {
     const start = r.pos;
     let pos = 0;
     while (pos < 4 && r.bool()) pos++;
-    const mode = (st.abs ? [4, 0, 1, 2, 3] : [0, 1, 4, 2, 3])[pos];
+    const mode = (st.abs ? QUAT_MODES_AFTER_ABS : QUAT_MODES)[pos];
     if (mode === 4) {
       st.abs = 1;
       return this.node(n);
@@ -1955,7 +1961,7 @@ export class DeltaDecoder extends Decoder {
       while (r.bool()) {
         if (++qn > n) throw new ErrMalformed(`index gap past ${n}`);
       }
-      const i = prev + 1 + qn * 2 ** k + r.read(k);
+      const i = prev + 1 + qn * POW2[k] + r.read(k);
       if (i >= n) throw new ErrMalformed(`index ${i} past ${n}`);
       idx.push(i);
       prev = i;
@@ -1996,10 +2002,19 @@ export class DeltaDecoder extends Decoder {
     const added = this.indexSet(l, nAdded);
     const changed = this.indexSet(surv, -1);
     if (l === 0) return [];
-    const out = new Array(l);
     const e = n.e;
     if (e.k !== "struct") throw new ErrMalformed("an entity set of " + e.k + " values");
     const t = e.t;
+    if (removed.length === 0 && added.length === 0) {
+      // the common tick, no entity gone or new: the baseline's entities in place (a copy of
+      // the array at once), the changed ones' deltas in order, as the walk below would
+      const out = b.slice(), id = n.id ?? -1;
+      for (const j of changed) {
+        try { out[j] = this.structDelta(t, b[j], id); } catch (e) { throw wrap(e, `[${j}]`); }
+      }
+      return out;
+    }
+    const out = new Array(l);
     let bi = 0, ai = 0, ri = 0, ci = 0, k = 0;
     for (let j = 0; j < l;) {
       if (ai < added.length && added[ai] === j) { ai++; j++; continue; }
