@@ -78,8 +78,11 @@ func tsClasses(w *writer, tn *typeNames) {
 func tsPlans(w *writer, s *bitwire.Schema, names []string, pre string) {
 	for i := range s.Types {
 		// make skips the constructor: the decoder sets every field, so
-		// the default values would be built only to be replaced.
-		w.p("const %s%d: bw.StructPlan = { name: %q, fields: [], make: () => Object.create(%s.prototype) };\n", pre, i, names[i], names[i])
+		// the default values would be built only to be replaced. The
+		// properties set later (or never) are there from the start, so
+		// that every plan has one shape and the decoders' loads of
+		// t.read and t.readDelta see one map.
+		w.p("const %s%d: bw.StructPlan = { name: %q, fields: [], make: () => Object.create(%s.prototype), read: undefined, readDelta: undefined, limits: undefined, model: undefined };\n", pre, i, names[i], names[i])
 	}
 	for i, t := range s.Types {
 		w.p("%s%d.fields = [\n", pre, i)

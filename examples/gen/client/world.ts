@@ -32,9 +32,9 @@ export class Input {
 
 // ---- WorldCodec ----
 
-const p0_0: bw.StructPlan = { name: "World", fields: [], make: () => Object.create(World.prototype) };
-const p0_1: bw.StructPlan = { name: "Crate", fields: [], make: () => Object.create(Crate.prototype) };
-const p0_2: bw.StructPlan = { name: "Vec3", fields: [], make: () => Object.create(Vec3.prototype) };
+const p0_0: bw.StructPlan = { name: "World", fields: [], make: () => Object.create(World.prototype), read: undefined, readDelta: undefined, limits: undefined, model: undefined };
+const p0_1: bw.StructPlan = { name: "Crate", fields: [], make: () => Object.create(Crate.prototype), read: undefined, readDelta: undefined, limits: undefined, model: undefined };
+const p0_2: bw.StructPlan = { name: "Vec3", fields: [], make: () => Object.create(Vec3.prototype), read: undefined, readDelta: undefined, limits: undefined, model: undefined };
 p0_0.fields = [
   { name: "Tick", node: { k: "varint", size: 32, n: 7 } },
   { name: "Crates", node: { k: "slice", id: 0, emin: 82, e: { k: "struct", t: p0_1 } } },
@@ -133,7 +133,7 @@ export const WorldCodec = {
 
 // ---- InputCodec ----
 
-const p1_0: bw.StructPlan = { name: "Input", fields: [], make: () => Object.create(Input.prototype) };
+const p1_0: bw.StructPlan = { name: "Input", fields: [], make: () => Object.create(Input.prototype), read: undefined, readDelta: undefined, limits: undefined, model: undefined };
 p1_0.fields = [
   { name: "Move", node: { k: "array", count: 2, e: { k: "range", size: 8, signed: true, min: -1, max: 1 } } },
   { name: "Yaw", node: { k: "q", f32: true, min: 0, max: 360, steps: 1023, step: 0.3519061583577713 } },
