@@ -176,8 +176,10 @@ export class ReplicaClient<T> {
   tick = 0;
   private tokens: { seq: number; token: number }[] = Array.from({ length: REPLICATE_ACK_WINDOW + 1 }, () => ({ seq: 0, token: 0 }));
   private missing = { seq: 0, token: 0 };
+  // the codec has pred values: its deltas start with the prediction prefix
+  private readonly pred: boolean;
   constructor(t: StructPlan, fingerprint: bigint, opts: ReplicaOptions = {}) {
-    this.t = t; this.fp = fingerprint32(fingerprint);
+    this.t = t; this.fp = fingerprint32(fingerprint); this.pred = predicts(t);
     this.max = opts.maxEntities ?? (1 << 20);
     this.mode = opts.mode ?? MODE_NONE;
     this.key = opts.key ?? new Uint8Array(0);
@@ -291,7 +293,7 @@ export class ReplicaClient<T> {
           if (!ent || i < 0) throw new ErrNoBaseline(`replicate: entity baseline not held: id ${id} against tick ${base}`);
           // a predicting codec's prediction prefix: whether the delta is predicted, and from which older state
           let older: T | null = null;
-          if (predicts(this.t) && r.bool()) {
+          if (this.pred && r.bool()) {
             const o = readReplicaBase(r, base);
             const k = ent.ticks.indexOf(o);
             if (k < 0) throw new ErrNoBaseline(`replicate: entity baseline not held: id ${id} predicted from tick ${o}`);
